@@ -1,0 +1,438 @@
+//===- SchedOps.cpp - operations of the sched dialect ---------------------===//
+//
+// Local verifiers of the sched ops and the custom assembly directives.
+// Global properties (completeness, dependencies, deadlock, memory) are the
+// business of the schedule verifier, not of these op verifiers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Sched/SchedOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace sched;
+
+#include "dialects/Sched/SchedEnums.cpp.inc"
+
+/// The largest number of stages, ranks or microbatches a pipeline may name;
+/// anything larger is a typo, not a training job.
+static constexpr int64_t kMaxStages = 1 << 20;
+static constexpr int64_t kMaxMicrobatches = 1 << 26;
+
+//===----------------------------------------------------------------------===//
+// Custom directives
+//===----------------------------------------------------------------------===//
+
+/// Parses `[[0, 1], [2, 3]]` into an array of dense i64 arrays.
+static ParseResult parseRankSets(OpAsmParser &parser, ArrayAttr &members) {
+  SmallVector<Attribute> sets;
+  auto parseSet = [&]() -> ParseResult {
+    SmallVector<int64_t> ranks;
+    if (parser.parseCommaSeparatedList(
+            AsmParser::Delimiter::Square, [&]() -> ParseResult {
+              int64_t rank;
+              if (parser.parseInteger(rank))
+                return failure();
+              ranks.push_back(rank);
+              return success();
+            }))
+      return failure();
+    sets.push_back(parser.getBuilder().getDenseI64ArrayAttr(ranks));
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseSet))
+    return failure();
+  members = parser.getBuilder().getArrayAttr(sets);
+  return success();
+}
+
+static void printRankSets(OpAsmPrinter &printer, Operation *,
+                          ArrayAttr members) {
+  printer << '[';
+  llvm::interleaveComma(members, printer, [&](Attribute set) {
+    printer << '[';
+    if (auto ranks = llvm::dyn_cast<DenseI64ArrayAttr>(set))
+      llvm::interleaveComma(ranks.asArrayRef(), printer);
+    printer << ']';
+  });
+  printer << ']';
+}
+
+#define GET_OP_CLASSES
+#include "dialects/Sched/SchedOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shared checks
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The index space an op's stage and microbatch indices must fall in: the
+/// enclosing pipeline or schedule.
+struct IndexSpace {
+  Operation *owner = nullptr;
+  int64_t stages = 0;
+  int64_t microbatches = 0;
+  StringRef ownerName;
+};
+} // namespace
+
+static IndexSpace getIndexSpace(Operation *op) {
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp()) {
+    if (auto schedule = dyn_cast<ScheduleOp>(parent))
+      return {parent, static_cast<int64_t>(schedule.getStages()),
+              static_cast<int64_t>(schedule.getMicrobatches()), "schedule"};
+    if (auto pipeline = dyn_cast<PipelineOp>(parent))
+      return {parent, pipeline.getNumStages(),
+              static_cast<int64_t>(pipeline.getMicrobatches()), "pipeline"};
+  }
+  return {};
+}
+
+static LogicalResult checkStage(Operation *op, int64_t stage,
+                                StringRef what = "stage") {
+  IndexSpace space = getIndexSpace(op);
+  if (!space.owner || stage < space.stages)
+    return success();
+  return op->emitOpError() << what << " " << stage
+                           << " is out of range: the " << space.ownerName
+                           << " has " << space.stages << " stages (0.."
+                           << space.stages - 1 << ")";
+}
+
+static LogicalResult checkMicrobatch(Operation *op, int64_t microbatch) {
+  IndexSpace space = getIndexSpace(op);
+  if (!space.owner || microbatch < space.microbatches)
+    return success();
+  return op->emitOpError() << "microbatch " << microbatch
+                           << " is out of range: the " << space.ownerName
+                           << " has " << space.microbatches
+                           << " microbatches (0.." << space.microbatches - 1
+                           << ")";
+}
+
+static RankOp getEnclosingRank(Operation *op) {
+  return op->getParentOfType<RankOp>();
+}
+
+//===----------------------------------------------------------------------===//
+// PipelineOp
+//===----------------------------------------------------------------------===//
+
+/// Checks that the stage declarations in `body` are either absent or name
+/// every stage in [0, numStages) exactly once.
+static LogicalResult verifyStageDecls(Operation *owner, Block &body,
+                                      int64_t numStages) {
+  llvm::DenseMap<int64_t, StageOp> seen;
+  for (auto stage : body.getOps<StageOp>()) {
+    auto [it, inserted] = seen.try_emplace(stage.getIndex(), stage);
+    if (inserted)
+      continue;
+    InFlightDiagnostic diag = stage.emitOpError()
+                              << "declares stage " << stage.getIndex()
+                              << " a second time";
+    diag.attachNote(it->second.getLoc()) << "first declared here";
+    return diag;
+  }
+  if (seen.empty() || static_cast<int64_t>(seen.size()) == numStages)
+    return success();
+  for (int64_t s = 0; s < numStages; ++s)
+    if (!seen.count(s))
+      return owner->emitOpError()
+             << "declares " << seen.size() << " of its " << numStages
+             << " stages: stage " << s
+             << " has no sched.stage (declare all stages or none)";
+  return success();
+}
+
+LogicalResult PipelineOp::verify() {
+  if (getPp() > kMaxStages || getVpp() > kMaxStages ||
+      getPp() * getVpp() > kMaxStages)
+    return emitOpError() << "has " << getPp() << " x " << getVpp()
+                         << " stages; at most " << kMaxStages
+                         << " are supported";
+  if (getMicrobatches() > kMaxMicrobatches)
+    return emitOpError() << "has " << getMicrobatches()
+                         << " microbatches; at most " << kMaxMicrobatches
+                         << " are supported";
+  if (getPlacement() == Placement::V && getVpp() != 2)
+    return emitOpError() << "placement v needs exactly 2 stages per rank, "
+                            "but vpp is "
+                         << getVpp();
+  return success();
+}
+
+LogicalResult PipelineOp::verifyRegions() {
+  return verifyStageDecls(*this, getBody().front(), getNumStages());
+}
+
+//===----------------------------------------------------------------------===//
+// StageOp, AuxHeadOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult StageOp::verify() {
+  if (failed(checkStage(*this, getIndex())))
+    return failure();
+  for (auto [name, cost] :
+       {std::pair<StringRef, double>{"forward", getForward().convertToDouble()},
+        {"backward_input", getBackwardInput().convertToDouble()},
+        {"backward_weight", getBackwardWeight().convertToDouble()}})
+    if (!std::isfinite(cost) || cost < 0)
+      return emitOpError() << name << " cost must be a finite number >= 0, "
+                           << "got " << cost;
+  if (getWeightGrad() > getActivation())
+    return emitOpError() << "weight_grad (" << getWeightGrad()
+                         << " bytes) exceeds activation ("
+                         << getActivation()
+                         << " bytes): it is the part of the activations "
+                            "that survives the input gradient";
+  return success();
+}
+
+LogicalResult AuxHeadOp::verify() { return checkStage(*this, getStage()); }
+
+//===----------------------------------------------------------------------===//
+// GroupOp, CollectiveOp
+//===----------------------------------------------------------------------===//
+
+ArrayRef<int64_t> GroupOp::getMemberSet(int64_t rank) {
+  for (Attribute set : getMembers()) {
+    ArrayRef<int64_t> ranks = cast<DenseI64ArrayAttr>(set).asArrayRef();
+    if (llvm::is_contained(ranks, rank))
+      return ranks;
+  }
+  return {};
+}
+
+/// Checks that `rank` names a rank of the group's owner.
+static LogicalResult checkGroupRank(GroupOp group, int64_t rank) {
+  Operation *owner = group->getParentOp();
+  if (auto pipeline = dyn_cast<PipelineOp>(owner)) {
+    if (rank < static_cast<int64_t>(pipeline.getPp()))
+      return success();
+    return group.emitOpError() << "names rank " << rank
+                               << ", but the pipeline has " << pipeline.getPp()
+                               << " ranks";
+  }
+  if (cast<ScheduleOp>(owner).lookupRank(rank))
+    return success();
+  return group.emitOpError() << "names rank " << rank
+                             << ", but the schedule has no sched.rank "
+                             << rank;
+}
+
+LogicalResult GroupOp::verify() {
+  if (getMembers().empty())
+    return emitOpError() << "has no member sets";
+  llvm::DenseSet<int64_t> seen;
+  for (Attribute set : getMembers()) {
+    auto ranks = dyn_cast<DenseI64ArrayAttr>(set);
+    if (!ranks)
+      return emitOpError() << "member sets must be lists of ranks";
+    if (ranks.empty())
+      return emitOpError() << "has an empty member set";
+    for (int64_t rank : ranks.asArrayRef()) {
+      if (rank < 0)
+        return emitOpError() << "names negative rank " << rank;
+      if (!seen.insert(rank).second)
+        return emitOpError() << "names rank " << rank
+                             << " in two member sets (they must be disjoint)";
+      if (failed(checkGroupRank(*this, rank)))
+        return failure();
+    }
+  }
+  return success();
+}
+
+/// Resolves `name` to a sched.group visible from `op`.
+static FailureOr<GroupOp> lookupGroup(Operation *op, FlatSymbolRefAttr name) {
+  Operation *symbol = SymbolTable::lookupNearestSymbolFrom(op, name);
+  if (auto group = dyn_cast_or_null<GroupOp>(symbol))
+    return group;
+  return op->emitOpError() << "names group " << name
+                           << ", which is not declared by a sched.group";
+}
+
+LogicalResult CollectiveOp::verify() {
+  if (failed(lookupGroup(*this, getGroupAttr())))
+    return failure();
+  if (std::optional<uint64_t> stage = getStage())
+    return checkStage(*this, *stage);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ScheduleOp, RankOp
+//===----------------------------------------------------------------------===//
+
+RankOp ScheduleOp::lookupRank(int64_t rank) {
+  for (auto rankOp : getBody().front().getOps<RankOp>())
+    if (static_cast<int64_t>(rankOp.getId()) == rank)
+      return rankOp;
+  return {};
+}
+
+LogicalResult ScheduleOp::verifyRegions() {
+  if (getStages() > kMaxStages)
+    return emitOpError() << "has " << getStages() << " stages; at most "
+                         << kMaxStages << " are supported";
+  if (getMicrobatches() > kMaxMicrobatches)
+    return emitOpError() << "has " << getMicrobatches()
+                         << " microbatches; at most " << kMaxMicrobatches
+                         << " are supported";
+  llvm::DenseMap<int64_t, RankOp> seen;
+  for (auto rank : getBody().front().getOps<RankOp>()) {
+    auto [it, inserted] = seen.try_emplace(rank.getId(), rank);
+    if (inserted)
+      continue;
+    InFlightDiagnostic diag = rank.emitOpError()
+                              << "rank " << rank.getId()
+                              << " has a second program";
+    diag.attachNote(it->second.getLoc()) << "first program here";
+    return diag;
+  }
+  return verifyStageDecls(*this, getBody().front(), getStages());
+}
+
+//===----------------------------------------------------------------------===//
+// Compute actions and overlap
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyComputeAction(Operation *op, int64_t stage,
+                                         int64_t microbatch) {
+  if (failed(checkStage(op, stage)))
+    return failure();
+  return checkMicrobatch(op, microbatch);
+}
+
+LogicalResult ForwardOp::verify() {
+  return verifyComputeAction(*this, getStage(), getMicrobatch());
+}
+LogicalResult BackwardOp::verify() {
+  return verifyComputeAction(*this, getStage(), getMicrobatch());
+}
+LogicalResult BackwardInputOp::verify() {
+  return verifyComputeAction(*this, getStage(), getMicrobatch());
+}
+LogicalResult BackwardWeightOp::verify() {
+  return verifyComputeAction(*this, getStage(), getMicrobatch());
+}
+
+LogicalResult OverlapOp::verifyRegions() {
+  int forwards = 0, backwards = 0;
+  for (Operation &op : getBody().front()) {
+    if (isa<ForwardOp>(op)) {
+      ++forwards;
+      continue;
+    }
+    if (isa<BackwardOp, BackwardInputOp>(op)) {
+      ++backwards;
+      continue;
+    }
+    return op.emitOpError()
+           << "cannot be part of a sched.overlap, which holds one "
+              "sched.forward and one sched.backward or sched.backward_input";
+  }
+  if (forwards != 1 || backwards != 1)
+    return emitOpError() << "must hold exactly one forward and one backward, "
+                         << "found " << forwards << " forward and "
+                         << backwards << " backward";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Point-to-point actions
+//===----------------------------------------------------------------------===//
+
+/// Checks the stage, microbatch and peer of a send or receive. `outward` is
+/// true for a send: the stage on the far side is stage + 1 going forward
+/// and stage - 1 going backward; a receive mirrors it.
+static LogicalResult verifyTransfer(Operation *op, Direction direction,
+                                    int64_t stage, int64_t microbatch,
+                                    int64_t peer, bool outward) {
+  if (failed(verifyComputeAction(op, stage, microbatch)))
+    return failure();
+  IndexSpace space = getIndexSpace(op);
+  bool towardsLater = (direction == Direction::Forward) == outward;
+  int64_t farStage = towardsLater ? stage + 1 : stage - 1;
+  if (space.owner && (farStage < 0 || farStage >= space.stages))
+    return op->emitOpError()
+           << "moves " << stringifyDirection(direction) << " data "
+           << (outward ? "to" : "from") << " stage " << farStage
+           << ", which does not exist (the schedule has " << space.stages
+           << " stages)";
+  RankOp rank = getEnclosingRank(op);
+  if (!rank)
+    return success();
+  if (static_cast<int64_t>(rank.getId()) == peer)
+    return op->emitOpError() << "names its own rank " << peer
+                             << " as the peer";
+  auto schedule = rank->getParentOfType<ScheduleOp>();
+  if (schedule && !schedule.lookupRank(peer))
+    return op->emitOpError() << "names peer rank " << peer
+                             << ", but the schedule has no sched.rank "
+                             << peer;
+  return success();
+}
+
+LogicalResult SendOp::verify() {
+  return verifyTransfer(*this, getDirection(), getStage(), getMicrobatch(),
+                        getPeer(), /*outward=*/true);
+}
+
+LogicalResult RecvOp::verify() {
+  return verifyTransfer(*this, getDirection(), getStage(), getMicrobatch(),
+                        getPeer(), /*outward=*/false);
+}
+
+LogicalResult P2PGroupOp::verifyRegions() {
+  if (getBody().front().empty())
+    return emitOpError() << "is empty; it must hold at least one "
+                            "sched.send or sched.recv";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Collective and per-stage actions
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyCollectiveAction(Operation *op,
+                                            FlatSymbolRefAttr name,
+                                            std::optional<uint64_t> stage) {
+  FailureOr<GroupOp> group = lookupGroup(op, name);
+  if (failed(group))
+    return failure();
+  RankOp rank = getEnclosingRank(op);
+  if (rank && group->getMemberSet(rank.getId()).empty())
+    return op->emitOpError() << "is issued by rank " << rank.getId()
+                             << ", which is not a member of group " << name;
+  if (stage)
+    return checkStage(op, *stage);
+  return success();
+}
+
+LogicalResult AllReduceOp::verify() {
+  return verifyCollectiveAction(*this, getGroupAttr(), getStage());
+}
+LogicalResult ReduceScatterOp::verify() {
+  return verifyCollectiveAction(*this, getGroupAttr(), getStage());
+}
+LogicalResult AllGatherOp::verify() {
+  return verifyCollectiveAction(*this, getGroupAttr(), getStage());
+}
+LogicalResult AllToAllOp::verify() {
+  return verifyCollectiveAction(*this, getGroupAttr(), getStage());
+}
+LogicalResult BarrierOp::verify() {
+  return verifyCollectiveAction(*this, getGroupAttr(), getStage());
+}
+
+LogicalResult UnshardOp::verify() { return checkStage(*this, getStage()); }
+LogicalResult ReshardOp::verify() { return checkStage(*this, getStage()); }
+LogicalResult ReduceGradOp::verify() { return checkStage(*this, getStage()); }

@@ -1,0 +1,24 @@
+//===- TextGrid.h - a schedule as a text grid -------------------*- C++ -*-===//
+//
+// Prints a schedule as a grid: a row per rank, a column per time step of a
+// unit-step simulation, "." where a rank idles.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_RENDER_TEXTGRID_H
+#define LIB_RENDER_TEXTGRID_H
+
+#include "lib/Schedule/Schedule.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace sched {
+
+/// Prints `schedule` as a grid, each compute action taking one step. Fails
+/// when the schedule cannot run to the end.
+llvm::Error printTextGrid(llvm::raw_ostream &os, const Schedule &schedule);
+
+} // namespace sched
+
+#endif // LIB_RENDER_TEXTGRID_H

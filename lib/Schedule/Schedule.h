@@ -1,0 +1,120 @@
+//===- Schedule.h - plain in-memory pipeline schedules ----------*- C++ -*-===//
+//
+// The schedule as plain data: ranks holding ordered actions. Generators,
+// the simulator, the verifier core and the importers work on this form,
+// without a pass manager; lib/ScheduleIR converts it to and from the sched
+// dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_SCHEDULE_SCHEDULE_H
+#define LIB_SCHEDULE_SCHEDULE_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sched {
+
+/// What an action does.
+enum class ActionKind : uint8_t {
+  Forward,
+  Backward,
+  BackwardInput,
+  BackwardWeight,
+  Send,
+  Recv,
+  AllReduce,
+  ReduceScatter,
+  AllGather,
+  AllToAll,
+  Barrier,
+  Unshard,
+  Reshard,
+  ReduceGrad,
+  OptimizerStep,
+};
+
+/// True for F, B, I and W.
+bool isCompute(ActionKind kind);
+
+/// One step of a rank's program.
+struct Action {
+  ActionKind kind = ActionKind::Forward;
+  /// Send/recv: true when the transfer carries a gradient (backward
+  /// direction), false for an activation.
+  bool gradient = false;
+  int32_t stage = -1;
+  int32_t microbatch = -1;
+  /// Send/recv: index of the peer in Schedule::ranks.
+  int32_t peer = -1;
+  /// Collectives: index into Schedule::groups.
+  int32_t group = -1;
+  /// Nonzero for members of a bundle (a p2p group or an overlap):
+  /// consecutive actions of a rank with the same bundle run together.
+  uint32_t bundle = 0;
+  /// Bytes moved by a transfer or collective, -1 when unknown.
+  int64_t bytes = -1;
+
+  static Action compute(ActionKind kind, int32_t stage, int32_t microbatch) {
+    Action action;
+    action.kind = kind;
+    action.stage = stage;
+    action.microbatch = microbatch;
+    return action;
+  }
+};
+
+/// The program of one pipeline rank.
+struct RankProgram {
+  int64_t id = 0;
+  std::vector<Action> actions;
+};
+
+/// Time and memory of one stage. Defaults describe a unit stage.
+struct StageCost {
+  double forward = 1;
+  double backwardInput = 1;
+  double backwardWeight = 1;
+  int64_t activation = 0;
+  int64_t weightGrad = 0;
+  int64_t parameters = 0;
+};
+
+/// A process group: disjoint member sets of rank indices.
+struct ProcessGroup {
+  std::string name;
+  std::vector<std::vector<int32_t>> members;
+};
+
+/// A whole schedule of one training step.
+struct Schedule {
+  int32_t numStages = 0;
+  int32_t numMicrobatches = 0;
+  std::vector<RankProgram> ranks;
+  /// Per-stage costs and sizes; empty means unit costs, no sizes.
+  std::vector<StageCost> stageCosts;
+  std::vector<ProcessGroup> groups;
+
+  /// Total number of actions over all ranks.
+  size_t numActions() const;
+};
+
+/// Where stages sit on ranks.
+enum class StagePlacement : uint8_t { Loop, V };
+
+/// The rank that holds `stage` among `pp` ranks under `placement`.
+int32_t rankOfStage(int32_t stage, int32_t pp, StagePlacement placement);
+
+/// A short label of a compute action for grids and messages: "F3", or
+/// "2F3" with the stage when `withStage` is set (PyTorch's CSV spelling).
+std::string actionLabel(const Action &action, bool withStage);
+
+/// The single-letter name of a compute kind: F, B, I or W.
+llvm::StringRef computeLetter(ActionKind kind);
+
+} // namespace sched
+
+#endif // LIB_SCHEDULE_SCHEDULE_H

@@ -1,0 +1,345 @@
+//===- ScheduleIR.cpp - plain schedules to and from the dialect -----------===//
+
+#include "lib/ScheduleIR/ScheduleIR.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace sched;
+
+//===----------------------------------------------------------------------===//
+// Reading
+//===----------------------------------------------------------------------===//
+
+static std::vector<StageCost> readStageCosts(Block &body, int64_t numStages) {
+  std::vector<StageCost> costs;
+  for (auto stage : body.getOps<StageOp>()) {
+    if (costs.empty())
+      costs.resize(numStages);
+    StageCost &cost = costs[stage.getIndex()];
+    cost.forward = stage.getForward().convertToDouble();
+    cost.backwardInput = stage.getBackwardInput().convertToDouble();
+    cost.backwardWeight = stage.getBackwardWeight().convertToDouble();
+    cost.activation = stage.getActivation();
+    cost.weightGrad = stage.getWeightGrad();
+    cost.parameters = stage.getParameters();
+  }
+  return costs;
+}
+
+PipelineShape sched::readPipelineShape(PipelineOp pipeline) {
+  PipelineShape shape;
+  shape.pp = static_cast<int32_t>(pipeline.getPp());
+  shape.vpp = static_cast<int32_t>(pipeline.getVpp());
+  shape.microbatches = static_cast<int32_t>(pipeline.getMicrobatches());
+  shape.placement = pipeline.getPlacement() == Placement::V
+                        ? StagePlacement::V
+                        : StagePlacement::Loop;
+  shape.stageCosts =
+      readStageCosts(pipeline.getBody().front(), pipeline.getNumStages());
+  return shape;
+}
+
+namespace {
+/// Reads rank bodies into plain actions.
+class ScheduleReader {
+public:
+  ScheduleReader(Schedule &schedule,
+                 std::vector<std::vector<Operation *>> *origins)
+      : schedule(schedule), origins(origins) {}
+
+  void addRank(RankOp rank) {
+    rankIndex[rank.getId()] = static_cast<int32_t>(schedule.ranks.size());
+    schedule.ranks.push_back({static_cast<int64_t>(rank.getId()), {}});
+    if (origins)
+      origins->emplace_back();
+  }
+
+  void addGroup(GroupOp group) {
+    groupIndex[group.getSymName()] = static_cast<int32_t>(
+        schedule.groups.size());
+    ProcessGroup plain;
+    plain.name = group.getSymName().str();
+    for (Attribute set : group.getMembers()) {
+      std::vector<int32_t> members;
+      for (int64_t id : cast<DenseI64ArrayAttr>(set).asArrayRef())
+        members.push_back(rankIndex.lookup(id));
+      plain.members.push_back(std::move(members));
+    }
+    schedule.groups.push_back(std::move(plain));
+  }
+
+  void readBody(size_t r, Block &body, uint32_t bundle) {
+    for (Operation &op : body)
+      readOp(r, op, bundle);
+  }
+
+private:
+  void push(size_t r, Operation &op, Action action, uint32_t bundle) {
+    action.bundle = bundle;
+    schedule.ranks[r].actions.push_back(action);
+    if (origins)
+      (*origins)[r].push_back(&op);
+  }
+
+  template <typename OpTy>
+  void pushCompute(size_t r, OpTy op, ActionKind kind, uint32_t bundle) {
+    push(r, *op,
+         Action::compute(kind, static_cast<int32_t>(op.getStage()),
+                         static_cast<int32_t>(op.getMicrobatch())),
+         bundle);
+  }
+
+  template <typename OpTy>
+  void pushTransfer(size_t r, OpTy op, ActionKind kind, uint32_t bundle) {
+    Action action = Action::compute(kind, static_cast<int32_t>(op.getStage()),
+                                    static_cast<int32_t>(op.getMicrobatch()));
+    action.gradient = op.getDirection() == Direction::Backward;
+    action.peer = rankIndex.lookup(op.getPeer());
+    if (auto bytes = op.getBytes())
+      action.bytes = static_cast<int64_t>(*bytes);
+    push(r, *op, action, bundle);
+  }
+
+  template <typename OpTy>
+  void pushCollective(size_t r, OpTy op, ActionKind kind) {
+    Action action;
+    action.kind = kind;
+    action.group = groupIndex.lookup(op.getGroup());
+    if (auto stage = op.getStage())
+      action.stage = static_cast<int32_t>(*stage);
+    if (auto bytes = op.getBytes())
+      action.bytes = static_cast<int64_t>(*bytes);
+    push(r, *op, action, 0);
+  }
+
+  template <typename OpTy>
+  void pushStageAction(size_t r, OpTy op, ActionKind kind) {
+    Action action;
+    action.kind = kind;
+    action.stage = static_cast<int32_t>(op.getStage());
+    push(r, *op, action, 0);
+  }
+
+  void readOp(size_t r, Operation &op, uint32_t bundle) {
+    llvm::TypeSwitch<Operation *>(&op)
+        .Case([&](ForwardOp f) {
+          pushCompute(r, f, ActionKind::Forward, bundle);
+        })
+        .Case([&](BackwardOp b) {
+          pushCompute(r, b, ActionKind::Backward, bundle);
+        })
+        .Case([&](BackwardInputOp i) {
+          pushCompute(r, i, ActionKind::BackwardInput, bundle);
+        })
+        .Case([&](BackwardWeightOp w) {
+          pushCompute(r, w, ActionKind::BackwardWeight, bundle);
+        })
+        .Case([&](SendOp s) { pushTransfer(r, s, ActionKind::Send, bundle); })
+        .Case([&](RecvOp s) { pushTransfer(r, s, ActionKind::Recv, bundle); })
+        .Case<OverlapOp, P2PGroupOp>([&](Operation *region) {
+          readBody(r, region->getRegion(0).front(), ++lastBundle);
+        })
+        .Case([&](AllReduceOp c) {
+          pushCollective(r, c, ActionKind::AllReduce);
+        })
+        .Case([&](ReduceScatterOp c) {
+          pushCollective(r, c, ActionKind::ReduceScatter);
+        })
+        .Case([&](AllGatherOp c) {
+          pushCollective(r, c, ActionKind::AllGather);
+        })
+        .Case([&](AllToAllOp c) {
+          pushCollective(r, c, ActionKind::AllToAll);
+        })
+        .Case([&](BarrierOp c) { pushCollective(r, c, ActionKind::Barrier); })
+        .Case([&](UnshardOp u) {
+          pushStageAction(r, u, ActionKind::Unshard);
+        })
+        .Case([&](ReshardOp u) {
+          pushStageAction(r, u, ActionKind::Reshard);
+        })
+        .Case([&](ReduceGradOp u) {
+          pushStageAction(r, u, ActionKind::ReduceGrad);
+        })
+        .Case([&](OptimizerStepOp) {
+          Action action;
+          action.kind = ActionKind::OptimizerStep;
+          push(r, op, action, 0);
+        });
+  }
+
+  Schedule &schedule;
+  std::vector<std::vector<Operation *>> *origins;
+  llvm::DenseMap<int64_t, int32_t> rankIndex;
+  llvm::StringMap<int32_t> groupIndex;
+  uint32_t lastBundle = 0;
+};
+} // namespace
+
+FailureOr<Schedule>
+sched::readSchedule(ScheduleOp op,
+                    std::vector<std::vector<Operation *>> *origins) {
+  if (failed(op.verify()))
+    return failure();
+  Schedule schedule;
+  schedule.numStages = static_cast<int32_t>(op.getStages());
+  schedule.numMicrobatches = static_cast<int32_t>(op.getMicrobatches());
+  Block &body = op.getBody().front();
+  schedule.stageCosts = readStageCosts(body, op.getStages());
+  ScheduleReader reader(schedule, origins);
+  for (auto rank : body.getOps<RankOp>())
+    reader.addRank(rank);
+  for (auto group : body.getOps<GroupOp>())
+    reader.addGroup(group);
+  size_t r = 0;
+  for (auto rank : body.getOps<RankOp>())
+    reader.readBody(r++, rank.getBody().front(), 0);
+  return schedule;
+}
+
+//===----------------------------------------------------------------------===//
+// Writing
+//===----------------------------------------------------------------------===//
+
+static void writeAction(OpBuilder &builder, Location loc,
+                        const Schedule &schedule, const Action &action) {
+  const uint64_t stage = action.stage;
+  const uint64_t mb = action.microbatch;
+  IntegerAttr bytes;
+  if (action.bytes >= 0)
+    bytes = builder.getI64IntegerAttr(action.bytes);
+  auto groupRef = [&]() {
+    return FlatSymbolRefAttr::get(builder.getContext(),
+                                  schedule.groups[action.group].name);
+  };
+  IntegerAttr collectiveStage;
+  if (action.stage >= 0)
+    collectiveStage = builder.getI64IntegerAttr(action.stage);
+  switch (action.kind) {
+  case ActionKind::Forward:
+    ForwardOp::create(builder, loc, stage, mb);
+    return;
+  case ActionKind::Backward:
+    BackwardOp::create(builder, loc, stage, mb);
+    return;
+  case ActionKind::BackwardInput:
+    BackwardInputOp::create(builder, loc, stage, mb);
+    return;
+  case ActionKind::BackwardWeight:
+    BackwardWeightOp::create(builder, loc, stage, mb);
+    return;
+  case ActionKind::Send:
+  case ActionKind::Recv: {
+    Direction direction =
+        action.gradient ? Direction::Backward : Direction::Forward;
+    uint64_t peer = schedule.ranks[action.peer].id;
+    if (action.kind == ActionKind::Send)
+      SendOp::create(builder, loc, direction, stage, mb, peer, bytes);
+    else
+      RecvOp::create(builder, loc, direction, stage, mb, peer, bytes);
+    return;
+  }
+  case ActionKind::AllReduce:
+    AllReduceOp::create(builder, loc, groupRef(), collectiveStage, bytes);
+    return;
+  case ActionKind::ReduceScatter:
+    ReduceScatterOp::create(builder, loc, groupRef(), collectiveStage, bytes);
+    return;
+  case ActionKind::AllGather:
+    AllGatherOp::create(builder, loc, groupRef(), collectiveStage, bytes);
+    return;
+  case ActionKind::AllToAll:
+    AllToAllOp::create(builder, loc, groupRef(), collectiveStage, bytes);
+    return;
+  case ActionKind::Barrier:
+    BarrierOp::create(builder, loc, groupRef(), collectiveStage, bytes);
+    return;
+  case ActionKind::Unshard:
+    UnshardOp::create(builder, loc, stage);
+    return;
+  case ActionKind::Reshard:
+    ReshardOp::create(builder, loc, stage);
+    return;
+  case ActionKind::ReduceGrad:
+    ReduceGradOp::create(builder, loc, stage);
+    return;
+  case ActionKind::OptimizerStep:
+    OptimizerStepOp::create(builder, loc);
+    return;
+  }
+}
+
+/// Writes the bundle of actions [begin, end) of one rank: an overlap when
+/// they compute, a p2p group when they transfer.
+static void writeBundle(OpBuilder &builder, Location loc,
+                        const Schedule &schedule,
+                        llvm::ArrayRef<Action> bundle) {
+  OpBuilder::InsertionGuard guard(builder);
+  Operation *region;
+  if (isCompute(bundle.front().kind))
+    region = OverlapOp::create(builder, loc);
+  else
+    region = P2PGroupOp::create(builder, loc);
+  builder.createBlock(&region->getRegion(0));
+  for (const Action &action : bundle)
+    writeAction(builder, loc, schedule, action);
+}
+
+void sched::writeRankPrograms(OpBuilder &builder, ScheduleOp op,
+                              const Schedule &schedule) {
+  OpBuilder::InsertionGuard guard(builder);
+  Location loc = op.getLoc();
+  Block &body = op.getBody().front();
+  for (const RankProgram &program : schedule.ranks) {
+    builder.setInsertionPointToEnd(&body);
+    auto rank = RankOp::create(builder, loc, program.id);
+    Block *rankBody = builder.createBlock(&rank.getBody());
+    builder.setInsertionPointToEnd(rankBody);
+    llvm::ArrayRef<Action> actions = program.actions;
+    for (size_t i = 0; i < actions.size();) {
+      size_t end = i + 1;
+      if (actions[i].bundle == 0) {
+        writeAction(builder, loc, schedule, actions[i]);
+        i = end;
+        continue;
+      }
+      while (end < actions.size() && actions[end].bundle == actions[i].bundle)
+        ++end;
+      writeBundle(builder, loc, schedule, actions.slice(i, end - i));
+      i = end;
+    }
+  }
+}
+
+LogicalResult sched::lowerPipeline(PipelineOp pipeline, Strategy strategy) {
+  llvm::Expected<Schedule> schedule =
+      generateSchedule(strategy, readPipelineShape(pipeline));
+  if (!schedule)
+    return pipeline.emitOpError()
+           << "cannot be lowered: " << llvm::toString(schedule.takeError());
+  OpBuilder builder(pipeline);
+  auto op = ScheduleOp::create(
+      builder, pipeline.getLoc(), pipeline.getSymName(),
+      static_cast<uint64_t>(schedule->numStages),
+      static_cast<uint64_t>(schedule->numMicrobatches),
+      pipeline.getMemoryLimitAttr());
+  Block *body = builder.createBlock(&op.getBody());
+  // Declarations keep their order and move into the schedule ahead of the
+  // rank programs.
+  body->getOperations().splice(body->end(),
+                               pipeline.getBody().front().getOperations());
+  writeRankPrograms(builder, op, *schedule);
+  pipeline.erase();
+  return success();
+}
+
+LogicalResult sched::lowerPipelines(ModuleOp module, Strategy strategy) {
+  for (auto pipeline : llvm::make_early_inc_range(module.getOps<PipelineOp>()))
+    if (failed(lowerPipeline(pipeline, strategy)))
+      return failure();
+  return success();
+}

@@ -1,0 +1,41 @@
+//===- ScheduleIR.h - plain schedules to and from the dialect ---*- C++ -*-===//
+//
+// Converts between the sched dialect's pipeline/schedule ops and the plain
+// forms in lib/Schedule and lib/Generate.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_SCHEDULEIR_SCHEDULEIR_H
+#define LIB_SCHEDULEIR_SCHEDULEIR_H
+
+#include "dialects/Sched/SchedOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "lib/Generate/Strategy.h"
+#include "lib/Schedule/Schedule.h"
+
+namespace sched {
+
+/// The shape and per-stage costs a `sched.pipeline` declares.
+PipelineShape readPipelineShape(PipelineOp pipeline);
+
+/// The plain form of a `sched.schedule`. When `origins` is given it receives,
+/// per rank and action, the op the action came from (for diagnostics).
+mlir::FailureOr<Schedule>
+readSchedule(ScheduleOp op,
+             std::vector<std::vector<mlir::Operation *>> *origins = nullptr);
+
+/// Appends the rank programs of `schedule` to the body of `op`.
+void writeRankPrograms(mlir::OpBuilder &builder, ScheduleOp op,
+                       const Schedule &schedule);
+
+/// Replaces `pipeline` by a `sched.schedule` of the same name that runs
+/// `strategy`; declarations (stages, groups, aux heads, collectives) move
+/// into the schedule. Emits a diagnostic at the pipeline on failure.
+mlir::LogicalResult lowerPipeline(PipelineOp pipeline, Strategy strategy);
+
+/// Lowers every `sched.pipeline` directly inside `module` with `strategy`.
+mlir::LogicalResult lowerPipelines(mlir::ModuleOp module, Strategy strategy);
+
+} // namespace sched
+
+#endif // LIB_SCHEDULEIR_SCHEDULEIR_H

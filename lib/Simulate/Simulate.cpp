@@ -1,0 +1,387 @@
+//===- Simulate.cpp - list simulation of a schedule -----------------------===//
+//
+// An event-driven list simulation. Each rank runs its actions in order; a
+// rank that reaches an action whose input is not ready parks itself on the
+// event it needs and is woken when that event happens, so the work is
+// linear in the number of actions. Point-to-point transfers follow eager
+// semantics (a send never blocks); proving freedom from deadlock under
+// rendezvous semantics is the verifier's job.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Simulate/Simulate.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <deque>
+
+using namespace sched;
+
+namespace {
+
+/// Events an action can wait for.
+enum class EventSlot : uint64_t {
+  ForwardDone,
+  InputGradDone,
+  SendForward,
+  SendBackward,
+  Collective,
+};
+
+uint64_t eventKey(EventSlot slot, uint64_t a, uint64_t b) {
+  return (static_cast<uint64_t>(slot) << 56) | (a << 28) | b;
+}
+
+/// A happened event: when, and on which rank.
+struct Event {
+  double time = 0;
+  int32_t rank = -1;
+};
+
+class ListSimulator {
+public:
+  ListSimulator(const Schedule &schedule, const SimulationOptions &options)
+      : schedule(schedule), options(options) {}
+
+  llvm::Expected<Timeline> run();
+
+private:
+  /// Runs rank `r` as far as it can go.
+  void advance(int32_t r);
+  /// Readiness of one action's inputs: the time they are available, or
+  /// nothing after parking rank `r` on the missing event.
+  std::optional<double> inputsReady(int32_t r, const Action &action);
+  std::optional<double> waitFor(int32_t r, uint64_t key, double delay);
+  void post(uint64_t key, double time, int32_t rank);
+  double computeCost(const Action &action) const;
+  /// The stage whose output `action` consumes, and the event carrying it.
+  std::optional<std::pair<int32_t, uint64_t>> producerOf(const Action &a) const;
+  size_t bundleEnd(int32_t r, size_t pos) const;
+  std::optional<double> collectiveReady(int32_t r, const Action &action);
+  llvm::Error stuckError() const;
+  void computeMemory();
+
+  const Schedule &schedule;
+  const SimulationOptions &options;
+  Timeline timeline;
+  bool lowered = false;
+  std::vector<int32_t> stageRank;
+  std::vector<size_t> pos;
+  std::vector<double> clock;
+  llvm::DenseMap<uint64_t, Event> events;
+  llvm::DenseMap<uint64_t, llvm::SmallVector<int32_t, 1>> waiters;
+  std::deque<int32_t> ready;
+  /// Collectives: per rank per group, how many issued; per instance, how
+  /// many members arrived and the latest arrival.
+  std::vector<std::vector<uint32_t>> issued;
+  std::vector<bool> arrived;
+  llvm::DenseMap<uint64_t, std::pair<size_t, double>> arrivals;
+};
+
+} // namespace
+
+double ListSimulator::computeCost(const Action &action) const {
+  if (options.unitSteps)
+    return 1;
+  StageCost cost;
+  if (!schedule.stageCosts.empty())
+    cost = schedule.stageCosts[action.stage];
+  switch (action.kind) {
+  case ActionKind::Forward:
+    return cost.forward;
+  case ActionKind::Backward:
+    return cost.backwardInput + cost.backwardWeight;
+  case ActionKind::BackwardInput:
+    return cost.backwardInput;
+  case ActionKind::BackwardWeight:
+    return cost.backwardWeight;
+  default:
+    return 0;
+  }
+}
+
+std::optional<std::pair<int32_t, uint64_t>>
+ListSimulator::producerOf(const Action &a) const {
+  const int32_t last = schedule.numStages - 1;
+  switch (a.kind) {
+  case ActionKind::Forward:
+    if (a.stage == 0)
+      return std::nullopt;
+    return std::pair{a.stage - 1, eventKey(EventSlot::ForwardDone,
+                                           a.stage - 1, a.microbatch)};
+  case ActionKind::Backward:
+  case ActionKind::BackwardInput:
+    if (a.stage == last)
+      return std::pair{a.stage, eventKey(EventSlot::ForwardDone, a.stage,
+                                         a.microbatch)};
+    return std::pair{a.stage + 1, eventKey(EventSlot::InputGradDone,
+                                           a.stage + 1, a.microbatch)};
+  case ActionKind::BackwardWeight:
+    return std::pair{a.stage, eventKey(EventSlot::InputGradDone, a.stage,
+                                       a.microbatch)};
+  case ActionKind::Send:
+    return std::pair{a.stage,
+                     eventKey(a.gradient ? EventSlot::InputGradDone
+                                         : EventSlot::ForwardDone,
+                              a.stage, a.microbatch)};
+  case ActionKind::Recv: {
+    int32_t from = a.gradient ? a.stage + 1 : a.stage - 1;
+    return std::pair{from, eventKey(a.gradient ? EventSlot::SendBackward
+                                               : EventSlot::SendForward,
+                                    from, a.microbatch)};
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+std::optional<double> ListSimulator::waitFor(int32_t r, uint64_t key,
+                                             double delay) {
+  auto it = events.find(key);
+  if (it != events.end())
+    return it->second.time + delay;
+  waiters[key].push_back(r);
+  return std::nullopt;
+}
+
+void ListSimulator::post(uint64_t key, double time, int32_t rank) {
+  events[key] = {time, rank};
+  auto it = waiters.find(key);
+  if (it == waiters.end())
+    return;
+  for (int32_t waiter : it->second)
+    ready.push_back(waiter);
+  waiters.erase(it);
+}
+
+std::optional<double> ListSimulator::inputsReady(int32_t r,
+                                                 const Action &action) {
+  auto producer = producerOf(action);
+  if (!producer)
+    return 0.0;
+  auto [stage, key] = *producer;
+  const bool remote = stageRank[stage] != r;
+  if (action.kind == ActionKind::Recv)
+    return waitFor(r, key, options.comm);
+  // In a lowered schedule a remote input arrives by a receive that comes
+  // earlier in this rank's program; only local inputs are waited for here.
+  if (remote && lowered)
+    return 0.0;
+  return waitFor(r, key, remote ? options.comm : 0.0);
+}
+
+std::optional<double> ListSimulator::collectiveReady(int32_t r,
+                                                     const Action &action) {
+  const ProcessGroup &group = schedule.groups[action.group];
+  size_t set = 0;
+  while (set < group.members.size() &&
+         !llvm::is_contained(group.members[set], r))
+    ++set;
+  const uint64_t key =
+      eventKey(EventSlot::Collective,
+               (static_cast<uint64_t>(action.group) << 12) | set,
+               issued[r][action.group]);
+  if (!arrived[r]) {
+    arrived[r] = true;
+    auto &[count, latest] = arrivals[key];
+    ++count;
+    latest = std::max(latest, clock[r]);
+    if (set < group.members.size() && count == group.members[set].size())
+      post(key, latest, r);
+  }
+  return waitFor(r, key, 0.0);
+}
+
+size_t ListSimulator::bundleEnd(int32_t r, size_t at) const {
+  const std::vector<Action> &actions = schedule.ranks[r].actions;
+  size_t end = at + 1;
+  if (actions[at].bundle == 0)
+    return end;
+  while (end < actions.size() && actions[end].bundle == actions[at].bundle)
+    ++end;
+  return end;
+}
+
+void ListSimulator::advance(int32_t r) {
+  const std::vector<Action> &actions = schedule.ranks[r].actions;
+  while (pos[r] < actions.size()) {
+    const size_t begin = pos[r];
+    const size_t end = bundleEnd(r, begin);
+    if (actions[begin].group >= 0 && !isCompute(actions[begin].kind) &&
+        actions[begin].kind != ActionKind::Send &&
+        actions[begin].kind != ActionKind::Recv) {
+      std::optional<double> done = collectiveReady(r, actions[begin]);
+      if (!done)
+        return;
+      arrived[r] = false;
+      ++issued[r][actions[begin].group];
+      clock[r] = std::max(clock[r], *done);
+      timeline.times[r][begin] = {clock[r], clock[r]};
+      ++pos[r];
+      continue;
+    }
+    // Sends of a bundle are posted before its receives are waited for:
+    // under eager semantics a send never blocks.
+    double start = clock[r];
+    for (size_t i = begin; i < end; ++i) {
+      if (actions[i].kind == ActionKind::Recv)
+        continue;
+      std::optional<double> inputs = inputsReady(r, actions[i]);
+      if (!inputs)
+        return;
+      start = std::max(start, *inputs);
+    }
+    for (size_t i = begin; i < end; ++i)
+      if (actions[i].kind == ActionKind::Send)
+        post(eventKey(actions[i].gradient ? EventSlot::SendBackward
+                                          : EventSlot::SendForward,
+                      actions[i].stage, actions[i].microbatch),
+             start, r);
+    double finish = start;
+    double compute = 0;
+    for (size_t i = begin; i < end; ++i) {
+      if (actions[i].kind != ActionKind::Recv)
+        continue;
+      std::optional<double> arrival = inputsReady(r, actions[i]);
+      if (!arrival)
+        return;
+      finish = std::max(finish, *arrival);
+    }
+    for (size_t i = begin; i < end; ++i)
+      compute += computeCost(actions[i]);
+    finish = std::max(finish, start + compute);
+    timeline.busy[r] += compute;
+    for (size_t i = begin; i < end; ++i) {
+      const Action &action = actions[i];
+      timeline.times[r][i] = {start, finish};
+      if (action.kind == ActionKind::Forward)
+        post(eventKey(EventSlot::ForwardDone, action.stage, action.microbatch),
+             finish, r);
+      else if (action.kind == ActionKind::Backward ||
+               action.kind == ActionKind::BackwardInput)
+        post(eventKey(EventSlot::InputGradDone, action.stage,
+                      action.microbatch),
+             finish, r);
+    }
+    clock[r] = finish;
+    pos[r] = end;
+  }
+}
+
+void ListSimulator::computeMemory() {
+  const size_t numRanks = schedule.ranks.size();
+  timeline.peakActivations.assign(numRanks, 0);
+  timeline.peakActivationBytes.assign(numRanks, 0);
+  for (size_t r = 0; r < numRanks; ++r) {
+    double live = 0;
+    int64_t liveBytes = 0;
+    for (const Action &action : schedule.ranks[r].actions) {
+      if (!isCompute(action.kind))
+        continue;
+      StageCost cost;
+      if (!schedule.stageCosts.empty())
+        cost = schedule.stageCosts[action.stage];
+      const double keep =
+          cost.activation > 0
+              ? static_cast<double>(cost.weightGrad) / cost.activation
+              : options.weightGradFraction;
+      switch (action.kind) {
+      case ActionKind::Forward:
+        live += 1;
+        liveBytes += cost.activation;
+        break;
+      case ActionKind::Backward:
+        live -= 1;
+        liveBytes -= cost.activation;
+        break;
+      case ActionKind::BackwardInput:
+        live -= 1 - keep;
+        liveBytes -= cost.activation - cost.weightGrad;
+        break;
+      default:
+        live -= keep;
+        liveBytes -= cost.weightGrad;
+        break;
+      }
+      timeline.peakActivations[r] = std::max(timeline.peakActivations[r], live);
+      timeline.peakActivationBytes[r] =
+          std::max(timeline.peakActivationBytes[r], liveBytes);
+    }
+  }
+}
+
+llvm::Error ListSimulator::stuckError() const {
+  std::string message = "the schedule cannot run to the end:";
+  int shown = 0;
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
+    if (pos[r] >= actions.size())
+      continue;
+    if (shown++ == 4) {
+      message += " ...";
+      break;
+    }
+    const Action &action = actions[pos[r]];
+    std::string what = isCompute(action.kind)
+                           ? actionLabel(action, /*withStage=*/true)
+                           : "a communication action";
+    message += llvm::formatv(" rank {0} is stuck at action {1} ({2});",
+                             schedule.ranks[r].id, pos[r], what)
+                   .str();
+  }
+  return llvm::createStringError(message);
+}
+
+llvm::Expected<Timeline> ListSimulator::run() {
+  const size_t numRanks = schedule.ranks.size();
+  stageRank.assign(schedule.numStages, -1);
+  for (size_t r = 0; r < numRanks; ++r)
+    for (const Action &action : schedule.ranks[r].actions) {
+      if (action.kind == ActionKind::Send || action.kind == ActionKind::Recv)
+        lowered = true;
+      if (action.stage < 0 || action.stage >= schedule.numStages)
+        return llvm::createStringError(
+            llvm::formatv("rank {0} names stage {1} of {2}",
+                          schedule.ranks[r].id, action.stage,
+                          schedule.numStages)
+                .str());
+      if (isCompute(action.kind) && stageRank[action.stage] < 0)
+        stageRank[action.stage] = static_cast<int32_t>(r);
+    }
+  pos.assign(numRanks, 0);
+  clock.assign(numRanks, 0);
+  arrived.assign(numRanks, false);
+  issued.assign(numRanks, std::vector<uint32_t>(schedule.groups.size(), 0));
+  timeline.busy.assign(numRanks, 0);
+  timeline.times.resize(numRanks);
+  for (size_t r = 0; r < numRanks; ++r) {
+    timeline.times[r].resize(schedule.ranks[r].actions.size());
+    ready.push_back(static_cast<int32_t>(r));
+  }
+  while (!ready.empty()) {
+    int32_t r = ready.front();
+    ready.pop_front();
+    advance(r);
+  }
+  for (size_t r = 0; r < numRanks; ++r)
+    if (pos[r] < schedule.ranks[r].actions.size())
+      return stuckError();
+  timeline.makespan = 0;
+  for (double t : clock)
+    timeline.makespan = std::max(timeline.makespan, t);
+  timeline.bubbleRatio.assign(numRanks, 0);
+  if (timeline.makespan > 0)
+    for (size_t r = 0; r < numRanks; ++r)
+      timeline.bubbleRatio[r] =
+          (timeline.makespan - timeline.busy[r]) / timeline.makespan;
+  computeMemory();
+  return std::move(timeline);
+}
+
+llvm::Expected<Timeline> sched::simulate(const Schedule &schedule,
+                                         const SimulationOptions &options) {
+  return ListSimulator(schedule, options).run();
+}

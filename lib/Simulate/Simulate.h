@@ -1,0 +1,59 @@
+//===- Simulate.h - list simulation of a schedule ---------------*- C++ -*-===//
+//
+// Runs a schedule against a cost model: each rank executes its actions in
+// order, an action starts when its rank is free and its inputs have
+// arrived. Gives start/end times, makespan, bubble and peak activations.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_SIMULATE_SIMULATE_H
+#define LIB_SIMULATE_SIMULATE_H
+
+#include "lib/Schedule/Schedule.h"
+
+#include "llvm/Support/Error.h"
+
+#include <vector>
+
+namespace sched {
+
+/// How long things take.
+struct SimulationOptions {
+  /// Every F, B, I and W takes exactly one time step, whatever the stage
+  /// costs say (the classic pipeline picture).
+  bool unitSteps = false;
+  /// Time of one point-to-point transfer between ranks.
+  double comm = 0;
+  /// Part of a stage-microbatch activation that survives I until W when
+  /// stages declare no sizes.
+  double weightGradFraction = 0.5;
+};
+
+/// When one action ran.
+struct ActionTime {
+  double start = 0;
+  double end = 0;
+};
+
+/// The outcome of a simulation.
+struct Timeline {
+  /// Per rank, per action (in program order).
+  std::vector<std::vector<ActionTime>> times;
+  double makespan = 0;
+  /// Per rank: time spent computing, and (makespan - busy) / makespan.
+  std::vector<double> busy;
+  std::vector<double> bubbleRatio;
+  /// Per rank: the most stage-microbatch activations alive at once.
+  std::vector<double> peakActivations;
+  /// Per rank: the same in bytes, when stages declare sizes.
+  std::vector<int64_t> peakActivationBytes;
+};
+
+/// Simulates `schedule`. Fails, naming the stuck ranks and what they wait
+/// for, when the schedule cannot run to the end.
+llvm::Expected<Timeline> simulate(const Schedule &schedule,
+                                  const SimulationOptions &options);
+
+} // namespace sched
+
+#endif // LIB_SIMULATE_SIMULATE_H

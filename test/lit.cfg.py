@@ -1,0 +1,30 @@
+# -*- Python -*-
+# lit configuration of the schedc test suite.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "SCHEDC"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test", ".csv"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "CMakeLists.txt"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.schedc_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.schedc_tools_dir, config.llvm_tools_dir]
+tools = ["sched-opt", "sched-translate", "schedc", "SchedUnitTests"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.schedc_tools_dir, append_path=True)
+
+# `%exit CMD` runs CMD and prints "exit status: N" after its output.
+config.substitutions.append(
+    ("%exit", "bash " + os.path.join(config.test_source_root, "exit-status.sh")))

@@ -1,0 +1,93 @@
+//===- GenerateTest.cpp - generators against the closed forms -------------===//
+//
+// GPipe and 1F1B simulated with T_F = 1, T_B = 2 (I = W = 1) must give the
+// closed forms of Huang et al. and Narayanan et al.: makespan (M+P-1)*3,
+// GPipe peak M, 1F1B peak min(P-r, M) on rank r.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Generate/Strategy.h"
+#include "lib/Simulate/Simulate.h"
+
+#include "gtest/gtest.h"
+
+#include <algorithm>
+
+using namespace sched;
+
+namespace {
+
+Timeline simulateStrategy(Strategy strategy, int32_t pp, int32_t m) {
+  PipelineShape shape;
+  shape.pp = pp;
+  shape.microbatches = m;
+  llvm::Expected<Schedule> schedule = generateSchedule(strategy, shape);
+  EXPECT_TRUE(static_cast<bool>(schedule));
+  llvm::Expected<Timeline> timeline = simulate(*schedule, {});
+  EXPECT_TRUE(static_cast<bool>(timeline));
+  return *timeline;
+}
+
+TEST(Generate, GPipeClosedForms) {
+  for (int32_t pp : {1, 2, 3, 4, 8, 16})
+    for (int32_t m = 1; m <= 4 * pp; ++m) {
+      Timeline timeline = simulateStrategy(Strategy::GPipe, pp, m);
+      EXPECT_DOUBLE_EQ(timeline.makespan, (m + pp - 1) * 3.0)
+          << "pp=" << pp << " m=" << m;
+      for (int32_t r = 0; r < pp; ++r)
+        EXPECT_DOUBLE_EQ(timeline.peakActivations[r], m);
+    }
+}
+
+TEST(Generate, OneFOneBClosedForms) {
+  for (int32_t pp : {1, 2, 3, 4, 8, 16})
+    for (int32_t m = 1; m <= 4 * pp; ++m) {
+      Timeline timeline = simulateStrategy(Strategy::OneFOneB, pp, m);
+      EXPECT_DOUBLE_EQ(timeline.makespan, (m + pp - 1) * 3.0)
+          << "pp=" << pp << " m=" << m;
+      for (int32_t r = 0; r < pp; ++r)
+        EXPECT_DOUBLE_EQ(timeline.peakActivations[r], std::min(pp - r, m))
+            << "pp=" << pp << " m=" << m << " rank=" << r;
+    }
+}
+
+TEST(Generate, OneFOneBBubbleMatchesPaper) {
+  // Bubble per rank is (P-1)(T_F+T_B) = 3(P-1) out of (M+P-1)*3.
+  Timeline timeline = simulateStrategy(Strategy::OneFOneB, 4, 8);
+  for (double ratio : timeline.bubbleRatio)
+    EXPECT_DOUBLE_EQ(ratio, 3.0 / 11.0);
+}
+
+TEST(Generate, RejectsVirtualStagesForSingleStageStrategies) {
+  PipelineShape shape;
+  shape.pp = 4;
+  shape.vpp = 2;
+  shape.microbatches = 8;
+  llvm::Expected<Schedule> schedule =
+      generateSchedule(Strategy::OneFOneB, shape);
+  ASSERT_FALSE(static_cast<bool>(schedule));
+  EXPECT_NE(llvm::toString(schedule.takeError()).find("needs vpp = 1"),
+            std::string::npos);
+}
+
+TEST(Simulate, ReportsAScheduleThatCannotFinish) {
+  // Rank 1 runs B before the forward it needs ever happens on rank 0.
+  Schedule schedule;
+  schedule.numStages = 2;
+  schedule.numMicrobatches = 1;
+  schedule.ranks = {
+      {0,
+       {Action::compute(ActionKind::Backward, 0, 0),
+        Action::compute(ActionKind::Forward, 0, 0)}},
+      {1,
+       {Action::compute(ActionKind::Forward, 1, 0),
+        Action::compute(ActionKind::Backward, 1, 0)}}};
+  llvm::Expected<Timeline> timeline = simulate(schedule, {});
+  ASSERT_FALSE(static_cast<bool>(timeline));
+  std::string message = llvm::toString(timeline.takeError());
+  EXPECT_NE(message.find("rank 0 is stuck at action 0 (0B0)"),
+            std::string::npos)
+      << message;
+}
+
+} // namespace

@@ -1,0 +1,43 @@
+//===- Commands.h - the subcommands of schedc -------------------*- C++ -*-===//
+//
+// Each subcommand lives in its own file and registers an llvm::cl
+// subcommand; schedc.cpp dispatches to the one given.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOOLS_SCHEDC_COMMANDS_H
+#define TOOLS_SCHEDC_COMMANDS_H
+
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/CommandLine.h"
+
+namespace mlir {
+class MLIRContext;
+} // namespace mlir
+
+namespace sched {
+
+/// Exit statuses shared by all subcommands.
+enum ExitStatus : int {
+  ExitOk = 0,
+  /// The input is wrong: a schedule violates a property.
+  ExitViolated = 1,
+  /// Bad flags, unreadable or malformed input, impossible configuration.
+  ExitUsage = 2,
+  /// The verifier could not decide in time.
+  ExitUnknown = 3,
+};
+
+/// Prints "schedc: error: <message>" and returns ExitUsage.
+int usageError(const llvm::Twine &message);
+
+/// Routes MLIR diagnostics of `context` to stderr as one line each.
+void installDiagnosticPrinter(mlir::MLIRContext &context);
+
+extern llvm::cl::SubCommand generateCommand;
+/// Runs `schedc generate` with the parsed options.
+int runGenerate();
+
+} // namespace sched
+
+#endif // TOOLS_SCHEDC_COMMANDS_H
