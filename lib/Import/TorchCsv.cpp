@@ -1,0 +1,364 @@
+//===- TorchCsv.cpp - import PyTorch pipelining CSV schedules -------------===//
+//
+// Cell grammar: {stage}{F|I|B|W|SEND_F|RECV_F|SEND_B|RECV_B}{microbatch},
+// {stage}{UNSHARD|RESHARD|REDUCE_GRAD}, and ({a};{b})OVERLAP_F_B.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Import/TorchCsv.h"
+#include "dialects/Sched/SchedOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+using namespace sched;
+
+namespace {
+
+enum class CellKind : uint8_t {
+  F,
+  I,
+  B,
+  W,
+  SendF,
+  RecvF,
+  SendB,
+  RecvB,
+  Unshard,
+  Reshard,
+  ReduceGrad,
+};
+
+struct CellAction {
+  CellKind kind = CellKind::F;
+  int64_t stage = 0;
+  int64_t microbatch = -1;
+};
+
+struct Cell {
+  int32_t rank = 0;
+  Location loc;
+  /// One action, or two for an overlap.
+  llvm::SmallVector<CellAction, 2> actions;
+};
+
+/// Longest names first, so that "SEND_F" is not read as "S...".
+constexpr std::pair<llvm::StringLiteral, CellKind> kCellWords[] = {
+    {"REDUCE_GRAD", CellKind::ReduceGrad}, {"UNSHARD", CellKind::Unshard},
+    {"RESHARD", CellKind::Reshard},        {"SEND_F", CellKind::SendF},
+    {"RECV_F", CellKind::RecvF},           {"SEND_B", CellKind::SendB},
+    {"RECV_B", CellKind::RecvB},           {"F", CellKind::F},
+    {"I", CellKind::I},                    {"B", CellKind::B},
+    {"W", CellKind::W},
+};
+
+bool hasMicrobatch(CellKind kind) {
+  return kind != CellKind::Unshard && kind != CellKind::Reshard &&
+         kind != CellKind::ReduceGrad;
+}
+
+bool isTransfer(CellKind kind) {
+  return kind == CellKind::SendF || kind == CellKind::RecvF ||
+         kind == CellKind::SendB || kind == CellKind::RecvB;
+}
+
+/// The largest index accepted in a cell; bigger ones are typos.
+constexpr int64_t kMaxIndex = 1 << 26;
+
+class CsvReader {
+public:
+  CsvReader(llvm::SourceMgr &sourceMgr, MLIRContext *context,
+            const TorchCsvOptions &options)
+      : sourceMgr(sourceMgr), context(context), options(options) {}
+
+  OwningOpRef<ModuleOp> read();
+
+private:
+  Location locate(unsigned line, unsigned column) {
+    const llvm::MemoryBuffer *buffer =
+        sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+    return FileLineColLoc::get(context, buffer->getBufferIdentifier(), line,
+                               column);
+  }
+  LogicalResult parseAction(StringRef text, Location loc, CellAction &out);
+  LogicalResult parseCell(StringRef text, int32_t rank, Location loc);
+  LogicalResult parseLines();
+  LogicalResult mapStages();
+  void build(OpBuilder &builder, ScheduleOp schedule);
+  void buildAction(OpBuilder &builder, const CellAction &action, Location loc);
+
+  llvm::SourceMgr &sourceMgr;
+  MLIRContext *context;
+  const TorchCsvOptions &options;
+  std::vector<Cell> cells;
+  int32_t numRanks = 0;
+  int64_t numStages = 0;
+  int64_t numMicrobatches = 0;
+  std::vector<int32_t> stageRank;
+  std::optional<Location> firstComms;
+};
+
+} // namespace
+
+bool sched::torchCsvHasComms(StringRef text) {
+  return text.contains("SEND_") || text.contains("RECV_");
+}
+
+LogicalResult CsvReader::parseAction(StringRef text, Location loc,
+                                     CellAction &out) {
+  auto malformed = [&]() {
+    return emitError(loc) << "malformed cell '" << text
+                          << "': expected {stage}{F|I|B|W|SEND_F|RECV_F|"
+                             "SEND_B|RECV_B}{microbatch}, "
+                             "{stage}{UNSHARD|RESHARD|REDUCE_GRAD} or "
+                             "({a};{b})OVERLAP_F_B";
+  };
+  StringRef rest = text;
+  size_t digits = rest.find_first_not_of("0123456789");
+  if (digits == 0 || digits == StringRef::npos)
+    return malformed();
+  if (rest.take_front(digits).getAsInteger(10, out.stage) ||
+      out.stage > kMaxIndex)
+    return emitError(loc) << "stage index in '" << text
+                          << "' is out of range (at most " << kMaxIndex
+                          << ")";
+  rest = rest.drop_front(digits);
+  bool matched = false;
+  for (auto [word, kind] : kCellWords) {
+    if (!rest.consume_front(word))
+      continue;
+    out.kind = kind;
+    matched = true;
+    break;
+  }
+  if (!matched)
+    return malformed();
+  if (!hasMicrobatch(out.kind)) {
+    if (!rest.empty())
+      return malformed();
+    return success();
+  }
+  if (rest.empty() || rest.find_first_not_of("0123456789") != StringRef::npos)
+    return malformed();
+  if (rest.getAsInteger(10, out.microbatch) || out.microbatch > kMaxIndex)
+    return emitError(loc) << "microbatch index in '" << text
+                          << "' is out of range (at most " << kMaxIndex
+                          << ")";
+  return success();
+}
+
+LogicalResult CsvReader::parseCell(StringRef text, int32_t rank,
+                                   Location loc) {
+  Cell cell{rank, loc, {}};
+  if (text.consume_front("(")) {
+    if (!text.consume_back(")OVERLAP_F_B") || text.count(';') != 1)
+      return emitError(loc) << "malformed overlap cell: expected "
+                               "({forward};{backward})OVERLAP_F_B";
+    auto [first, second] = text.split(';');
+    for (StringRef part : {first.trim(), second.trim()}) {
+      CellAction action;
+      if (failed(parseAction(part, loc, action)))
+        return failure();
+      cell.actions.push_back(action);
+    }
+    const bool forwardFirst = cell.actions[0].kind == CellKind::F;
+    const CellKind other =
+        forwardFirst ? cell.actions[1].kind : cell.actions[0].kind;
+    if ((!forwardFirst && cell.actions[1].kind != CellKind::F) ||
+        (other != CellKind::B && other != CellKind::I))
+      return emitError(loc) << "an OVERLAP_F_B cell must pair one F with "
+                               "one B or I";
+  } else {
+    CellAction action;
+    if (failed(parseAction(text, loc, action)))
+      return failure();
+    cell.actions.push_back(action);
+  }
+  for (const CellAction &action : cell.actions) {
+    if (isTransfer(action.kind) && !firstComms)
+      firstComms = loc;
+    numStages = std::max(numStages, action.stage + 1);
+    numMicrobatches = std::max(numMicrobatches, action.microbatch + 1);
+  }
+  cells.push_back(std::move(cell));
+  return success();
+}
+
+LogicalResult CsvReader::parseLines() {
+  StringRef text =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
+  unsigned line = 0;
+  int32_t lastNonEmptyRow = -1;
+  while (!text.empty()) {
+    auto [row, rest] = text.split('\n');
+    text = rest;
+    ++line;
+    row.consume_back("\r");
+    const int32_t rank = static_cast<int32_t>(line - 1);
+    size_t column = 0;
+    while (true) {
+      const size_t comma = row.find(',', column);
+      StringRef raw = row.slice(column, comma);
+      StringRef trimmed = raw.ltrim();
+      const size_t start = column + (raw.size() - trimmed.size());
+      trimmed = trimmed.rtrim();
+      // csv.writer quotes cells only when they need it; accept that.
+      if (trimmed.size() >= 2 && trimmed.front() == '"' &&
+          trimmed.back() == '"')
+        trimmed = trimmed.drop_front().drop_back().trim();
+      if (!trimmed.empty()) {
+        if (failed(parseCell(trimmed, rank, locate(line, start + 1))))
+          return failure();
+        lastNonEmptyRow = rank;
+      }
+      if (comma == StringRef::npos)
+        break;
+      column = comma + 1;
+    }
+  }
+  numRanks = lastNonEmptyRow + 1;
+  if (numRanks == 0)
+    return emitError(locate(1, 1)) << "the CSV holds no actions";
+  return success();
+}
+
+LogicalResult CsvReader::mapStages() {
+  if (options.stages) {
+    if (*options.stages < 1)
+      return emitError(locate(1, 1)) << "--stages must be at least 1";
+    numStages = *options.stages;
+  }
+  if (options.microbatches) {
+    if (*options.microbatches < 1)
+      return emitError(locate(1, 1)) << "--microbatches must be at least 1";
+    numMicrobatches = *options.microbatches;
+  }
+  numMicrobatches = std::max<int64_t>(numMicrobatches, 1);
+  if (numStages > kMaxIndex)
+    return emitError(locate(1, 1)) << numStages << " stages are too many";
+  // Each stage lives where its actions are; the first row that names it
+  // wins here, and the verifier reports any other.
+  stageRank.assign(numStages, -1);
+  for (const Cell &cell : cells)
+    for (const CellAction &action : cell.actions)
+      if (action.stage < numStages && stageRank[action.stage] < 0)
+        stageRank[action.stage] = cell.rank;
+  for (const Cell &cell : cells)
+    for (const CellAction &action : cell.actions) {
+      if (!isTransfer(action.kind) || action.stage >= numStages)
+        continue;
+      const bool towardsLater =
+          action.kind == CellKind::SendF || action.kind == CellKind::RecvB;
+      const int64_t far = towardsLater ? action.stage + 1 : action.stage - 1;
+      if (far < 0 || far >= numStages || stageRank[far] < 0)
+        return emitError(cell.loc)
+               << "cannot find the peer of this transfer: stage " << far
+               << " runs on no rank of the file";
+    }
+  return success();
+}
+
+void CsvReader::buildAction(OpBuilder &builder, const CellAction &action,
+                            Location loc) {
+  const uint64_t stage = action.stage;
+  const uint64_t mb = action.microbatch;
+  auto peerOf = [&](bool towardsLater) -> uint64_t {
+    const int64_t far = towardsLater ? action.stage + 1 : action.stage - 1;
+    return stageRank[far];
+  };
+  switch (action.kind) {
+  case CellKind::F:
+    ForwardOp::create(builder, loc, stage, mb);
+    return;
+  case CellKind::I:
+    BackwardInputOp::create(builder, loc, stage, mb);
+    return;
+  case CellKind::B:
+    BackwardOp::create(builder, loc, stage, mb);
+    return;
+  case CellKind::W:
+    BackwardWeightOp::create(builder, loc, stage, mb);
+    return;
+  case CellKind::SendF:
+    SendOp::create(builder, loc, Direction::Forward, stage, mb, peerOf(true),
+                   IntegerAttr());
+    return;
+  case CellKind::SendB:
+    SendOp::create(builder, loc, Direction::Backward, stage, mb,
+                   peerOf(false), IntegerAttr());
+    return;
+  case CellKind::RecvF:
+    RecvOp::create(builder, loc, Direction::Forward, stage, mb, peerOf(false),
+                   IntegerAttr());
+    return;
+  case CellKind::RecvB:
+    RecvOp::create(builder, loc, Direction::Backward, stage, mb,
+                   peerOf(true), IntegerAttr());
+    return;
+  case CellKind::Unshard:
+    UnshardOp::create(builder, loc, stage);
+    return;
+  case CellKind::Reshard:
+    ReshardOp::create(builder, loc, stage);
+    return;
+  case CellKind::ReduceGrad:
+    ReduceGradOp::create(builder, loc, stage);
+    return;
+  }
+}
+
+void CsvReader::build(OpBuilder &builder, ScheduleOp schedule) {
+  Block *body = builder.createBlock(&schedule.getBody());
+  std::vector<RankOp> ranks;
+  for (int32_t r = 0; r < numRanks; ++r) {
+    builder.setInsertionPointToEnd(body);
+    RankOp rank = RankOp::create(builder, locate(r + 1, 1), r);
+    builder.createBlock(&rank.getBody());
+    ranks.push_back(rank);
+  }
+  for (const Cell &cell : cells) {
+    builder.setInsertionPointToEnd(&ranks[cell.rank].getBody().front());
+    if (cell.actions.size() == 1) {
+      buildAction(builder, cell.actions.front(), cell.loc);
+      continue;
+    }
+    OverlapOp overlap = OverlapOp::create(builder, cell.loc);
+    builder.createBlock(&overlap.getBody());
+    for (const CellAction &action : cell.actions)
+      buildAction(builder, action, cell.loc);
+  }
+}
+
+OwningOpRef<ModuleOp> CsvReader::read() {
+  if (failed(parseLines()))
+    return nullptr;
+  if (options.flavour == TorchCsvFlavour::Compute && firstComms) {
+    emitError(*firstComms) << "a compute-only CSV (torch-csv) holds a "
+                              "SEND/RECV cell; use the torch-csv-comms format";
+    return nullptr;
+  }
+  if (failed(mapStages()))
+    return nullptr;
+  OpBuilder builder(context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(locate(1, 1));
+  builder.setInsertionPointToEnd(module->getBody());
+  auto schedule = ScheduleOp::create(
+      builder, locate(1, 1), builder.getStringAttr(options.name),
+      static_cast<uint64_t>(numStages),
+      static_cast<uint64_t>(numMicrobatches), IntegerAttr());
+  build(builder, schedule);
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+OwningOpRef<ModuleOp> sched::importTorchCsv(llvm::SourceMgr &sourceMgr,
+                                            MLIRContext *context,
+                                            const TorchCsvOptions &options) {
+  context->getOrLoadDialect<SchedDialect>();
+  return CsvReader(sourceMgr, context, options).read();
+}

@@ -1,0 +1,348 @@
+//===- ScheduleIndex.cpp - where each action of a schedule sits -----------===//
+
+#include "lib/Verify/ScheduleIndex.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace sched;
+
+//===----------------------------------------------------------------------===//
+// ViolationSink
+//===----------------------------------------------------------------------===//
+
+Violation *ViolationSink::add(ViolationKind kind, ActionRef at,
+                              const llvm::Twine &message) {
+  if (violations.size() >= kMaxViolations) {
+    ++suppressed;
+    return nullptr;
+  }
+  violations.push_back({kind, at, message.str(), {}});
+  return &violations.back();
+}
+
+std::vector<Violation> ViolationSink::take() {
+  if (suppressed)
+    violations.push_back(
+        {violations.back().kind,
+         {},
+         llvm::formatv("{0} more violations not shown", suppressed).str(),
+         {}});
+  suppressed = 0;
+  return std::move(violations);
+}
+
+//===----------------------------------------------------------------------===//
+// ScheduleIndex
+//===----------------------------------------------------------------------===//
+
+static constexpr ActionRef kNone{-1, -1};
+
+static bool isSet(ActionRef ref) { return ref.rank >= 0; }
+
+/// Index of the table for a compute kind or a transfer direction.
+static int tableIndex(ActionKind kind, bool gradient) {
+  switch (kind) {
+  case ActionKind::Forward:
+    return 0;
+  case ActionKind::Backward:
+    return 1;
+  case ActionKind::BackwardInput:
+    return 2;
+  case ActionKind::BackwardWeight:
+    return 3;
+  case ActionKind::Send:
+    return gradient ? 5 : 4;
+  case ActionKind::Recv:
+    return gradient ? 7 : 6;
+  default:
+    return -1;
+  }
+}
+
+ScheduleIndex::ScheduleIndex(const Schedule &schedule)
+    : schedule(schedule), numStages(schedule.numStages),
+      numMicrobatches(schedule.numMicrobatches) {}
+
+std::vector<ActionRef> &ScheduleIndex::table(ActionKind kind, bool gradient) {
+  return tables[tableIndex(kind, gradient)];
+}
+
+const std::vector<ActionRef> &ScheduleIndex::table(ActionKind kind,
+                                                   bool gradient) const {
+  return tables[tableIndex(kind, gradient)];
+}
+
+ActionRef ScheduleIndex::compute(ActionKind kind, int32_t stage,
+                                 int32_t mb) const {
+  return table(kind, false)[slot(stage, mb)];
+}
+
+ActionRef ScheduleIndex::transfer(ActionKind kind, bool gradient,
+                                  int32_t stage, int32_t mb) const {
+  if (stage < 0 || stage >= numStages)
+    return kNone;
+  return table(kind, gradient)[slot(stage, mb)];
+}
+
+ActionRef ScheduleIndex::inputGradient(int32_t stage, int32_t mb) const {
+  ActionRef full = compute(ActionKind::Backward, stage, mb);
+  return isSet(full) ? full : compute(ActionKind::BackwardInput, stage, mb);
+}
+
+bool ScheduleIndex::check(ViolationSink &sink) {
+  if (!indexActions(sink))
+    return false;
+  checkCompleteness(sink);
+  if (lowered)
+    checkTransfers(sink);
+  checkCollectives(sink);
+  return sink.empty();
+}
+
+bool ScheduleIndex::indexActions(ViolationSink &sink) {
+  const size_t numActions = schedule.numActions();
+  const uint64_t slots =
+      static_cast<uint64_t>(numStages) * static_cast<uint64_t>(numMicrobatches);
+  // A complete schedule holds at least one F and one B per slot, so a slot
+  // count far above the action count is incomplete; say so without
+  // allocating tables for it.
+  if (numStages < 1 || numMicrobatches < 1 || slots > 2 * numActions + 4096) {
+    sink.add(ViolationKind::Missing, {},
+             llvm::formatv("the schedule names {0} stages x {1} microbatches "
+                           "but holds only {2} actions: most forwards and "
+                           "backwards are missing",
+                           numStages, numMicrobatches, numActions));
+    return false;
+  }
+  for (std::vector<ActionRef> &t : tables)
+    t.assign(slots, kNone);
+  stageRank.assign(numStages, -1);
+  std::vector<ActionRef> stageFirst(numStages, kNone);
+  std::vector<bool> placementReported(numStages, false);
+  bool placementOk = true;
+
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const Action &a = actions[i];
+      const int t = tableIndex(a.kind, a.gradient);
+      if (t < 0)
+        continue;
+      const ActionRef here{static_cast<int32_t>(r), static_cast<int32_t>(i)};
+      if (a.stage < 0 || a.stage >= numStages || a.microbatch < 0 ||
+          a.microbatch >= numMicrobatches) {
+        sink.add(ViolationKind::Missing, here,
+                 llvm::formatv("{0} is out of range: the schedule has {1} "
+                               "stages and {2} microbatches",
+                               describeAction(schedule, a), numStages,
+                               numMicrobatches));
+        placementOk = false;
+        continue;
+      }
+      if (a.kind == ActionKind::Send || a.kind == ActionKind::Recv)
+        lowered = true;
+      ActionRef &entry = tables[t][slot(a.stage, a.microbatch)];
+      if (isSet(entry)) {
+        if (Violation *v = sink.add(
+                ViolationKind::Duplicate, here,
+                llvm::formatv("duplicate {0}: it already runs on rank {1}",
+                              describeAction(schedule, a),
+                              schedule.ranks[entry.rank].id)))
+          v->notes.push_back({entry, "the first copy is here"});
+        continue;
+      }
+      entry = here;
+      if (!isCompute(a.kind))
+        continue;
+      if (stageRank[a.stage] < 0) {
+        stageRank[a.stage] = static_cast<int32_t>(r);
+        stageFirst[a.stage] = here;
+        continue;
+      }
+      if (stageRank[a.stage] == static_cast<int32_t>(r) ||
+          placementReported[a.stage])
+        continue;
+      placementReported[a.stage] = true;
+      placementOk = false;
+      if (Violation *v = sink.add(
+              ViolationKind::Placement, here,
+              llvm::formatv("stage {0} runs on two ranks: {1} is on rank {2}, "
+                            "but the stage already runs on rank {3}",
+                            a.stage, describeAction(schedule, a),
+                            schedule.ranks[r].id,
+                            schedule.ranks[stageRank[a.stage]].id)))
+        v->notes.push_back(
+            {stageFirst[a.stage], "the stage first runs here"});
+    }
+  }
+  return placementOk;
+}
+
+void ScheduleIndex::checkCompleteness(ViolationSink &sink) {
+  for (int32_t s = 0; s < numStages; ++s) {
+    const ActionRef where{stageRank[s], -1};
+    for (int32_t m = 0; m < numMicrobatches; ++m) {
+      if (!isSet(compute(ActionKind::Forward, s, m)))
+        sink.add(ViolationKind::Missing, where,
+                 llvm::formatv("missing forward F(stage {0}, mb {1})", s, m));
+      const ActionRef full = compute(ActionKind::Backward, s, m);
+      const ActionRef input = compute(ActionKind::BackwardInput, s, m);
+      const ActionRef weight = compute(ActionKind::BackwardWeight, s, m);
+      if (isSet(full) && (isSet(input) || isSet(weight))) {
+        if (Violation *v = sink.add(
+                ViolationKind::Duplicate, isSet(input) ? input : weight,
+                llvm::formatv("stage {0} mb {1} has both a full backward B "
+                              "and a split backward (I/W)",
+                              s, m)))
+          v->notes.push_back({full, "the full backward is here"});
+        continue;
+      }
+      if (isSet(full))
+        continue;
+      if (!isSet(input) && !isSet(weight)) {
+        sink.add(ViolationKind::Missing, where,
+                 llvm::formatv("missing backward of stage {0} mb {1} (a B, "
+                               "or an I and a W)",
+                               s, m));
+        continue;
+      }
+      if (!isSet(input))
+        sink.add(ViolationKind::Missing, weight,
+                 llvm::formatv("W(stage {0}, mb {1}) has no I: missing "
+                               "backward_input",
+                               s, m));
+      else if (!isSet(weight))
+        sink.add(ViolationKind::Missing, input,
+                 llvm::formatv("I(stage {0}, mb {1}) has no W: missing "
+                               "backward_weight",
+                               s, m));
+    }
+  }
+}
+
+void ScheduleIndex::checkTransfers(ViolationSink &sink) {
+  auto rankId = [&](int32_t r) { return schedule.ranks[r].id; };
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const Action &a = actions[i];
+      if (a.kind != ActionKind::Send && a.kind != ActionKind::Recv)
+        continue;
+      const ActionRef here{static_cast<int32_t>(r), static_cast<int32_t>(i)};
+      const bool send = a.kind == ActionKind::Send;
+      const std::string what = describeAction(schedule, a);
+      if (stageRank[a.stage] != static_cast<int32_t>(r)) {
+        sink.add(ViolationKind::Placement, here,
+                 llvm::formatv("{0} is issued by rank {1}, but stage {2} "
+                               "runs on rank {3}",
+                               what, rankId(r), a.stage,
+                               stageRank[a.stage] < 0
+                                   ? std::string("no rank")
+                                   : std::to_string(
+                                         rankId(stageRank[a.stage]))));
+        continue;
+      }
+      // The stage on the far side: a forward send goes to stage + 1, a
+      // backward send to stage - 1; a receive mirrors it.
+      const int32_t far =
+          (a.gradient != send) ? a.stage + 1 : a.stage - 1;
+      const int32_t farRank =
+          far >= 0 && far < numStages ? stageRank[far] : -1;
+      if (farRank < 0 || farRank != a.peer) {
+        sink.add(ViolationKind::Transfer, here,
+                 llvm::formatv("{0} names peer rank {1}, but stage {2} runs "
+                               "on {3}",
+                               what, a.peer >= 0 ? rankId(a.peer) : -1, far,
+                               farRank < 0 ? std::string("no rank")
+                                           : "rank " +
+                                                 std::to_string(
+                                                     rankId(farRank))));
+        continue;
+      }
+      ActionRef match = transfer(send ? ActionKind::Recv : ActionKind::Send,
+                                 a.gradient, far, a.microbatch);
+      if (!isSet(match))
+        sink.add(ViolationKind::Transfer, here,
+                 llvm::formatv("{0} has no matching {1} on rank {2}", what,
+                               send ? "recv" : "send", rankId(farRank)));
+    }
+  }
+  // Every cross-rank input must arrive by a receive.
+  for (int32_t s = 0; s < numStages; ++s)
+    for (int32_t m = 0; m < numMicrobatches; ++m) {
+      if (s > 0 && stageRank[s - 1] != stageRank[s] &&
+          !isSet(transfer(ActionKind::Recv, false, s, m)))
+        sink.add(ViolationKind::Transfer, compute(ActionKind::Forward, s, m),
+                 llvm::formatv("F(stage {0}, mb {1}) needs the activation of "
+                               "stage {2} from rank {3}, but no recv brings "
+                               "it",
+                               s, m, s - 1, rankId(stageRank[s - 1])));
+      if (s + 1 < numStages && stageRank[s + 1] != stageRank[s] &&
+          !isSet(transfer(ActionKind::Recv, true, s, m)))
+        sink.add(ViolationKind::Transfer, inputGradient(s, m),
+                 llvm::formatv("the backward of stage {0} mb {1} needs the "
+                               "gradient of stage {2} from rank {3}, but no "
+                               "recv brings it",
+                               s, m, s + 1, rankId(stageRank[s + 1])));
+    }
+}
+
+void ScheduleIndex::checkCollectives(ViolationSink &sink) {
+  const size_t numRanks = schedule.ranks.size();
+  // Per group, per rank: positions of the collectives issued on it.
+  std::vector<std::vector<std::vector<int32_t>>> issued(
+      schedule.groups.size(), std::vector<std::vector<int32_t>>(numRanks));
+  for (size_t r = 0; r < numRanks; ++r) {
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
+    for (size_t i = 0; i < actions.size(); ++i)
+      if (actions[i].group >= 0 &&
+          static_cast<size_t>(actions[i].group) < schedule.groups.size())
+        issued[actions[i].group][r].push_back(static_cast<int32_t>(i));
+  }
+  auto same = [&](ActionRef x, ActionRef y) {
+    return action(x).kind == action(y).kind &&
+           action(x).stage == action(y).stage;
+  };
+  for (size_t g = 0; g < schedule.groups.size(); ++g) {
+    const ProcessGroup &group = schedule.groups[g];
+    for (const std::vector<int32_t> &members : group.members) {
+      if (members.size() < 2)
+        continue;
+      const int32_t lead = members.front();
+      const std::vector<int32_t> &leadOps = issued[g][lead];
+      for (int32_t member : llvm::ArrayRef(members).drop_front()) {
+        const std::vector<int32_t> &ops = issued[g][member];
+        const size_t common = std::min(ops.size(), leadOps.size());
+        size_t k = 0;
+        while (k < common && same({member, ops[k]}, {lead, leadOps[k]}))
+          ++k;
+        if (k == common && ops.size() == leadOps.size())
+          continue;
+        const bool memberShort = k == ops.size();
+        const ActionRef here =
+            memberShort ? ActionRef{member, -1} : ActionRef{member, ops[k]};
+        const ActionRef there =
+            k < leadOps.size() ? ActionRef{lead, leadOps[k]}
+                               : ActionRef{lead, -1};
+        std::string mine = memberShort
+                               ? std::string("nothing")
+                               : describeAction(schedule, action(here));
+        std::string theirs = k < leadOps.size()
+                                 ? describeAction(schedule, action(there))
+                                 : std::string("nothing");
+        if (Violation *v = sink.add(
+                ViolationKind::Collective, here,
+                llvm::formatv("collective #{0} on group @{1}: rank {2} issues "
+                              "{3}, but rank {4} issues {5}; members of a "
+                              "group must issue the same collectives in the "
+                              "same order",
+                              k, group.name, schedule.ranks[member].id, mine,
+                              schedule.ranks[lead].id, theirs)))
+          v->notes.push_back({there, "rank " +
+                                         std::to_string(
+                                             schedule.ranks[lead].id) +
+                                         " issues this one"});
+      }
+    }
+  }
+}

@@ -1,0 +1,82 @@
+//===- ScheduleIndex.h - where each action of a schedule sits ---*- C++ -*-===//
+//
+// Internal to lib/Verify. Indexes compute actions and transfers by
+// (stage, microbatch), maps stages to ranks, and runs the structural
+// checks (completeness, duplicates, placement, transfer matching,
+// collective order) that need no search.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_VERIFY_SCHEDULEINDEX_H
+#define LIB_VERIFY_SCHEDULEINDEX_H
+
+#include "lib/Verify/Verifier.h"
+
+#include "llvm/ADT/Twine.h"
+
+namespace sched {
+
+/// Collects violations, keeping the first kMaxViolations.
+class ViolationSink {
+public:
+  static constexpr size_t kMaxViolations = 64;
+
+  /// Adds a violation and returns it for notes, or null once full.
+  Violation *add(ViolationKind kind, ActionRef at, const llvm::Twine &message);
+  bool empty() const { return violations.empty() && suppressed == 0; }
+  std::vector<Violation> take();
+
+private:
+  std::vector<Violation> violations;
+  size_t suppressed = 0;
+};
+
+/// Where every compute action and transfer of a schedule sits.
+class ScheduleIndex {
+public:
+  explicit ScheduleIndex(const Schedule &schedule);
+
+  /// Runs the structural checks; returns false when the schedule is too
+  /// broken to build a wait graph from (missing or misplaced work).
+  bool check(ViolationSink &sink);
+
+  const Schedule &schedule;
+  const int32_t numStages;
+  const int32_t numMicrobatches;
+  /// True when the schedule holds transfers: cross-rank inputs must then
+  /// travel by matching send/recv pairs.
+  bool lowered = false;
+  /// The rank index holding each stage, or -1.
+  std::vector<int32_t> stageRank;
+
+  /// The compute action of `kind` for (stage, mb), or {-1, -1}.
+  ActionRef compute(ActionKind kind, int32_t stage, int32_t mb) const;
+  /// The send (or receive) of `gradient` direction at `stage` for `mb`.
+  ActionRef transfer(ActionKind kind, bool gradient, int32_t stage,
+                     int32_t mb) const;
+  /// The action `ref` points to.
+  const Action &action(ActionRef ref) const {
+    return schedule.ranks[ref.rank].actions[ref.index];
+  }
+  /// The input gradient of (stage, mb): its B, else its I.
+  ActionRef inputGradient(int32_t stage, int32_t mb) const;
+
+private:
+  size_t slot(int32_t stage, int32_t mb) const {
+    return static_cast<size_t>(stage) * numMicrobatches + mb;
+  }
+  std::vector<ActionRef> &table(ActionKind kind, bool gradient);
+  const std::vector<ActionRef> &table(ActionKind kind, bool gradient) const;
+
+  bool indexActions(ViolationSink &sink);
+  void checkCompleteness(ViolationSink &sink);
+  void checkTransfers(ViolationSink &sink);
+  void checkCollectives(ViolationSink &sink);
+
+  /// F, B, I, W, then send/recv forward/backward.
+  std::vector<ActionRef> tables[8];
+};
+
+} // namespace sched
+
+#endif // LIB_VERIFY_SCHEDULEINDEX_H

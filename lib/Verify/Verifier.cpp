@@ -1,0 +1,370 @@
+//===- Verifier.cpp - the schedule verifier -------------------------------===//
+//
+// Structural checks first (counting needs no search), then the wait graph
+// and the memory walk, which find violations and a candidate execution,
+// then Z3 on the shrunk encoding: every verdict it can give is its own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Verify/Verifier.h"
+#include "lib/Verify/MemoryCheck.h"
+#include "lib/Verify/ScheduleIndex.h"
+#include "lib/Verify/WaitGraph.h"
+#include "lib/Verify/Z3/Z3Prover.h"
+
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <chrono>
+
+using namespace sched;
+
+const char *sched::violationKindName(ViolationKind kind) {
+  switch (kind) {
+  case ViolationKind::Missing:
+    return "missing";
+  case ViolationKind::Duplicate:
+    return "duplicate";
+  case ViolationKind::Placement:
+    return "placement";
+  case ViolationKind::Dependency:
+    return "dependency";
+  case ViolationKind::Transfer:
+    return "transfer";
+  case ViolationKind::Deadlock:
+    return "deadlock";
+  case ViolationKind::Collective:
+    return "collective";
+  case ViolationKind::Memory:
+    return "memory";
+  }
+  return "unknown";
+}
+
+const char *sched::verdictName(Verdict verdict) {
+  switch (verdict) {
+  case Verdict::Verified:
+    return "verified";
+  case Verdict::Violated:
+    return "violated";
+  case Verdict::Unknown:
+    return "unknown";
+  }
+  return "unknown";
+}
+
+static const char *collectiveName(ActionKind kind) {
+  switch (kind) {
+  case ActionKind::AllReduce:
+    return "all_reduce";
+  case ActionKind::ReduceScatter:
+    return "reduce_scatter";
+  case ActionKind::AllGather:
+    return "all_gather";
+  case ActionKind::AllToAll:
+    return "all_to_all";
+  case ActionKind::Barrier:
+    return "barrier";
+  default:
+    return nullptr;
+  }
+}
+
+std::string sched::describeAction(const Schedule &schedule,
+                                  const Action &a) {
+  auto rankId = [&](int32_t r) {
+    return r >= 0 && static_cast<size_t>(r) < schedule.ranks.size()
+               ? schedule.ranks[r].id
+               : static_cast<int64_t>(r);
+  };
+  if (isCompute(a.kind))
+    return llvm::formatv("{0}(stage {1}, mb {2})", computeLetter(a.kind),
+                         a.stage, a.microbatch)
+        .str();
+  switch (a.kind) {
+  case ActionKind::Send:
+    return llvm::formatv("SEND_{0}(stage {1}, mb {2}) to rank {3}",
+                         a.gradient ? "B" : "F", a.stage, a.microbatch,
+                         rankId(a.peer))
+        .str();
+  case ActionKind::Recv:
+    return llvm::formatv("RECV_{0}(stage {1}, mb {2}) from rank {3}",
+                         a.gradient ? "B" : "F", a.stage, a.microbatch,
+                         rankId(a.peer))
+        .str();
+  case ActionKind::Unshard:
+    return llvm::formatv("UNSHARD(stage {0})", a.stage).str();
+  case ActionKind::Reshard:
+    return llvm::formatv("RESHARD(stage {0})", a.stage).str();
+  case ActionKind::ReduceGrad:
+    return llvm::formatv("REDUCE_GRAD(stage {0})", a.stage).str();
+  case ActionKind::OptimizerStep:
+    return "OPTIMIZER_STEP";
+  default:
+    break;
+  }
+  std::string text = collectiveName(a.kind);
+  if (a.group >= 0 && static_cast<size_t>(a.group) < schedule.groups.size())
+    text += " @" + schedule.groups[a.group].name;
+  if (a.stage >= 0)
+    text += llvm::formatv(" (stage {0})", a.stage).str();
+  return text;
+}
+
+namespace {
+
+const char *reasonWords(WaitReason reason) {
+  switch (reason) {
+  case WaitReason::ProgramOrder:
+    return "it comes next in the rank's program";
+  case WaitReason::Data:
+    return "it needs that action's output";
+  case WaitReason::Transfer:
+    return "it consumes the data that send carries";
+  case WaitReason::AuxLoss:
+    return "a global-batch auxiliary loss needs every forward of the stage "
+           "first";
+  }
+  return "";
+}
+
+/// Turns a cycle of the wait graph into a violation.
+class CycleReporter {
+public:
+  CycleReporter(const ScheduleIndex &index, const WaitGraph &graph,
+                const VerifyOptions &options)
+      : index(index), graph(graph), options(options) {}
+
+  void report(const std::vector<size_t> &cycle, ViolationSink &sink) {
+    llvm::SmallSet<int32_t, 8> ranks;
+    for (size_t k : cycle) {
+      ranks.insert(graph.getEdges()[k].fromAction.rank);
+      ranks.insert(graph.getEdges()[k].toAction.rank);
+    }
+    if (ranks.size() == 1 && reportOrder(cycle, sink))
+      return;
+    reportDeadlock(cycle, ranks.size(), sink);
+  }
+
+private:
+  std::string describe(ActionRef ref) const {
+    return describeAction(index.schedule, index.action(ref));
+  }
+  int64_t rankId(ActionRef ref) const {
+    return index.schedule.ranks[ref.rank].id;
+  }
+
+  /// One rank runs a consumer ahead of its producer.
+  bool reportOrder(const std::vector<size_t> &cycle, ViolationSink &sink) {
+    for (size_t k : cycle) {
+      const WaitEdge &e = graph.getEdges()[k];
+      if (e.reason == WaitReason::ProgramOrder ||
+          e.toAction.index > e.fromAction.index)
+        continue;
+      std::string message =
+          e.reason == WaitReason::AuxLoss
+              ? llvm::formatv("{0} runs before {1} on rank {2}, but a "
+                              "global-batch auxiliary loss at stage {3} needs "
+                              "every forward of the stage before any backward",
+                              describe(e.toAction), describe(e.fromAction),
+                              rankId(e.toAction),
+                              index.action(e.toAction).stage)
+                    .str()
+              : llvm::formatv("{0} runs before {1} on rank {2}, but needs its "
+                              "output",
+                              describe(e.toAction), describe(e.fromAction),
+                              rankId(e.toAction))
+                    .str();
+      if (Violation *v = sink.add(ViolationKind::Dependency, e.toAction,
+                                  message))
+        v->notes.push_back({e.fromAction, describe(e.fromAction) +
+                                              " runs here, later"});
+      return true;
+    }
+    return false;
+  }
+
+  void reportDeadlock(const std::vector<size_t> &cycle, size_t numRanks,
+                      ViolationSink &sink) {
+    const std::vector<WaitEdge> &edges = graph.getEdges();
+    // Anchor at a transfer or collective if the cycle has one.
+    size_t anchor = 0;
+    for (size_t k = 0; k < cycle.size(); ++k) {
+      const Action &a = index.action(edges[cycle[k]].toAction);
+      if (!isCompute(a.kind)) {
+        anchor = k;
+        break;
+      }
+    }
+    const char *semantics =
+        options.p2p == P2PSemantics::Eager ? "eager" : "rendezvous";
+    Violation *v = sink.add(
+        ViolationKind::Deadlock, edges[cycle[anchor]].toAction,
+        llvm::formatv("deadlock under {0} semantics: {1} actions on {2} "
+                      "rank(s) wait for each other in a cycle",
+                      semantics, cycle.size(), numRanks));
+    if (!v)
+      return;
+    constexpr size_t kMaxNotes = 24;
+    for (size_t n = 0; n < cycle.size() && n < kMaxNotes; ++n) {
+      const WaitEdge &e = edges[cycle[(anchor + n) % cycle.size()]];
+      const WaitEdge &next = edges[cycle[(anchor + n + 1) % cycle.size()]];
+      v->notes.push_back(
+          {e.toAction,
+           llvm::formatv("rank {0}: {1} waits for {2} on rank {3}: {4}",
+                         rankId(e.toAction), describe(e.toAction),
+                         describe(e.fromAction), rankId(e.fromAction),
+                         reasonWords(e.reason))
+               .str()});
+      if (next.fromAction.rank != e.toAction.rank ||
+          next.fromAction.index != e.toAction.index)
+        v->notes.push_back(
+            {next.fromAction,
+             llvm::formatv("rank {0}: {1} completes together with {2} on "
+                           "rank {3}",
+                           rankId(next.fromAction), describe(next.fromAction),
+                           describe(e.toAction), rankId(e.toAction))
+                 .str()});
+    }
+    if (cycle.size() > kMaxNotes)
+      v->notes.push_back(
+          {edges[cycle[anchor]].toAction,
+           llvm::formatv("... and {0} more waits", cycle.size() - kMaxNotes)
+               .str()});
+  }
+
+  const ScheduleIndex &index;
+  const WaitGraph &graph;
+  const VerifyOptions &options;
+};
+
+double secondsSince(std::chrono::steady_clock::time_point begin) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       begin)
+      .count();
+}
+
+/// The Z3 query of a cycle alone: unsatisfiable iff it is a real cycle.
+Z3Query cycleQuery(const WaitGraph &graph, const std::vector<size_t> &cycle) {
+  Z3Query query;
+  std::vector<uint32_t> dense(graph.numClasses(), UINT32_MAX);
+  auto node = [&](uint32_t c) {
+    if (dense[c] == UINT32_MAX)
+      dense[c] = query.numNodes++;
+    return dense[c];
+  };
+  for (size_t k : cycle) {
+    const WaitEdge &e = graph.getEdges()[k];
+    uint32_t from = node(e.from);
+    query.edges.emplace_back(from, node(e.to));
+  }
+  return query;
+}
+
+/// The Z3 query of one rank's memory up to its first checkpoint over the
+/// limit: unsatisfiable iff the limit is really exceeded there.
+Z3Query memoryQuery(const MemoryCheck &memory, int32_t rank,
+                    int32_t position) {
+  Z3Query query;
+  query.limit = memory.limit();
+  MemoryChain chain = memory.getChains()[rank];
+  size_t keep = 0;
+  while (keep < chain.positions.size() && chain.positions[keep] < position)
+    ++keep;
+  chain.steps.resize(std::min(keep + 1, chain.steps.size()));
+  chain.values.clear();
+  query.chains.push_back(std::move(chain));
+  return query;
+}
+
+} // namespace
+
+VerifyResult sched::verifySchedule(const Schedule &schedule,
+                                   const VerifyOptions &options) {
+  VerifyResult result;
+  const auto begin = std::chrono::steady_clock::now();
+  ViolationSink sink;
+  ScheduleIndex index(schedule);
+  if (!index.check(sink)) {
+    result.verdict = Verdict::Violated;
+    result.violations = sink.take();
+    result.graphSeconds = secondsSince(begin);
+    return result;
+  }
+  WaitGraph graph(index, options);
+  graph.build();
+  std::vector<size_t> cycle;
+  if (!graph.sort()) {
+    cycle = graph.findCycle();
+    CycleReporter(index, graph, options).report(cycle, sink);
+  }
+  MemoryCheck memory(index, options);
+  memory.run(sink);
+  result.peakMemory = memory.peaks();
+  result.memoryInBytes = memory.inBytes();
+  result.graphSeconds = secondsSince(begin);
+  const bool clean = sink.empty();
+  result.violations = sink.take();
+
+  if (!options.useZ3) {
+    result.verdict = clean ? Verdict::Verified : Verdict::Violated;
+    return result;
+  }
+
+  // The full encoding: written out when asked, solved (or checked against
+  // the candidate) when the graph path found nothing.
+  ShrunkGraph shrunk = graph.shrink();
+  Z3Query full;
+  full.numNodes = shrunk.numNodes;
+  full.edges = std::move(shrunk.edges);
+  full.chains = memory.getChains();
+  full.limit = memory.limit();
+  if (clean && options.proofMode == ProofMode::Witness) {
+    full.witness = std::move(shrunk.witness);
+    full.memoryWitness = true;
+  }
+  std::vector<Z3Query> queries;
+  if (clean) {
+    queries.push_back(std::move(full));
+  } else {
+    if (!options.smtlibPath.empty()) {
+      full.chains.clear();
+      Z3Outcome dump =
+          solveWithZ3(full, /*timeoutSeconds=*/0.001, options.smtlibPath);
+      result.z3Seconds += dump.seconds;
+    }
+    if (!cycle.empty())
+      queries.push_back(cycleQuery(graph, cycle));
+    for (const Violation &v : result.violations)
+      if (v.kind == ViolationKind::Memory && v.at.rank >= 0)
+        queries.push_back(memoryQuery(memory, v.at.rank, v.at.index));
+  }
+
+  for (size_t q = 0; q < queries.size(); ++q) {
+    Z3Outcome outcome =
+        solveWithZ3(queries[q], options.timeoutSeconds,
+                    clean ? options.smtlibPath : std::string());
+    result.z3Seconds += outcome.seconds;
+    result.z3Variables += outcome.variables;
+    result.z3Constraints += outcome.constraints;
+    const Z3Answer expected = clean ? Z3Answer::Sat : Z3Answer::Unsat;
+    if (outcome.answer == expected)
+      continue;
+    if (outcome.answer == Z3Answer::Unknown) {
+      result.verdict = Verdict::Unknown;
+      result.unknownReason = "Z3 could not decide: " + outcome.reason;
+      return result;
+    }
+    // Z3 and the graph path disagree: Z3's answer stands, but without a
+    // located violation it can only be reported as unknown.
+    result.verdict = Verdict::Unknown;
+    result.unknownReason = clean ? "Z3 rejects the candidate execution the "
+                                   "graph path found; rerun with --proof="
+                                   "search"
+                                 : "Z3 does not confirm a violation the graph "
+                                   "path reported";
+    return result;
+  }
+  result.verdict = clean ? Verdict::Verified : Verdict::Violated;
+  return result;
+}

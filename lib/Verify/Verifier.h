@@ -1,0 +1,132 @@
+//===- Verifier.h - the schedule verifier -----------------------*- C++ -*-===//
+//
+// Proves a schedule complete, dependency-correct, free of deadlock and
+// within its memory limit (docs/verifier.md states the contract). A fast
+// graph path finds violations and a candidate execution; Z3 is the
+// decision procedure of record for every verdict it gives.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_VERIFY_VERIFIER_H
+#define LIB_VERIFY_VERIFIER_H
+
+#include "lib/Schedule/Schedule.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sched {
+
+/// When a point-to-point send completes.
+enum class P2PSemantics : uint8_t {
+  /// A send never blocks; a receive is posted and its consumer waits for
+  /// the data (PyTorch's pipelining runtime).
+  Eager,
+  /// A send completes only together with its matching receive, and a p2p
+  /// group only when every member's peer reached its match (NCCL-like).
+  Rendezvous,
+};
+
+/// How Z3 is asked.
+enum class ProofMode : uint8_t {
+  /// Z3 checks the full encoding together with the candidate execution the
+  /// graph path found (a model is a proof of satisfiability); violations
+  /// are proved from their cycle or memory chain.
+  Witness,
+  /// Z3 solves the full encoding with no help.
+  Search,
+};
+
+struct VerifyOptions {
+  P2PSemantics p2p = P2PSemantics::Rendezvous;
+  /// Device memory: bytes, or stage-microbatch activation units when no
+  /// stage declares sizes. No limit: memory is measured, not checked.
+  std::optional<double> memoryLimit;
+  /// Part of an activation the weight gradient keeps after I (units mode).
+  double weightGradFraction = 0.5;
+  /// Solver budget in seconds; 0 means none.
+  double timeoutSeconds = 0;
+  ProofMode proofMode = ProofMode::Witness;
+  /// Skip Z3 (the graph path's verdict only); for differential testing.
+  bool useZ3 = true;
+  /// When set, the SMT-LIB 2 text of the full encoding is written here.
+  std::string smtlibPath;
+  /// Stages carrying a global-batch auxiliary loss.
+  std::vector<int32_t> globalBatchAuxStages;
+};
+
+enum class Verdict : uint8_t { Verified, Violated, Unknown };
+
+enum class ViolationKind : uint8_t {
+  /// A (stage, microbatch) lacks an F, B, I or W.
+  Missing,
+  /// An action appears twice.
+  Duplicate,
+  /// A stage runs on two ranks, or a transfer is issued by a rank that does
+  /// not hold its stage.
+  Placement,
+  /// An action runs before an action it depends on (on one rank).
+  Dependency,
+  /// A cross-rank input has no transfer, or a transfer has no partner or
+  /// names the wrong peer.
+  Transfer,
+  /// Ranks wait for each other in a cycle.
+  Deadlock,
+  /// Members of a group issue different collectives or orders.
+  Collective,
+  /// Memory over the limit.
+  Memory,
+};
+
+/// An action of the schedule: rank index and position; index -1 means the
+/// rank as a whole, rank -1 the schedule as a whole.
+struct ActionRef {
+  int32_t rank = -1;
+  int32_t index = -1;
+};
+
+struct ViolationNote {
+  ActionRef at;
+  std::string message;
+};
+
+struct Violation {
+  ViolationKind kind = ViolationKind::Missing;
+  ActionRef at;
+  std::string message;
+  std::vector<ViolationNote> notes;
+};
+
+struct VerifyResult {
+  Verdict verdict = Verdict::Unknown;
+  std::vector<Violation> violations;
+  /// Why the verdict is unknown, when it is.
+  std::string unknownReason;
+  /// Per rank: the highest memory reached, in bytes or activation units.
+  std::vector<double> peakMemory;
+  bool memoryInBytes = false;
+  /// Wall time of the graph path and of Z3, in seconds.
+  double graphSeconds = 0;
+  double z3Seconds = 0;
+  /// Size of what went to Z3 after shrinking.
+  size_t z3Variables = 0;
+  size_t z3Constraints = 0;
+};
+
+/// Verifies `schedule` under `options`.
+VerifyResult verifySchedule(const Schedule &schedule,
+                            const VerifyOptions &options);
+
+/// The word for a violation kind, as used in --json output.
+const char *violationKindName(ViolationKind kind);
+
+/// The word for a verdict.
+const char *verdictName(Verdict verdict);
+
+/// A short description of an action: "F(stage 1, mb 3)".
+std::string describeAction(const Schedule &schedule, const Action &action);
+
+} // namespace sched
+
+#endif // LIB_VERIFY_VERIFIER_H

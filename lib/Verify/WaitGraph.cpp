@@ -1,0 +1,283 @@
+//===- WaitGraph.cpp - who waits for whom in a schedule -------------------===//
+
+#include "lib/Verify/WaitGraph.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <algorithm>
+
+using namespace sched;
+
+WaitGraph::WaitGraph(const ScheduleIndex &index, const VerifyOptions &options)
+    : index(index), options(options) {}
+
+uint32_t WaitGraph::find(uint32_t x) {
+  while (parent[x] != x) {
+    parent[x] = parent[parent[x]];
+    x = parent[x];
+  }
+  return x;
+}
+
+void WaitGraph::merge(ActionRef a, ActionRef b) {
+  uint32_t x = find(id(a)), y = find(id(b));
+  if (x != y)
+    parent[std::max(x, y)] = std::min(x, y);
+}
+
+void WaitGraph::addEdge(ActionRef from, ActionRef to, WaitReason reason) {
+  edges.push_back({id(from), id(to), from, to, reason});
+}
+
+void WaitGraph::mergeTogether() {
+  const Schedule &schedule = index.schedule;
+  const bool rendezvous = options.p2p == P2PSemantics::Rendezvous;
+  // Per group instance (group, member set, ordinal): its first member.
+  llvm::DenseMap<uint64_t, ActionRef> collectiveFirst;
+  std::vector<std::vector<uint32_t>> issued(
+      schedule.ranks.size(), std::vector<uint32_t>(schedule.groups.size()));
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const Action &a = actions[i];
+      const ActionRef here{static_cast<int32_t>(r), static_cast<int32_t>(i)};
+      // Overlaps always run together; p2p groups complete together under
+      // rendezvous semantics.
+      if (i > 0 && a.bundle != 0 && actions[i - 1].bundle == a.bundle &&
+          (isCompute(a.kind) || rendezvous))
+        merge(here, {here.rank, here.index - 1});
+      if (rendezvous && a.kind == ActionKind::Send) {
+        const int32_t far = a.gradient ? a.stage - 1 : a.stage + 1;
+        merge(here, index.transfer(ActionKind::Recv, a.gradient, far,
+                                   a.microbatch));
+      }
+      if (a.group < 0 || isCompute(a.kind) || a.kind == ActionKind::Send ||
+          a.kind == ActionKind::Recv)
+        continue;
+      const ProcessGroup &group = schedule.groups[a.group];
+      uint64_t set = 0;
+      while (set < group.members.size() &&
+             !llvm::is_contained(group.members[set], static_cast<int32_t>(r)))
+        ++set;
+      const uint64_t key = (static_cast<uint64_t>(a.group) << 48) |
+                           (set << 32) | issued[r][a.group]++;
+      auto [it, inserted] = collectiveFirst.try_emplace(key, here);
+      if (!inserted)
+        merge(here, it->second);
+    }
+  }
+}
+
+void WaitGraph::addProgramOrder() {
+  const Schedule &schedule = index.schedule;
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
+    for (size_t i = 1; i < actions.size(); ++i)
+      addEdge({static_cast<int32_t>(r), static_cast<int32_t>(i - 1)},
+              {static_cast<int32_t>(r), static_cast<int32_t>(i)},
+              WaitReason::ProgramOrder);
+  }
+}
+
+void WaitGraph::addInput(ActionRef producer, ActionRef consumer,
+                         bool gradient, int32_t consumerStage, int32_t mb) {
+  if (producer.rank == consumer.rank || !index.lowered) {
+    addEdge(producer, consumer, WaitReason::Data);
+    return;
+  }
+  const int32_t producerStage = gradient ? consumerStage + 1 : consumerStage - 1;
+  ActionRef send =
+      index.transfer(ActionKind::Send, gradient, producerStage, mb);
+  ActionRef recv = index.transfer(ActionKind::Recv, gradient, consumerStage, mb);
+  addEdge(producer, send, WaitReason::Data);
+  addEdge(recv, consumer, WaitReason::Data);
+  // Under rendezvous the send and the receive are one class; under eager
+  // semantics the receive is only posted and its consumer waits for the
+  // data itself.
+  if (options.p2p == P2PSemantics::Eager)
+    addEdge(send, consumer, WaitReason::Transfer);
+}
+
+void WaitGraph::addDataEdges() {
+  const int32_t last = index.numStages - 1;
+  for (int32_t s = 0; s <= last; ++s)
+    for (int32_t m = 0; m < index.numMicrobatches; ++m) {
+      const ActionRef forward = index.compute(ActionKind::Forward, s, m);
+      if (s > 0)
+        addInput(index.compute(ActionKind::Forward, s - 1, m), forward,
+                 /*gradient=*/false, s, m);
+      const ActionRef backward = index.inputGradient(s, m);
+      addEdge(forward, backward, WaitReason::Data);
+      if (s < last)
+        addInput(index.inputGradient(s + 1, m), backward, /*gradient=*/true,
+                 s, m);
+      const ActionRef weight =
+          index.compute(ActionKind::BackwardWeight, s, m);
+      if (weight.rank >= 0)
+        addEdge(backward, weight, WaitReason::Data);
+    }
+}
+
+void WaitGraph::addAuxLossEdges() {
+  for (int32_t s : options.globalBatchAuxStages) {
+    if (s < 0 || s >= index.numStages)
+      continue;
+    ActionRef lastForward = index.compute(ActionKind::Forward, s, 0);
+    ActionRef firstBackward = index.inputGradient(s, 0);
+    for (int32_t m = 1; m < index.numMicrobatches; ++m) {
+      ActionRef f = index.compute(ActionKind::Forward, s, m);
+      ActionRef b = index.inputGradient(s, m);
+      if (f.index > lastForward.index)
+        lastForward = f;
+      if (b.index < firstBackward.index)
+        firstBackward = b;
+    }
+    addEdge(lastForward, firstBackward, WaitReason::AuxLoss);
+  }
+}
+
+void WaitGraph::build() {
+  const Schedule &schedule = index.schedule;
+  offsets.assign(schedule.ranks.size() + 1, 0);
+  for (size_t r = 0; r < schedule.ranks.size(); ++r)
+    offsets[r + 1] = offsets[r] + schedule.ranks[r].actions.size();
+  const uint32_t numActions = offsets.back();
+  parent.resize(numActions);
+  for (uint32_t i = 0; i < numActions; ++i)
+    parent[i] = i;
+  edges.reserve(3 * static_cast<size_t>(numActions));
+  mergeTogether();
+  addProgramOrder();
+  addDataEdges();
+  addAuxLossEdges();
+  // Dense class ids.
+  std::vector<uint32_t> dense(numActions, UINT32_MAX);
+  classCount = 0;
+  for (uint32_t i = 0; i < numActions; ++i) {
+    uint32_t root = find(i);
+    if (dense[root] == UINT32_MAX)
+      dense[root] = classCount++;
+  }
+  for (WaitEdge &e : edges) {
+    e.from = dense[find(e.from)];
+    e.to = dense[find(e.to)];
+  }
+}
+
+bool WaitGraph::sort() {
+  std::vector<uint32_t> start(classCount + 1, 0);
+  remainingInDegree.assign(classCount, 0);
+  for (const WaitEdge &e : edges) {
+    ++start[e.from + 1];
+    ++remainingInDegree[e.to];
+  }
+  for (uint32_t c = 0; c < classCount; ++c)
+    start[c + 1] += start[c];
+  std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+  std::vector<uint32_t> out(edges.size());
+  for (const WaitEdge &e : edges)
+    out[fill[e.from]++] = e.to;
+  std::vector<uint32_t> queue;
+  queue.reserve(classCount);
+  for (uint32_t c = 0; c < classCount; ++c)
+    if (remainingInDegree[c] == 0)
+      queue.push_back(c);
+  order.assign(classCount, -1);
+  for (size_t head = 0; head < queue.size(); ++head) {
+    const uint32_t c = queue[head];
+    order[c] = static_cast<int64_t>(head);
+    for (uint32_t k = start[c]; k < start[c + 1]; ++k)
+      if (--remainingInDegree[out[k]] == 0)
+        queue.push_back(out[k]);
+  }
+  return queue.size() == classCount;
+}
+
+std::vector<size_t> WaitGraph::findCycle() const {
+  // Every class left unsorted has an unsorted predecessor; walking back
+  // through them must revisit a class.
+  std::vector<int64_t> incoming(classCount, -1);
+  for (size_t k = 0; k < edges.size(); ++k) {
+    const WaitEdge &e = edges[k];
+    if (order[e.from] < 0 && order[e.to] < 0 && incoming[e.to] < 0)
+      incoming[e.to] = static_cast<int64_t>(k);
+  }
+  uint32_t start = 0;
+  while (start < classCount && order[start] >= 0)
+    ++start;
+  std::vector<int64_t> seenAt(classCount, -1);
+  std::vector<size_t> path;
+  uint32_t c = start;
+  while (seenAt[c] < 0) {
+    seenAt[c] = static_cast<int64_t>(path.size());
+    const size_t k = static_cast<size_t>(incoming[c]);
+    path.push_back(k);
+    c = edges[k].from;
+  }
+  // path holds edges walked backwards; the cycle is the tail from c.
+  std::vector<size_t> cycle(path.begin() + seenAt[c], path.end());
+  std::reverse(cycle.begin(), cycle.end());
+  return cycle;
+}
+
+ShrunkGraph WaitGraph::shrink() const {
+  // Contract every edge u -> v that is v's only incoming edge: a cycle
+  // through v must use that edge, so the contracted graph has a cycle iff
+  // the original has.
+  std::vector<std::pair<uint32_t, uint32_t>> unique;
+  unique.reserve(edges.size());
+  for (const WaitEdge &e : edges)
+    unique.emplace_back(e.from, e.to);
+  std::sort(unique.begin(), unique.end());
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+  std::vector<uint32_t> inDegree(classCount, 0);
+  std::vector<uint32_t> onlySource(classCount, 0);
+  for (auto [from, to] : unique) {
+    ++inDegree[to];
+    onlySource[to] = from;
+  }
+  std::vector<uint32_t> root(classCount);
+  for (uint32_t c = 0; c < classCount; ++c)
+    root[c] = c;
+  auto findRoot = [&](uint32_t x) {
+    while (root[x] != x) {
+      root[x] = root[root[x]];
+      x = root[x];
+    }
+    return x;
+  };
+  std::vector<bool> contracted(unique.size(), false);
+  for (size_t k = 0; k < unique.size(); ++k) {
+    auto [from, to] = unique[k];
+    if (from == to || inDegree[to] != 1)
+      continue;
+    uint32_t a = findRoot(from), b = findRoot(to);
+    if (a == b)
+      continue; // would close a cycle: keep the edge as a constraint
+    root[b] = a;
+    contracted[k] = true;
+  }
+  ShrunkGraph shrunk;
+  std::vector<uint32_t> dense(classCount, UINT32_MAX);
+  for (uint32_t c = 0; c < classCount; ++c) {
+    uint32_t r = findRoot(c);
+    if (dense[r] == UINT32_MAX)
+      dense[r] = shrunk.numNodes++;
+  }
+  for (size_t k = 0; k < unique.size(); ++k)
+    if (!contracted[k])
+      shrunk.edges.emplace_back(dense[findRoot(unique[k].first)],
+                                dense[findRoot(unique[k].second)]);
+  if (!order.empty() && order.size() == classCount &&
+      std::all_of(order.begin(), order.end(),
+                  [](int64_t t) { return t >= 0; })) {
+    // A contracted node's root is the source of its only in-edge chain, the
+    // earliest of its members, and it precedes every successor of any
+    // member.
+    shrunk.witness.assign(shrunk.numNodes, 0);
+    for (uint32_t c = 0; c < classCount; ++c)
+      if (findRoot(c) == c)
+        shrunk.witness[dense[c]] = order[c];
+  }
+  return shrunk;
+}

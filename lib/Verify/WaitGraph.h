@@ -1,0 +1,95 @@
+//===- WaitGraph.h - who waits for whom in a schedule -----------*- C++ -*-===//
+//
+// Internal to lib/Verify. Turns a schedule into a graph of "must happen
+// before" edges between classes of actions that complete together
+// (rendezvous pairs and groups, overlaps, collective instances). The
+// schedule can run to the end iff the graph is acyclic; a topological order
+// is a candidate execution, a cycle is a deadlock or a dependency
+// violation.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_VERIFY_WAITGRAPH_H
+#define LIB_VERIFY_WAITGRAPH_H
+
+#include "lib/Verify/ScheduleIndex.h"
+
+namespace sched {
+
+/// Why one action must wait for another.
+enum class WaitReason : uint8_t {
+  /// The next action of the same rank.
+  ProgramOrder,
+  /// The consumer needs the producer's output.
+  Data,
+  /// A receive's consumer waits for the matching send (eager semantics).
+  Transfer,
+  /// A global-batch auxiliary loss holds every backward of a stage until
+  /// every forward of that stage ran.
+  AuxLoss,
+};
+
+struct WaitEdge {
+  /// Classes (dense ids after build()).
+  uint32_t from = 0;
+  uint32_t to = 0;
+  ActionRef fromAction;
+  ActionRef toAction;
+  WaitReason reason = WaitReason::ProgramOrder;
+};
+
+/// A graph small enough for Z3: the wait graph with chains contracted.
+struct ShrunkGraph {
+  uint32_t numNodes = 0;
+  std::vector<std::pair<uint32_t, uint32_t>> edges;
+  /// A time per node satisfying every edge, when the graph is acyclic.
+  std::vector<int64_t> witness;
+};
+
+class WaitGraph {
+public:
+  WaitGraph(const ScheduleIndex &index, const VerifyOptions &options);
+
+  /// Builds classes and edges.
+  void build();
+
+  /// Orders the classes topologically. Returns false if there is a cycle.
+  bool sort();
+
+  /// A cycle of edge indices, in order, after sort() returned false.
+  std::vector<size_t> findCycle() const;
+
+  /// The graph with chains contracted, plus a witness when sort() succeeded.
+  ShrunkGraph shrink() const;
+
+  uint32_t numClasses() const { return classCount; }
+  const std::vector<WaitEdge> &getEdges() const { return edges; }
+
+private:
+  uint32_t id(ActionRef ref) const { return offsets[ref.rank] + ref.index; }
+  uint32_t find(uint32_t x);
+  void merge(ActionRef a, ActionRef b);
+  void addEdge(ActionRef from, ActionRef to, WaitReason reason);
+  void mergeTogether();
+  void addProgramOrder();
+  void addDataEdges();
+  /// Edges that bring the output of `producer` to `consumer`, through the
+  /// transfer pair when they sit on different ranks of a lowered schedule.
+  void addInput(ActionRef producer, ActionRef consumer, bool gradient,
+                int32_t consumerStage, int32_t mb);
+  void addAuxLossEdges();
+
+  const ScheduleIndex &index;
+  const VerifyOptions &options;
+  std::vector<uint32_t> offsets;
+  std::vector<uint32_t> parent;
+  std::vector<WaitEdge> edges;
+  uint32_t classCount = 0;
+  /// Topological position of each class, when sorted.
+  std::vector<int64_t> order;
+  std::vector<uint32_t> remainingInDegree;
+};
+
+} // namespace sched
+
+#endif // LIB_VERIFY_WAITGRAPH_H

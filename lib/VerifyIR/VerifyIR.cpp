@@ -1,0 +1,55 @@
+//===- VerifyIR.cpp - the schedule verifier on sched.schedule ops ---------===//
+
+#include "lib/VerifyIR/VerifyIR.h"
+#include "lib/ScheduleIR/ScheduleIR.h"
+
+using namespace mlir;
+using namespace sched;
+
+namespace {
+/// Maps an ActionRef back to the op it came from.
+struct OriginMap {
+  ScheduleOp schedule;
+  std::vector<RankOp> ranks;
+  std::vector<std::vector<Operation *>> actions;
+
+  Location locate(ActionRef ref) {
+    if (ref.rank < 0 || static_cast<size_t>(ref.rank) >= ranks.size())
+      return schedule.getLoc();
+    if (ref.index < 0)
+      return ranks[ref.rank].getLoc();
+    return actions[ref.rank][ref.index]->getLoc();
+  }
+};
+} // namespace
+
+VerifyResult sched::verifyScheduleOp(ScheduleOp op, VerifyOptions options) {
+  OriginMap origins{op, {}, {}};
+  FailureOr<Schedule> schedule = readSchedule(op, &origins.actions);
+  if (failed(schedule)) {
+    VerifyResult result;
+    result.verdict = Verdict::Violated;
+    return result;
+  }
+  for (auto rank : op.getBody().front().getOps<RankOp>())
+    origins.ranks.push_back(rank);
+  if (!options.memoryLimit && op.getMemoryLimit())
+    options.memoryLimit = static_cast<double>(*op.getMemoryLimit());
+  for (auto head : op.getBody().front().getOps<AuxHeadOp>())
+    if (head.getScope() == AuxScope::GlobalBatch)
+      options.globalBatchAuxStages.push_back(
+          static_cast<int32_t>(head.getStage()));
+
+  VerifyResult result = verifySchedule(*schedule, options);
+  for (const Violation &violation : result.violations) {
+    InFlightDiagnostic diag = emitError(origins.locate(violation.at))
+                              << "[" << violationKindName(violation.kind)
+                              << "] " << violation.message;
+    for (const ViolationNote &note : violation.notes)
+      diag.attachNote(origins.locate(note.at)) << note.message;
+  }
+  if (result.verdict == Verdict::Unknown)
+    emitWarning(op.getLoc()) << "verification inconclusive: "
+                             << result.unknownReason;
+  return result;
+}

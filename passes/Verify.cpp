@@ -1,0 +1,57 @@
+//===- Verify.cpp - the sched-verify pass ---------------------------------===//
+
+#include "lib/VerifyIR/VerifyIR.h"
+#include "passes/Passes.h"
+
+#include "llvm/Support/CommandLine.h"
+
+namespace sched {
+#define GEN_PASS_DEF_VERIFYSCHEDULES
+#include "passes/Passes.h.inc"
+} // namespace sched
+
+using namespace sched;
+
+/// The flag spelling of the emit-smtlib option, for sched-opt command lines.
+static llvm::cl::opt<std::string> emitSmtlibFlag(
+    "sched-verify-emit-smtlib",
+    llvm::cl::desc("Write the SMT-LIB 2 query of sched-verify to this file"),
+    llvm::cl::value_desc("file"), llvm::cl::init(""));
+
+namespace {
+struct VerifyPass : impl::VerifySchedulesBase<VerifyPass> {
+  using VerifySchedulesBase::VerifySchedulesBase;
+
+  void runOnOperation() override {
+    VerifyOptions options;
+    if (p2p == "eager") {
+      options.p2p = P2PSemantics::Eager;
+    } else if (p2p != "rendezvous") {
+      getOperation().emitError()
+          << "sched-verify: unknown p2p semantics '" << p2p
+          << "'; expected eager or rendezvous";
+      return signalPassFailure();
+    }
+    if (proof == "search") {
+      options.proofMode = ProofMode::Search;
+    } else if (proof != "witness") {
+      getOperation().emitError()
+          << "sched-verify: unknown proof mode '" << proof
+          << "'; expected witness or search";
+      return signalPassFailure();
+    }
+    if (memoryLimit >= 0)
+      options.memoryLimit = memoryLimit;
+    options.weightGradFraction = weightGradFraction;
+    options.timeoutSeconds = timeout;
+    options.smtlibPath =
+        emitSmtlibFlag.empty() ? std::string(emitSmtlib) : emitSmtlibFlag;
+    bool failedAny = false;
+    for (auto schedule : getOperation().getOps<ScheduleOp>())
+      failedAny |= verifyScheduleOp(schedule, options).verdict !=
+                   Verdict::Verified;
+    if (failedAny)
+      signalPassFailure();
+  }
+};
+} // namespace
