@@ -63,6 +63,143 @@ def LowerOneFOneB : LowerPass<"sched-lower-1f1b", "1F1B",
     }
     ```}]>;
 
+def LowerInterleavedOneFOneB : LowerPass<"sched-lower-interleaved-1f1b",
+    "Megatron interleaved 1F1B",
+    [{Megatron-LM's interleaved 1F1B (Narayanan et al. 2021). Needs
+    `vpp >= 2` and loop placement: rank `r` holds chunks `c = 0 .. v-1`,
+    chunk `c` being stage `c * P + r`. Microbatches form `max(1, M / P)`
+    groups as even as possible (larger first, `P` to `2P - 1` each; one
+    group when `M < P`). Every rank runs the forwards of a group chunk by
+    chunk and its backwards chunk by chunk in reverse; rank `r` runs
+    `2(P - 1 - r) + (v - 1) G` warm-up forwards (`G` the largest group),
+    then alternates one forward and one backward. Any `M >= 1` works. With
+    `P | M`: makespan `(M v + P - 1)(T_F + T_B)` in per-stage costs and a
+    peak of `2(P - 1) + (v - 1) P + 1` stage activations on rank 0.
+
+    ```mlir
+    // sched-opt --sched-lower-interleaved-1f1b
+    sched.pipeline @p pp 2 vpp 2 microbatches 2 {}
+    // becomes
+    sched.schedule @p stages 4 microbatches 2 {
+      sched.rank 0 {
+        sched.forward stage 0 mb 0
+        sched.forward stage 0 mb 1
+        sched.forward stage 2 mb 0
+        sched.forward stage 2 mb 1
+        sched.backward stage 2 mb 0
+        sched.backward stage 2 mb 1
+        sched.backward stage 0 mb 0
+        sched.backward stage 0 mb 1
+      }
+      sched.rank 1 {
+        sched.forward stage 1 mb 0
+        sched.forward stage 1 mb 1
+        sched.forward stage 3 mb 0
+        sched.backward stage 3 mb 0
+        sched.forward stage 3 mb 1
+        sched.backward stage 3 mb 1
+        sched.backward stage 1 mb 0
+        sched.backward stage 1 mb 1
+      }
+    }
+    ```}]>;
+
+def LowerLoopedBFS : LowerPass<"sched-lower-looped-bfs", "looped BFS",
+    [{every microbatch of a chunk before the next chunk (Lamy-Poirier 2023,
+    "Breadth-First Pipeline Parallelism"). Needs `vpp >= 2` and loop
+    placement: rank `r` holds stages `c * P + r`. Each rank runs all
+    forwards chunk by chunk, then all backwards from the last chunk down.
+    Peak activations: all `M v` stage activations on every rank; makespan
+    as interleaved 1F1B's.
+
+    ```mlir
+    // sched-opt --sched-lower-looped-bfs
+    sched.pipeline @p pp 2 vpp 2 microbatches 2 {}
+    // becomes
+    sched.schedule @p stages 4 microbatches 2 {
+      sched.rank 0 {
+        sched.forward stage 0 mb 0
+        sched.forward stage 0 mb 1
+        sched.forward stage 2 mb 0
+        sched.forward stage 2 mb 1
+        sched.backward stage 2 mb 0
+        sched.backward stage 2 mb 1
+        sched.backward stage 0 mb 0
+        sched.backward stage 0 mb 1
+      }
+      sched.rank 1 { ... }
+    }
+    ```}]>;
+
+def LowerZBH1 : LowerPass<"sched-lower-zb-h1", "ZB-H1",
+    [{ZB-H1 (Qi et al. 2024, "Zero Bubble Pipeline Parallelism"): the
+    backward splits into `sched.backward_input` (I) and
+    `sched.backward_weight` (W). Needs `vpp = 1`. Rank `r` runs `P - r`
+    forwards, then per microbatch an I, a W once more than `r` weight
+    gradients wait, and the next forward; the waiting W close the program.
+    Any `M >= 1`. Bubble `(P - 1)(T_F + T_I - T_W)` for `M >= P`; peak
+    activations `P` on rank 0.
+
+    ```mlir
+    // sched-opt --sched-lower-zb-h1
+    sched.pipeline @p pp 2 microbatches 2 {}
+    // becomes
+    sched.schedule @p stages 2 microbatches 2 {
+      sched.rank 0 {
+        sched.forward stage 0 mb 0
+        sched.forward stage 0 mb 1
+        sched.backward_input stage 0 mb 0
+        sched.backward_weight stage 0 mb 0
+        sched.backward_input stage 0 mb 1
+        sched.backward_weight stage 0 mb 1
+      }
+      sched.rank 1 {
+        sched.forward stage 1 mb 0
+        sched.backward_input stage 1 mb 0
+        sched.forward stage 1 mb 1
+        sched.backward_input stage 1 mb 1
+        sched.backward_weight stage 1 mb 0
+        sched.backward_weight stage 1 mb 1
+      }
+    }
+    ```}]>;
+
+def LowerZBH2 : LowerPass<"sched-lower-zb-h2", "ZB-H2",
+    [{ZB-H2 (Qi et al. 2024): as ZB-H1 with `2(P - 1 - r) + 1` forwards
+    before the first I on rank `r` and up to `r + min(r, max(0, M - P))`
+    waiting weight gradients. Needs `vpp = 1`; any `M >= 1`. For
+    `M >= 2P - 1` and `T_F = T_I = T_W` every rank runs from its first
+    action to its last without idle (the makespan still carries the
+    `(P - 1) T_F` it takes the first forward to reach the last rank); peak
+    activations `2P - 1` on rank 0.
+
+    ```mlir
+    // sched-opt --sched-lower-zb-h2
+    sched.pipeline @p pp 2 microbatches 3 {}
+    // becomes
+    sched.schedule @p stages 2 microbatches 3 {
+      sched.rank 0 {
+        sched.forward stage 0 mb 0
+        sched.forward stage 0 mb 1
+        sched.forward stage 0 mb 2
+        sched.backward_input stage 0 mb 0
+        sched.backward_weight stage 0 mb 0
+        ...
+      }
+      sched.rank 1 {
+        sched.forward stage 1 mb 0
+        sched.backward_input stage 1 mb 0
+        sched.forward stage 1 mb 1
+        sched.backward_input stage 1 mb 1
+        sched.forward stage 1 mb 2
+        sched.backward_input stage 1 mb 2
+        sched.backward_weight stage 1 mb 0
+        sched.backward_weight stage 1 mb 1
+        sched.backward_weight stage 1 mb 2
+      }
+    }
+    ```}]>;
+
 def VerifySchedules : Pass<"sched-verify", "mlir::ModuleOp"> {
   let summary = "Prove each sched.schedule complete, deadlock-free and "
                 "within memory";

@@ -11,14 +11,22 @@ namespace {
 struct StrategyInfo {
   Strategy strategy;
   llvm::StringLiteral name;
-  /// Stages per rank the strategy needs; 0 means any.
-  int32_t requiredVpp;
+  /// Stages per rank the strategy accepts: at least minVpp, at most maxVpp
+  /// (0: no upper bound).
+  int32_t minVpp;
+  int32_t maxVpp;
+  /// Whether stage s must sit on rank s mod pp (loop placement).
+  bool needsLoopPlacement;
 };
 } // namespace
 
 static constexpr StrategyInfo kStrategies[] = {
-    {Strategy::GPipe, "gpipe", 1},
-    {Strategy::OneFOneB, "1f1b", 1},
+    {Strategy::GPipe, "gpipe", 1, 1, false},
+    {Strategy::OneFOneB, "1f1b", 1, 1, false},
+    {Strategy::Interleaved1F1B, "interleaved-1f1b", 2, 0, true},
+    {Strategy::LoopedBFS, "looped-bfs", 2, 0, true},
+    {Strategy::ZBH1, "zb-h1", 1, 1, false},
+    {Strategy::ZBH2, "zb-h2", 1, 1, false},
 };
 
 static const StrategyInfo &infoOf(Strategy strategy) {
@@ -49,18 +57,43 @@ std::string sched::strategyNames() {
   return names;
 }
 
+/// Why `info` does not take `shape`'s stages per rank or placement,
+/// or success.
+static llvm::Error checkStageRules(const StrategyInfo &info,
+                                   const PipelineShape &shape) {
+  if (info.minVpp == 1 && info.maxVpp == 1 && shape.vpp != 1)
+    return llvm::createStringError(
+        llvm::formatv("strategy {0} needs vpp = 1 (one stage per rank), "
+                      "got vpp = {1}",
+                      info.name, shape.vpp)
+            .str());
+  if (shape.vpp < info.minVpp)
+    return llvm::createStringError(
+        llvm::formatv("strategy {0} needs vpp >= {1}, got vpp = {2}", info.name,
+                      info.minVpp, shape.vpp)
+            .str());
+  if (info.maxVpp && shape.vpp > info.maxVpp)
+    return llvm::createStringError(
+        llvm::formatv("strategy {0} needs vpp <= {1}, got vpp = {2}", info.name,
+                      info.maxVpp, shape.vpp)
+            .str());
+  if (info.needsLoopPlacement && shape.placement != StagePlacement::Loop)
+    return llvm::createStringError(
+        llvm::formatv("strategy {0} needs loop placement (stage s on rank "
+                      "s mod pp), got placement v",
+                      info.name)
+            .str());
+  return llvm::Error::success();
+}
+
 llvm::Expected<Schedule> sched::generateSchedule(Strategy strategy,
                                                  const PipelineShape &shape) {
   const StrategyInfo &info = infoOf(strategy);
   if (shape.pp < 1 || shape.vpp < 1 || shape.microbatches < 1)
     return llvm::createStringError(
         "pipeline needs pp >= 1, vpp >= 1 and microbatches >= 1");
-  if (info.requiredVpp && shape.vpp != info.requiredVpp)
-    return llvm::createStringError(
-        llvm::formatv("strategy {0} needs vpp = {1} (one stage per rank), "
-                      "got vpp = {2}",
-                      info.name, info.requiredVpp, shape.vpp)
-            .str());
+  if (llvm::Error err = checkStageRules(info, shape))
+    return std::move(err);
   if (!shape.stageCosts.empty() &&
       static_cast<int32_t>(shape.stageCosts.size()) != shape.numStages())
     return llvm::createStringError(
@@ -72,6 +105,14 @@ llvm::Expected<Schedule> sched::generateSchedule(Strategy strategy,
     return generateGPipe(shape);
   case Strategy::OneFOneB:
     return generateOneFOneB(shape);
+  case Strategy::Interleaved1F1B:
+    return generateInterleavedOneFOneB(shape);
+  case Strategy::LoopedBFS:
+    return generateLoopedBFS(shape);
+  case Strategy::ZBH1:
+    return generateZBH1(shape);
+  case Strategy::ZBH2:
+    return generateZBH2(shape);
   }
   llvm_unreachable("unknown strategy");
 }

@@ -18,7 +18,14 @@
 namespace sched {
 
 /// A pipeline schedule family.
-enum class Strategy : uint8_t { GPipe, OneFOneB };
+enum class Strategy : uint8_t {
+  GPipe,
+  OneFOneB,
+  Interleaved1F1B,
+  LoopedBFS,
+  ZBH1,
+  ZBH2,
+};
 
 /// What a pipeline looks like to a generator.
 struct PipelineShape {
@@ -55,6 +62,27 @@ Schedule generateGPipe(const PipelineShape &shape);
 /// 1F1B / PipeDream-Flush: warm-up forwards, then one forward one backward,
 /// then the remaining backwards (Narayanan et al. 2021).
 Schedule generateOneFOneB(const PipelineShape &shape);
+
+/// Interleaved 1F1B (Narayanan et al. 2021, Megatron-LM): vpp chunks per
+/// rank in loop placement, microbatches in groups of pp to 2pp-1 (one group
+/// when M < pp) walked chunk by chunk, 2(P-1-r) + (vpp-1) * G warm-up
+/// forwards on rank r, where G is the largest group. Any M >= 1.
+Schedule generateInterleavedOneFOneB(const PipelineShape &shape);
+
+/// Looped BFS (Lamy-Poirier 2023): loop placement, every microbatch of a
+/// chunk before the next chunk, forwards then backwards in reverse chunk
+/// order.
+Schedule generateLoopedBFS(const PipelineShape &shape);
+
+/// ZB-H1 (Qi et al. 2024): 1F1B with the backward split into I and W;
+/// rank r lets up to r weight gradients wait, which fills the cool-down
+/// while the peak stays at P activations.
+Schedule generateZBH1(const PipelineShape &shape);
+
+/// ZB-H2 (Qi et al. 2024): 2(P-1-r)+1 forwards before the first I and up
+/// to 2r weight gradients waiting on rank r, so each rank runs without idle
+/// from its first action to its last (peak 2P-1 activations).
+Schedule generateZBH2(const PipelineShape &shape);
 
 } // namespace sched
 
