@@ -25,9 +25,13 @@ MemoryCheck::MemoryCheck(const ScheduleIndex &index,
 std::string MemoryCheck::format(int64_t amount) const {
   if (bytes)
     return llvm::formatv("{0} bytes", amount).str();
-  return llvm::formatv("{0} activation units",
-                       static_cast<double>(amount) / scale)
-      .str();
+  std::string units =
+      llvm::formatv("{0:F3}", static_cast<double>(amount) / scale).str();
+  // 2.500 -> 2.5, 2.000 -> 2.
+  units.erase(units.find_last_not_of('0') + 1);
+  if (units.back() == '.')
+    units.pop_back();
+  return units + " activation units";
 }
 
 std::vector<int64_t> MemoryCheck::deltas(size_t r,
@@ -199,19 +203,22 @@ void MemoryCheck::explainPeak(Violation &violation, size_t r,
     return count > 8 ? llvm::formatv(" and {0} more", count - 8).str()
                      : std::string();
   };
-  violation.notes.push_back(
-      {{static_cast<int32_t>(r), position},
-       llvm::formatv("live here: {0} = static {1} + {2} whole activations "
-                     "{3} [{4}{5}] + {6} weight-gradient residues {7} "
-                     "[{8}{9}] + receive buffers and unsharded parameters "
-                     "{10}",
-                     format(live), format(staticAmount), wholeCount,
-                     format(wholeAmount), whole, more(wholeCount),
-                     residueCount, format(residueAmount), residue,
-                     more(residueCount),
-                     format(live - staticAmount - wholeAmount -
-                            residueAmount))
-           .str()});
+  std::string text =
+      llvm::formatv("live here: {0} = {1} whole activations {2} [{3}{4}]",
+                    format(live), wholeCount, format(wholeAmount), whole,
+                    more(wholeCount))
+          .str();
+  if (residueCount)
+    text += llvm::formatv(" + {0} weight-gradient residues {1} [{2}{3}]",
+                          residueCount, format(residueAmount), residue,
+                          more(residueCount))
+                .str();
+  if (staticAmount)
+    text += " + static " + format(staticAmount);
+  if (const int64_t other =
+          live - staticAmount - wholeAmount - residueAmount)
+    text += " + receive buffers and unsharded parameters " + format(other);
+  violation.notes.push_back({{static_cast<int32_t>(r), position}, text});
 }
 
 std::vector<double> MemoryCheck::peaks() const {

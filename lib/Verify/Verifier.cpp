@@ -200,8 +200,8 @@ private:
         options.p2p == P2PSemantics::Eager ? "eager" : "rendezvous";
     Violation *v = sink.add(
         ViolationKind::Deadlock, edges[cycle[anchor]].toAction,
-        llvm::formatv("deadlock under {0} semantics: {1} actions on {2} "
-                      "rank(s) wait for each other in a cycle",
+        llvm::formatv("deadlock under {0} semantics: a cycle of {1} waits "
+                      "across {2} rank(s)",
                       semantics, cycle.size(), numRanks));
     if (!v)
       return;

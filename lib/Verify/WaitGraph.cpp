@@ -29,6 +29,14 @@ void WaitGraph::addEdge(ActionRef from, ActionRef to, WaitReason reason) {
   edges.push_back({id(from), id(to), from, to, reason});
 }
 
+bool WaitGraph::sameBundle(const Action &previous, const Action &next) const {
+  // Overlaps always run together; p2p groups complete together under
+  // rendezvous semantics, while under eager semantics their members are
+  // posted one by one.
+  return next.bundle != 0 && previous.bundle == next.bundle &&
+         (isCompute(next.kind) || options.p2p == P2PSemantics::Rendezvous);
+}
+
 void WaitGraph::mergeTogether() {
   const Schedule &schedule = index.schedule;
   const bool rendezvous = options.p2p == P2PSemantics::Rendezvous;
@@ -41,10 +49,7 @@ void WaitGraph::mergeTogether() {
     for (size_t i = 0; i < actions.size(); ++i) {
       const Action &a = actions[i];
       const ActionRef here{static_cast<int32_t>(r), static_cast<int32_t>(i)};
-      // Overlaps always run together; p2p groups complete together under
-      // rendezvous semantics.
-      if (i > 0 && a.bundle != 0 && actions[i - 1].bundle == a.bundle &&
-          (isCompute(a.kind) || rendezvous))
+      if (i > 0 && sameBundle(actions[i - 1], a))
         merge(here, {here.rank, here.index - 1});
       if (rendezvous && a.kind == ActionKind::Send) {
         const int32_t far = a.gradient ? a.stage - 1 : a.stage + 1;
@@ -73,7 +78,8 @@ void WaitGraph::addProgramOrder() {
   for (size_t r = 0; r < schedule.ranks.size(); ++r) {
     const std::vector<Action> &actions = schedule.ranks[r].actions;
     for (size_t i = 1; i < actions.size(); ++i)
-      addEdge({static_cast<int32_t>(r), static_cast<int32_t>(i - 1)},
+      if (!sameBundle(actions[i - 1], actions[i]))
+        addEdge({static_cast<int32_t>(r), static_cast<int32_t>(i - 1)},
               {static_cast<int32_t>(r), static_cast<int32_t>(i)},
               WaitReason::ProgramOrder);
   }

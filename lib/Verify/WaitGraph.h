@@ -70,6 +70,8 @@ private:
   uint32_t find(uint32_t x);
   void merge(ActionRef a, ActionRef b);
   void addEdge(ActionRef from, ActionRef to, WaitReason reason);
+  /// True if `next` runs together with the `previous` action of its rank.
+  bool sameBundle(const Action &previous, const Action &next) const;
   void mergeTogether();
   void addProgramOrder();
   void addDataEdges();

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Sched/SchedOps.h"
+#include "lib/Import/TorchCsv.h"
 #include "lib/Render/TextGrid.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
 
@@ -36,7 +37,31 @@ static LogicalResult scheduleToTextGrid(Operation *op, raw_ostream &os) {
   return success();
 }
 
+/// Registers a CSV import translation of `flavour`.
+static TranslateToMLIRRegistration
+registerCsvImport(llvm::StringRef flag, llvm::StringRef description,
+                  sched::TorchCsvFlavour flavour) {
+  return TranslateToMLIRRegistration(
+      flag, description,
+      [flavour](llvm::SourceMgr &sourceMgr,
+                MLIRContext *context) -> OwningOpRef<Operation *> {
+        sched::TorchCsvOptions options;
+        options.flavour = flavour;
+        return sched::importTorchCsv(sourceMgr, context, options);
+      },
+      [](DialectRegistry &registry) { sched::registerSchedDialect(registry); });
+}
+
 int main(int argc, char **argv) {
+  [[maybe_unused]] auto importCompute = registerCsvImport(
+      "import-torch-csv",
+      "import a compute-only PyTorch pipelining CSV as a sched.schedule",
+      sched::TorchCsvFlavour::Compute);
+  [[maybe_unused]] auto importComms = registerCsvImport(
+      "import-torch-csv-comms",
+      "import a PyTorch pipelining CSV with SEND/RECV cells as a "
+      "sched.schedule",
+      sched::TorchCsvFlavour::ComputeAndComms);
   TranslateFromMLIRRegistration toTextGrid(
       "export-text-grid",
       "print each sched.schedule as a grid (a row per rank, a column per "

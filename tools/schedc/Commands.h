@@ -34,6 +34,10 @@ int usageError(const llvm::Twine &message);
 /// Routes MLIR diagnostics of `context` to stderr as one line each.
 void installDiagnosticPrinter(mlir::MLIRContext &context);
 
+extern llvm::cl::SubCommand verifyCommand;
+/// Runs `schedc verify` with the parsed options.
+int runVerify();
+
 extern llvm::cl::SubCommand generateCommand;
 /// Runs `schedc generate` with the parsed options.
 int runGenerate();

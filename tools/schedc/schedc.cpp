@@ -50,7 +50,8 @@ int main(int argc, char **argv) {
           argc, argv,
           "schedc: generate, verify and simulate pipeline-parallel training "
           "schedules\n\n"
-          "  schedc generate --strategy 1f1b --pp 4 --microbatches 8\n\n"
+          "  schedc generate --strategy 1f1b --pp 4 --microbatches 8\n"
+          "  schedc verify schedule.csv --memory-limit 4\n\n"
           "Run 'schedc <subcommand> --help' for the options of each.\n",
           &errorStream)) {
     // Some llvm::cl errors (a malformed value) are printed directly to
@@ -64,5 +65,7 @@ int main(int argc, char **argv) {
   }
   if (generateCommand)
     return runGenerate();
+  if (verifyCommand)
+    return runVerify();
   return usageError("no subcommand given; try 'schedc --help'");
 }

@@ -4,6 +4,7 @@
 
 #include <z3++.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 
@@ -88,7 +89,7 @@ Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds,
     // difference-logic solver is the fastest Z3 has for them.
     params.set("arith.solver", 1u);
     if (timeoutSeconds > 0)
-      params.set("timeout", static_cast<unsigned>(timeoutSeconds * 1000));
+      params.set("timeout", std::max(1u, static_cast<unsigned>(timeoutSeconds * 1000)));
     solver.set(params);
     Encoder encoder(context, solver);
     encoder.encode(query);

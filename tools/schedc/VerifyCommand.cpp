@@ -1,0 +1,245 @@
+//===- VerifyCommand.cpp - schedc verify ----------------------------------===//
+//
+// Reads a schedule (sched dialect or PyTorch pipelining CSV), verifies it
+// and reports: diagnostics on stderr at file:line:column, the verdict on
+// stdout (or JSON with --json), and the exit status 0 verified, 1
+// violated, 2 usage error or unreadable input, 3 unknown.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Sched/SchedOps.h"
+#include "lib/Import/TorchCsv.h"
+#include "lib/ScheduleIR/ScheduleIR.h"
+#include "lib/VerifyIR/VerifyIR.h"
+#include "tools/schedc/Commands.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace sched;
+namespace cl = llvm::cl;
+
+cl::SubCommand sched::verifyCommand(
+    "verify", "Prove a schedule complete, deadlock-free and within memory");
+
+static cl::opt<std::string> inputFlag(cl::Positional, cl::sub(verifyCommand),
+                                      cl::desc("<schedule file>"));
+static cl::opt<std::string> formatFlag(
+    "format", cl::sub(verifyCommand),
+    cl::desc("Input format: mlir, torch-csv (compute only) or "
+             "torch-csv-comms (with SEND/RECV); default from the extension "
+             "and contents"),
+    cl::value_desc("mlir|torch-csv|torch-csv-comms"));
+static cl::opt<int64_t>
+    stagesFlag("stages", cl::sub(verifyCommand),
+               cl::desc("Number of stages (CSV; default: what the file shows)"));
+static cl::opt<int64_t> microbatchesFlag(
+    "microbatches", cl::sub(verifyCommand),
+    cl::desc("Number of microbatches (CSV; default: what the file shows)"));
+static cl::opt<std::string> p2pFlag(
+    "p2p", cl::sub(verifyCommand),
+    cl::desc("Point-to-point semantics: eager (a send never blocks; default "
+             "for CSV) or rendezvous (default for MLIR)"),
+    cl::value_desc("eager|rendezvous"));
+static cl::opt<double> memoryLimitFlag(
+    "memory-limit", cl::sub(verifyCommand),
+    cl::desc("Device memory: bytes, or stage-microbatch activation units "
+             "when the schedule declares no sizes"));
+static cl::opt<double> weightGradFractionFlag(
+    "weight-grad-fraction", cl::sub(verifyCommand), cl::init(0.5),
+    cl::desc("Part of an activation kept from I until W (units mode)"));
+static cl::opt<double>
+    timeoutFlag("timeout", cl::sub(verifyCommand), cl::init(0),
+                cl::desc("Solver budget in seconds (0: none); running out "
+                         "gives verdict unknown, exit 3"));
+static cl::opt<bool> jsonFlag("json", cl::sub(verifyCommand),
+                              cl::desc("Print the result as JSON"));
+static cl::opt<std::string> proofFlag(
+    "proof", cl::sub(verifyCommand), cl::init("witness"),
+    cl::desc("witness: Z3 checks the execution the graph path found "
+             "(fast); search: Z3 solves unaided"),
+    cl::value_desc("witness|search"));
+static cl::opt<std::string>
+    smtlibFlag("emit-smtlib", cl::sub(verifyCommand),
+               cl::desc("Write the SMT-LIB 2 query to this file"),
+               cl::value_desc("file"));
+
+namespace {
+enum class InputFormat { Mlir, TorchCsv, TorchCsvComms };
+} // namespace
+
+static std::optional<InputFormat> chooseFormat(llvm::StringRef text,
+                                               std::string &problem) {
+  if (formatFlag == "mlir")
+    return InputFormat::Mlir;
+  if (formatFlag == "torch-csv")
+    return InputFormat::TorchCsv;
+  if (formatFlag == "torch-csv-comms")
+    return InputFormat::TorchCsvComms;
+  if (!formatFlag.empty()) {
+    problem = "unknown --format '" + formatFlag +
+              "'; expected mlir, torch-csv or torch-csv-comms";
+    return std::nullopt;
+  }
+  if (llvm::StringRef(inputFlag).ends_with(".csv"))
+    return torchCsvHasComms(text) ? InputFormat::TorchCsvComms
+                                  : InputFormat::TorchCsv;
+  if (llvm::StringRef(inputFlag).ends_with(".mlir"))
+    return InputFormat::Mlir;
+  problem = "cannot tell the format of '" + inputFlag +
+            "' from its extension; pass --format";
+  return std::nullopt;
+}
+
+/// Reads the options shared by every schedule of the input.
+static std::optional<VerifyOptions> readOptions(InputFormat format,
+                                                std::string &problem) {
+  VerifyOptions options;
+  options.p2p = format == InputFormat::Mlir ? P2PSemantics::Rendezvous
+                                            : P2PSemantics::Eager;
+  if (p2pFlag == "eager")
+    options.p2p = P2PSemantics::Eager;
+  else if (p2pFlag == "rendezvous")
+    options.p2p = P2PSemantics::Rendezvous;
+  else if (!p2pFlag.empty())
+    problem = "unknown --p2p '" + p2pFlag + "'; expected eager or rendezvous";
+  if (proofFlag == "search")
+    options.proofMode = ProofMode::Search;
+  else if (proofFlag != "witness")
+    problem = "unknown --proof '" + proofFlag + "'; expected witness or search";
+  if (memoryLimitFlag.getNumOccurrences()) {
+    if (!(memoryLimitFlag >= 0))
+      problem = "--memory-limit must be a number >= 0";
+    options.memoryLimit = memoryLimitFlag;
+  }
+  if (!(weightGradFractionFlag >= 0 && weightGradFractionFlag <= 1))
+    problem = "--weight-grad-fraction must be between 0 and 1";
+  options.weightGradFraction = weightGradFractionFlag;
+  if (!(timeoutFlag >= 0))
+    problem = "--timeout must be a number of seconds >= 0";
+  options.timeoutSeconds = timeoutFlag;
+  options.smtlibPath = smtlibFlag;
+  if (!problem.empty())
+    return std::nullopt;
+  return options;
+}
+
+static llvm::json::Value toJson(ScheduleOp op, const VerifyResult &result) {
+  FailureOr<Schedule> schedule = readSchedule(op);
+  llvm::json::Array violations;
+  for (const Violation &v : result.violations) {
+    llvm::json::Object entry{{"kind", violationKindName(v.kind)},
+                             {"message", v.message}};
+    if (v.at.rank >= 0 && succeeded(schedule)) {
+      const RankProgram &rank = schedule->ranks[v.at.rank];
+      entry["rank"] = rank.id;
+      if (v.at.index >= 0) {
+        entry["position"] = v.at.index;
+        entry["action"] = describeAction(*schedule, rank.actions[v.at.index]);
+      }
+    }
+    violations.push_back(std::move(entry));
+  }
+  llvm::json::Array peaks;
+  for (double peak : result.peakMemory)
+    peaks.push_back(peak);
+  llvm::json::Object object{
+      {"schedule", op.getSymName()},
+      {"verdict", verdictName(result.verdict)},
+      {"violations", std::move(violations)},
+      {"peak_memory", std::move(peaks)},
+      {"memory_unit", result.memoryInBytes ? "bytes" : "activations"},
+      {"graph_seconds", result.graphSeconds},
+      {"z3_seconds", result.z3Seconds},
+  };
+  if (result.verdict == Verdict::Unknown)
+    object["reason"] = result.unknownReason;
+  return llvm::json::Value(std::move(object));
+}
+
+int sched::runVerify() {
+  if (inputFlag.empty())
+    return usageError("verify needs a schedule file; try 'schedc verify "
+                      "--help'");
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputFlag);
+  if (!buffer)
+    return usageError("cannot read '" + inputFlag +
+                      "': " + buffer.getError().message());
+  std::string problem;
+  std::optional<InputFormat> format =
+      chooseFormat((*buffer)->getBuffer(), problem);
+  if (!format)
+    return usageError(problem);
+  std::optional<VerifyOptions> options = readOptions(*format, problem);
+  if (!options)
+    return usageError(problem);
+
+  MLIRContext context;
+  context.getOrLoadDialect<SchedDialect>();
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module;
+  if (*format == InputFormat::Mlir) {
+    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  } else {
+    TorchCsvOptions csv;
+    csv.flavour = *format == InputFormat::TorchCsv
+                      ? TorchCsvFlavour::Compute
+                      : TorchCsvFlavour::ComputeAndComms;
+    if (stagesFlag.getNumOccurrences())
+      csv.stages = stagesFlag;
+    if (microbatchesFlag.getNumOccurrences())
+      csv.microbatches = microbatchesFlag;
+    module = importTorchCsv(sourceMgr, &context, csv);
+  }
+  if (!module)
+    return ExitUsage;
+
+  Verdict overall = Verdict::Verified;
+  llvm::json::Array reports;
+  bool any = false;
+  for (auto scheduleOp : module->getOps<ScheduleOp>()) {
+    any = true;
+    VerifyResult result = verifyScheduleOp(scheduleOp, *options);
+    if (result.verdict == Verdict::Violated)
+      overall = Verdict::Violated;
+    else if (result.verdict == Verdict::Unknown &&
+             overall == Verdict::Verified)
+      overall = Verdict::Unknown;
+    if (jsonFlag) {
+      reports.push_back(toJson(scheduleOp, result));
+      continue;
+    }
+    llvm::outs() << verdictName(result.verdict) << ": @"
+                 << scheduleOp.getSymName();
+    if (result.verdict == Verdict::Violated)
+      llvm::outs() << " (" << result.violations.size() << " violation"
+                   << (result.violations.size() == 1 ? "" : "s") << ")";
+    if (result.verdict == Verdict::Unknown)
+      llvm::outs() << " (" << result.unknownReason << ")";
+    llvm::outs() << "\n";
+  }
+  if (!any)
+    return usageError("'" + inputFlag + "' holds no sched.schedule");
+  if (jsonFlag)
+    llvm::outs() << llvm::formatv("{0:2}",
+                                  llvm::json::Value(std::move(reports)))
+                 << "\n";
+  switch (overall) {
+  case Verdict::Verified:
+    return ExitOk;
+  case Verdict::Violated:
+    return ExitViolated;
+  case Verdict::Unknown:
+    return ExitUnknown;
+  }
+  return ExitUnknown;
+}
