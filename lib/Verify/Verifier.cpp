@@ -321,7 +321,6 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
   full.limit = memory.limit();
   if (clean && options.proofMode == ProofMode::Witness) {
     full.witness = std::move(shrunk.witness);
-    full.memoryWitness = true;
   }
   std::vector<Z3Query> queries;
   if (clean) {

@@ -95,6 +95,8 @@ struct Verdicts {
   Z3Answer full = Z3Answer::Unknown;
   Z3Answer shrunk = Z3Answer::Unknown;
   Z3Answer witness = Z3Answer::Unknown;
+  /// The witness with one edge's endpoints swapped: Z3 must reject it.
+  Z3Answer brokenWitness = Z3Answer::Unsat;
 };
 
 /// Judges a structurally valid schedule three ways.
@@ -123,8 +125,12 @@ Verdicts judge(const ScheduleIndex &index, const VerifyOptions &options) {
   verdicts.shrunk = solveWithZ3(small, 0).answer;
   if (verdicts.graph) {
     small.witness = shrunk.witness;
-    small.memoryWitness = true;
     verdicts.witness = solveWithZ3(small, 0).answer;
+    if (!small.edges.empty()) {
+      auto [from, to] = small.edges.front();
+      std::swap(small.witness[from], small.witness[to]);
+      verdicts.brokenWitness = solveWithZ3(small, 0).answer;
+    }
   }
   return verdicts;
 }
@@ -170,8 +176,10 @@ TEST(VerifierDifferential, GraphPathAndZ3Agree) {
     const Z3Answer expected = verdicts.graph ? Z3Answer::Sat : Z3Answer::Unsat;
     ASSERT_EQ(verdicts.full, expected) << "trial " << trial;
     ASSERT_EQ(verdicts.shrunk, expected) << "trial " << trial;
-    if (verdicts.graph)
+    if (verdicts.graph) {
       ASSERT_EQ(verdicts.witness, Z3Answer::Sat) << "trial " << trial;
+      ASSERT_EQ(verdicts.brokenWitness, Z3Answer::Unsat) << "trial " << trial;
+    }
     ++judged;
     verified += verdicts.graph;
     WaitGraph graph(index, options);

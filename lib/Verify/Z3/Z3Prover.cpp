@@ -11,68 +11,129 @@
 using namespace sched;
 
 namespace {
-/// Builds the constraints of a query into a Z3 solver.
+/// Builds the constraints of a query. With `ground` set, node times and
+/// memory values are the candidate's numerals instead of variables, so
+/// that Z3 checks the candidate against every constraint.
 class Encoder {
 public:
-  Encoder(z3::context &context, z3::solver &solver)
-      : context(context), solver(solver) {}
+  Encoder(z3::context &context, const Z3Query &query, bool ground)
+      : context(context), query(query), ground(ground),
+        constraints(context) {}
 
-  void encode(const Z3Query &query) {
+  z3::expr_vector &encode() {
     times.reserve(query.numNodes);
     for (uint32_t n = 0; n < query.numNodes; ++n)
-      times.push_back(fresh("t"));
+      times.push_back(ground ? context.int_val(query.witness[n])
+                             : fresh("t"));
     for (auto [from, to] : query.edges)
-      add(times[from] < times[to]);
+      constraints.push_back(times[from] < times[to]);
     if (!query.limit)
-      return;
+      return constraints;
     // Differences against a zero variable keep every constraint in
     // difference logic.
-    z3::expr zero = fresh("zero");
-    add(zero == 0);
+    z3::expr zero = ground ? context.int_val(0) : fresh("zero");
+    if (!ground)
+      constraints.push_back(zero == 0);
+    const z3::expr limit = context.int_val(*query.limit);
     for (const MemoryChain &chain : query.chains) {
       z3::expr previous = zero;
       int64_t offset = chain.start;
       for (size_t k = 0; k < chain.steps.size(); ++k) {
-        z3::expr value = fresh("m");
-        add(value - previous == context.int_val(offset + chain.steps[k]));
-        add(value - zero <= context.int_val(*query.limit));
-        memory.push_back(value);
+        z3::expr value =
+            ground ? context.int_val(chain.values[k]) : fresh("m");
+        constraints.push_back(value - previous ==
+                              context.int_val(offset + chain.steps[k]));
+        constraints.push_back(value - zero <= limit);
         previous = value;
         offset = 0;
+        ++memoryValues;
       }
     }
+    return constraints;
   }
 
-  /// Asserts the candidate: times and memory values.
-  void assertWitness(const Z3Query &query) {
-    for (size_t n = 0; n < query.witness.size(); ++n)
-      solver.add(times[n] == context.int_val(query.witness[n]));
-    if (!query.memoryWitness || !query.limit)
-      return;
-    size_t k = 0;
-    for (const MemoryChain &chain : query.chains)
-      for (int64_t value : chain.values)
-        solver.add(memory[k++] == context.int_val(value));
-  }
-
-  size_t variables() const { return times.size() + memory.size(); }
-  size_t constraints = 0;
+  size_t variables() const { return times.size() + memoryValues; }
 
 private:
   z3::expr fresh(const char *prefix) {
     return z3::expr(context,
                     Z3_mk_fresh_const(context, prefix, context.int_sort()));
   }
-  void add(const z3::expr &constraint) {
-    solver.add(constraint);
-    ++constraints;
-  }
 
   z3::context &context;
-  z3::solver &solver;
+  const Z3Query &query;
+  const bool ground;
+  z3::expr_vector constraints;
   std::vector<z3::expr> times;
-  std::vector<z3::expr> memory;
+  size_t memoryValues = 0;
 };
+
+Z3Answer toAnswer(z3::check_result result) {
+  switch (result) {
+  case z3::sat:
+    return Z3Answer::Sat;
+  case z3::unsat:
+    return Z3Answer::Unsat;
+  case z3::unknown:
+    break;
+  }
+  return Z3Answer::Unknown;
+}
+
+/// Solves `constraints` with the difference-logic solver.
+Z3Answer search(z3::context &context, const z3::expr_vector &constraints,
+                double timeoutSeconds, std::string &reason) {
+  z3::solver solver(context);
+  z3::params params(context);
+  // Every constraint is a difference constraint; the Bellman-Ford based
+  // difference-logic solver is the fastest Z3 has for them.
+  params.set("arith.solver", 1u);
+  if (timeoutSeconds > 0)
+    params.set("timeout",
+               std::max(1u, static_cast<unsigned>(timeoutSeconds * 1000)));
+  solver.set(params);
+  for (unsigned k = 0; k < constraints.size(); ++k)
+    solver.add(constraints[k]);
+  Z3Answer answer = toAnswer(solver.check());
+  if (answer == Z3Answer::Unknown)
+    reason = solver.reason_unknown();
+  return answer;
+}
+
+/// Checks ground constraints: Z3's simplifier decides each one; whatever
+/// it leaves undecided goes to the solver.
+Z3Answer check(z3::context &context, const z3::expr_vector &constraints,
+               double timeoutSeconds, std::string &reason) {
+  z3::goal goal(context);
+  for (unsigned k = 0; k < constraints.size(); ++k)
+    goal.add(constraints[k]);
+  z3::apply_result result = z3::tactic(context, "simplify")(goal);
+  if (result.size() == 1 && result[0].is_decided_sat())
+    return Z3Answer::Sat;
+  if (result.size() == 1 && result[0].is_decided_unsat())
+    return Z3Answer::Unsat;
+  z3::expr_vector rest(context);
+  for (unsigned g = 0; g < result.size(); ++g)
+    rest.push_back(result[g].as_expr());
+  return search(context, rest, timeoutSeconds, reason);
+}
+
+void writeSmtlib(z3::context &context, const Z3Query &query,
+                 const std::string &path) {
+  Z3Query open = query;
+  open.witness.clear();
+  Encoder encoder(context, open, /*ground=*/false);
+  z3::solver solver(context);
+  z3::expr_vector &constraints = encoder.encode();
+  for (unsigned k = 0; k < constraints.size(); ++k)
+    solver.add(constraints[k]);
+  std::ofstream file(path);
+  file << "; schedc: the schedule runs to the end within its memory iff "
+          "this is sat\n"
+       << solver.to_smt2();
+  if (!file)
+    throw z3::exception("cannot write the SMT-LIB file");
+}
 } // namespace
 
 Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds,
@@ -83,41 +144,16 @@ Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds,
     z3::config config;
     config.set("auto_config", false);
     z3::context context(config);
-    z3::solver solver(context);
-    z3::params params(context);
-    // Every constraint is a difference constraint; the Bellman-Ford based
-    // difference-logic solver is the fastest Z3 has for them.
-    params.set("arith.solver", 1u);
-    if (timeoutSeconds > 0)
-      params.set("timeout", std::max(1u, static_cast<unsigned>(timeoutSeconds * 1000)));
-    solver.set(params);
-    Encoder encoder(context, solver);
-    encoder.encode(query);
+    if (!smtlibPath.empty())
+      writeSmtlib(context, query, smtlibPath);
+    const bool ground = !query.witness.empty();
+    Encoder encoder(context, query, ground);
+    z3::expr_vector &constraints = encoder.encode();
     outcome.variables = encoder.variables();
-    outcome.constraints = encoder.constraints;
-    if (!smtlibPath.empty()) {
-      std::ofstream file(smtlibPath);
-      file << "; schedc: a schedule runs to the end within its memory iff "
-              "this is sat\n"
-           << solver.to_smt2();
-      if (!file) {
-        outcome.reason = "cannot write " + smtlibPath;
-        return outcome;
-      }
-    }
-    encoder.assertWitness(query);
-    switch (solver.check()) {
-    case z3::sat:
-      outcome.answer = Z3Answer::Sat;
-      break;
-    case z3::unsat:
-      outcome.answer = Z3Answer::Unsat;
-      break;
-    case z3::unknown:
-      outcome.answer = Z3Answer::Unknown;
-      outcome.reason = solver.reason_unknown();
-      break;
-    }
+    outcome.constraints = constraints.size();
+    outcome.answer =
+        ground ? check(context, constraints, timeoutSeconds, outcome.reason)
+               : search(context, constraints, timeoutSeconds, outcome.reason);
   } catch (const z3::exception &error) {
     outcome.answer = Z3Answer::Unknown;
     outcome.reason = std::string("z3: ") + error.msg();

@@ -25,12 +25,11 @@ namespace sched {
 struct Z3Query {
   uint32_t numNodes = 0;
   std::vector<std::pair<uint32_t, uint32_t>> edges;
-  /// Candidate times (one per node) to check instead of searching; empty
-  /// to search.
+  /// Candidate times (one per node): when given, Z3 checks the candidate
+  /// (with the chain values of each MemoryChain) against every constraint
+  /// instead of searching.
   std::vector<int64_t> witness;
   std::vector<MemoryChain> chains;
-  /// Check the chain values given in each MemoryChain as the candidate.
-  bool memoryWitness = false;
   std::optional<int64_t> limit;
 };
 
