@@ -89,6 +89,9 @@ private:
   LogicalResult parseLines();
   LogicalResult mapStages();
   void build(OpBuilder &builder, ScheduleOp schedule);
+  /// Whether the indices of `cell` fit the schedule; reports those that do
+  /// not when the caller asked to count them.
+  bool inRange(const Cell &cell);
   void buildAction(OpBuilder &builder, const CellAction &action, Location loc);
 
   llvm::SourceMgr &sourceMgr;
@@ -311,6 +314,30 @@ void CsvReader::buildAction(OpBuilder &builder, const CellAction &action,
   }
 }
 
+bool CsvReader::inRange(const Cell &cell) {
+  for (const CellAction &action : cell.actions) {
+    const bool stageOk = action.stage < numStages;
+    const bool mbOk =
+        !hasMicrobatch(action.kind) || action.microbatch < numMicrobatches;
+    if (stageOk && mbOk)
+      continue;
+    if (!options.outOfRangeCells)
+      return true; // the op verifiers report it at the cell
+    ++*options.outOfRangeCells;
+    InFlightDiagnostic diag = emitError(cell.loc);
+    diag << "[missing] ";
+    if (!stageOk)
+      diag << "stage " << action.stage << " is out of range: the schedule has "
+           << numStages << " stages";
+    else
+      diag << "microbatch " << action.microbatch
+           << " is out of range: the schedule has " << numMicrobatches
+           << " microbatches (0.." << numMicrobatches - 1 << ")";
+    return false;
+  }
+  return true;
+}
+
 void CsvReader::build(OpBuilder &builder, ScheduleOp schedule) {
   Block *body = builder.createBlock(&schedule.getBody());
   std::vector<RankOp> ranks;
@@ -321,6 +348,8 @@ void CsvReader::build(OpBuilder &builder, ScheduleOp schedule) {
     ranks.push_back(rank);
   }
   for (const Cell &cell : cells) {
+    if (!inRange(cell))
+      continue;
     builder.setInsertionPointToEnd(&ranks[cell.rank].getBody().front());
     if (cell.actions.size() == 1) {
       buildAction(builder, cell.actions.front(), cell.loc);

@@ -38,6 +38,10 @@ struct TorchCsvOptions {
   std::optional<int64_t> microbatches;
   /// Symbol name of the imported schedule.
   std::string name = "imported";
+  /// When set, a cell whose stage or microbatch is outside the given counts
+  /// is reported as a schedule violation ("[missing] ... out of range"),
+  /// left out, and counted here, instead of failing the import.
+  unsigned *outOfRangeCells = nullptr;
 };
 
 /// True if the CSV text holds SEND or RECV cells.

@@ -187,6 +187,7 @@ int sched::runVerify() {
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module;
+  unsigned outOfRange = 0;
   if (*format == InputFormat::Mlir) {
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   } else {
@@ -198,6 +199,7 @@ int sched::runVerify() {
       csv.stages = stagesFlag;
     if (microbatchesFlag.getNumOccurrences())
       csv.microbatches = microbatchesFlag;
+    csv.outOfRangeCells = &outOfRange;
     module = importTorchCsv(sourceMgr, &context, csv);
   }
   if (!module)
@@ -209,6 +211,13 @@ int sched::runVerify() {
   for (auto scheduleOp : module->getOps<ScheduleOp>()) {
     any = true;
     VerifyResult result = verifyScheduleOp(scheduleOp, *options);
+    if (outOfRange) {
+      // Cells left out of the import are violations of their own.
+      result.verdict = Verdict::Violated;
+      for (unsigned k = 0; k < outOfRange; ++k)
+        result.violations.push_back(
+            {ViolationKind::Missing, {}, "a cell is out of range", {}});
+    }
     if (result.verdict == Verdict::Violated)
       overall = Verdict::Violated;
     else if (result.verdict == Verdict::Unknown &&
