@@ -246,4 +246,71 @@ def VerifySchedules : Pass<"sched-verify", "mlir::ModuleOp"> {
   ];
 }
 
+def InsertP2P : Pass<"sched-insert-p2p", "mlir::ModuleOp"> {
+  let summary = "Insert the sends and receives a compute-only schedule "
+                "needs, in a deadlock-free order";
+  let description = [{
+    For every input that crosses ranks in a compute-only `sched.schedule`
+    (as the `sched-lower-<strategy>` passes produce), adds a send on the
+    producer's rank and a receive on the consumer's rank: F(s, m) gets the
+    activation of F(s - 1, m) by `sched.send forward stage s-1` right
+    after that forward and `sched.recv forward stage s` before its own;
+    the B or I of stage `s` gets the gradient of B/I(s + 1, m) by
+    `sched.send backward stage s+1` and `sched.recv backward stage s`.
+
+    Transfers go where a list simulation of the compute order (stage
+    costs, unit steps when a cost is zero) puts them: each at the end of
+    its producer, and every rank issues its actions in the order of those
+    times. Both ends of each transfer then sit at the same point of one
+    global order, so the schedule runs to the end under rendezvous
+    semantics (a send completes only with its receive), without relying
+    on groups. Transfers between the same two ranks that are adjacent on
+    both become one `sched.p2p_group` on both sides (Megatron's
+    send-forward-receive-backward); `group=false` keeps them apart.
+
+    Fails, at the offending action, when the schedule already holds
+    transfers or other non-compute actions, runs a stage on two ranks,
+    computes a (stage, microbatch) twice, lacks the producer of a
+    cross-rank input, or cannot run to the end.
+
+    ```mlir
+    // sched-opt --sched-lower-1f1b --sched-insert-p2p
+    sched.pipeline @p pp 2 microbatches 3 {}
+    // becomes
+    sched.schedule @p stages 2 microbatches 3 {
+      sched.rank 0 {
+        sched.forward stage 0 mb 0
+        sched.send forward stage 0 mb 0 to 1
+        ...
+        sched.forward stage 0 mb 2
+        sched.p2p_group {
+          sched.send forward stage 0 mb 2 to 1
+          sched.recv backward stage 0 mb 1 from 1
+        }
+        sched.backward stage 0 mb 1
+        ...
+      }
+      sched.rank 1 {
+        sched.recv forward stage 1 mb 0 from 0
+        sched.forward stage 1 mb 0
+        ...
+        sched.backward stage 1 mb 1
+        sched.p2p_group {
+          sched.recv forward stage 1 mb 2 from 0
+          sched.send backward stage 1 mb 1 to 0
+        }
+        sched.forward stage 1 mb 2
+        ...
+      }
+    }
+    ```
+  }];
+  let dependentDialects = ["::sched::SchedDialect"];
+  let options = [
+    Option<"group", "group", "bool", /*default=*/"true",
+           "Issue transfers between the same two ranks that are adjacent "
+           "on both as one sched.p2p_group">,
+  ];
+}
+
 #endif // SCHED_PASSES_TD

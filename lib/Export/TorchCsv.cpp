@@ -1,0 +1,141 @@
+//===- TorchCsv.cpp - export PyTorch pipelining CSV schedules -------------===//
+//
+// The inverse of lib/Import/TorchCsv.cpp, with PyTorch's spellings: a
+// send's stage is the sending stage, a receive's the receiving one, and an
+// overlap is `({forward};{backward})OVERLAP_F_B`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Export/TorchCsv.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace sched;
+
+/// More rows than this for a handful of ranks is a typo in a rank id.
+static constexpr int64_t kMaxRows = 1 << 20;
+
+static llvm::StringRef transferWord(const Action &action) {
+  if (action.kind == ActionKind::Send)
+    return action.gradient ? "SEND_B" : "SEND_F";
+  return action.gradient ? "RECV_B" : "RECV_F";
+}
+
+std::string sched::torchCsvCell(const Action &action) {
+  const std::string stage = std::to_string(action.stage);
+  switch (action.kind) {
+  case ActionKind::Forward:
+  case ActionKind::Backward:
+  case ActionKind::BackwardInput:
+  case ActionKind::BackwardWeight:
+    return actionLabel(action, /*withStage=*/true);
+  case ActionKind::Send:
+  case ActionKind::Recv:
+    return stage + transferWord(action).str() +
+           std::to_string(action.microbatch);
+  case ActionKind::Unshard:
+    return stage + "UNSHARD";
+  case ActionKind::Reshard:
+    return stage + "RESHARD";
+  case ActionKind::ReduceGrad:
+    return stage + "REDUCE_GRAD";
+  default:
+    return "";
+  }
+}
+
+/// The cell of an overlap bundle: the forward first, as PyTorch writes it.
+static llvm::Expected<std::string>
+overlapCell(llvm::ArrayRef<Action> members, int64_t rankId) {
+  const Action *forward = nullptr;
+  const Action *backward = nullptr;
+  for (const Action &member : members) {
+    if (member.kind == ActionKind::Forward && !forward)
+      forward = &member;
+    else if ((member.kind == ActionKind::Backward ||
+              member.kind == ActionKind::BackwardInput) &&
+             !backward)
+      backward = &member;
+    else
+      forward = backward = nullptr;
+  }
+  if (members.size() != 2 || !forward || !backward)
+    return llvm::createStringError(
+        llvm::formatv("rank {0} holds an overlap that is not one F with one "
+                      "B or I, which the CSV cannot say",
+                      rankId)
+            .str());
+  return "(" + torchCsvCell(*forward) + ";" + torchCsvCell(*backward) +
+         ")OVERLAP_F_B";
+}
+
+/// The cells of one rank program, in order.
+static llvm::Expected<std::vector<std::string>>
+rankCells(const RankProgram &program, TorchCsvContent content) {
+  std::vector<std::string> cells;
+  llvm::ArrayRef<Action> actions = program.actions;
+  for (size_t i = 0; i < actions.size();) {
+    const Action &action = actions[i];
+    if (action.kind == ActionKind::Send || action.kind == ActionKind::Recv) {
+      if (content == TorchCsvContent::ComputeAndComms)
+        cells.push_back(torchCsvCell(action));
+      ++i;
+      continue;
+    }
+    size_t end = i + 1;
+    if (action.bundle != 0 && isCompute(action.kind))
+      while (end < actions.size() && actions[end].bundle == action.bundle)
+        ++end;
+    if (end - i > 1) {
+      llvm::Expected<std::string> cell =
+          overlapCell(actions.slice(i, end - i), program.id);
+      if (!cell)
+        return cell.takeError();
+      cells.push_back(std::move(*cell));
+      i = end;
+      continue;
+    }
+    std::string cell = torchCsvCell(action);
+    if (cell.empty())
+      return llvm::createStringError(
+          llvm::formatv("rank {0} holds a collective or optimizer step at "
+                        "action {1}; the PyTorch CSV has no cell for it",
+                        program.id, i)
+              .str());
+    cells.push_back(std::move(cell));
+    i = end;
+  }
+  return cells;
+}
+
+llvm::Error sched::writeTorchCsv(llvm::raw_ostream &os,
+                                 const Schedule &schedule,
+                                 TorchCsvContent content) {
+  std::map<int64_t, const RankProgram *> rows;
+  for (const RankProgram &program : schedule.ranks) {
+    if (program.id < 0 || program.id >= kMaxRows)
+      return llvm::createStringError(
+          llvm::formatv("rank id {0} cannot be a CSV row (row k is rank k; "
+                        "ids from 0 to {1})",
+                        program.id, kMaxRows - 1)
+              .str());
+    rows[program.id] = &program;
+  }
+  int64_t nextRow = 0;
+  for (auto [id, program] : rows) {
+    llvm::Expected<std::vector<std::string>> cells =
+        rankCells(*program, content);
+    if (!cells)
+      return cells.takeError();
+    for (; nextRow < id; ++nextRow)
+      os << "\n";
+    llvm::interleave(*cells, os, ",");
+    os << "\n";
+    nextRow = id + 1;
+  }
+  return llvm::Error::success();
+}

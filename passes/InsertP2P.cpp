@@ -1,0 +1,125 @@
+//===- InsertP2P.cpp - the sched-insert-p2p pass --------------------------===//
+//
+// Reads each compute-only sched.schedule, lets lib/Lower place its
+// transfers and adds them to the rank programs in place, so that the
+// computations keep their locations (a CSV cell, a line of a hand-written
+// file) for later diagnostics.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Lower/InsertTransfers.h"
+#include "lib/ScheduleIR/ScheduleIR.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace sched {
+#define GEN_PASS_DEF_INSERTP2P
+#include "passes/Passes.h.inc"
+} // namespace sched
+
+using namespace mlir;
+using namespace sched;
+
+/// The op that holds the place of `origin` in its rank: the overlap around
+/// it, or itself.
+static Operation *rankLevelOp(Operation *origin) {
+  Operation *parent = origin->getParentOp();
+  return isa<OverlapOp>(parent) ? parent : origin;
+}
+
+static void createTransfer(OpBuilder &builder, Location loc,
+                           const Schedule &schedule, const Action &action) {
+  const Direction direction =
+      action.gradient ? Direction::Backward : Direction::Forward;
+  const uint64_t stage = action.stage;
+  const uint64_t mb = action.microbatch;
+  const uint64_t peer = schedule.ranks[action.peer].id;
+  if (action.kind == ActionKind::Send)
+    SendOp::create(builder, loc, direction, stage, mb, peer, IntegerAttr());
+  else
+    RecvOp::create(builder, loc, direction, stage, mb, peer, IntegerAttr());
+}
+
+/// Adds the transfers of `lowered` (rank `r`) between the ops of the
+/// compute-only program they were computed from.
+static void addTransfers(RankOp rank, const Schedule &lowered, size_t r,
+                         llvm::ArrayRef<Operation *> origins) {
+  OpBuilder builder(rank.getContext());
+  Block &body = rank.getBody().front();
+  builder.setInsertionPointToStart(&body);
+  const std::vector<Action> &actions = lowered.ranks[r].actions;
+  size_t nextOrigin = 0;
+  uint32_t openBundle = 0;
+  OpBuilder::InsertPoint afterGroup;
+  for (size_t i = 0; i < actions.size(); ++i) {
+    const Action &action = actions[i];
+    if (isCompute(action.kind)) {
+      builder.setInsertionPointAfter(rankLevelOp(origins[nextOrigin++]));
+      openBundle = 0;
+      continue;
+    }
+    // A send sits by its producer, a receive by its consumer.
+    Location loc = rank.getLoc();
+    if (action.kind == ActionKind::Send && nextOrigin > 0)
+      loc = origins[nextOrigin - 1]->getLoc();
+    else if (action.kind == ActionKind::Recv && nextOrigin < origins.size())
+      loc = origins[nextOrigin]->getLoc();
+    if (action.bundle == 0) {
+      if (openBundle != 0)
+        builder.restoreInsertionPoint(afterGroup);
+      openBundle = 0;
+      createTransfer(builder, loc, lowered, action);
+      continue;
+    }
+    if (action.bundle != openBundle) {
+      if (openBundle != 0)
+        builder.restoreInsertionPoint(afterGroup);
+      auto group = P2PGroupOp::create(builder, loc);
+      afterGroup = builder.saveInsertionPoint();
+      builder.createBlock(&group.getBody());
+      openBundle = action.bundle;
+    }
+    createTransfer(builder, loc, lowered, action);
+  }
+}
+
+namespace {
+struct InsertP2PPass : sched::impl::InsertP2PBase<InsertP2PPass> {
+  using InsertP2PBase::InsertP2PBase;
+
+  void runOnOperation() override {
+    InsertTransfersOptions options;
+    options.group = group;
+    for (auto scheduleOp : getOperation().getOps<ScheduleOp>())
+      if (failed(insertInto(scheduleOp, options)))
+        return signalPassFailure();
+  }
+
+  LogicalResult insertInto(ScheduleOp scheduleOp,
+                           const InsertTransfersOptions &options) {
+    std::vector<std::vector<Operation *>> origins;
+    FailureOr<Schedule> compute = readSchedule(scheduleOp, &origins);
+    if (failed(compute))
+      return failure();
+    llvm::Expected<Schedule> lowered = insertTransfers(*compute, options);
+    if (!lowered) {
+      LogicalResult result = failure();
+      llvm::handleAllErrors(
+          lowered.takeError(), [&](const InsertTransfersError &error) {
+            Operation *at = scheduleOp;
+            if (error.rank >= 0 && error.index >= 0)
+              at = origins[error.rank][error.index];
+            at->emitError() << "cannot insert transfers: " << error.message;
+          });
+      return result;
+    }
+    size_t r = 0;
+    for (auto rank : scheduleOp.getBody().front().getOps<RankOp>()) {
+      addTransfers(rank, *lowered, r, origins[r]);
+      ++r;
+    }
+    return success();
+  }
+};
+} // namespace
