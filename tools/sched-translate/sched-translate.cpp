@@ -6,7 +6,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Sched/SchedOps.h"
+#include "lib/Export/TorchCsv.h"
 #include "lib/Import/TorchCsv.h"
+#include "lib/Lower/InsertTransfers.h"
 #include "lib/Render/TextGrid.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
 
@@ -34,6 +36,42 @@ static LogicalResult scheduleToTextGrid(Operation *op, raw_ostream &os) {
   }
   if (!any)
     return module.emitError("the module holds no sched.schedule");
+  return success();
+}
+
+/// Writes the one sched.schedule of the module as PyTorch CSV. With comms,
+/// a schedule without transfers gets them as sched-insert-p2p would.
+static LogicalResult scheduleToTorchCsv(Operation *op, raw_ostream &os,
+                                        sched::TorchCsvContent content) {
+  auto module = dyn_cast<ModuleOp>(op);
+  if (!module)
+    return op->emitError("expected a builtin.module");
+  auto schedules = module.getOps<sched::ScheduleOp>();
+  if (schedules.empty() || std::next(schedules.begin()) != schedules.end())
+    return module.emitError("a PyTorch CSV holds one schedule; the module "
+                            "must hold exactly one sched.schedule");
+  sched::ScheduleOp scheduleOp = *schedules.begin();
+  FailureOr<sched::Schedule> schedule = sched::readSchedule(scheduleOp);
+  if (failed(schedule))
+    return failure();
+  const bool hasTransfers = llvm::any_of(
+      schedule->ranks, [](const sched::RankProgram &rank) {
+        return llvm::any_of(rank.actions, [](const sched::Action &action) {
+          return action.kind == sched::ActionKind::Send ||
+                 action.kind == sched::ActionKind::Recv;
+        });
+      });
+  if (content == sched::TorchCsvContent::ComputeAndComms && !hasTransfers) {
+    llvm::Expected<sched::Schedule> lowered =
+        sched::insertTransfers(*schedule);
+    if (!lowered)
+      return scheduleOp.emitError()
+             << "cannot insert transfers: "
+             << llvm::toString(lowered.takeError());
+    *schedule = std::move(*lowered);
+  }
+  if (llvm::Error error = sched::writeTorchCsv(os, *schedule, content))
+    return scheduleOp.emitError() << llvm::toString(std::move(error));
   return success();
 }
 
@@ -69,5 +107,21 @@ int main(int argc, char **argv) {
       scheduleToTextGrid, [](DialectRegistry &registry) {
         sched::registerSchedDialect(registry);
       });
+  TranslateFromMLIRRegistration toTorchCsv(
+      "export-torch-csv",
+      "write the sched.schedule as a compute-only PyTorch pipelining CSV",
+      [](Operation *op, raw_ostream &os) {
+        return scheduleToTorchCsv(op, os, sched::TorchCsvContent::Compute);
+      },
+      [](DialectRegistry &registry) { sched::registerSchedDialect(registry); });
+  TranslateFromMLIRRegistration toTorchCsvComms(
+      "export-torch-csv-comms",
+      "write the sched.schedule as a PyTorch pipelining CSV with a SEND/RECV "
+      "cell per transfer (inserted first when the schedule has none)",
+      [](Operation *op, raw_ostream &os) {
+        return scheduleToTorchCsv(op, os,
+                                  sched::TorchCsvContent::ComputeAndComms);
+      },
+      [](DialectRegistry &registry) { sched::registerSchedDialect(registry); });
   return failed(mlirTranslateMain(argc, argv, "schedc translation driver"));
 }

@@ -42,6 +42,10 @@ extern llvm::cl::SubCommand generateCommand;
 /// Runs `schedc generate` with the parsed options.
 int runGenerate();
 
+extern llvm::cl::SubCommand simulateCommand;
+/// Runs `schedc simulate` with the parsed options.
+int runSimulate();
+
 } // namespace sched
 
 #endif // TOOLS_SCHEDC_COMMANDS_H

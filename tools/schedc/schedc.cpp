@@ -67,5 +67,7 @@ int main(int argc, char **argv) {
     return runGenerate();
   if (verifyCommand)
     return runVerify();
+  if (simulateCommand)
+    return runSimulate();
   return usageError("no subcommand given; try 'schedc --help'");
 }

@@ -1,0 +1,174 @@
+//===- SimulateCommand.cpp - schedc simulate ------------------------------===//
+//
+// Reads a schedule (sched dialect or PyTorch pipelining CSV), runs the list
+// simulation of lib/Simulate and reports its makespan, the bubble ratio and
+// the peak of live activations of every rank, as text or as JSON. Exit
+// status 0 when every schedule runs to the end, 1 when one cannot, 2 for
+// bad flags or unreadable input.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Sched/SchedOps.h"
+#include "lib/Import/TorchCsv.h"
+#include "lib/Schedule/CostSpec.h"
+#include "lib/ScheduleIR/ScheduleIR.h"
+#include "lib/Simulate/Simulate.h"
+#include "tools/schedc/Commands.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace sched;
+namespace cl = llvm::cl;
+
+cl::SubCommand sched::simulateCommand(
+    "simulate", "Simulate a schedule: makespan, bubble, peak activations");
+
+static cl::opt<std::string> inputFlag(cl::Positional, cl::sub(simulateCommand),
+                                      cl::desc("<schedule file>"));
+static cl::opt<std::string> formatFlag(
+    "format", cl::sub(simulateCommand),
+    cl::desc("Input format: mlir or torch-csv (with or without SEND/RECV "
+             "cells); default from the extension"),
+    cl::value_desc("mlir|torch-csv"));
+static cl::opt<std::string> costFlag(
+    "cost", cl::sub(simulateCommand),
+    cl::desc("Times that replace every stage's: f=1,b=2 or f=1,i=1,w=1, "
+             "plus comm=T for each transfer between ranks (default: the "
+             "file's stage times, else 1; comm 0)"),
+    cl::value_desc("spec"));
+static cl::opt<bool> jsonFlag(
+    "json", cl::sub(simulateCommand),
+    cl::desc("Print {\"makespan\", \"bubble_ratio\", \"peak_activations\"} "
+             "as JSON (an array of them when the file holds several "
+             "schedules)"));
+
+/// A time or count without trailing zeros: 33, 0.272727.
+static std::string number(double value) {
+  return llvm::formatv("{0}", llvm::format("%g", value)).str();
+}
+
+/// True when some stage declares activation bytes.
+static bool hasSizes(const Schedule &schedule) {
+  return llvm::any_of(schedule.stageCosts, [](const StageCost &cost) {
+    return cost.activation > 0;
+  });
+}
+
+static void printText(llvm::raw_ostream &os, llvm::StringRef name,
+                      const Schedule &schedule, const Timeline &timeline) {
+  os << "schedule @" << name << "\n";
+  os << "  makespan " << number(timeline.makespan) << "\n";
+  const bool bytes = hasSizes(schedule);
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    os << "  rank " << schedule.ranks[r].id << ": bubble ratio "
+       << number(timeline.bubbleRatio[r]) << " (idle "
+       << number(timeline.makespan - timeline.busy[r])
+       << "), peak activations " << number(timeline.peakActivations[r]);
+    if (bytes)
+      os << " (" << timeline.peakActivationBytes[r] << " bytes)";
+    os << "\n";
+  }
+}
+
+static llvm::json::Value toJson(const Timeline &timeline) {
+  llvm::json::Array bubble, peaks;
+  for (double ratio : timeline.bubbleRatio)
+    bubble.push_back(ratio);
+  for (double peak : timeline.peakActivations)
+    peaks.push_back(peak);
+  return llvm::json::Object{{"makespan", timeline.makespan},
+                            {"bubble_ratio", std::move(bubble)},
+                            {"peak_activations", std::move(peaks)}};
+}
+
+/// Parses the input file into a module, or emits diagnostics.
+static OwningOpRef<ModuleOp> readInput(llvm::SourceMgr &sourceMgr,
+                                       MLIRContext &context, bool csv) {
+  if (!csv)
+    return parseSourceFile<ModuleOp>(sourceMgr, &context);
+  TorchCsvOptions options;
+  options.flavour = TorchCsvFlavour::Detect;
+  return importTorchCsv(sourceMgr, &context, options);
+}
+
+int sched::runSimulate() {
+  if (inputFlag.empty())
+    return usageError("simulate needs a schedule file; try 'schedc simulate "
+                      "--help'");
+  bool csv = false;
+  if (formatFlag == "torch-csv" || formatFlag == "torch-csv-comms")
+    csv = true;
+  else if (!formatFlag.empty() && formatFlag != "mlir")
+    return usageError("unknown --format '" + formatFlag +
+                      "'; expected mlir or torch-csv");
+  else if (formatFlag.empty() && llvm::StringRef(inputFlag).ends_with(".csv"))
+    csv = true;
+  else if (formatFlag.empty() &&
+           !llvm::StringRef(inputFlag).ends_with(".mlir"))
+    return usageError("cannot tell the format of '" + inputFlag +
+                      "' from its extension; pass --format");
+  std::optional<CostSpec> costs;
+  if (costFlag.getNumOccurrences()) {
+    llvm::Expected<CostSpec> parsed = parseCostSpec(costFlag);
+    if (!parsed)
+      return usageError(llvm::toString(parsed.takeError()));
+    costs = *parsed;
+  }
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputFlag);
+  if (!buffer)
+    return usageError("cannot read '" + inputFlag +
+                      "': " + buffer.getError().message());
+
+  MLIRContext context;
+  context.getOrLoadDialect<SchedDialect>();
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = readInput(sourceMgr, context, csv);
+  if (!module)
+    return ExitUsage;
+
+  SimulationOptions options;
+  if (costs && costs->comm)
+    options.comm = *costs->comm;
+  llvm::json::Array reports;
+  int status = ExitOk;
+  for (auto scheduleOp : module->getOps<ScheduleOp>()) {
+    FailureOr<Schedule> schedule = readSchedule(scheduleOp);
+    if (failed(schedule))
+      return ExitUsage;
+    if (costs)
+      applyCostSpec(*schedule, *costs);
+    llvm::Expected<Timeline> timeline = simulate(*schedule, options);
+    if (!timeline) {
+      scheduleOp.emitError() << llvm::toString(timeline.takeError());
+      status = ExitViolated;
+      continue;
+    }
+    if (jsonFlag)
+      reports.push_back(toJson(*timeline));
+    else
+      printText(llvm::outs(), scheduleOp.getSymName(), *schedule, *timeline);
+  }
+  if (module->getOps<ScheduleOp>().empty())
+    return usageError("'" + inputFlag +
+                      "' holds no sched.schedule (lower a sched.pipeline "
+                      "first: schedc generate, or sched-opt "
+                      "--sched-lower-<strategy>)");
+  if (jsonFlag && status == ExitOk) {
+    llvm::json::Value value = reports.size() == 1
+                                  ? std::move(reports.front())
+                                  : llvm::json::Value(std::move(reports));
+    llvm::outs() << llvm::formatv("{0:2}", value) << "\n";
+  }
+  return status;
+}
