@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <thread>
 
 using namespace sched;
 
@@ -20,14 +21,23 @@ public:
       : context(context), query(query), ground(ground),
         constraints(context) {}
 
-  z3::expr_vector &encode() {
-    times.reserve(query.numNodes);
-    for (uint32_t n = 0; n < query.numNodes; ++n)
-      times.push_back(ground ? context.int_val(query.witness[n])
-                             : fresh("t"));
-    for (auto [from, to] : query.edges)
-      constraints.push_back(times[from] < times[to]);
-    if (!query.limit)
+  /// Encodes edges [edgeBegin, edgeEnd) and, if `withMemory`, the memory
+  /// chains.
+  z3::expr_vector &encode(size_t edgeBegin, size_t edgeEnd, bool withMemory) {
+    if (!ground) {
+      times.reserve(query.numNodes);
+      for (uint32_t n = 0; n < query.numNodes; ++n)
+        times.push_back(fresh("t"));
+      variableCount = times.size();
+    }
+    for (size_t k = edgeBegin; k < edgeEnd; ++k) {
+      auto [from, to] = query.edges[k];
+      // Z3 shares equal numerals, so a ground time costs one term.
+      constraints.push_back(ground ? context.int_val(query.witness[from]) <
+                                         context.int_val(query.witness[to])
+                                   : times[from] < times[to]);
+    }
+    if (!withMemory || !query.limit)
       return constraints;
     // Differences against a zero variable keep every constraint in
     // difference logic.
@@ -46,13 +56,15 @@ public:
         constraints.push_back(value - zero <= limit);
         previous = value;
         offset = 0;
-        ++memoryValues;
+        ++variableCount;
       }
     }
     return constraints;
   }
 
-  size_t variables() const { return times.size() + memoryValues; }
+  /// Unknowns of the encoding (times and memory values; a ground
+  /// encoding counts the memory values it checks).
+  size_t variables() const { return variableCount; }
 
 private:
   z3::expr fresh(const char *prefix) {
@@ -65,7 +77,7 @@ private:
   const bool ground;
   z3::expr_vector constraints;
   std::vector<z3::expr> times;
-  size_t memoryValues = 0;
+  size_t variableCount = 0;
 };
 
 Z3Answer toAnswer(z3::check_result result) {
@@ -124,7 +136,8 @@ void writeSmtlib(z3::context &context, const Z3Query &query,
   open.witness.clear();
   Encoder encoder(context, open, /*ground=*/false);
   z3::solver solver(context);
-  z3::expr_vector &constraints = encoder.encode();
+  z3::expr_vector &constraints =
+      encoder.encode(0, open.edges.size(), /*withMemory=*/true);
   for (unsigned k = 0; k < constraints.size(); ++k)
     solver.add(constraints[k]);
   std::ofstream file(path);
@@ -136,6 +149,52 @@ void writeSmtlib(z3::context &context, const Z3Query &query,
 }
 } // namespace
 
+/// Checks the candidate of `query`: the constraints are independent once
+/// ground, so they are split over two threads, each with its own context.
+static Z3Outcome checkCandidate(const Z3Query &query, double timeoutSeconds) {
+  const size_t parts = query.edges.size() > 20000 ? 2 : 1;
+  std::vector<Z3Outcome> outcomes(parts);
+  auto checkPart = [&](size_t part) {
+    Z3Outcome &outcome = outcomes[part];
+    try {
+      z3::config config;
+      config.set("auto_config", false);
+      z3::context context(config);
+      Encoder encoder(context, query, /*ground=*/true);
+      const size_t begin = query.edges.size() * part / parts;
+      const size_t end = query.edges.size() * (part + 1) / parts;
+      z3::expr_vector &constraints =
+          encoder.encode(begin, end, /*withMemory=*/part + 1 == parts);
+      outcome.variables = encoder.variables();
+      outcome.constraints = constraints.size();
+      outcome.answer =
+          check(context, constraints, timeoutSeconds, outcome.reason);
+    } catch (const z3::exception &error) {
+      outcome.answer = Z3Answer::Unknown;
+      outcome.reason = std::string("z3: ") + error.msg();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t part = 1; part < parts; ++part)
+    threads.emplace_back(checkPart, part);
+  checkPart(0);
+  for (std::thread &thread : threads)
+    thread.join();
+  Z3Outcome total;
+  total.answer = Z3Answer::Sat;
+  for (const Z3Outcome &outcome : outcomes) {
+    total.variables += outcome.variables;
+    total.constraints += outcome.constraints;
+    if (outcome.answer == Z3Answer::Unsat ||
+        (outcome.answer == Z3Answer::Unknown &&
+         total.answer == Z3Answer::Sat)) {
+      total.answer = outcome.answer;
+      total.reason = outcome.reason;
+    }
+  }
+  return total;
+}
+
 Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds,
                              const std::string &smtlibPath) {
   Z3Outcome outcome;
@@ -146,14 +205,17 @@ Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds,
     z3::context context(config);
     if (!smtlibPath.empty())
       writeSmtlib(context, query, smtlibPath);
-    const bool ground = !query.witness.empty();
-    Encoder encoder(context, query, ground);
-    z3::expr_vector &constraints = encoder.encode();
-    outcome.variables = encoder.variables();
-    outcome.constraints = constraints.size();
-    outcome.answer =
-        ground ? check(context, constraints, timeoutSeconds, outcome.reason)
-               : search(context, constraints, timeoutSeconds, outcome.reason);
+    if (!query.witness.empty()) {
+      outcome = checkCandidate(query, timeoutSeconds);
+    } else {
+      Encoder encoder(context, query, /*ground=*/false);
+      z3::expr_vector &constraints =
+          encoder.encode(0, query.edges.size(), /*withMemory=*/true);
+      outcome.variables = encoder.variables();
+      outcome.constraints = constraints.size();
+      outcome.answer =
+          search(context, constraints, timeoutSeconds, outcome.reason);
+    }
   } catch (const z3::exception &error) {
     outcome.answer = Z3Answer::Unknown;
     outcome.reason = std::string("z3: ") + error.msg();
