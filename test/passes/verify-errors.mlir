@@ -203,3 +203,59 @@ sched.schedule @memory stages 2 microbatches 2 memory_limit 1 {
     sched.backward stage 1 mb 1
   }
 }
+
+// -----
+
+// Rank 1 starts with microbatch 1: a cycle of waits across both ranks.
+sched.schedule @cross_rank_deadlock stages 2 microbatches 2 {
+  sched.rank 0 {
+    sched.forward stage 0 mb 0
+    // expected-note @below {{rank 0: B(stage 0, mb 0) waits for B(stage 1, mb 0) on rank 1: it needs that action's output}}
+    sched.backward stage 0 mb 0
+    // expected-error @below {{[deadlock] deadlock under rendezvous semantics: a cycle of 5 waits across 2 rank(s)}}
+    // expected-note @below {{rank 0: F(stage 0, mb 1) waits for B(stage 0, mb 0) on rank 0: it comes next in the rank's program}}
+    sched.forward stage 0 mb 1
+    sched.backward stage 0 mb 1
+  }
+  sched.rank 1 {
+    // expected-note @below {{rank 1: F(stage 1, mb 1) waits for F(stage 0, mb 1) on rank 0: it needs that action's output}}
+    sched.forward stage 1 mb 1
+    // expected-note @below {{rank 1: F(stage 1, mb 0) waits for F(stage 1, mb 1) on rank 1: it comes next in the rank's program}}
+    sched.forward stage 1 mb 0
+    // expected-note @below {{rank 1: B(stage 1, mb 0) waits for F(stage 1, mb 0) on rank 1: it comes next in the rank's program}}
+    sched.backward stage 1 mb 0
+    sched.backward stage 1 mb 1
+  }
+}
+
+// -----
+
+// Send, then receive, on both ranks: under rendezvous each send waits for
+// a receive the peer has not reached.
+sched.schedule @rendezvous_deadlock stages 2 microbatches 2 {
+  sched.rank 0 {
+    sched.forward stage 0 mb 0
+    sched.send forward stage 0 mb 0 to 1
+    sched.forward stage 0 mb 1
+    // expected-note @below {{rank 0: SEND_F(stage 0, mb 1) to rank 1 completes together with RECV_F(stage 1, mb 1) from rank 0 on rank 1}}
+    sched.send forward stage 0 mb 1 to 1
+    // expected-error @below {{[deadlock] deadlock under rendezvous semantics: a cycle of 2 waits across 2 rank(s)}}
+    // expected-note @below {{rank 0: RECV_B(stage 0, mb 0) from rank 1 waits for SEND_F(stage 0, mb 1) to rank 1 on rank 0}}
+    sched.recv backward stage 0 mb 0 from 1
+    sched.backward stage 0 mb 0
+    sched.recv backward stage 0 mb 1 from 1
+    sched.backward stage 0 mb 1
+  }
+  sched.rank 1 {
+    sched.recv forward stage 1 mb 0 from 0
+    sched.forward stage 1 mb 0
+    sched.backward stage 1 mb 0
+    // expected-note @below {{rank 1: SEND_B(stage 1, mb 0) to rank 0 completes together with RECV_B(stage 0, mb 0) from rank 1 on rank 0}}
+    sched.send backward stage 1 mb 0 to 0
+    // expected-note @below {{rank 1: RECV_F(stage 1, mb 1) from rank 0 waits for SEND_B(stage 1, mb 0) to rank 0 on rank 1}}
+    sched.recv forward stage 1 mb 1 from 0
+    sched.forward stage 1 mb 1
+    sched.backward stage 1 mb 1
+    sched.send backward stage 1 mb 1 to 0
+  }
+}

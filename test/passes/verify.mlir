@@ -85,3 +85,4 @@ sched.schedule @split stages 2 microbatches 2 {
     sched.barrier @world
   }
 }
+
