@@ -313,4 +313,29 @@ def InsertP2P : Pass<"sched-insert-p2p", "mlir::ModuleOp"> {
   ];
 }
 
+def AssignBuffers : Pass<"sched-assign-buffers", "mlir::ModuleOp"> {
+  let summary = "Give activations and receive buffers slots from liveness";
+  let description = [{
+    Walks each rank's program in order. A `sched.forward` takes the lowest
+    free activation slot (`sched.slot`); `sched.backward`, or
+    `sched.backward_weight` after `sched.backward_input`, reads it and gives
+    it back (the input-gradient half keeps it for the weight gradient). A
+    `sched.recv` takes the lowest free receive slot until the action that
+    consumes it (marked `sched.recv_slot`). Each `sched.rank` gets
+    `sched.activation_slots` and `sched.recv_slots`: the slot counts, which
+    are the rank's peaks.
+
+    ```mlir
+    // sched-opt --sched-assign-buffers
+    sched.rank 0 attributes {sched.activation_slots = 2 : i64,
+                             sched.recv_slots = 0 : i64} {
+      sched.forward stage 0 mb 0 {sched.slot = 0 : i64}
+      sched.forward stage 0 mb 1 {sched.slot = 1 : i64}
+      sched.backward stage 0 mb 0 {sched.slot = 0 : i64}
+      sched.backward stage 0 mb 1 {sched.slot = 1 : i64}
+    }
+    ```
+  }];
+}
+
 #endif // SCHED_PASSES_TD
