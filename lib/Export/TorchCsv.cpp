@@ -49,8 +49,8 @@ std::string sched::torchCsvCell(const Action &action) {
 }
 
 /// The cell of an overlap bundle: the forward first, as PyTorch writes it.
-static llvm::Expected<std::string>
-overlapCell(llvm::ArrayRef<Action> members, int64_t rankId) {
+static llvm::Expected<std::string> overlapCell(llvm::ArrayRef<Action> members,
+                                               int64_t rankId) {
   const Action *forward = nullptr;
   const Action *backward = nullptr;
   for (const Action &member : members) {

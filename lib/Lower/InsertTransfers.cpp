@@ -70,8 +70,8 @@ struct ActionPos {
 };
 
 std::string describe(const Action &a) {
-  return llvm::formatv("{0}(stage {1}, mb {2})", computeLetter(a.kind),
-                       a.stage, a.microbatch)
+  return llvm::formatv("{0}(stage {1}, mb {2})", computeLetter(a.kind), a.stage,
+                       a.microbatch)
       .str();
 }
 
@@ -117,8 +117,8 @@ private:
   llvm::Error checkInputs() const;
   /// The producer of the cross-rank input of `consumer` on rank `r`, if it
   /// has one.
-  std::optional<ActionPos> remoteProducer(int32_t r, const Action &consumer)
-      const;
+  std::optional<ActionPos> remoteProducer(int32_t r,
+                                          const Action &consumer) const;
   llvm::Error place();
   void group();
   Schedule assemble() const;
@@ -153,9 +153,8 @@ llvm::Error TransferInserter::indexActions() {
       const ActionPos here{static_cast<int32_t>(r), static_cast<int32_t>(i)};
       nextBundle = std::max(nextBundle, a.bundle + 1);
       if (a.kind == ActionKind::Send || a.kind == ActionKind::Recv)
-        return fail("the schedule already has transfers (" +
-                        kindName(a.kind) + " on rank " +
-                        llvm::Twine(compute.ranks[r].id) +
+        return fail("the schedule already has transfers (" + kindName(a.kind) +
+                        " on rank " + llvm::Twine(compute.ranks[r].id) +
                         "); insert them into a compute-only schedule",
                     here.rank, here.index);
       if (!isCompute(a.kind))
@@ -168,8 +167,7 @@ llvm::Error TransferInserter::indexActions() {
           a.microbatch >= compute.numMicrobatches)
         return fail(describe(a) + " is out of range: the schedule has " +
                         llvm::Twine(compute.numStages) + " stages and " +
-                        llvm::Twine(compute.numMicrobatches) +
-                        " microbatches",
+                        llvm::Twine(compute.numMicrobatches) + " microbatches",
                     here.rank, here.index);
       int32_t &home = stageRank[a.stage];
       if (home >= 0 && home != here.rank)
@@ -187,8 +185,7 @@ llvm::Error TransferInserter::indexActions() {
       if (!entry)
         continue;
       if (entry->valid()) {
-        const Action &first =
-            compute.ranks[entry->rank].actions[entry->index];
+        const Action &first = compute.ranks[entry->rank].actions[entry->index];
         const int64_t firstRank = compute.ranks[entry->rank].id;
         if (first.kind == a.kind)
           return fail(llvm::formatv("duplicate {0}: it already runs on "
@@ -213,8 +210,7 @@ TransferInserter::remoteProducer(int32_t r, const Action &a) const {
   if (a.kind == ActionKind::Forward && a.stage > 0 &&
       stageRank[a.stage - 1] != r)
     return forwards[slot(a.stage - 1, a.microbatch)];
-  if ((a.kind == ActionKind::Backward ||
-       a.kind == ActionKind::BackwardInput) &&
+  if ((a.kind == ActionKind::Backward || a.kind == ActionKind::BackwardInput) &&
       a.stage < last && stageRank[a.stage + 1] != r)
     return inputGrads[slot(a.stage + 1, a.microbatch)];
   return std::nullopt;
@@ -230,13 +226,12 @@ llvm::Error TransferInserter::checkInputs() const {
         continue;
       const Action &a = actions[i];
       const bool forward = a.kind == ActionKind::Forward;
-      return fail(llvm::formatv("{0} needs the {1} of stage {2}, which no "
-                                "rank computes for mb {3}",
-                                describe(a),
-                                forward ? "activation" : "input gradient",
-                                forward ? a.stage - 1 : a.stage + 1,
-                                a.microbatch),
-                  static_cast<int32_t>(r), static_cast<int32_t>(i));
+      return fail(
+          llvm::formatv("{0} needs the {1} of stage {2}, which no "
+                        "rank computes for mb {3}",
+                        describe(a), forward ? "activation" : "input gradient",
+                        forward ? a.stage - 1 : a.stage + 1, a.microbatch),
+          static_cast<int32_t>(r), static_cast<int32_t>(i));
     }
   }
   return llvm::Error::success();
@@ -262,19 +257,18 @@ llvm::Error TransferInserter::place() {
     const std::vector<Action> &actions = compute.ranks[r].actions;
     for (size_t i = 0; i < actions.size(); ++i) {
       const ActionTime &time = timeline->times[r][i];
-      placed[r].push_back({{time.start, 1, static_cast<int32_t>(r),
-                            static_cast<int32_t>(i)},
-                           actions[i],
-                           -1});
+      placed[r].push_back(
+          {{time.start, 1, static_cast<int32_t>(r), static_cast<int32_t>(i)},
+           actions[i],
+           -1});
       std::optional<ActionPos> producer =
           remoteProducer(static_cast<int32_t>(r), actions[i]);
       if (!producer)
         continue;
-      const Action &made = compute.ranks[producer->rank].actions
-                               [producer->index];
-      const OrderKey key{
-          timeline->times[producer->rank][producer->index].end, 0,
-          producer->rank, producer->index};
+      const Action &made =
+          compute.ranks[producer->rank].actions[producer->index];
+      const OrderKey key{timeline->times[producer->rank][producer->index].end,
+                         0, producer->rank, producer->index};
       Action send = made;
       send.kind = ActionKind::Send;
       send.gradient = made.kind != ActionKind::Forward;
@@ -314,7 +308,8 @@ void TransferInserter::group() {
     std::vector<Placed> &here = placed[r];
     const auto rank = static_cast<int32_t>(r);
     for (size_t begin = 0; begin < here.size();) {
-      if (here[begin].transfer < 0 || otherEnd(rank, here[begin]).first < rank) {
+      if (here[begin].transfer < 0 ||
+          otherEnd(rank, here[begin]).first < rank) {
         ++begin;
         continue;
       }

@@ -38,8 +38,7 @@ llvm::Expected<CostSpec> sched::parseCostSpec(llvm::StringRef text) {
       return costError("--cost names '" + key + "' twice");
     seen[k] = true;
     double number = 0;
-    if (value.getAsDouble(number) ||
-        !std::isfinite(number))
+    if (value.getAsDouble(number) || !std::isfinite(number))
       return costError("--cost " + key + " must be a number, got '" + value +
                        "'");
     if (number < 0)

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/Generate/Strategy.h"
 #include "lib/Lower/InsertTransfers.h"
+#include "lib/Generate/Strategy.h"
 #include "lib/Simulate/Simulate.h"
 #include "lib/Verify/Verifier.h"
 
@@ -157,14 +157,13 @@ void expectError(const Schedule &schedule, llvm::StringRef message,
                  int32_t rank, int32_t index) {
   llvm::Expected<Schedule> result = insertTransfers(schedule);
   ASSERT_FALSE(static_cast<bool>(result));
-  llvm::handleAllErrors(result.takeError(),
-                        [&](const InsertTransfersError &error) {
-                          EXPECT_TRUE(llvm::StringRef(error.message)
-                                          .contains(message))
-                              << error.message;
-                          EXPECT_EQ(error.rank, rank);
-                          EXPECT_EQ(error.index, index);
-                        });
+  llvm::handleAllErrors(
+      result.takeError(), [&](const InsertTransfersError &error) {
+        EXPECT_TRUE(llvm::StringRef(error.message).contains(message))
+            << error.message;
+        EXPECT_EQ(error.rank, rank);
+        EXPECT_EQ(error.index, index);
+      });
 }
 
 TEST(InsertTransfers, RefusesTransfersAlreadyThere) {
@@ -196,8 +195,9 @@ TEST(InsertTransfers, RefusesAnOrderThatCannotRun) {
   Schedule schedule = twoRanks();
   std::vector<Action> &rank0 = schedule.ranks[0].actions;
   std::swap(rank0[0], rank0[2]);
-  expectError(schedule, "no order of transfers can make this compute order "
-                        "run",
+  expectError(schedule,
+              "no order of transfers can make this compute order "
+              "run",
               -1, -1);
 }
 

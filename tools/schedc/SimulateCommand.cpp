@@ -71,8 +71,8 @@ static void printText(llvm::raw_ostream &os, llvm::StringRef name,
   for (size_t r = 0; r < schedule.ranks.size(); ++r) {
     os << "  rank " << schedule.ranks[r].id << ": bubble ratio "
        << number(timeline.bubbleRatio[r]) << " (idle "
-       << number(timeline.makespan - timeline.busy[r])
-       << "), peak activations " << number(timeline.peakActivations[r]);
+       << number(timeline.makespan - timeline.busy[r]) << "), peak activations "
+       << number(timeline.peakActivations[r]);
     if (bytes)
       os << " (" << timeline.peakActivationBytes[r] << " bytes)";
     os << "\n";
@@ -112,8 +112,7 @@ int sched::runSimulate() {
                       "'; expected mlir or torch-csv");
   else if (formatFlag.empty() && llvm::StringRef(inputFlag).ends_with(".csv"))
     csv = true;
-  else if (formatFlag.empty() &&
-           !llvm::StringRef(inputFlag).ends_with(".mlir"))
+  else if (formatFlag.empty() && !llvm::StringRef(inputFlag).ends_with(".mlir"))
     return usageError("cannot tell the format of '" + inputFlag +
                       "' from its extension; pass --format");
   std::optional<CostSpec> costs;
