@@ -338,4 +338,55 @@ def AssignBuffers : Pass<"sched-assign-buffers", "mlir::ModuleOp"> {
   }];
 }
 
+def InsertCollectives : Pass<"sched-insert-collectives", "mlir::ModuleOp"> {
+  let summary = "Turn collective declarations into collective actions";
+  let description = [{
+    For every `sched.collective` declaration of a `sched.schedule`, every
+    rank that holds the declared stage (every stage when none is named)
+    issues the collective on the declared group, with the stage and bytes:
+
+    - `before_forward` / `after_forward`: around each forward of the stage
+      (per microbatch: expert-parallel all-to-all, tensor-parallel
+      all-reduce);
+    - `before_backward`: before each backward (B or I) of the stage;
+    - `after_backward`: once, after the action that completes the stage's
+      last weight gradient (B or W): data-parallel gradient reduce-scatter
+      or all-reduce;
+    - `step`: once, at the end of the rank, before its optimizer step.
+
+    With `fsdp`, each stage's parameters are gathered (`sched.unshard`)
+    `prefetch` actions before the stage's first compute on the rank, freed
+    (`sched.reshard`) after its last, and its gradients reduced
+    (`sched.reduce_grad`) then. Every rank ends with one
+    `sched.optimizer_step`. Collectives declared per stage belong on groups
+    whose member sets do not span pipeline ranks (the data-parallel peers of
+    a rank are the same rank of the other replicas); a group that spans
+    ranks gets per-stage collectives that `sched-verify` reports as issued
+    in different orders.
+
+    ```mlir
+    // sched-opt --sched-insert-collectives
+    sched.schedule @s stages 1 microbatches 2 {
+      sched.group @dp members [[0]]
+      sched.collective reduce_scatter @dp bytes 4096 when after_backward
+      sched.rank 0 {
+        sched.forward stage 0 mb 0
+        sched.forward stage 0 mb 1
+        sched.backward stage 0 mb 0
+        sched.backward stage 0 mb 1
+        // inserted:
+        sched.reduce_scatter @dp stage 0 bytes 4096
+        sched.optimizer_step
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"fsdp", "fsdp", "bool", /*default=*/"false",
+           "Add FSDP unshard/reshard and gradient reduction per stage">,
+    Option<"prefetch", "prefetch", "unsigned", /*default=*/"1",
+           "How many actions ahead of a stage's first compute to unshard">,
+  ];
+}
+
 #endif // SCHED_PASSES_TD

@@ -1,0 +1,226 @@
+//===- InsertCollectives.cpp - the sched-insert-collectives pass ----------===//
+//
+// Turns the sched.collective declarations of a schedule into collective
+// actions on the ranks that hold the stages, adds FSDP unshard/reshard and
+// gradient reduction when asked, and ends every rank with one optimizer
+// step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Sched/SchedOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <set>
+
+namespace sched {
+#define GEN_PASS_DEF_INSERTCOLLECTIVES
+#include "passes/Passes.h.inc"
+} // namespace sched
+
+using namespace mlir;
+using namespace sched;
+
+namespace {
+
+/// Which compute of which stages a top-level action of a rank holds.
+struct ActionInfo {
+  Operation *op = nullptr;
+  /// (stage, kind) of each compute inside: the op itself or an overlap's.
+  llvm::SmallVector<std::pair<int64_t, Operation *>, 2> computes;
+};
+
+bool isForward(Operation *op) { return isa<ForwardOp>(op); }
+bool isBackwardStart(Operation *op) {
+  return isa<BackwardOp, BackwardInputOp>(op);
+}
+bool finishesGradient(Operation *op) {
+  return isa<BackwardOp, BackwardWeightOp>(op);
+}
+
+int64_t stageOf(Operation *op) {
+  return cast<IntegerAttr>(op->getAttr("stage")).getInt();
+}
+
+/// Inserts the collectives of one rank.
+class RankInserter {
+public:
+  RankInserter(RankOp rank, unsigned prefetch) : rank(rank), prefetch(prefetch) {
+    for (Operation &op : rank.getBody().front()) {
+      ActionInfo info{&op, {}};
+      op.walk([&](Operation *inner) {
+        if (isa<ForwardOp, BackwardOp, BackwardInputOp, BackwardWeightOp>(
+                inner))
+          info.computes.emplace_back(stageOf(inner), inner);
+      });
+      for (auto &[stage, op] : info.computes)
+        stages.insert(stage);
+      actions.push_back(info);
+    }
+  }
+
+  LogicalResult insert(CollectiveOp decl, GroupOp group) {
+    for (int64_t stage : stages) {
+      if (decl.getStage() && static_cast<int64_t>(*decl.getStage()) != stage)
+        continue;
+      if (group.getMemberSet(rank.getId()).empty())
+        return decl.emitOpError()
+               << "asks rank " << rank.getId() << " (it holds stage " << stage
+               << ") to issue a collective on group " << decl.getGroupAttr()
+               << ", which has no member set holding that rank";
+      placeCollective(decl, stage);
+    }
+    return success();
+  }
+
+  void insertFsdp() {
+    for (int64_t stage : stages) {
+      size_t first = actions.size(), last = 0;
+      for (size_t k = 0; k < actions.size(); ++k)
+        for (auto &[s, op] : actions[k].computes)
+          if (s == stage) {
+            first = std::min(first, k);
+            last = std::max(last, k);
+          }
+      // Gather the parameters `prefetch` actions ahead of their first use.
+      const size_t at = first >= prefetch ? first - prefetch : 0;
+      OpBuilder builder = before(actions[at].op);
+      UnshardOp::create(builder, rank.getLoc(), stage);
+      OpBuilder after = this->after(actions[last].op);
+      ReshardOp::create(after, rank.getLoc(), stage);
+      lastAfter[actions[last].op] =
+          ReduceGradOp::create(after, rank.getLoc(), stage);
+    }
+  }
+
+  void finish() {
+    Block &body = rank.getBody().front();
+    for (Operation &op : body)
+      if (isa<OptimizerStepOp>(op))
+        return;
+    OpBuilder builder = OpBuilder::atBlockEnd(&body);
+    OptimizerStepOp::create(builder, rank.getLoc());
+  }
+
+private:
+  OpBuilder before(Operation *op) { return OpBuilder(op); }
+
+  /// A builder after `op` and after whatever was already inserted there, so
+  /// that insertions keep declaration order.
+  OpBuilder after(Operation *op) {
+    Operation *anchor = lastAfter.lookup(op);
+    OpBuilder builder(op->getContext());
+    builder.setInsertionPointAfter(anchor ? anchor : op);
+    return builder;
+  }
+
+  Operation *create(OpBuilder &builder, CollectiveOp decl, int64_t stage) {
+    Location loc = decl.getLoc();
+    IntegerAttr stageAttr = builder.getI64IntegerAttr(stage);
+    IntegerAttr bytes = builder.getI64IntegerAttr(decl.getBytes());
+    FlatSymbolRefAttr group = decl.getGroupAttr();
+    switch (decl.getKind()) {
+    case CollectiveKind::AllReduce:
+      return AllReduceOp::create(builder, loc, group, stageAttr, bytes);
+    case CollectiveKind::ReduceScatter:
+      return ReduceScatterOp::create(builder, loc, group, stageAttr, bytes);
+    case CollectiveKind::AllGather:
+      return AllGatherOp::create(builder, loc, group, stageAttr, bytes);
+    case CollectiveKind::AllToAll:
+      return AllToAllOp::create(builder, loc, group, stageAttr, bytes);
+    case CollectiveKind::Barrier:
+      return BarrierOp::create(builder, loc, group, stageAttr, IntegerAttr());
+    }
+    llvm_unreachable("every collective kind is handled");
+  }
+
+  void createAfter(Operation *op, CollectiveOp decl, int64_t stage) {
+    OpBuilder builder = after(op);
+    lastAfter[op] = create(builder, decl, stage);
+  }
+
+  void placeCollective(CollectiveOp decl, int64_t stage) {
+    auto holds = [&](const ActionInfo &info, bool (*kind)(Operation *)) {
+      return llvm::any_of(info.computes, [&](auto &entry) {
+        return entry.first == stage && kind(entry.second);
+      });
+    };
+    switch (decl.getWhen()) {
+    case CollectiveWhen::BeforeForward:
+    case CollectiveWhen::BeforeBackward: {
+      auto kind = decl.getWhen() == CollectiveWhen::BeforeForward
+                      ? isForward
+                      : isBackwardStart;
+      for (const ActionInfo &info : actions)
+        if (holds(info, kind)) {
+          OpBuilder builder = before(info.op);
+          create(builder, decl, stage);
+        }
+      return;
+    }
+    case CollectiveWhen::AfterForward:
+      for (const ActionInfo &info : actions)
+        if (holds(info, isForward))
+          createAfter(info.op, decl, stage);
+      return;
+    case CollectiveWhen::AfterBackward: {
+      // Once, after the action that completes the stage's last gradient.
+      const ActionInfo *last = nullptr;
+      for (const ActionInfo &info : actions)
+        if (holds(info, finishesGradient))
+          last = &info;
+      if (last)
+        createAfter(last->op, decl, stage);
+      return;
+    }
+    case CollectiveWhen::Step: {
+      OpBuilder builder = OpBuilder::atBlockEnd(&rank.getBody().front());
+      for (Operation &op : rank.getBody().front())
+        if (isa<OptimizerStepOp>(op)) {
+          builder.setInsertionPoint(&op);
+          break;
+        }
+      create(builder, decl, stage);
+      return;
+    }
+    }
+  }
+
+  RankOp rank;
+  unsigned prefetch;
+  std::set<int64_t> stages;
+  std::vector<ActionInfo> actions;
+  llvm::DenseMap<Operation *, Operation *> lastAfter;
+};
+
+struct InsertCollectivesPass
+    : sched::impl::InsertCollectivesBase<InsertCollectivesPass> {
+  using InsertCollectivesBase::InsertCollectivesBase;
+
+  void runOnOperation() override {
+    for (auto schedule : getOperation().getOps<ScheduleOp>())
+      if (failed(runOn(schedule)))
+        return signalPassFailure();
+  }
+
+  LogicalResult runOn(ScheduleOp schedule) {
+    Block &body = schedule.getBody().front();
+    for (auto rank : body.getOps<RankOp>()) {
+      RankInserter inserter(rank, prefetch);
+      for (auto decl : body.getOps<CollectiveOp>()) {
+        auto group = cast<GroupOp>(
+            SymbolTable::lookupNearestSymbolFrom(decl, decl.getGroupAttr()));
+        if (failed(inserter.insert(decl, group)))
+          return failure();
+      }
+      if (fsdp)
+        inserter.insertFsdp();
+      inserter.finish();
+    }
+    return success();
+  }
+};
+} // namespace
