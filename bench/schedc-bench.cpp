@@ -3,16 +3,20 @@
 // Measures, for schedules of 10^3..10^6 actions:
 //  - generation: the plain generator, and generation plus building the
 //    sched.schedule IR (what sched-lower-* does);
-//  - verification end to end: parsing the MLIR text, reading it into the
-//    plain form, the graph path, and Z3 (witness check and, up to a size,
-//    unaided search), each timed separately.
+//  - verification end to end: parsing the MLIR text (or importing the
+//    PyTorch CSV of a lowered schedule), reading it into the plain form, the
+//    graph path, and Z3 (witness check and, up to a size, unaided search),
+//    each timed separately.
 // Every figure is the median of several runs in this process; the machine
 // is noisy, so compare ratios within one run.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Sched/SchedOps.h"
+#include "lib/Export/TorchCsv.h"
 #include "lib/Generate/Strategy.h"
+#include "lib/Import/TorchCsv.h"
+#include "lib/Lower/InsertTransfers.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
 #include "lib/VerifyIR/VerifyIR.h"
 
@@ -21,6 +25,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -130,51 +136,101 @@ void benchGeneration(MLIRContext &context) {
   }
 }
 
+/// One row of the verification table: `text` is MLIR or PyTorch CSV.
+struct VerifyCase {
+  std::string label;
+  std::string text;
+  bool csv = false;
+  P2PSemantics p2p = P2PSemantics::Rendezvous;
+};
+
+void benchVerifyCase(MLIRContext &context, const VerifyCase &c, int runs,
+                     bool search) {
+  std::vector<double> parse, read, graph, z3, total, searchTimes;
+  size_t actions = 0, vars = 0, constraints = 0;
+  for (int run = 0; run < runs; ++run) {
+    auto begin = Clock::now();
+    OwningOpRef<ModuleOp> module;
+    if (c.csv) {
+      llvm::SourceMgr sourceMgr;
+      sourceMgr.AddNewSourceBuffer(
+          llvm::MemoryBuffer::getMemBuffer(c.text, "bench.csv"),
+          llvm::SMLoc());
+      TorchCsvOptions options;
+      options.flavour = TorchCsvFlavour::ComputeAndComms;
+      module = importTorchCsv(sourceMgr, &context, options);
+    } else {
+      module = parseSourceString<ModuleOp>(c.text, &context);
+    }
+    parse.push_back(seconds(begin));
+    auto op = *module->getOps<ScheduleOp>().begin();
+    auto readBegin = Clock::now();
+    FailureOr<Schedule> schedule = readSchedule(op);
+    read.push_back(seconds(readBegin));
+    actions = schedule->numActions();
+    VerifyOptions options;
+    options.p2p = c.p2p;
+    VerifyResult result = verifySchedule(*schedule, options);
+    if (result.verdict != Verdict::Verified)
+      llvm::errs() << "bench: expected verified, got "
+                   << verdictName(result.verdict) << "\n";
+    graph.push_back(result.graphSeconds);
+    z3.push_back(result.z3Seconds);
+    vars = result.z3Variables;
+    constraints = result.z3Constraints;
+    total.push_back(seconds(begin));
+    if (search) {
+      options.proofMode = ProofMode::Search;
+      searchTimes.push_back(verifySchedule(*schedule, options).z3Seconds);
+    }
+  }
+  std::string searchCell =
+      searchTimes.empty()
+          ? std::string("-")
+          : llvm::formatv("{0:F3}", median(searchTimes)).str();
+  llvm::outs() << llvm::formatv(
+      "| {0} | {1} | {2:F3} | {3:F3} | {4:F3} | {5:F3} | {6} / {7} | "
+      "{8:F3} | {9} |\n",
+      c.label, actions, median(parse), median(read), median(graph),
+      median(z3), vars, constraints, median(total), searchCell);
+}
+
 void benchVerify(MLIRContext &context) {
-  llvm::outs() << "\n## Verification end to end (median of 3; 1F1B, pp 16, "
-                  "rendezvous)\n\n"
-               << "| actions | parse (s) | read (s) | graph path (s) | Z3 "
-                  "witness (s) | Z3 vars / constraints | total (s) | Z3 "
-                  "search (s) |\n|---|---|---|---|---|---|---|---|\n";
+  llvm::outs() << "\n## Verification end to end (median of 3; 1F1B, pp 16)"
+                  "\n\n"
+               << "| schedule | actions | parse/import (s) | read (s) | "
+                  "graph path (s) | Z3 witness (s) | Z3 vars / constraints "
+                  "| total (s) | Z3 search (s) |\n"
+                  "|---|---|---|---|---|---|---|---|---|\n";
   for (int64_t target : {1'000, 10'000, 100'000, 200'000, 1'000'000}) {
     PipelineShape shape = shapeFor(16, 1, target);
-    const std::string text = scheduleText(context, Strategy::OneFOneB, shape);
-    std::vector<double> parse, read, graph, z3, total, search;
-    size_t actions = 0, vars = 0, constraints = 0;
-    const int runs = target >= 1'000'000 ? 1 : 3;
-    for (int run = 0; run < runs; ++run) {
-      auto begin = Clock::now();
-      OwningOpRef<ModuleOp> module =
-          parseSourceString<ModuleOp>(text, &context);
-      parse.push_back(seconds(begin));
-      auto op = *module->getOps<ScheduleOp>().begin();
-      auto readBegin = Clock::now();
-      FailureOr<Schedule> schedule = readSchedule(op);
-      read.push_back(seconds(readBegin));
-      actions = schedule->numActions();
-      VerifyOptions options;
-      VerifyResult result = verifySchedule(*schedule, options);
-      if (result.verdict != Verdict::Verified)
-        llvm::errs() << "bench: expected verified, got "
-                     << verdictName(result.verdict) << "\n";
-      graph.push_back(result.graphSeconds);
-      z3.push_back(result.z3Seconds);
-      vars = result.z3Variables;
-      constraints = result.z3Constraints;
-      total.push_back(seconds(begin));
-      if (target <= 10'000) {
-        options.proofMode = ProofMode::Search;
-        search.push_back(verifySchedule(*schedule, options).z3Seconds);
-      }
+    VerifyCase c{"compute-only MLIR, rendezvous",
+                 scheduleText(context, Strategy::OneFOneB, shape)};
+    benchVerifyCase(context, c, target >= 1'000'000 ? 1 : 3,
+                    target <= 10'000);
+  }
+  // Lowered schedules: about three actions per compute (send, receive).
+  for (int64_t target : {1'000, 10'000, 100'000, 200'000}) {
+    PipelineShape shape = shapeFor(16, 1, target / 3);
+    llvm::Expected<Schedule> compute =
+        generateSchedule(Strategy::OneFOneB, shape);
+    llvm::Expected<Schedule> lowered =
+        compute ? insertTransfers(*compute) : compute.takeError();
+    if (!lowered) {
+      llvm::errs() << "bench: " << llvm::toString(lowered.takeError())
+                   << "\n";
+      return;
     }
-    std::string searchCell =
-        search.empty() ? std::string("-")
-                       : llvm::formatv("{0:F3}", median(search)).str();
-    llvm::outs() << llvm::formatv(
-        "| {0} | {1:F3} | {2:F3} | {3:F3} | {4:F3} | {5} / {6} | {7:F3} | "
-        "{8} |\n",
-        actions, median(parse), median(read), median(graph), median(z3),
-        vars, constraints, median(total), searchCell);
+    std::string csv;
+    llvm::raw_string_ostream os(csv);
+    if (llvm::Error error =
+            writeTorchCsv(os, *lowered, TorchCsvContent::ComputeAndComms)) {
+      llvm::errs() << "bench: " << llvm::toString(std::move(error)) << "\n";
+      return;
+    }
+    VerifyCase c{"lowered PyTorch CSV, eager", csv, /*csv=*/true,
+                 P2PSemantics::Eager};
+    benchVerifyCase(context, c, 3, target <= 10'000);
   }
 }
 
