@@ -209,9 +209,9 @@ void benchVerify(MLIRContext &context) {
     benchVerifyCase(context, c, target >= 1'000'000 ? 1 : 3,
                     target <= 10'000);
   }
-  // Lowered schedules: about three actions per compute (send, receive).
+  // Lowered schedules: a send and a receive for almost every compute.
   for (int64_t target : {1'000, 10'000, 100'000, 200'000}) {
-    PipelineShape shape = shapeFor(16, 1, target / 3);
+    PipelineShape shape = shapeFor(16, 1, target * 10 / 19);
     llvm::Expected<Schedule> compute =
         generateSchedule(Strategy::OneFOneB, shape);
     llvm::Expected<Schedule> lowered =

@@ -26,6 +26,14 @@ void WaitGraph::merge(ActionRef a, ActionRef b) {
 }
 
 void WaitGraph::addEdge(ActionRef from, ActionRef to, WaitReason reason) {
+  // A wait on an earlier action of the same rank is implied by program
+  // order, unless both run together in one bundle.
+  if (reason != WaitReason::ProgramOrder && from.rank == to.rank &&
+      from.index < to.index) {
+    const Action &a = index.action(from), &b = index.action(to);
+    if (a.bundle == 0 || a.bundle != b.bundle)
+      return;
+  }
   edges.push_back({id(from), id(to), from, to, reason});
 }
 
@@ -226,25 +234,25 @@ std::vector<size_t> WaitGraph::findCycle() const {
   return cycle;
 }
 
-ShrunkGraph WaitGraph::shrink() const {
-  // Contract every edge u -> v that is v's only incoming edge: a cycle
-  // through v must use that edge, so the contracted graph has a cycle iff
-  // the original has.
-  std::vector<std::pair<uint32_t, uint32_t>> unique;
-  unique.reserve(edges.size());
-  for (const WaitEdge &e : edges)
-    unique.emplace_back(e.from, e.to);
-  std::sort(unique.begin(), unique.end());
-  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
-  std::vector<uint32_t> inDegree(classCount, 0);
-  std::vector<uint32_t> onlySource(classCount, 0);
-  for (auto [from, to] : unique) {
-    ++inDegree[to];
-    onlySource[to] = from;
-  }
-  std::vector<uint32_t> root(classCount);
-  for (uint32_t c = 0; c < classCount; ++c)
-    root[c] = c;
+namespace {
+using EdgeList = std::vector<std::pair<uint32_t, uint32_t>>;
+
+void sortUnique(EdgeList &edges) {
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+}
+
+/// Contracts every edge that is its target's only incoming edge (or, with
+/// `bySource`, its source's only outgoing edge). A cycle through that node
+/// must use the edge, so the contracted graph has a cycle iff the original
+/// has; an edge that would close a cycle stays, as a self loop.
+uint32_t contract(uint32_t numNodes, EdgeList &edges, bool bySource) {
+  std::vector<uint32_t> degree(numNodes, 0);
+  for (auto [from, to] : edges)
+    ++degree[bySource ? from : to];
+  std::vector<uint32_t> root(numNodes);
+  for (uint32_t n = 0; n < numNodes; ++n)
+    root[n] = n;
   auto findRoot = [&](uint32_t x) {
     while (root[x] != x) {
       root[x] = root[root[x]];
@@ -252,38 +260,71 @@ ShrunkGraph WaitGraph::shrink() const {
     }
     return x;
   };
-  std::vector<bool> contracted(unique.size(), false);
-  for (size_t k = 0; k < unique.size(); ++k) {
-    auto [from, to] = unique[k];
-    if (from == to || inDegree[to] != 1)
+  std::vector<bool> contracted(edges.size(), false);
+  for (size_t k = 0; k < edges.size(); ++k) {
+    auto [from, to] = edges[k];
+    if (from == to || degree[bySource ? from : to] != 1)
       continue;
     uint32_t a = findRoot(from), b = findRoot(to);
     if (a == b)
-      continue; // would close a cycle: keep the edge as a constraint
+      continue;
     root[b] = a;
     contracted[k] = true;
   }
-  ShrunkGraph shrunk;
-  std::vector<uint32_t> dense(classCount, UINT32_MAX);
-  for (uint32_t c = 0; c < classCount; ++c) {
-    uint32_t r = findRoot(c);
-    if (dense[r] == UINT32_MAX)
-      dense[r] = shrunk.numNodes++;
-  }
-  for (size_t k = 0; k < unique.size(); ++k)
+  std::vector<uint32_t> dense(numNodes, UINT32_MAX);
+  uint32_t count = 0;
+  for (uint32_t n = 0; n < numNodes; ++n)
+    if (findRoot(n) == n)
+      dense[n] = count++;
+  EdgeList kept;
+  for (size_t k = 0; k < edges.size(); ++k)
     if (!contracted[k])
-      shrunk.edges.emplace_back(dense[findRoot(unique[k].first)],
-                                dense[findRoot(unique[k].second)]);
-  if (!order.empty() && order.size() == classCount &&
-      std::all_of(order.begin(), order.end(),
-                  [](int64_t t) { return t >= 0; })) {
-    // A contracted node's root is the source of its only in-edge chain, the
-    // earliest of its members, and it precedes every successor of any
-    // member.
-    shrunk.witness.assign(shrunk.numNodes, 0);
-    for (uint32_t c = 0; c < classCount; ++c)
-      if (findRoot(c) == c)
-        shrunk.witness[dense[c]] = order[c];
+      kept.emplace_back(dense[findRoot(edges[k].first)],
+                        dense[findRoot(edges[k].second)]);
+  sortUnique(kept);
+  edges = std::move(kept);
+  return count;
+}
+
+/// A topological position per node, or nothing if there is a cycle.
+std::vector<int64_t> topologicalTimes(uint32_t numNodes,
+                                      const EdgeList &edges) {
+  std::vector<uint32_t> start(numNodes + 1, 0), inDegree(numNodes, 0);
+  for (auto [from, to] : edges) {
+    ++start[from + 1];
+    ++inDegree[to];
   }
+  for (uint32_t n = 0; n < numNodes; ++n)
+    start[n + 1] += start[n];
+  std::vector<uint32_t> out(edges.size());
+  std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+  for (auto [from, to] : edges)
+    out[fill[from]++] = to;
+  std::vector<uint32_t> queue;
+  for (uint32_t n = 0; n < numNodes; ++n)
+    if (inDegree[n] == 0)
+      queue.push_back(n);
+  std::vector<int64_t> time(numNodes, 0);
+  for (size_t head = 0; head < queue.size(); ++head) {
+    time[queue[head]] = static_cast<int64_t>(head);
+    for (uint32_t k = start[queue[head]]; k < start[queue[head] + 1]; ++k)
+      if (--inDegree[out[k]] == 0)
+        queue.push_back(out[k]);
+  }
+  if (queue.size() != numNodes)
+    return {};
+  return time;
+}
+} // namespace
+
+ShrunkGraph WaitGraph::shrink() const {
+  ShrunkGraph shrunk;
+  shrunk.edges.reserve(edges.size());
+  for (const WaitEdge &e : edges)
+    shrunk.edges.emplace_back(e.from, e.to);
+  sortUnique(shrunk.edges);
+  shrunk.numNodes = contract(classCount, shrunk.edges, /*bySource=*/false);
+  shrunk.numNodes = contract(shrunk.numNodes, shrunk.edges, /*bySource=*/true);
+  shrunk.witness = topologicalTimes(shrunk.numNodes, shrunk.edges);
   return shrunk;
 }

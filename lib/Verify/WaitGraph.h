@@ -42,7 +42,8 @@ struct WaitEdge {
 struct ShrunkGraph {
   uint32_t numNodes = 0;
   std::vector<std::pair<uint32_t, uint32_t>> edges;
-  /// A time per node satisfying every edge, when the graph is acyclic.
+  /// A time per node satisfying every edge (a topological position), when
+  /// the graph is acyclic; empty otherwise.
   std::vector<int64_t> witness;
 };
 
@@ -59,7 +60,7 @@ public:
   /// A cycle of edge indices, in order, after sort() returned false.
   std::vector<size_t> findCycle() const;
 
-  /// The graph with chains contracted, plus a witness when sort() succeeded.
+  /// The graph with chains contracted, plus a witness when it is acyclic.
   ShrunkGraph shrink() const;
 
   uint32_t numClasses() const { return classCount; }

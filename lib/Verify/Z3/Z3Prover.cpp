@@ -24,11 +24,13 @@ public:
   /// Encodes edges [edgeBegin, edgeEnd) and, if `withMemory`, the memory
   /// chains.
   z3::expr_vector &encode(size_t edgeBegin, size_t edgeEnd, bool withMemory) {
+    // A ground encoding checks one value per node instead of solving for
+    // it; both count as the encoding's unknowns.
+    variableCount = query.numNodes;
     if (!ground) {
       times.reserve(query.numNodes);
       for (uint32_t n = 0; n < query.numNodes; ++n)
         times.push_back(fresh("t"));
-      variableCount = times.size();
     }
     for (size_t k = edgeBegin; k < edgeEnd; ++k) {
       auto [from, to] = query.edges[k];
@@ -183,7 +185,7 @@ static Z3Outcome checkCandidate(const Z3Query &query, double timeoutSeconds) {
   Z3Outcome total;
   total.answer = Z3Answer::Sat;
   for (const Z3Outcome &outcome : outcomes) {
-    total.variables += outcome.variables;
+    total.variables = std::max(total.variables, outcome.variables);
     total.constraints += outcome.constraints;
     if (outcome.answer == Z3Answer::Unsat ||
         (outcome.answer == Z3Answer::Unknown &&
