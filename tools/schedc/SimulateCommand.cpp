@@ -9,20 +9,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Sched/SchedOps.h"
-#include "lib/Import/TorchCsv.h"
 #include "lib/Schedule/CostSpec.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
 #include "lib/Simulate/Simulate.h"
 #include "tools/schedc/Commands.h"
+#include "tools/schedc/ScheduleInput.h"
 
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -36,9 +32,10 @@ static cl::opt<std::string> inputFlag(cl::Positional, cl::sub(simulateCommand),
                                       cl::desc("<schedule file>"));
 static cl::opt<std::string> formatFlag(
     "format", cl::sub(simulateCommand),
-    cl::desc("Input format: mlir or torch-csv (with or without SEND/RECV "
-             "cells); default from the extension"),
-    cl::value_desc("mlir|torch-csv"));
+    cl::desc("Input format: mlir, torch-csv (compute only) or "
+             "torch-csv-comms (with SEND/RECV); default from the extension "
+             "and contents"),
+    cl::value_desc("mlir|torch-csv|torch-csv-comms"));
 static cl::opt<std::string> costFlag(
     "cost", cl::sub(simulateCommand),
     cl::desc("Times that replace every stage's: f=1,b=2 or f=1,i=1,w=1, "
@@ -90,31 +87,10 @@ static llvm::json::Value toJson(const Timeline &timeline) {
                             {"peak_activations", std::move(peaks)}};
 }
 
-/// Parses the input file into a module, or emits diagnostics.
-static OwningOpRef<ModuleOp> readInput(llvm::SourceMgr &sourceMgr,
-                                       MLIRContext &context, bool csv) {
-  if (!csv)
-    return parseSourceFile<ModuleOp>(sourceMgr, &context);
-  TorchCsvOptions options;
-  options.flavour = TorchCsvFlavour::Detect;
-  return importTorchCsv(sourceMgr, &context, options);
-}
-
 int sched::runSimulate() {
   if (inputFlag.empty())
     return usageError("simulate needs a schedule file; try 'schedc simulate "
                       "--help'");
-  bool csv = false;
-  if (formatFlag == "torch-csv" || formatFlag == "torch-csv-comms")
-    csv = true;
-  else if (!formatFlag.empty() && formatFlag != "mlir")
-    return usageError("unknown --format '" + formatFlag +
-                      "'; expected mlir or torch-csv");
-  else if (formatFlag.empty() && llvm::StringRef(inputFlag).ends_with(".csv"))
-    csv = true;
-  else if (formatFlag.empty() && !llvm::StringRef(inputFlag).ends_with(".mlir"))
-    return usageError("cannot tell the format of '" + inputFlag +
-                      "' from its extension; pass --format");
   std::optional<CostSpec> costs;
   if (costFlag.getNumOccurrences()) {
     llvm::Expected<CostSpec> parsed = parseCostSpec(costFlag);
@@ -122,26 +98,17 @@ int sched::runSimulate() {
       return usageError(llvm::toString(parsed.takeError()));
     costs = *parsed;
   }
-  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputFlag);
-  if (!buffer)
-    return usageError("cannot read '" + inputFlag +
-                      "': " + buffer.getError().message());
-
-  MLIRContext context;
-  context.getOrLoadDialect<SchedDialect>();
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = readInput(sourceMgr, context, csv);
-  if (!module)
-    return ExitUsage;
+  ScheduleInput input;
+  if (int status = input.read(inputFlag, formatFlag, TorchCsvOptions()))
+    return status;
+  ModuleOp module = input.getModule();
 
   SimulationOptions options;
   if (costs && costs->comm)
     options.comm = *costs->comm;
   llvm::json::Array reports;
   int status = ExitOk;
-  for (auto scheduleOp : module->getOps<ScheduleOp>()) {
+  for (auto scheduleOp : module.getOps<ScheduleOp>()) {
     FailureOr<Schedule> schedule = readSchedule(scheduleOp);
     if (failed(schedule))
       return ExitUsage;
@@ -158,11 +125,6 @@ int sched::runSimulate() {
     else
       printText(llvm::outs(), scheduleOp.getSymName(), *schedule, *timeline);
   }
-  if (module->getOps<ScheduleOp>().empty())
-    return usageError("'" + inputFlag +
-                      "' holds no sched.schedule (lower a sched.pipeline "
-                      "first: schedc generate, or sched-opt "
-                      "--sched-lower-<strategy>)");
   if (jsonFlag && status == ExitOk) {
     llvm::json::Value value = reports.size() == 1
                                   ? std::move(reports.front())

@@ -8,18 +8,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Sched/SchedOps.h"
-#include "lib/Import/TorchCsv.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
 #include "lib/VerifyIR/VerifyIR.h"
 #include "tools/schedc/Commands.h"
+#include "tools/schedc/ScheduleInput.h"
 
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -70,33 +65,6 @@ static cl::opt<std::string>
     smtlibFlag("emit-smtlib", cl::sub(verifyCommand),
                cl::desc("Write the SMT-LIB 2 query to this file"),
                cl::value_desc("file"));
-
-namespace {
-enum class InputFormat { Mlir, TorchCsv, TorchCsvComms };
-} // namespace
-
-static std::optional<InputFormat> chooseFormat(llvm::StringRef text,
-                                               std::string &problem) {
-  if (formatFlag == "mlir")
-    return InputFormat::Mlir;
-  if (formatFlag == "torch-csv")
-    return InputFormat::TorchCsv;
-  if (formatFlag == "torch-csv-comms")
-    return InputFormat::TorchCsvComms;
-  if (!formatFlag.empty()) {
-    problem = "unknown --format '" + formatFlag +
-              "'; expected mlir, torch-csv or torch-csv-comms";
-    return std::nullopt;
-  }
-  if (llvm::StringRef(inputFlag).ends_with(".csv"))
-    return torchCsvHasComms(text) ? InputFormat::TorchCsvComms
-                                  : InputFormat::TorchCsv;
-  if (llvm::StringRef(inputFlag).ends_with(".mlir"))
-    return InputFormat::Mlir;
-  problem = "cannot tell the format of '" + inputFlag +
-            "' from its extension; pass --format";
-  return std::nullopt;
-}
 
 /// Reads the options shared by every schedule of the input.
 static std::optional<VerifyOptions> readOptions(InputFormat format,
@@ -168,48 +136,26 @@ int sched::runVerify() {
   if (inputFlag.empty())
     return usageError("verify needs a schedule file; try 'schedc verify "
                       "--help'");
-  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputFlag);
-  if (!buffer)
-    return usageError("cannot read '" + inputFlag +
-                      "': " + buffer.getError().message());
+  TorchCsvOptions csv;
+  if (stagesFlag.getNumOccurrences())
+    csv.stages = stagesFlag;
+  if (microbatchesFlag.getNumOccurrences())
+    csv.microbatches = microbatchesFlag;
+  unsigned outOfRange = 0;
+  csv.outOfRangeCells = &outOfRange;
+  ScheduleInput input;
+  if (int status = input.read(inputFlag, formatFlag, csv))
+    return status;
   std::string problem;
-  std::optional<InputFormat> format =
-      chooseFormat((*buffer)->getBuffer(), problem);
-  if (!format)
-    return usageError(problem);
-  std::optional<VerifyOptions> options = readOptions(*format, problem);
+  std::optional<VerifyOptions> options =
+      readOptions(input.getFormat(), problem);
   if (!options)
     return usageError(problem);
-
-  MLIRContext context;
-  context.getOrLoadDialect<SchedDialect>();
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module;
-  unsigned outOfRange = 0;
-  if (*format == InputFormat::Mlir) {
-    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  } else {
-    TorchCsvOptions csv;
-    csv.flavour = *format == InputFormat::TorchCsv
-                      ? TorchCsvFlavour::Compute
-                      : TorchCsvFlavour::ComputeAndComms;
-    if (stagesFlag.getNumOccurrences())
-      csv.stages = stagesFlag;
-    if (microbatchesFlag.getNumOccurrences())
-      csv.microbatches = microbatchesFlag;
-    csv.outOfRangeCells = &outOfRange;
-    module = importTorchCsv(sourceMgr, &context, csv);
-  }
-  if (!module)
-    return ExitUsage;
+  ModuleOp module = input.getModule();
 
   Verdict overall = Verdict::Verified;
   llvm::json::Array reports;
-  bool any = false;
-  for (auto scheduleOp : module->getOps<ScheduleOp>()) {
-    any = true;
+  for (auto scheduleOp : module.getOps<ScheduleOp>()) {
     VerifyResult result = verifyScheduleOp(scheduleOp, *options);
     if (outOfRange) {
       // Cells left out of the import are violations of their own.
@@ -236,8 +182,6 @@ int sched::runVerify() {
       llvm::outs() << " (" << result.unknownReason << ")";
     llvm::outs() << "\n";
   }
-  if (!any)
-    return usageError("'" + inputFlag + "' holds no sched.schedule");
   if (jsonFlag)
     llvm::outs() << llvm::formatv("{0:2}",
                                   llvm::json::Value(std::move(reports)))

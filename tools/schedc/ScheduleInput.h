@@ -1,0 +1,53 @@
+//===- ScheduleInput.h - reading schedule files for schedc ------*- C++ -*-===//
+//
+// The subcommands that read a schedule (verify, simulate) share how a file
+// is found, its format chosen and its contents parsed or imported, with
+// diagnostics at file:line:column.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOOLS_SCHEDC_SCHEDULEINPUT_H
+#define TOOLS_SCHEDC_SCHEDULEINPUT_H
+
+#include "lib/Import/TorchCsv.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <memory>
+
+namespace sched {
+
+/// How a schedule file is written.
+enum class InputFormat : uint8_t { Mlir, TorchCsv, TorchCsvComms };
+
+/// A schedule file read into a module, with the context and the source
+/// manager its diagnostics point into.
+class ScheduleInput {
+public:
+  ScheduleInput();
+
+  /// Reads `path` ("-" for stdin) in `format` (empty: .mlir is MLIR, .csv is
+  /// PyTorch CSV, with SEND/RECV cells the comms flavour). A CSV read in
+  /// the torch-csv format must hold no SEND/RECV cells. Returns ExitOk, or
+  /// the exit status after printing why not.
+  int read(llvm::StringRef path, llvm::StringRef format,
+           TorchCsvOptions csvOptions);
+
+  InputFormat getFormat() const { return format; }
+  mlir::ModuleOp getModule() { return *module; }
+  mlir::MLIRContext &getContext() { return context; }
+
+private:
+  mlir::MLIRContext context;
+  llvm::SourceMgr sourceMgr;
+  std::unique_ptr<mlir::SourceMgrDiagnosticHandler> diagnostics;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  InputFormat format = InputFormat::Mlir;
+};
+
+} // namespace sched
+
+#endif // TOOLS_SCHEDC_SCHEDULEINPUT_H
