@@ -69,9 +69,10 @@ PipelineShape shapeFor(int32_t pp, int32_t vpp, int64_t actions) {
   return shape;
 }
 
-/// The MLIR text of a generated schedule.
-std::string scheduleText(MLIRContext &context, Strategy strategy,
-                         const PipelineShape &shape) {
+/// A module holding the generated schedule of `strategy` for `shape`, built
+/// as sched-lower-* builds it.
+OwningOpRef<ModuleOp> lowerToModule(MLIRContext &context, Strategy strategy,
+                                    const PipelineShape &shape) {
   OpBuilder builder(&context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(builder.getUnknownLoc());
   builder.setInsertionPointToEnd(module->getBody());
@@ -82,6 +83,15 @@ std::string scheduleText(MLIRContext &context, Strategy strategy,
       IntegerAttr());
   builder.createBlock(&pipeline.getBody());
   if (failed(lowerPipeline(pipeline, strategy)))
+    return nullptr;
+  return module;
+}
+
+/// The MLIR text of a generated schedule.
+std::string scheduleText(MLIRContext &context, Strategy strategy,
+                         const PipelineShape &shape) {
+  OwningOpRef<ModuleOp> module = lowerToModule(context, strategy, shape);
+  if (!module)
     return "";
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -115,19 +125,8 @@ void benchGeneration(MLIRContext &context) {
       if (!s)
         llvm::consumeError(s.takeError());
     });
-    double build = timeIt(3, [&] {
-      OpBuilder builder(&context);
-      OwningOpRef<ModuleOp> module =
-          ModuleOp::create(builder.getUnknownLoc());
-      builder.setInsertionPointToEnd(module->getBody());
-      auto pipeline = PipelineOp::create(
-          builder, builder.getUnknownLoc(), builder.getStringAttr("bench"),
-          static_cast<uint64_t>(shape.pp), static_cast<uint64_t>(shape.vpp),
-          static_cast<uint64_t>(shape.microbatches), Placement::Loop,
-          IntegerAttr());
-      builder.createBlock(&pipeline.getBody());
-      (void)lowerPipeline(pipeline, c.strategy);
-    });
+    double build =
+        timeIt(3, [&] { (void)lowerToModule(context, c.strategy, shape); });
     llvm::outs() << llvm::formatv("| {0} | {1} x {2} x {3} | {4} | {5:F4} | "
                                   "{6:F4} |\n",
                                   strategyName(c.strategy), shape.pp,
