@@ -210,7 +210,7 @@ void benchVerify(MLIRContext &context) {
   }
   // Lowered schedules: a send and a receive for almost every compute.
   for (int64_t target : {1'000, 10'000, 100'000, 200'000}) {
-    PipelineShape shape = shapeFor(16, 1, target * 10 / 19);
+    PipelineShape shape = shapeFor(16, 1, target * 35 / 100);
     llvm::Expected<Schedule> compute =
         generateSchedule(Strategy::OneFOneB, shape);
     llvm::Expected<Schedule> lowered =
