@@ -7,6 +7,7 @@
 
 #include "lib/Import/TorchCsv.h"
 #include "dialects/Sched/SchedOps.h"
+#include "lib/ScheduleIR/ScheduleIR.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -89,10 +90,12 @@ private:
   LogicalResult parseLines();
   LogicalResult mapStages();
   void build(OpBuilder &builder, ScheduleOp schedule);
+  /// The plain action of a cell action; transfers find their peer from
+  /// where the far stage runs.
+  Action toAction(const CellAction &cell) const;
   /// Whether the indices of `cell` fit the schedule; reports those that do
   /// not when the caller asked to count them.
   bool inRange(const Cell &cell);
-  void buildAction(OpBuilder &builder, const CellAction &action, Location loc);
 
   llvm::SourceMgr &sourceMgr;
   MLIRContext *context;
@@ -265,53 +268,34 @@ LogicalResult CsvReader::mapStages() {
   return success();
 }
 
-void CsvReader::buildAction(OpBuilder &builder, const CellAction &action,
-                            Location loc) {
-  const uint64_t stage = action.stage;
-  const uint64_t mb = action.microbatch;
-  auto peerOf = [&](bool towardsLater) -> uint64_t {
-    const int64_t far = towardsLater ? action.stage + 1 : action.stage - 1;
-    return stageRank[far];
+Action CsvReader::toAction(const CellAction &cell) const {
+  static constexpr std::pair<CellKind, ActionKind> kKinds[] = {
+      {CellKind::F, ActionKind::Forward},
+      {CellKind::I, ActionKind::BackwardInput},
+      {CellKind::B, ActionKind::Backward},
+      {CellKind::W, ActionKind::BackwardWeight},
+      {CellKind::SendF, ActionKind::Send},
+      {CellKind::SendB, ActionKind::Send},
+      {CellKind::RecvF, ActionKind::Recv},
+      {CellKind::RecvB, ActionKind::Recv},
+      {CellKind::Unshard, ActionKind::Unshard},
+      {CellKind::Reshard, ActionKind::Reshard},
+      {CellKind::ReduceGrad, ActionKind::ReduceGrad},
   };
-  switch (action.kind) {
-  case CellKind::F:
-    ForwardOp::create(builder, loc, stage, mb);
-    return;
-  case CellKind::I:
-    BackwardInputOp::create(builder, loc, stage, mb);
-    return;
-  case CellKind::B:
-    BackwardOp::create(builder, loc, stage, mb);
-    return;
-  case CellKind::W:
-    BackwardWeightOp::create(builder, loc, stage, mb);
-    return;
-  case CellKind::SendF:
-    SendOp::create(builder, loc, Direction::Forward, stage, mb, peerOf(true),
-                   IntegerAttr());
-    return;
-  case CellKind::SendB:
-    SendOp::create(builder, loc, Direction::Backward, stage, mb,
-                   peerOf(false), IntegerAttr());
-    return;
-  case CellKind::RecvF:
-    RecvOp::create(builder, loc, Direction::Forward, stage, mb, peerOf(false),
-                   IntegerAttr());
-    return;
-  case CellKind::RecvB:
-    RecvOp::create(builder, loc, Direction::Backward, stage, mb,
-                   peerOf(true), IntegerAttr());
-    return;
-  case CellKind::Unshard:
-    UnshardOp::create(builder, loc, stage);
-    return;
-  case CellKind::Reshard:
-    ReshardOp::create(builder, loc, stage);
-    return;
-  case CellKind::ReduceGrad:
-    ReduceGradOp::create(builder, loc, stage);
-    return;
+  Action action;
+  for (auto [from, to] : kKinds)
+    if (from == cell.kind)
+      action.kind = to;
+  action.stage = static_cast<int32_t>(cell.stage);
+  action.microbatch = static_cast<int32_t>(cell.microbatch);
+  if (isTransfer(cell.kind)) {
+    action.gradient =
+        cell.kind == CellKind::SendB || cell.kind == CellKind::RecvB;
+    const bool towardsLater =
+        cell.kind == CellKind::SendF || cell.kind == CellKind::RecvB;
+    action.peer = stageRank[towardsLater ? cell.stage + 1 : cell.stage - 1];
   }
+  return action;
 }
 
 bool CsvReader::inRange(const Cell &cell) {
@@ -339,27 +323,31 @@ bool CsvReader::inRange(const Cell &cell) {
 }
 
 void CsvReader::build(OpBuilder &builder, ScheduleOp schedule) {
-  Block *body = builder.createBlock(&schedule.getBody());
-  std::vector<RankOp> ranks;
+  Schedule plain;
+  plain.numStages = static_cast<int32_t>(numStages);
+  plain.numMicrobatches = static_cast<int32_t>(numMicrobatches);
+  plain.ranks.resize(numRanks);
+  ProgramLocations locations;
+  locations.actions.resize(numRanks);
   for (int32_t r = 0; r < numRanks; ++r) {
-    builder.setInsertionPointToEnd(body);
-    RankOp rank = RankOp::create(builder, locate(r + 1, 1), r);
-    builder.createBlock(&rank.getBody());
-    ranks.push_back(rank);
+    plain.ranks[r].id = r;
+    locations.ranks.push_back(locate(r + 1, 1));
   }
+  uint32_t bundle = 0;
   for (const Cell &cell : cells) {
     if (!inRange(cell))
       continue;
-    builder.setInsertionPointToEnd(&ranks[cell.rank].getBody().front());
-    if (cell.actions.size() == 1) {
-      buildAction(builder, cell.actions.front(), cell.loc);
-      continue;
+    const bool overlap = cell.actions.size() > 1;
+    bundle += overlap;
+    for (const CellAction &cellAction : cell.actions) {
+      Action action = toAction(cellAction);
+      action.bundle = overlap ? bundle : 0;
+      plain.ranks[cell.rank].actions.push_back(action);
+      locations.actions[cell.rank].push_back(cell.loc);
     }
-    OverlapOp overlap = OverlapOp::create(builder, cell.loc);
-    builder.createBlock(&overlap.getBody());
-    for (const CellAction &action : cell.actions)
-      buildAction(builder, action, cell.loc);
   }
+  builder.createBlock(&schedule.getBody());
+  writeRankPrograms(builder, schedule, plain, &locations);
 }
 
 OwningOpRef<ModuleOp> CsvReader::read() {

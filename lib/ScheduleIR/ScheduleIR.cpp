@@ -275,41 +275,48 @@ static void writeAction(OpBuilder &builder, Location loc,
 
 /// Writes the bundle of actions [begin, end) of one rank: an overlap when
 /// they compute, a p2p group when they transfer.
-static void writeBundle(OpBuilder &builder, Location loc,
-                        const Schedule &schedule,
-                        llvm::ArrayRef<Action> bundle) {
+static void writeBundle(OpBuilder &builder,
+                        llvm::function_ref<Location(size_t)> locate,
+                        const Schedule &schedule, llvm::ArrayRef<Action> bundle,
+                        size_t first) {
   OpBuilder::InsertionGuard guard(builder);
   Operation *region;
   if (isCompute(bundle.front().kind))
-    region = OverlapOp::create(builder, loc);
+    region = OverlapOp::create(builder, locate(first));
   else
-    region = P2PGroupOp::create(builder, loc);
+    region = P2PGroupOp::create(builder, locate(first));
   builder.createBlock(&region->getRegion(0));
-  for (const Action &action : bundle)
-    writeAction(builder, loc, schedule, action);
+  for (size_t k = 0; k < bundle.size(); ++k)
+    writeAction(builder, locate(first + k), schedule, bundle[k]);
 }
 
 void sched::writeRankPrograms(OpBuilder &builder, ScheduleOp op,
-                              const Schedule &schedule) {
+                              const Schedule &schedule,
+                              const ProgramLocations *locations) {
   OpBuilder::InsertionGuard guard(builder);
-  Location loc = op.getLoc();
+  const Location loc = op.getLoc();
   Block &body = op.getBody().front();
-  for (const RankProgram &program : schedule.ranks) {
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const RankProgram &program = schedule.ranks[r];
+    auto locate = [&](size_t i) {
+      return locations ? locations->actions[r][i] : loc;
+    };
     builder.setInsertionPointToEnd(&body);
-    auto rank = RankOp::create(builder, loc, program.id);
+    auto rank = RankOp::create(builder, locations ? locations->ranks[r] : loc,
+                               program.id);
     Block *rankBody = builder.createBlock(&rank.getBody());
     builder.setInsertionPointToEnd(rankBody);
     llvm::ArrayRef<Action> actions = program.actions;
     for (size_t i = 0; i < actions.size();) {
       size_t end = i + 1;
       if (actions[i].bundle == 0) {
-        writeAction(builder, loc, schedule, actions[i]);
+        writeAction(builder, locate(i), schedule, actions[i]);
         i = end;
         continue;
       }
       while (end < actions.size() && actions[end].bundle == actions[i].bundle)
         ++end;
-      writeBundle(builder, loc, schedule, actions.slice(i, end - i));
+      writeBundle(builder, locate, schedule, actions.slice(i, end - i), i);
       i = end;
     }
   }

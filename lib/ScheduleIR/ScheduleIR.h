@@ -24,9 +24,18 @@ mlir::FailureOr<Schedule>
 readSchedule(ScheduleOp op,
              std::vector<std::vector<mlir::Operation *>> *origins = nullptr);
 
-/// Appends the rank programs of `schedule` to the body of `op`.
+/// Where the ops written for a schedule come from: one location per rank
+/// and per action (a bundle op takes its first member's).
+struct ProgramLocations {
+  std::vector<mlir::Location> ranks;
+  std::vector<std::vector<mlir::Location>> actions;
+};
+
+/// Appends the rank programs of `schedule` to the body of `op`, at the
+/// schedule's location unless `locations` says otherwise.
 void writeRankPrograms(mlir::OpBuilder &builder, ScheduleOp op,
-                       const Schedule &schedule);
+                       const Schedule &schedule,
+                       const ProgramLocations *locations = nullptr);
 
 /// Replaces `pipeline` by a `sched.schedule` of the same name that runs
 /// `strategy`; declarations (stages, groups, aux heads, collectives) move
