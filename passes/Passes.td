@@ -200,6 +200,216 @@ def LowerZBH2 : LowerPass<"sched-lower-zb-h2", "ZB-H2",
     }
     ```}]>;
 
+def LowerZBV : LowerPass<"sched-lower-zb-v", "ZB-V",
+    [{ZB-V (Qi et al. 2024, "Zero Bubble Pipeline Parallelism"): two stages
+    per rank in a V, stage `r` and stage `2P - 1 - r` on rank `r`, and the
+    backward split into I and W. Needs `vpp = 2`; the strategy places the
+    stages in a V whatever the pipeline's `placement` says (it defaults to
+    `loop`). The order is list-scheduled in unit steps: a free rank runs the
+    ready action that comes first in V-Min's building block, forwards only
+    while it holds at most `2P` stage activations (`P` rank-worths), a
+    waiting W whenever nothing else could start at once. Any `M >= 1`. With
+    `T_F = T_I = T_W` and `M >= 2P` the makespan is `6M + P - 1` per-stage
+    steps, the least possible.
+
+    ```mlir
+    // sched-opt --sched-lower-zb-v
+    sched.pipeline @p pp 2 vpp 2 microbatches 2 {}
+    // becomes
+    sched.schedule @p stages 4 microbatches 2 {
+      sched.rank 0 {
+        sched.forward stage 0 mb 0
+        sched.forward stage 0 mb 1
+        sched.forward stage 3 mb 0
+        sched.backward_input stage 3 mb 0
+        sched.forward stage 3 mb 1
+        sched.backward_input stage 3 mb 1
+        sched.backward_input stage 0 mb 0
+        sched.backward_weight stage 3 mb 0
+        sched.backward_input stage 0 mb 1
+        sched.backward_weight stage 3 mb 1
+        sched.backward_weight stage 0 mb 0
+        sched.backward_weight stage 0 mb 1
+      }
+      sched.rank 1 {
+        sched.forward stage 1 mb 0
+        sched.forward stage 2 mb 0
+        sched.forward stage 1 mb 1
+        sched.forward stage 2 mb 1
+        sched.backward_input stage 2 mb 0
+        sched.backward_input stage 1 mb 0
+        sched.backward_input stage 2 mb 1
+        sched.backward_input stage 1 mb 1
+        sched.backward_weight stage 2 mb 0
+        sched.backward_weight stage 1 mb 0
+        sched.backward_weight stage 2 mb 1
+        sched.backward_weight stage 1 mb 1
+      }
+    }
+    ```}]>;
+
+def LowerVHalf : LowerPass<"sched-lower-v-half", "V-Half",
+    [{V-Half (Qi et al. 2024b, "Pipeline Parallelism with Controllable
+    Memory"): ZB-V's V and list schedule under a cap of `P + 2` stage
+    activations, about half of 1F1B's. Needs `vpp = 2` (V placement, as
+    ZB-V); any `M >= 1`. With `T_F = T_I = T_W` and `M >= 2P` the bubble is
+    at most `3(P - 1)` steps, half of 1F1B's.
+
+    ```mlir
+    // sched-opt --sched-lower-v-half
+    sched.pipeline @p pp 4 vpp 2 microbatches 4 {}
+    // becomes (rank 0 admits three microbatches, not four, before its
+    // first I: three activations and the three chunk-1 forwards they still
+    // need fill the cap of 6)
+    sched.schedule @p stages 8 microbatches 4 {
+      sched.rank 0 {
+        sched.forward stage 0 mb 0
+        sched.forward stage 0 mb 1
+        sched.forward stage 0 mb 2
+        sched.forward stage 7 mb 0
+        sched.backward_input stage 7 mb 0
+        sched.forward stage 7 mb 1
+        sched.backward_input stage 7 mb 1
+        sched.forward stage 7 mb 2
+        sched.backward_input stage 7 mb 2
+        sched.backward_weight stage 7 mb 0
+        sched.forward stage 0 mb 3
+        ...
+      }
+      ...
+    }
+    ```}]>;
+
+def LowerVMin : LowerPass<"sched-lower-v-min", "V-Min",
+    [{V-Min (Qi et al. 2024b): the V-Min building block repeated every six
+    steps. In the block the forward goes down and up the V and the input
+    gradient back without waiting, each action on the first step at or
+    after its input whose slot modulo 6 is free on its rank, each W in the
+    first free slot after its I; every rank runs its actions of all
+    microbatches in the order of those steps. Needs `vpp = 2` (V placement,
+    as ZB-V); any `M >= 1`. Peak `floor(2P/3) + 2` stage activations, about
+    a third of 1F1B's; makespan `6M + 4P - 5` steps with unit costs (two
+    more when 3 divides `P > 3` and `M > 1`), a bubble about two thirds of
+    1F1B's.
+
+    ```mlir
+    // sched-opt --sched-lower-v-min
+    sched.pipeline @p pp 2 vpp 2 microbatches 2 {}
+    // becomes (block steps: rank 0 F 0, 3, I 4, 7, W 5, 8; rank 1 F 1, 2,
+    // I 5, 6, W 9, 10; microbatch 1 six steps later)
+    sched.schedule @p stages 4 microbatches 2 {
+      sched.rank 0 {
+        sched.forward stage 0 mb 0
+        sched.forward stage 3 mb 0
+        sched.backward_input stage 3 mb 0
+        sched.backward_weight stage 3 mb 0
+        sched.forward stage 0 mb 1
+        sched.backward_input stage 0 mb 0
+        sched.backward_weight stage 0 mb 0
+        sched.forward stage 3 mb 1
+        sched.backward_input stage 3 mb 1
+        sched.backward_weight stage 3 mb 1
+        sched.backward_input stage 0 mb 1
+        sched.backward_weight stage 0 mb 1
+      }
+      sched.rank 1 {
+        sched.forward stage 1 mb 0
+        sched.forward stage 2 mb 0
+        sched.backward_input stage 2 mb 0
+        sched.backward_input stage 1 mb 0
+        sched.forward stage 1 mb 1
+        sched.forward stage 2 mb 1
+        sched.backward_weight stage 2 mb 0
+        sched.backward_weight stage 1 mb 0
+        sched.backward_input stage 2 mb 1
+        sched.backward_input stage 1 mb 1
+        sched.backward_weight stage 2 mb 1
+        sched.backward_weight stage 1 mb 1
+      }
+    }
+    ```}]>;
+
+def LowerDualPipeV : LowerPass<"sched-lower-dualpipe-v", "DualPipeV",
+    [{DeepSeek's DualPipeV (DualPipe cut in half): `P` ranks hold `2P`
+    stages in a V. Rank `r` runs `2(P - 1 - r)` forwards of chunk 0, then
+    `r + 1` pairs of forwards (chunk 0, chunk 1), `P - 1 - r` times an I of
+    chunk 1, a waiting W and a forward of chunk 1, then
+    `M - 2P + r + 1` times a `sched.overlap` of a chunk-0 forward with a
+    chunk-1 backward and one of a chunk-1 forward with a chunk-0 backward
+    (the last of them with an I, whose W fills a gap later); the rest is
+    list-scheduled with split backwards, input gradients first. Needs
+    `vpp = 2` (V placement, as ZB-V); any `M >= 1`, overlaps need `M > P`.
+    With unit costs and `M >= P` the makespan is `6M + P - 1` steps; peak
+    `2P + 1` stage activations.
+
+    ```mlir
+    // sched-opt --sched-lower-dualpipe-v
+    sched.pipeline @p pp 2 vpp 2 microbatches 4 {}
+    // becomes
+    sched.schedule @p stages 4 microbatches 4 {
+      sched.rank 0 {
+        sched.forward stage 0 mb 0
+        sched.forward stage 0 mb 1
+        sched.forward stage 0 mb 2
+        sched.forward stage 3 mb 0
+        sched.backward_input stage 3 mb 0
+        sched.backward_weight stage 3 mb 0
+        sched.forward stage 3 mb 1
+        sched.overlap {
+          sched.forward stage 0 mb 3
+          sched.backward stage 3 mb 1
+        }
+        sched.overlap {
+          sched.forward stage 3 mb 2
+          sched.backward_input stage 0 mb 0
+        }
+        ...
+      }
+      sched.rank 1 {
+        sched.forward stage 1 mb 0
+        sched.forward stage 2 mb 0
+        sched.forward stage 1 mb 1
+        sched.forward stage 2 mb 1
+        sched.overlap {
+          sched.forward stage 1 mb 2
+          sched.backward stage 2 mb 0
+        }
+        sched.overlap {
+          sched.forward stage 2 mb 2
+          sched.backward stage 1 mb 0
+        }
+        sched.overlap {
+          sched.forward stage 1 mb 3
+          sched.backward stage 2 mb 1
+        }
+        sched.overlap {
+          sched.forward stage 2 mb 3
+          sched.backward_input stage 1 mb 1
+        }
+        ...
+      }
+    }
+    ```}]>;
+
+def LowerNoPP : LowerPass<"sched-lower-no-pp", "no-pipeline",
+    [{the whole model as one stage: every microbatch's forward, then its
+    backward (gradient accumulation, no pipeline parallelism). Needs
+    `pp = 1` and `vpp = 1`. No bubble, one activation alive.
+
+    ```mlir
+    // sched-opt --sched-lower-no-pp
+    sched.pipeline @p pp 1 microbatches 2 {}
+    // becomes
+    sched.schedule @p stages 1 microbatches 2 {
+      sched.rank 0 {
+        sched.forward stage 0 mb 0
+        sched.backward stage 0 mb 0
+        sched.forward stage 0 mb 1
+        sched.backward stage 0 mb 1
+      }
+    }
+    ```}]>;
+
 def VerifySchedules : Pass<"sched-verify", "mlir::ModuleOp"> {
   let summary = "Prove each sched.schedule complete, deadlock-free and "
                 "within memory";

@@ -17,6 +17,11 @@ struct StrategyInfo {
   int32_t maxVpp;
   /// Whether stage s must sit on rank s mod pp (loop placement).
   bool needsLoopPlacement;
+  /// Whether the strategy puts stages r and 2pp-1-r on rank r (V placement)
+  /// whatever the pipeline's placement says.
+  bool impliesVPlacement = false;
+  /// Most pipeline ranks the strategy takes (0: no upper bound).
+  int32_t maxPp = 0;
 };
 } // namespace
 
@@ -27,6 +32,11 @@ static constexpr StrategyInfo kStrategies[] = {
     {Strategy::LoopedBFS, "looped-bfs", 2, 0, true},
     {Strategy::ZBH1, "zb-h1", 1, 1, false},
     {Strategy::ZBH2, "zb-h2", 1, 1, false},
+    {Strategy::ZBV, "zb-v", 2, 2, false, true},
+    {Strategy::VHalf, "v-half", 2, 2, false, true},
+    {Strategy::VMin, "v-min", 2, 2, false, true},
+    {Strategy::DualPipeV, "dualpipe-v", 2, 2, false, true},
+    {Strategy::NoPipeline, "no-pp", 1, 1, false, false, 1},
 };
 
 static const StrategyInfo &infoOf(Strategy strategy) {
@@ -61,6 +71,18 @@ std::string sched::strategyNames() {
 /// or success.
 static llvm::Error checkStageRules(const StrategyInfo &info,
                                    const PipelineShape &shape) {
+  if (info.maxPp && shape.pp > info.maxPp)
+    return llvm::createStringError(
+        llvm::formatv("strategy {0} needs pp = 1 (a single pipeline stage), "
+                      "got pp = {1}",
+                      info.name, shape.pp)
+            .str());
+  if (info.impliesVPlacement && shape.vpp != 2)
+    return llvm::createStringError(
+        llvm::formatv("strategy {0} needs vpp = 2 (two stages per rank in a "
+                      "V), got vpp = {1}",
+                      info.name, shape.vpp)
+            .str());
   if (info.minVpp == 1 && info.maxVpp == 1 && shape.vpp != 1)
     return llvm::createStringError(
         llvm::formatv("strategy {0} needs vpp = 1 (one stage per rank), "
@@ -100,6 +122,14 @@ llvm::Expected<Schedule> sched::generateSchedule(Strategy strategy,
         llvm::formatv("{0} stage costs given for {1} stages",
                       shape.stageCosts.size(), shape.numStages())
             .str());
+  if (info.impliesVPlacement && shape.placement != StagePlacement::V) {
+    // The pipeline's placement defaults to loop and the printed IR omits
+    // the default, so a loop placement cannot be told from none: the V
+    // strategies read it as not chosen and place stages in a V.
+    PipelineShape vShape = shape;
+    vShape.placement = StagePlacement::V;
+    return generateSchedule(strategy, vShape);
+  }
   switch (strategy) {
   case Strategy::GPipe:
     return generateGPipe(shape);
@@ -113,6 +143,16 @@ llvm::Expected<Schedule> sched::generateSchedule(Strategy strategy,
     return generateZBH1(shape);
   case Strategy::ZBH2:
     return generateZBH2(shape);
+  case Strategy::ZBV:
+    return generateZBV(shape);
+  case Strategy::VHalf:
+    return generateVHalf(shape);
+  case Strategy::VMin:
+    return generateVMin(shape);
+  case Strategy::DualPipeV:
+    return generateDualPipeV(shape);
+  case Strategy::NoPipeline:
+    return generateNoPipeline(shape);
   }
   llvm_unreachable("unknown strategy");
 }

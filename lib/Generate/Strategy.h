@@ -25,6 +25,11 @@ enum class Strategy : uint8_t {
   LoopedBFS,
   ZBH1,
   ZBH2,
+  ZBV,
+  VHalf,
+  VMin,
+  DualPipeV,
+  NoPipeline,
 };
 
 /// What a pipeline looks like to a generator.
@@ -83,6 +88,28 @@ Schedule generateZBH1(const PipelineShape &shape);
 /// to 2r weight gradients waiting on rank r, so each rank runs without idle
 /// from its first action to its last (peak 2P-1 activations).
 Schedule generateZBH2(const PipelineShape &shape);
+
+/// ZB-V (Qi et al. 2024): two stages per rank in a V (stage r and
+/// 2P-1-r on rank r), split backward, up to 2P stage activations per rank;
+/// list-scheduled in unit steps (docs/schedules.md).
+Schedule generateZBV(const PipelineShape &shape);
+
+/// V-Half (Qi et al. 2024b): ZB-V's V under a cap of P+2 stage activations,
+/// about half of 1F1B's memory and half of its bubble.
+Schedule generateVHalf(const PipelineShape &shape);
+
+/// V-Min (Qi et al. 2024b): the V-Min building block repeated every six
+/// steps; about a third of 1F1B's memory, two thirds of its bubble.
+Schedule generateVMin(const PipelineShape &shape);
+
+/// DualPipeV (DeepSeek): V placement, DeepSeek's warm-up and steady phase of
+/// sched.overlap pairs (a forward with a backward of the other chunk), then
+/// a list-scheduled cool-down. Any M >= 1; overlaps need M > P.
+Schedule generateDualPipeV(const PipelineShape &shape);
+
+/// No pipeline: one stage, every microbatch's forward then its backward
+/// (gradient accumulation).
+Schedule generateNoPipeline(const PipelineShape &shape);
 
 } // namespace sched
 

@@ -1,0 +1,20 @@
+//===- LowerVHalf.cpp - the sched-lower-v-half pass -----------------------===//
+
+#include "lib/ScheduleIR/ScheduleIR.h"
+#include "passes/Passes.h"
+
+namespace sched {
+#define GEN_PASS_DEF_LOWERVHALF
+#include "passes/Passes.h.inc"
+} // namespace sched
+
+using namespace sched;
+
+namespace {
+struct LowerVHalfPass : impl::LowerVHalfBase<LowerVHalfPass> {
+  void runOnOperation() override {
+    if (failed(lowerPipelines(getOperation(), Strategy::VHalf)))
+      signalPassFailure();
+  }
+};
+} // namespace
