@@ -8,100 +8,31 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "test/unit/StrategyTestSupport.h"
 #include "lib/Generate/Strategy.h"
 #include "lib/Simulate/Simulate.h"
 
-#include "llvm/ADT/DenseMap.h"
-#include "llvm/Support/FormatVariadic.h"
 
 #include "gtest/gtest.h"
 
 #include <algorithm>
 
 using namespace sched;
+using sched::test::describe;
+using sched::test::errorOf;
+using sched::test::makeShape;
 
 namespace {
 
 constexpr int32_t kPipelineRanks[] = {2, 3, 4, 8, 16};
 constexpr int32_t kStagesPerRank[] = {2, 3, 4};
 
-PipelineShape makeShape(int32_t pp, int32_t vpp, int32_t m) {
-  PipelineShape shape;
-  shape.pp = pp;
-  shape.vpp = vpp;
-  shape.microbatches = m;
-  return shape;
-}
-
-std::string describe(const PipelineShape &shape) {
-  return llvm::formatv("pp={0} vpp={1} m={2}", shape.pp, shape.vpp,
-                       shape.microbatches);
-}
-
-/// Every (stage, microbatch) runs one F and either one B or one I and one W,
-/// each on the rank loop placement gives its stage; nothing else runs.
-void expectComplete(const Schedule &schedule, const PipelineShape &shape,
-                    bool splitBackward) {
-  ASSERT_EQ(schedule.numStages, shape.numStages());
-  ASSERT_EQ(schedule.numMicrobatches, shape.microbatches);
-  ASSERT_EQ(static_cast<int32_t>(schedule.ranks.size()), shape.pp);
-  llvm::DenseMap<uint64_t, int32_t> runs;
-  auto key = [](ActionKind kind, int32_t stage, int32_t mb) {
-    return (static_cast<uint64_t>(kind) << 48) |
-           (static_cast<uint64_t>(stage) << 24) | static_cast<uint64_t>(mb);
-  };
-  for (const RankProgram &rank : schedule.ranks)
-    for (const Action &action : rank.actions) {
-      ASSERT_TRUE(isCompute(action.kind));
-      ASSERT_EQ(rankOfStage(action.stage, shape.pp, StagePlacement::Loop),
-                rank.id)
-          << actionLabel(action, /*withStage=*/true);
-      ++runs[key(action.kind, action.stage, action.microbatch)];
-    }
-  const std::vector<ActionKind> kinds =
-      splitBackward
-          ? std::vector<ActionKind>{ActionKind::Forward,
-                                    ActionKind::BackwardInput,
-                                    ActionKind::BackwardWeight}
-          : std::vector<ActionKind>{ActionKind::Forward, ActionKind::Backward};
-  for (int32_t stage = 0; stage < shape.numStages(); ++stage)
-    for (int32_t mb = 0; mb < shape.microbatches; ++mb)
-      for (ActionKind kind : kinds)
-        EXPECT_EQ(runs.lookup(key(kind, stage, mb)), 1)
-            << computeLetter(kind).str() << " stage " << stage << " mb " << mb;
-  EXPECT_EQ(schedule.numActions(),
-            kinds.size() * shape.numStages() * shape.microbatches);
-}
-
-/// Generates, checks completeness, checks that the order also runs under
-/// uneven costs (running to the end depends on the order only), and
-/// simulates with unit costs.
+/// Loop placement; `split`: I and W instead of B.
 Timeline generateAndSimulate(Strategy strategy, const PipelineShape &shape,
-                             bool splitBackward) {
-  llvm::Expected<Schedule> schedule = generateSchedule(strategy, shape);
-  EXPECT_TRUE(static_cast<bool>(schedule)) << describe(shape);
-  if (!schedule) {
-    llvm::consumeError(schedule.takeError());
-    return {};
-  }
-  expectComplete(*schedule, shape, splitBackward);
-
-  Schedule uneven = *schedule;
-  for (int32_t s = 0; s < shape.numStages(); ++s)
-    uneven.stageCosts.push_back({/*forward=*/1.0 + s % 3,
-                                 /*backwardInput=*/2.0,
-                                 /*backwardWeight=*/0.5});
-  llvm::Expected<Timeline> skewed = simulate(uneven, {});
-  EXPECT_TRUE(static_cast<bool>(skewed))
-      << describe(shape) << ": " << llvm::toString(skewed.takeError());
-
-  llvm::Expected<Timeline> timeline = simulate(*schedule, {});
-  EXPECT_TRUE(static_cast<bool>(timeline)) << describe(shape);
-  if (!timeline) {
-    ADD_FAILURE() << llvm::toString(timeline.takeError());
-    return {};
-  }
-  return std::move(*timeline);
+                             bool split) {
+  return test::generateAndSimulate(
+      strategy, shape, StagePlacement::Loop,
+      split ? test::BackwardForm::Split : test::BackwardForm::Full);
 }
 
 /// Idle time of rank `r` between its own first and last action.
@@ -132,12 +63,6 @@ double zeroBubbleMakespan(int32_t pp, int32_t m) {
   return m >= pp ? 3.0 * m + pp - 1 : 2.0 * m + 2 * pp - 1;
 }
 
-std::string errorOf(Strategy strategy, const PipelineShape &shape) {
-  llvm::Expected<Schedule> schedule = generateSchedule(strategy, shape);
-  if (schedule)
-    return "";
-  return llvm::toString(schedule.takeError());
-}
 
 //===----------------------------------------------------------------------===//
 // Interleaved 1F1B

@@ -9,17 +9,18 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "test/unit/StrategyTestSupport.h"
 #include "lib/Generate/Strategy.h"
 #include "lib/Simulate/Simulate.h"
 
-#include "llvm/ADT/DenseMap.h"
-#include "llvm/Support/FormatVariadic.h"
 
 #include "gtest/gtest.h"
 
 #include <algorithm>
 
 using namespace sched;
+using sched::test::describe;
+using sched::test::errorOf;
 
 namespace {
 
@@ -28,99 +29,16 @@ constexpr Strategy kVStrategies[] = {Strategy::ZBV, Strategy::VHalf,
                                      Strategy::VMin, Strategy::DualPipeV};
 
 PipelineShape vShape(int32_t pp, int32_t m) {
-  PipelineShape shape;
-  shape.pp = pp;
-  shape.vpp = 2;
-  shape.microbatches = m;
-  return shape;
+  return test::makeShape(pp, 2, m);
 }
 
-std::string describe(Strategy strategy, const PipelineShape &shape) {
-  return llvm::formatv("{0} pp={1} vpp={2} m={3}", strategyName(strategy),
-                       shape.pp, shape.vpp, shape.microbatches);
-}
-
-/// Every (stage, microbatch) runs one F and either one B or one I and one W,
-/// on the rank `placement` gives its stage; an overlap holds one F and one
-/// B or I of the rank's other chunk, next to each other.
-void expectComplete(const Schedule &schedule, const PipelineShape &shape,
-                    StagePlacement placement) {
-  ASSERT_EQ(schedule.numStages, shape.numStages());
-  ASSERT_EQ(schedule.numMicrobatches, shape.microbatches);
-  ASSERT_EQ(static_cast<int32_t>(schedule.ranks.size()), shape.pp);
-  llvm::DenseMap<uint64_t, int32_t> runs;
-  auto key = [](ActionKind kind, int32_t stage, int32_t mb) {
-    return (static_cast<uint64_t>(kind) << 48) |
-           (static_cast<uint64_t>(stage) << 24) | static_cast<uint64_t>(mb);
-  };
-  for (const RankProgram &rank : schedule.ranks) {
-    const std::vector<Action> &actions = rank.actions;
-    for (size_t i = 0; i < actions.size(); ++i) {
-      const Action &action = actions[i];
-      ASSERT_TRUE(isCompute(action.kind));
-      ASSERT_EQ(rankOfStage(action.stage, shape.pp, placement), rank.id)
-          << actionLabel(action, /*withStage=*/true);
-      ++runs[key(action.kind, action.stage, action.microbatch)];
-      if (!action.bundle || (i > 0 && actions[i - 1].bundle == action.bundle))
-        continue;
-      ASSERT_LT(i + 1, actions.size());
-      const Action &other = actions[i + 1];
-      ASSERT_EQ(other.bundle, action.bundle);
-      ASSERT_EQ(action.kind, ActionKind::Forward);
-      ASSERT_TRUE(other.kind == ActionKind::Backward ||
-                  other.kind == ActionKind::BackwardInput);
-      EXPECT_NE(action.stage, other.stage);
-      if (i + 2 < actions.size()) {
-        EXPECT_NE(actions[i + 2].bundle, action.bundle);
-      }
-    }
-  }
-  for (int32_t stage = 0; stage < shape.numStages(); ++stage)
-    for (int32_t mb = 0; mb < shape.microbatches; ++mb) {
-      SCOPED_TRACE(llvm::formatv("stage {0} mb {1}", stage, mb).str());
-      EXPECT_EQ(runs.lookup(key(ActionKind::Forward, stage, mb)), 1);
-      const int32_t full = runs.lookup(key(ActionKind::Backward, stage, mb));
-      const int32_t input =
-          runs.lookup(key(ActionKind::BackwardInput, stage, mb));
-      const int32_t weight =
-          runs.lookup(key(ActionKind::BackwardWeight, stage, mb));
-      EXPECT_TRUE((full == 1 && input == 0 && weight == 0) ||
-                  (full == 0 && input == 1 && weight == 1));
-    }
-}
-
-/// Generates, checks completeness, checks that the order also runs under
-/// uneven costs, and simulates with unit costs.
+/// V placement for vpp = 2 (loop otherwise); B or I and W.
 Timeline generateAndSimulate(Strategy strategy, const PipelineShape &shape,
                              Schedule *out = nullptr) {
-  llvm::Expected<Schedule> schedule = generateSchedule(strategy, shape);
-  EXPECT_TRUE(static_cast<bool>(schedule)) << describe(strategy, shape);
-  if (!schedule) {
-    ADD_FAILURE() << llvm::toString(schedule.takeError());
-    return {};
-  }
   const StagePlacement placement =
       shape.vpp == 2 ? StagePlacement::V : StagePlacement::Loop;
-  expectComplete(*schedule, shape, placement);
-
-  Schedule uneven = *schedule;
-  for (int32_t s = 0; s < shape.numStages(); ++s)
-    uneven.stageCosts.push_back({/*forward=*/1.0 + s % 3,
-                                 /*backwardInput=*/2.0,
-                                 /*backwardWeight=*/0.5});
-  llvm::Expected<Timeline> skewed = simulate(uneven, {});
-  EXPECT_TRUE(static_cast<bool>(skewed)) << describe(strategy, shape) << ": "
-                                         << llvm::toString(skewed.takeError());
-
-  llvm::Expected<Timeline> timeline = simulate(*schedule, {});
-  if (!timeline) {
-    ADD_FAILURE() << describe(strategy, shape) << ": "
-                  << llvm::toString(timeline.takeError());
-    return {};
-  }
-  if (out)
-    *out = std::move(*schedule);
-  return std::move(*timeline);
+  return test::generateAndSimulate(strategy, shape, placement,
+                                   test::BackwardForm::Either, out);
 }
 
 double maxPeak(const Timeline &timeline) {
@@ -147,12 +65,6 @@ int32_t overlaps(const Schedule &schedule) {
   return bundled / 2;
 }
 
-std::string errorOf(Strategy strategy, const PipelineShape &shape) {
-  llvm::Expected<Schedule> schedule = generateSchedule(strategy, shape);
-  if (schedule)
-    return "";
-  return llvm::toString(schedule.takeError());
-}
 
 //===----------------------------------------------------------------------===//
 // ZB-V
@@ -384,7 +296,8 @@ TEST(VShapeGrid, StrategyImpliesVPlacement) {
     llvm::Expected<Schedule> fromLoop = generateSchedule(strategy, loop);
     llvm::Expected<Schedule> fromV = generateSchedule(strategy, v);
     ASSERT_TRUE(fromLoop && fromV);
-    expectComplete(*fromLoop, loop, StagePlacement::V);
+    test::expectComplete(*fromLoop, loop, StagePlacement::V,
+                         test::BackwardForm::Either);
     ASSERT_EQ(fromLoop->ranks.size(), fromV->ranks.size());
     for (size_t r = 0; r < fromV->ranks.size(); ++r) {
       ASSERT_EQ(fromLoop->ranks[r].actions.size(),
