@@ -13,6 +13,7 @@
 #include "lib/Simulate/Simulate.h"
 
 
+#include "llvm/Support/FormatVariadic.h"
 #include "gtest/gtest.h"
 
 #include <algorithm>

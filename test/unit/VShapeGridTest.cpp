@@ -14,6 +14,7 @@
 #include "lib/Simulate/Simulate.h"
 
 
+#include "llvm/Support/FormatVariadic.h"
 #include "gtest/gtest.h"
 
 #include <algorithm>
