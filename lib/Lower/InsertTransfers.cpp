@@ -69,12 +69,6 @@ struct ActionPos {
   bool valid() const { return rank >= 0; }
 };
 
-std::string describe(const Action &a) {
-  return llvm::formatv("{0}(stage {1}, mb {2})", computeLetter(a.kind), a.stage,
-                       a.microbatch)
-      .str();
-}
-
 llvm::StringRef kindName(ActionKind kind) {
   switch (kind) {
   case ActionKind::Send:
@@ -165,7 +159,8 @@ llvm::Error TransferInserter::indexActions() {
                     here.rank, here.index);
       if (a.stage < 0 || a.stage >= compute.numStages || a.microbatch < 0 ||
           a.microbatch >= compute.numMicrobatches)
-        return fail(describe(a) + " is out of range: the schedule has " +
+        return fail(describeAction(compute, a) +
+                        " is out of range: the schedule has " +
                         llvm::Twine(compute.numStages) + " stages and " +
                         llvm::Twine(compute.numMicrobatches) + " microbatches",
                     here.rank, here.index);
@@ -190,11 +185,12 @@ llvm::Error TransferInserter::indexActions() {
         if (first.kind == a.kind)
           return fail(llvm::formatv("duplicate {0}: it already runs on "
                                     "rank {1}",
-                                    describe(a), firstRank),
+                                    describeAction(compute, a), firstRank),
                       here.rank, here.index);
         return fail(llvm::formatv("{0} and {1} (on rank {2}) both compute "
                                   "the input gradient of stage {3} mb {4}",
-                                  describe(a), describe(first), firstRank,
+                                  describeAction(compute, a),
+                                  describeAction(compute, first), firstRank,
                                   a.stage, a.microbatch),
                     here.rank, here.index);
       }
@@ -226,12 +222,13 @@ llvm::Error TransferInserter::checkInputs() const {
         continue;
       const Action &a = actions[i];
       const bool forward = a.kind == ActionKind::Forward;
-      return fail(
-          llvm::formatv("{0} needs the {1} of stage {2}, which no "
-                        "rank computes for mb {3}",
-                        describe(a), forward ? "activation" : "input gradient",
-                        forward ? a.stage - 1 : a.stage + 1, a.microbatch),
-          static_cast<int32_t>(r), static_cast<int32_t>(i));
+      return fail(llvm::formatv("{0} needs the {1} of stage {2}, which no "
+                                "rank computes for mb {3}",
+                                describeAction(compute, a),
+                                forward ? "activation" : "input gradient",
+                                forward ? a.stage - 1 : a.stage + 1,
+                                a.microbatch),
+                  static_cast<int32_t>(r), static_cast<int32_t>(i));
     }
   }
   return llvm::Error::success();

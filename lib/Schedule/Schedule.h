@@ -112,6 +112,10 @@ int32_t rankOfStage(int32_t stage, int32_t pp, StagePlacement placement);
 /// "2F3" with the stage when `withStage` is set (PyTorch's CSV spelling).
 std::string actionLabel(const Action &action, bool withStage);
 
+/// A short description of an action for diagnostics: "F(stage 1, mb 3)",
+/// "SEND_F(stage 0, mb 2) to rank 1", "all_reduce @dp (stage 0)".
+std::string describeAction(const Schedule &schedule, const Action &action);
+
 /// The single-letter name of a compute kind: F, B, I or W.
 llvm::StringRef computeLetter(ActionKind kind);
 

@@ -53,64 +53,6 @@ const char *sched::verdictName(Verdict verdict) {
   return "unknown";
 }
 
-static const char *collectiveName(ActionKind kind) {
-  switch (kind) {
-  case ActionKind::AllReduce:
-    return "all_reduce";
-  case ActionKind::ReduceScatter:
-    return "reduce_scatter";
-  case ActionKind::AllGather:
-    return "all_gather";
-  case ActionKind::AllToAll:
-    return "all_to_all";
-  case ActionKind::Barrier:
-    return "barrier";
-  default:
-    return nullptr;
-  }
-}
-
-std::string sched::describeAction(const Schedule &schedule,
-                                  const Action &a) {
-  auto rankId = [&](int32_t r) {
-    return r >= 0 && static_cast<size_t>(r) < schedule.ranks.size()
-               ? schedule.ranks[r].id
-               : static_cast<int64_t>(r);
-  };
-  if (isCompute(a.kind))
-    return llvm::formatv("{0}(stage {1}, mb {2})", computeLetter(a.kind),
-                         a.stage, a.microbatch)
-        .str();
-  switch (a.kind) {
-  case ActionKind::Send:
-    return llvm::formatv("SEND_{0}(stage {1}, mb {2}) to rank {3}",
-                         a.gradient ? "B" : "F", a.stage, a.microbatch,
-                         rankId(a.peer))
-        .str();
-  case ActionKind::Recv:
-    return llvm::formatv("RECV_{0}(stage {1}, mb {2}) from rank {3}",
-                         a.gradient ? "B" : "F", a.stage, a.microbatch,
-                         rankId(a.peer))
-        .str();
-  case ActionKind::Unshard:
-    return llvm::formatv("UNSHARD(stage {0})", a.stage).str();
-  case ActionKind::Reshard:
-    return llvm::formatv("RESHARD(stage {0})", a.stage).str();
-  case ActionKind::ReduceGrad:
-    return llvm::formatv("REDUCE_GRAD(stage {0})", a.stage).str();
-  case ActionKind::OptimizerStep:
-    return "OPTIMIZER_STEP";
-  default:
-    break;
-  }
-  std::string text = collectiveName(a.kind);
-  if (a.group >= 0 && static_cast<size_t>(a.group) < schedule.groups.size())
-    text += " @" + schedule.groups[a.group].name;
-  if (a.stage >= 0)
-    text += llvm::formatv(" (stage {0})", a.stage).str();
-  return text;
-}
-
 namespace {
 
 const char *reasonWords(WaitReason reason) {

@@ -124,9 +124,6 @@ const char *violationKindName(ViolationKind kind);
 /// The word for a verdict.
 const char *verdictName(Verdict verdict);
 
-/// A short description of an action: "F(stage 1, mb 3)".
-std::string describeAction(const Schedule &schedule, const Action &action);
-
 } // namespace sched
 
 #endif // LIB_VERIFY_VERIFIER_H

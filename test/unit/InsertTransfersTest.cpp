@@ -89,8 +89,9 @@ void checkOne(Strategy strategy, const PipelineShape &shape, bool group,
     }
   EXPECT_EQ(sends, crossRankInputs(*compute)) << where;
   EXPECT_EQ(recvs, sends) << where;
-  if (!group)
+  if (!group) {
     EXPECT_EQ(grouped, 0u) << where;
+  }
 
   VerifyOptions verify;
   verify.useZ3 = false;
