@@ -11,6 +11,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -62,6 +63,39 @@ static void printRankSets(OpAsmPrinter &printer, Operation *,
     printer << ']';
   });
   printer << ']';
+}
+
+/// Parses `dp = 2, pp = 4, tp = 8`.
+static ParseResult parseMeshAxes(OpAsmParser &parser, ArrayAttr &axes,
+                                 DenseI64ArrayAttr &sizes) {
+  SmallVector<Attribute> names;
+  SmallVector<int64_t> values;
+  auto parseAxis = [&]() -> ParseResult {
+    std::string name;
+    int64_t size;
+    if (parser.parseKeywordOrString(&name) || parser.parseEqual() ||
+        parser.parseInteger(size))
+      return failure();
+    names.push_back(parser.getBuilder().getStringAttr(name));
+    values.push_back(size);
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(parseAxis))
+    return failure();
+  axes = parser.getBuilder().getArrayAttr(names);
+  sizes = parser.getBuilder().getDenseI64ArrayAttr(values);
+  return success();
+}
+
+static void printMeshAxes(OpAsmPrinter &printer, Operation *, ArrayAttr axes,
+                          DenseI64ArrayAttr sizes) {
+  for (auto [k, axis] : llvm::enumerate(axes)) {
+    if (k)
+      printer << ", ";
+    printer.printKeywordOrString(cast<StringAttr>(axis).getValue());
+    if (k < static_cast<size_t>(sizes.size()))
+      printer << " = " << sizes[k];
+  }
 }
 
 #define GET_OP_CLASSES
@@ -264,6 +298,44 @@ LogicalResult CollectiveOp::verify() {
     return failure();
   if (std::optional<uint64_t> stage = getStage())
     return checkStage(*this, *stage);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MeshOp
+//===----------------------------------------------------------------------===//
+
+std::optional<int64_t> MeshOp::getAxisSize(StringRef name) {
+  for (auto [axis, size] : llvm::zip(getAxes(), getSizes()))
+    if (cast<StringAttr>(axis).getValue() == name)
+      return size;
+  return std::nullopt;
+}
+
+LogicalResult MeshOp::verify() {
+  if (getAxes().empty())
+    return emitOpError() << "has no axes";
+  if (getAxes().size() != static_cast<size_t>(getSizes().size()))
+    return emitOpError() << "names " << getAxes().size() << " axes but gives "
+                         << getSizes().size() << " sizes";
+  llvm::StringSet<> seen;
+  int64_t devices = 1;
+  for (auto [axis, size] : llvm::zip(getAxes(), getSizes())) {
+    StringRef name = cast<StringAttr>(axis).getValue();
+    if (!seen.insert(name).second)
+      return emitOpError() << "names axis '" << name << "' twice";
+    if (size < 1)
+      return emitOpError() << "axis '" << name << "' has size " << size
+                           << "; sizes must be at least 1";
+    if (devices > (int64_t(1) << 40) / size)
+      return emitOpError() << "spans more than 2^40 devices";
+    devices *= size;
+  }
+  auto pipeline = dyn_cast<PipelineOp>((*this)->getParentOp());
+  std::optional<int64_t> pp = getAxisSize("pp");
+  if (pipeline && pp && *pp != static_cast<int64_t>(pipeline.getPp()))
+    return emitOpError() << "axis 'pp' has size " << *pp
+                         << ", but the pipeline has pp " << pipeline.getPp();
   return success();
 }
 

@@ -149,6 +149,29 @@ def Sched_GroupOp : Sched_Op<"group",
   }];
 }
 
+def Sched_MeshOp : Sched_Op<"mesh",
+    [ParentOneOf<["PipelineOp", "ScheduleOp"]>]> {
+  let summary = "the device mesh: named parallel axes and their sizes";
+  let description = [{
+    The axes the job is laid out on, outermost first, each with its size:
+    data (`dp`), tensor (`tp`), pipeline (`pp`), expert (`ep`), context
+    (`cp`) parallelism, or any other name. The product is the number of
+    devices. An axis named `pp` must match the enclosing pipeline's `pp`.
+    Process groups (`sched.group`) name the member sets along an axis.
+
+    ```mlir
+    sched.mesh dp = 2, pp = 4, tp = 8
+    ```
+  }];
+  let arguments = (ins StrArrayAttr:$axes, DenseI64ArrayAttr:$sizes);
+  let assemblyFormat = "custom<MeshAxes>($axes, $sizes) attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The size of axis `name`, if the mesh has it.
+    std::optional<int64_t> getAxisSize(::llvm::StringRef name);
+  }];
+}
+
 def Sched_CollectiveOp : Sched_Op<"collective",
     [ParentOneOf<["PipelineOp", "ScheduleOp"]>]> {
   let summary = "a collective the training step needs";

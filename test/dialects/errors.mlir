@@ -384,3 +384,52 @@ sched.schedule @s stages 2 microbatches 4 {
     sched.forward stage 0 microbatch 1
   }
 }
+
+// -----
+
+sched.pipeline @p pp 4 microbatches 8 {
+  // expected-error @below {{axis 'pp' has size 2, but the pipeline has pp 4}}
+  sched.mesh dp = 2, pp = 2
+}
+
+// -----
+
+sched.pipeline @p pp 4 microbatches 8 {
+  // expected-error @below {{names axis 'dp' twice}}
+  sched.mesh dp = 2, dp = 4
+}
+
+// -----
+
+sched.pipeline @p pp 4 microbatches 8 {
+  // expected-error @below {{axis 'tp' has size 0; sizes must be at least 1}}
+  sched.mesh tp = 0
+}
+
+// -----
+
+sched.pipeline @p pp 4 microbatches 8 {
+  // expected-error @below {{spans more than 2^40 devices}}
+  sched.mesh dp = 1048576, tp = 1048576, cp = 2
+}
+
+// -----
+
+sched.pipeline @p pp 4 microbatches 8 {
+  // expected-error @below {{names 2 axes but gives 1 sizes}}
+  "sched.mesh"() <{axes = ["dp", "tp"], sizes = array<i64: 2>}> : () -> ()
+}
+
+// -----
+
+sched.pipeline @p pp 4 microbatches 8 {
+  // expected-error @below {{has no axes}}
+  "sched.mesh"() <{axes = [], sizes = array<i64>}> : () -> ()
+}
+
+// -----
+
+sched.pipeline @p pp 4 microbatches 8 {
+  // expected-error @below {{expected '='}}
+  sched.mesh dp 2
+}

@@ -5,6 +5,7 @@
 // CHECK-LABEL: sched.pipeline @spec pp 2 vpp 2 microbatches 4 placement v memory_limit 80000000000 {
 // CHECK-NEXT: sched.stage 0 layers 8 forward 1.000000e+00 backward_input 1.500000e+00 backward_weight 5.000000e-01 activation 1024 weight_grad 512 parameters 4096
 // CHECK: sched.stage 3 layers 8
+// CHECK-NEXT: sched.mesh dp = 2, pp = 2, tp = 8, "expert parallel" = 1
 // CHECK-NEXT: sched.aux_head stage 3 scope global_batch
 // CHECK-NEXT: sched.aux_head stage 0 scope aux_free
 // CHECK-NEXT: sched.group @dp members {{\[}}[0], [1]]
@@ -16,6 +17,7 @@ sched.pipeline @spec pp 2 vpp 2 microbatches 4 placement v memory_limit 80000000
   sched.stage 1 layers 8 forward 1.0 backward_input 1.0 backward_weight 1.0 activation 1024 weight_grad 512 parameters 4096
   sched.stage 2 layers 8 forward 1.0 backward_input 1.0 backward_weight 1.0 activation 1024 weight_grad 512 parameters 4096
   sched.stage 3 layers 8 forward 1.0 backward_input 1.0 backward_weight 1.0 activation 1024 weight_grad 512 parameters 4096
+  sched.mesh dp = 2, pp = 2, tp = 8, "expert parallel" = 1
   sched.aux_head stage 3 scope global_batch
   sched.aux_head stage 0 scope aux_free
   sched.group @dp members [[0], [1]]
