@@ -67,8 +67,10 @@ bool isTransfer(CellKind kind) {
          kind == CellKind::SendB || kind == CellKind::RecvB;
 }
 
-/// The largest index accepted in a cell; bigger ones are typos.
+/// The largest microbatch index accepted in a cell, and the most stages;
+/// bigger ones are typos (the dialect's own bounds).
 constexpr int64_t kMaxIndex = 1 << 26;
+constexpr int64_t kMaxStages = 1 << 20;
 
 class CsvReader {
 public:
@@ -128,9 +130,9 @@ LogicalResult CsvReader::parseAction(StringRef text, Location loc,
   if (digits == 0 || digits == StringRef::npos)
     return malformed();
   if (rest.take_front(digits).getAsInteger(10, out.stage) ||
-      out.stage > kMaxIndex)
+      out.stage >= kMaxStages)
     return emitError(loc) << "stage index in '" << text
-                          << "' is out of range (at most " << kMaxIndex
+                          << "' is out of range (at most " << kMaxStages - 1
                           << ")";
   rest = rest.drop_front(digits);
   bool matched = false;
@@ -244,8 +246,10 @@ LogicalResult CsvReader::mapStages() {
     numMicrobatches = *options.microbatches;
   }
   numMicrobatches = std::max<int64_t>(numMicrobatches, 1);
-  if (numStages > kMaxIndex)
-    return emitError(locate(1, 1)) << numStages << " stages are too many";
+  if (numStages > kMaxStages)
+    return emitError(locate(1, 1))
+           << numStages << " stages are too many (at most " << kMaxStages
+           << ")";
   // Each stage lives where its actions are; the first row that names it
   // wins here, and the verifier reports any other.
   stageRank.assign(numStages, -1);

@@ -12,6 +12,7 @@ using namespace sched;
 
 ScheduleInput::ScheduleInput() {
   context.getOrLoadDialect<SchedDialect>();
+  context.printOpOnDiagnostic(false);
   diagnostics =
       std::make_unique<SourceMgrDiagnosticHandler>(sourceMgr, &context);
 }
