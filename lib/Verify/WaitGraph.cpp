@@ -286,7 +286,9 @@ uint32_t contract(uint32_t numNodes, EdgeList &edges, bool bySource) {
   return count;
 }
 
-/// A topological position per node, or nothing if there is a cycle.
+/// The longest-path depth of every node (0 for sources), or nothing if
+/// there is a cycle. Depths satisfy every edge and take few distinct values
+/// (the critical path's length), which keeps Z3's numerals few.
 std::vector<int64_t> topologicalTimes(uint32_t numNodes,
                                       const EdgeList &edges) {
   std::vector<uint32_t> start(numNodes + 1, 0), inDegree(numNodes, 0);
@@ -304,16 +306,18 @@ std::vector<int64_t> topologicalTimes(uint32_t numNodes,
   for (uint32_t n = 0; n < numNodes; ++n)
     if (inDegree[n] == 0)
       queue.push_back(n);
-  std::vector<int64_t> time(numNodes, 0);
+  std::vector<int64_t> depth(numNodes, 0);
   for (size_t head = 0; head < queue.size(); ++head) {
-    time[queue[head]] = static_cast<int64_t>(head);
-    for (uint32_t k = start[queue[head]]; k < start[queue[head] + 1]; ++k)
+    const uint32_t n = queue[head];
+    for (uint32_t k = start[n]; k < start[n + 1]; ++k) {
+      depth[out[k]] = std::max(depth[out[k]], depth[n] + 1);
       if (--inDegree[out[k]] == 0)
         queue.push_back(out[k]);
+    }
   }
   if (queue.size() != numNodes)
     return {};
-  return time;
+  return depth;
 }
 } // namespace
 
