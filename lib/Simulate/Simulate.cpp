@@ -35,12 +35,6 @@ uint64_t eventKey(EventSlot slot, uint64_t a, uint64_t b) {
   return (static_cast<uint64_t>(slot) << 56) | (a << 28) | b;
 }
 
-/// A happened event: when, and on which rank.
-struct Event {
-  double time = 0;
-  int32_t rank = -1;
-};
-
 class ListSimulator {
 public:
   ListSimulator(const Schedule &schedule, const SimulationOptions &options)
@@ -55,7 +49,7 @@ private:
   /// nothing after parking rank `r` on the missing event.
   std::optional<double> inputsReady(int32_t r, const Action &action);
   std::optional<double> waitFor(int32_t r, uint64_t key, double delay);
-  void post(uint64_t key, double time, int32_t rank);
+  void post(uint64_t key, double time);
   double computeCost(const Action &action) const;
   /// The stage whose output `action` consumes, and the event carrying it.
   std::optional<std::pair<int32_t, uint64_t>> producerOf(const Action &a) const;
@@ -71,7 +65,8 @@ private:
   std::vector<int32_t> stageRank;
   std::vector<size_t> pos;
   std::vector<double> clock;
-  llvm::DenseMap<uint64_t, Event> events;
+  /// When each event happened.
+  llvm::DenseMap<uint64_t, double> events;
   llvm::DenseMap<uint64_t, llvm::SmallVector<int32_t, 1>> waiters;
   std::deque<int32_t> ready;
   /// Collectives: per rank per group, how many issued; per instance, how
@@ -110,23 +105,22 @@ ListSimulator::producerOf(const Action &a) const {
   case ActionKind::Forward:
     if (a.stage == 0)
       return std::nullopt;
-    return std::pair{a.stage - 1, eventKey(EventSlot::ForwardDone,
-                                           a.stage - 1, a.microbatch)};
+    return std::pair{a.stage - 1, eventKey(EventSlot::ForwardDone, a.stage - 1,
+                                           a.microbatch)};
   case ActionKind::Backward:
   case ActionKind::BackwardInput:
     if (a.stage == last)
-      return std::pair{a.stage, eventKey(EventSlot::ForwardDone, a.stage,
-                                         a.microbatch)};
+      return std::pair{a.stage,
+                       eventKey(EventSlot::ForwardDone, a.stage, a.microbatch)};
     return std::pair{a.stage + 1, eventKey(EventSlot::InputGradDone,
                                            a.stage + 1, a.microbatch)};
   case ActionKind::BackwardWeight:
-    return std::pair{a.stage, eventKey(EventSlot::InputGradDone, a.stage,
-                                       a.microbatch)};
-  case ActionKind::Send:
     return std::pair{a.stage,
-                     eventKey(a.gradient ? EventSlot::InputGradDone
-                                         : EventSlot::ForwardDone,
-                              a.stage, a.microbatch)};
+                     eventKey(EventSlot::InputGradDone, a.stage, a.microbatch)};
+  case ActionKind::Send:
+    return std::pair{a.stage, eventKey(a.gradient ? EventSlot::InputGradDone
+                                                  : EventSlot::ForwardDone,
+                                       a.stage, a.microbatch)};
   case ActionKind::Recv: {
     int32_t from = a.gradient ? a.stage + 1 : a.stage - 1;
     return std::pair{from, eventKey(a.gradient ? EventSlot::SendBackward
@@ -142,13 +136,13 @@ std::optional<double> ListSimulator::waitFor(int32_t r, uint64_t key,
                                              double delay) {
   auto it = events.find(key);
   if (it != events.end())
-    return it->second.time + delay;
+    return it->second + delay;
   waiters[key].push_back(r);
   return std::nullopt;
 }
 
-void ListSimulator::post(uint64_t key, double time, int32_t rank) {
-  events[key] = {time, rank};
+void ListSimulator::post(uint64_t key, double time) {
+  events[key] = time;
   auto it = waiters.find(key);
   if (it == waiters.end())
     return;
@@ -180,17 +174,16 @@ std::optional<double> ListSimulator::collectiveReady(int32_t r,
   while (set < group.members.size() &&
          !llvm::is_contained(group.members[set], r))
     ++set;
-  const uint64_t key =
-      eventKey(EventSlot::Collective,
-               (static_cast<uint64_t>(action.group) << 12) | set,
-               issued[r][action.group]);
+  const uint64_t key = eventKey(
+      EventSlot::Collective, (static_cast<uint64_t>(action.group) << 12) | set,
+      issued[r][action.group]);
   if (!arrived[r]) {
     arrived[r] = true;
     auto &[count, latest] = arrivals[key];
     ++count;
     latest = std::max(latest, clock[r]);
     if (set < group.members.size() && count == group.members[set].size())
-      post(key, latest, r);
+      post(key, latest);
   }
   return waitFor(r, key, 0.0);
 }
@@ -239,7 +232,7 @@ void ListSimulator::advance(int32_t r) {
         post(eventKey(actions[i].gradient ? EventSlot::SendBackward
                                           : EventSlot::SendForward,
                       actions[i].stage, actions[i].microbatch),
-             start, r);
+             start);
     double finish = start;
     double compute = 0;
     for (size_t i = begin; i < end; ++i) {
@@ -259,12 +252,12 @@ void ListSimulator::advance(int32_t r) {
       timeline.times[r][i] = {start, finish};
       if (action.kind == ActionKind::Forward)
         post(eventKey(EventSlot::ForwardDone, action.stage, action.microbatch),
-             finish, r);
+             finish);
       else if (action.kind == ActionKind::Backward ||
                action.kind == ActionKind::BackwardInput)
-        post(eventKey(EventSlot::InputGradDone, action.stage,
-                      action.microbatch),
-             finish, r);
+        post(
+            eventKey(EventSlot::InputGradDone, action.stage, action.microbatch),
+            finish);
     }
     clock[r] = finish;
     pos[r] = end;
