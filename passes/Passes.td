@@ -391,6 +391,31 @@ def LowerDualPipeV : LowerPass<"sched-lower-dualpipe-v", "DualPipeV",
     }
     ```}]>;
 
+def LowerDualPipe : LowerPass<"sched-lower-dualpipe", "DualPipe",
+    [{DeepSeek's bidirectional DualPipe: two replicas of the `P`-stage
+    pipeline, replica A fed from rank 0 with microbatches `0..M/2-1` and
+    replica B fed from rank `P - 1` with the rest. The schedule has
+    `replicas 2` and `2P` stages: replica A's stage `k` is stage `k` on
+    rank `k`, replica B's is stage `P + k` on rank `P - 1 - k`; the stage,
+    aux-head and per-stage collective declarations get a copy for replica
+    B. Each rank runs DeepSeek's eight phases: forwards of its own side's
+    replica, pairs of forwards, zero-bubble warm-up (I, W, F), a steady
+    phase of `sched.overlap` pairs (a forward of one replica with a full
+    backward of the other), then backwards whose weight gradients fill the
+    drain. Needs `vpp = 1`, `P` even, `M` even and `M >= 2P`; every rank
+    keeps both replicas' parameters. With unit costs the makespan is
+    `3M + 2P - 2` steps (docs/schedules.md).
+
+    ```mlir
+    // sched-opt --sched-lower-dualpipe
+    sched.pipeline @p pp 2 microbatches 4 {}
+    // becomes
+    sched.schedule @p stages 4 microbatches 4 replicas 2 {
+      sched.rank 0 { ... }
+      sched.rank 1 { ... }
+    }
+    ```}]>;
+
 def LowerNoPP : LowerPass<"sched-lower-no-pp", "no-pipeline",
     [{the whole model as one stage: every microbatch's forward, then its
     backward (gradient accumulation, no pipeline parallelism). Needs

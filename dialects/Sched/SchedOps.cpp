@@ -358,6 +358,12 @@ LogicalResult ScheduleOp::verifyRegions() {
     return emitOpError() << "has " << getMicrobatches()
                          << " microbatches; at most " << kMaxMicrobatches
                          << " are supported";
+  if (getStages() % getReplicas() != 0 ||
+      getMicrobatches() % getReplicas() != 0)
+    return emitOpError() << "has " << getReplicas()
+                         << " pipeline replicas, which must divide both its "
+                         << getStages() << " stages and its "
+                         << getMicrobatches() << " microbatches";
   llvm::DenseMap<int64_t, RankOp> seen;
   for (auto rank : getBody().front().getOps<RankOp>()) {
     auto [it, inserted] = seen.try_emplace(rank.getId(), rank);

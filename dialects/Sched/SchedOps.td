@@ -211,6 +211,13 @@ def Sched_ScheduleOp : Sched_Op<"schedule", [
     `memory_limit` is the device memory (bytes, or stage-microbatch
     activation units when no stage declares sizes).
 
+    `replicas` (default 1) runs that many copies of the pipeline side by
+    side, as DualPipe does with two: the stages split into `replicas`
+    chains of `stages / replicas` consecutive stages, the microbatches into
+    as many contiguous blocks, and block k runs through chain k only (from
+    its first stage, which has no producer, to its last, which computes the
+    loss). Both counts must be multiples of `replicas`.
+
     A 2-rank 1F1B schedule with 2 microbatches:
 
     ```mlir
@@ -233,11 +240,13 @@ def Sched_ScheduleOp : Sched_Op<"schedule", [
   let arguments = (ins SymbolNameAttr:$sym_name,
                        PositiveI64Attr:$stages,
                        PositiveI64Attr:$microbatches,
+                       DefaultValuedAttr<PositiveI64Attr, "1">:$replicas,
                        OptionalAttr<NonNegativeI64Attr>:$memory_limit);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `stages` $stages `microbatches` $microbatches
-    (`memory_limit` $memory_limit^)? attr-dict-with-keyword $body
+    (`replicas` $replicas^)? (`memory_limit` $memory_limit^)?
+    attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{

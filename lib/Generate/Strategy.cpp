@@ -22,6 +22,9 @@ struct StrategyInfo {
   bool impliesVPlacement = false;
   /// Most pipeline ranks the strategy takes (0: no upper bound).
   int32_t maxPp = 0;
+  /// Pipeline replicas the schedule runs (DualPipe: two, one fed from
+  /// each end).
+  int32_t replicas = 1;
 };
 } // namespace
 
@@ -36,6 +39,7 @@ static constexpr StrategyInfo kStrategies[] = {
     {Strategy::VHalf, "v-half", 2, 2, false, true},
     {Strategy::VMin, "v-min", 2, 2, false, true},
     {Strategy::DualPipeV, "dualpipe-v", 2, 2, false, true},
+    {Strategy::DualPipe, "dualpipe", 1, 1, false, false, 0, 2},
     {Strategy::NoPipeline, "no-pp", 1, 1, false, false, 1},
 };
 
@@ -99,6 +103,22 @@ static llvm::Error checkStageRules(const StrategyInfo &info,
         llvm::formatv("strategy {0} needs vpp <= {1}, got vpp = {2}", info.name,
                       info.maxVpp, shape.vpp)
             .str());
+  if (info.replicas == 2) {
+    // DualPipe's phase counts (lib/Generate/DualPipe.cpp) need these.
+    if (shape.pp % 2 != 0)
+      return llvm::createStringError(
+          llvm::formatv("strategy {0} needs an even pp (half the ranks feed "
+                        "each replica), got pp = {1}",
+                        info.name, shape.pp)
+              .str());
+    if (shape.microbatches % 2 != 0 || shape.microbatches < 2 * shape.pp)
+      return llvm::createStringError(
+          llvm::formatv("strategy {0} needs an even number of microbatches, "
+                        "at least 2 pp = {1} (half go down each replica), "
+                        "got {2}",
+                        info.name, 2 * shape.pp, shape.microbatches)
+              .str());
+  }
   if (info.needsLoopPlacement && shape.placement != StagePlacement::Loop)
     return llvm::createStringError(
         llvm::formatv("strategy {0} needs loop placement (stage s on rank "
@@ -151,6 +171,8 @@ llvm::Expected<Schedule> sched::generateSchedule(Strategy strategy,
     return generateVMin(shape);
   case Strategy::DualPipeV:
     return generateDualPipeV(shape);
+  case Strategy::DualPipe:
+    return generateDualPipe(shape);
   case Strategy::NoPipeline:
     return generateNoPipeline(shape);
   }

@@ -29,6 +29,7 @@ enum class Strategy : uint8_t {
   VHalf,
   VMin,
   DualPipeV,
+  DualPipe,
   NoPipeline,
 };
 
@@ -106,6 +107,12 @@ Schedule generateVMin(const PipelineShape &shape);
 /// sched.overlap pairs (a forward with a backward of the other chunk), then
 /// a list-scheduled cool-down. Any M >= 1; overlaps need M > P.
 Schedule generateDualPipeV(const PipelineShape &shape);
+
+/// DualPipe (DeepSeek): two replicas of the pp-stage pipeline, one fed
+/// from each end (schedule stages 2 pp, replicas 2), in DeepSeek's eight
+/// phases with sched.overlap pairs in the steady phase. Needs pp even, M
+/// even and M >= 2 pp (checked by generateSchedule).
+Schedule generateDualPipe(const PipelineShape &shape);
 
 /// No pipeline: one stage, every microbatch's forward then its backward
 /// (gradient accumulation).

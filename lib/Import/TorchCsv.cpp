@@ -370,7 +370,7 @@ OwningOpRef<ModuleOp> CsvReader::read() {
   auto schedule = ScheduleOp::create(
       builder, locate(1, 1), builder.getStringAttr(options.name),
       static_cast<uint64_t>(numStages),
-      static_cast<uint64_t>(numMicrobatches), IntegerAttr());
+      static_cast<uint64_t>(numMicrobatches), /*replicas=*/1, IntegerAttr());
   build(builder, schedule);
   if (failed(verify(*module)))
     return nullptr;

@@ -137,6 +137,11 @@ private:
 llvm::Error TransferInserter::indexActions() {
   const size_t slots =
       static_cast<size_t>(compute.numStages) * compute.numMicrobatches;
+  if (!compute.hasValidReplicas())
+    return fail(llvm::formatv("{0} pipeline replicas do not divide the {1} "
+                              "stages and {2} microbatches",
+                              compute.replicas, compute.numStages,
+                              compute.numMicrobatches));
   stageRank.assign(compute.numStages, -1);
   forwards.assign(slots, {});
   inputGrads.assign(slots, {});
@@ -163,6 +168,10 @@ llvm::Error TransferInserter::indexActions() {
                         " is out of range: the schedule has " +
                         llvm::Twine(compute.numStages) + " stages and " +
                         llvm::Twine(compute.numMicrobatches) + " microbatches",
+                    here.rank, here.index);
+      if (!compute.visits(a.stage, a.microbatch))
+        return fail(describeAction(compute, a) +
+                        ": the microbatch belongs to another pipeline replica",
                     here.rank, here.index);
       int32_t &home = stageRank[a.stage];
       if (home >= 0 && home != here.rank)
@@ -202,12 +211,11 @@ llvm::Error TransferInserter::indexActions() {
 
 std::optional<ActionPos>
 TransferInserter::remoteProducer(int32_t r, const Action &a) const {
-  const int32_t last = compute.numStages - 1;
-  if (a.kind == ActionKind::Forward && a.stage > 0 &&
+  if (a.kind == ActionKind::Forward && !compute.isFirstStage(a.stage) &&
       stageRank[a.stage - 1] != r)
     return forwards[slot(a.stage - 1, a.microbatch)];
   if ((a.kind == ActionKind::Backward || a.kind == ActionKind::BackwardInput) &&
-      a.stage < last && stageRank[a.stage + 1] != r)
+      !compute.isLastStage(a.stage) && stageRank[a.stage + 1] != r)
     return inputGrads[slot(a.stage + 1, a.microbatch)];
   return std::nullopt;
 }
@@ -334,6 +342,7 @@ Schedule TransferInserter::assemble() const {
   Schedule result;
   result.numStages = compute.numStages;
   result.numMicrobatches = compute.numMicrobatches;
+  result.replicas = compute.replicas;
   result.stageCosts = compute.stageCosts;
   result.groups = compute.groups;
   for (size_t r = 0; r < compute.ranks.size(); ++r) {

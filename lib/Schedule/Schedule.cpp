@@ -20,6 +20,11 @@ size_t Schedule::numActions() const {
   return total;
 }
 
+bool Schedule::hasValidReplicas() const {
+  return replicas >= 1 && numStages % replicas == 0 &&
+         numMicrobatches % replicas == 0;
+}
+
 int32_t sched::rankOfStage(int32_t stage, int32_t pp,
                            StagePlacement placement) {
   if (placement == StagePlacement::Loop)

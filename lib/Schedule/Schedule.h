@@ -93,6 +93,12 @@ struct ProcessGroup {
 struct Schedule {
   int32_t numStages = 0;
   int32_t numMicrobatches = 0;
+  /// Pipeline replicas (DualPipe runs two). The stages split into
+  /// `replicas` chains of consecutive stages and the microbatches into as
+  /// many contiguous blocks; block k runs through chain k only, from its
+  /// first stage (no producer) to its last (the loss). Both counts are
+  /// multiples of `replicas` (see hasValidReplicas).
+  int32_t replicas = 1;
   std::vector<RankProgram> ranks;
   /// Per-stage costs and sizes; empty means unit costs, no sizes.
   std::vector<StageCost> stageCosts;
@@ -100,6 +106,35 @@ struct Schedule {
 
   /// Total number of actions over all ranks.
   size_t numActions() const;
+
+  /// Whether `replicas` is at least 1 and divides the stage and microbatch
+  /// counts. The queries below assume it.
+  bool hasValidReplicas() const;
+  int32_t stagesPerReplica() const { return numStages / replicas; }
+  int32_t microbatchesPerReplica() const { return numMicrobatches / replicas; }
+  int32_t replicaOfStage(int32_t stage) const {
+    return stage / stagesPerReplica();
+  }
+  int32_t replicaOfMicrobatch(int32_t mb) const {
+    return mb / microbatchesPerReplica();
+  }
+  /// Whether microbatch `mb` runs through `stage`.
+  bool visits(int32_t stage, int32_t mb) const {
+    return replicas == 1 || replicaOfStage(stage) == replicaOfMicrobatch(mb);
+  }
+  /// The first microbatch that runs through `stage`; the next
+  /// microbatchesPerReplica() ones do too.
+  int32_t firstMicrobatchOf(int32_t stage) const {
+    return replicaOfStage(stage) * microbatchesPerReplica();
+  }
+  /// Whether `stage` starts its chain (its forward has no producer).
+  bool isFirstStage(int32_t stage) const {
+    return stage % stagesPerReplica() == 0;
+  }
+  /// Whether `stage` ends its chain (it computes the loss).
+  bool isLastStage(int32_t stage) const {
+    return stage % stagesPerReplica() == stagesPerReplica() - 1;
+  }
 };
 
 /// Where stages sit on ranks.

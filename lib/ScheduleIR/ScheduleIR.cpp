@@ -188,6 +188,7 @@ sched::readSchedule(ScheduleOp op,
   Schedule schedule;
   schedule.numStages = static_cast<int32_t>(op.getStages());
   schedule.numMicrobatches = static_cast<int32_t>(op.getMicrobatches());
+  schedule.replicas = static_cast<int32_t>(op.getReplicas());
   Block &body = op.getBody().front();
   schedule.stageCosts = readStageCosts(body, op.getStages());
   ScheduleReader reader(schedule, origins);
@@ -322,6 +323,32 @@ void sched::writeRankPrograms(OpBuilder &builder, ScheduleOp op,
   }
 }
 
+/// Gives every declaration in `body` that names a stage (sched.stage, aux
+/// heads, per-stage collectives) one copy per further pipeline replica,
+/// `perReplica` stages apart: the pipeline declares one replica's stages,
+/// its schedule holds them all.
+static void copyStageDeclarations(Block &body, int64_t perReplica,
+                                  int64_t replicas) {
+  llvm::SmallVector<Operation *> named;
+  for (Operation &op : body) {
+    auto collective = dyn_cast<CollectiveOp>(op);
+    if (isa<StageOp, AuxHeadOp>(op) || (collective && collective.getStage()))
+      named.push_back(&op);
+  }
+  OpBuilder builder = OpBuilder::atBlockEnd(&body);
+  for (int64_t j = 1; j < replicas; ++j)
+    for (Operation *op : named) {
+      const int64_t shift = j * perReplica;
+      Operation *copy = builder.clone(*op);
+      if (auto stage = dyn_cast<StageOp>(copy))
+        stage.setIndex(stage.getIndex() + shift);
+      else if (auto head = dyn_cast<AuxHeadOp>(copy))
+        head.setStage(head.getStage() + shift);
+      else if (auto collective = dyn_cast<CollectiveOp>(copy))
+        collective.setStage(*collective.getStage() + shift);
+    }
+}
+
 LogicalResult sched::lowerPipeline(PipelineOp pipeline, Strategy strategy) {
   llvm::Expected<Schedule> schedule =
       generateSchedule(strategy, readPipelineShape(pipeline));
@@ -333,12 +360,16 @@ LogicalResult sched::lowerPipeline(PipelineOp pipeline, Strategy strategy) {
       builder, pipeline.getLoc(), pipeline.getSymName(),
       static_cast<uint64_t>(schedule->numStages),
       static_cast<uint64_t>(schedule->numMicrobatches),
+      static_cast<uint64_t>(schedule->replicas),
       pipeline.getMemoryLimitAttr());
   Block *body = builder.createBlock(&op.getBody());
   // Declarations keep their order and move into the schedule ahead of the
   // rank programs.
   body->getOperations().splice(body->end(),
                                pipeline.getBody().front().getOperations());
+  if (schedule->replicas > 1)
+    copyStageDeclarations(*body, schedule->stagesPerReplica(),
+                          schedule->replicas);
   writeRankPrograms(builder, op, *schedule);
   pipeline.erase();
   return success();

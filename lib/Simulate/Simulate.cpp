@@ -100,16 +100,15 @@ double ListSimulator::computeCost(const Action &action) const {
 
 std::optional<std::pair<int32_t, uint64_t>>
 ListSimulator::producerOf(const Action &a) const {
-  const int32_t last = schedule.numStages - 1;
   switch (a.kind) {
   case ActionKind::Forward:
-    if (a.stage == 0)
+    if (schedule.isFirstStage(a.stage))
       return std::nullopt;
     return std::pair{a.stage - 1, eventKey(EventSlot::ForwardDone, a.stage - 1,
                                            a.microbatch)};
   case ActionKind::Backward:
   case ActionKind::BackwardInput:
-    if (a.stage == last)
+    if (schedule.isLastStage(a.stage))
       return std::pair{a.stage,
                        eventKey(EventSlot::ForwardDone, a.stage, a.microbatch)};
     return std::pair{a.stage + 1, eventKey(EventSlot::InputGradDone,
@@ -330,6 +329,13 @@ llvm::Error ListSimulator::stuckError() const {
 
 llvm::Expected<Timeline> ListSimulator::run() {
   const size_t numRanks = schedule.ranks.size();
+  if (!schedule.hasValidReplicas())
+    return llvm::createStringError(
+        llvm::formatv("{0} pipeline replicas do not divide the {1} stages and "
+                      "{2} microbatches",
+                      schedule.replicas, schedule.numStages,
+                      schedule.numMicrobatches)
+            .str());
   stageRank.assign(schedule.numStages, -1);
   for (size_t r = 0; r < numRanks; ++r)
     for (const Action &action : schedule.ranks[r].actions) {

@@ -114,6 +114,13 @@ bool ScheduleIndex::indexActions(ViolationSink &sink) {
                            numStages, numMicrobatches, numActions));
     return false;
   }
+  if (!schedule.hasValidReplicas()) {
+    sink.add(ViolationKind::Placement, {},
+             llvm::formatv("{0} pipeline replicas do not divide the {1} "
+                           "stages and {2} microbatches",
+                           schedule.replicas, numStages, numMicrobatches));
+    return false;
+  }
   for (std::vector<ActionRef> &t : tables)
     t.assign(slots, kNone);
   stageRank.assign(numStages, -1);
@@ -136,6 +143,17 @@ bool ScheduleIndex::indexActions(ViolationSink &sink) {
                                "stages and {2} microbatches",
                                describeAction(schedule, a), numStages,
                                numMicrobatches));
+        placementOk = false;
+        continue;
+      }
+      if (!schedule.visits(a.stage, a.microbatch)) {
+        const int32_t first = schedule.firstMicrobatchOf(a.stage);
+        sink.add(ViolationKind::Placement, here,
+                 llvm::formatv("{0}: mb {1} belongs to another pipeline "
+                               "replica; stage {2} runs mbs {3}..{4}",
+                               describeAction(schedule, a), a.microbatch,
+                               a.stage, first,
+                               first + schedule.microbatchesPerReplica() - 1));
         placementOk = false;
         continue;
       }
@@ -179,9 +197,11 @@ bool ScheduleIndex::indexActions(ViolationSink &sink) {
 }
 
 void ScheduleIndex::checkCompleteness(ViolationSink &sink) {
+  const int32_t perReplica = schedule.microbatchesPerReplica();
   for (int32_t s = 0; s < numStages; ++s) {
     const ActionRef where{stageRank[s], -1};
-    for (int32_t m = 0; m < numMicrobatches; ++m) {
+    const int32_t first = schedule.firstMicrobatchOf(s);
+    for (int32_t m = first; m < first + perReplica; ++m) {
       if (!isSet(compute(ActionKind::Forward, s, m)))
         sink.add(ViolationKind::Missing, where,
                  llvm::formatv("missing forward F(stage {0}, mb {1})", s, m));
@@ -244,10 +264,17 @@ void ScheduleIndex::checkTransfers(ViolationSink &sink) {
       }
       // The stage on the far side: a forward send goes to stage + 1, a
       // backward send to stage - 1; a receive mirrors it.
-      const int32_t far =
-          (a.gradient != send) ? a.stage + 1 : a.stage - 1;
-      const int32_t farRank =
-          far >= 0 && far < numStages ? stageRank[far] : -1;
+      const bool downstream = a.gradient != send;
+      if (downstream ? schedule.isLastStage(a.stage)
+                     : schedule.isFirstStage(a.stage)) {
+        sink.add(ViolationKind::Transfer, here,
+                 llvm::formatv("{0} has no peer: stage {1} is the {2} stage "
+                               "of its pipeline",
+                               what, a.stage, downstream ? "last" : "first"));
+        continue;
+      }
+      const int32_t far = downstream ? a.stage + 1 : a.stage - 1;
+      const int32_t farRank = stageRank[far];
       if (farRank < 0 || farRank != a.peer) {
         sink.add(ViolationKind::Transfer, here,
                  llvm::formatv("{0} names peer rank {1}, but stage {2} runs "
@@ -268,16 +295,19 @@ void ScheduleIndex::checkTransfers(ViolationSink &sink) {
     }
   }
   // Every cross-rank input must arrive by a receive.
+  const int32_t perReplica = schedule.microbatchesPerReplica();
   for (int32_t s = 0; s < numStages; ++s)
-    for (int32_t m = 0; m < numMicrobatches; ++m) {
-      if (s > 0 && stageRank[s - 1] != stageRank[s] &&
+    for (int32_t m = schedule.firstMicrobatchOf(s),
+                 end = m + perReplica;
+         m < end; ++m) {
+      if (!schedule.isFirstStage(s) && stageRank[s - 1] != stageRank[s] &&
           !isSet(transfer(ActionKind::Recv, false, s, m)))
         sink.add(ViolationKind::Transfer, compute(ActionKind::Forward, s, m),
                  llvm::formatv("F(stage {0}, mb {1}) needs the activation of "
                                "stage {2} from rank {3}, but no recv brings "
                                "it",
                                s, m, s - 1, rankId(stageRank[s - 1])));
-      if (s + 1 < numStages && stageRank[s + 1] != stageRank[s] &&
+      if (!schedule.isLastStage(s) && stageRank[s + 1] != stageRank[s] &&
           !isSet(transfer(ActionKind::Recv, true, s, m)))
         sink.add(ViolationKind::Transfer, inputGradient(s, m),
                  llvm::formatv("the backward of stage {0} mb {1} needs the "

@@ -3,6 +3,8 @@
 #include "lib/Verify/WaitGraph.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
 
@@ -113,16 +115,18 @@ void WaitGraph::addInput(ActionRef producer, ActionRef consumer,
 }
 
 void WaitGraph::addDataEdges() {
-  const int32_t last = index.numStages - 1;
-  for (int32_t s = 0; s <= last; ++s)
-    for (int32_t m = 0; m < index.numMicrobatches; ++m) {
+  const Schedule &schedule = index.schedule;
+  const int32_t perReplica = schedule.microbatchesPerReplica();
+  for (int32_t s = 0; s < index.numStages; ++s)
+    for (int32_t m = schedule.firstMicrobatchOf(s), end = m + perReplica;
+         m < end; ++m) {
       const ActionRef forward = index.compute(ActionKind::Forward, s, m);
-      if (s > 0)
+      if (!schedule.isFirstStage(s))
         addInput(index.compute(ActionKind::Forward, s - 1, m), forward,
                  /*gradient=*/false, s, m);
       const ActionRef backward = index.inputGradient(s, m);
       addEdge(forward, backward, WaitReason::Data);
-      if (s < last)
+      if (!schedule.isLastStage(s))
         addInput(index.inputGradient(s + 1, m), backward, /*gradient=*/true,
                  s, m);
       const ActionRef weight =
@@ -133,20 +137,36 @@ void WaitGraph::addDataEdges() {
 }
 
 void WaitGraph::addAuxLossEdges() {
-  for (int32_t s : options.globalBatchAuxStages) {
-    if (s < 0 || s >= index.numStages)
-      continue;
-    ActionRef lastForward = index.compute(ActionKind::Forward, s, 0);
-    ActionRef firstBackward = index.inputGradient(s, 0);
-    for (int32_t m = 1; m < index.numMicrobatches; ++m) {
-      ActionRef f = index.compute(ActionKind::Forward, s, m);
-      ActionRef b = index.inputGradient(s, m);
-      if (f.index > lastForward.index)
-        lastForward = f;
-      if (b.index < firstBackward.index)
-        firstBackward = b;
+  const Schedule &schedule = index.schedule;
+  const int32_t perStage = schedule.stagesPerReplica();
+  // A global-batch loss couples every microbatch of the step: with several
+  // replicas, the copies of the head's stage in every replica.
+  std::vector<int32_t> modelStages;
+  for (int32_t s : options.globalBatchAuxStages)
+    if (s >= 0 && s < index.numStages)
+      modelStages.push_back(s % perStage);
+  llvm::sort(modelStages);
+  modelStages.erase(llvm::unique(modelStages), modelStages.end());
+  for (int32_t model : modelStages) {
+    llvm::SmallVector<std::pair<ActionRef, ActionRef>, 2> copies;
+    for (int32_t s = model; s < index.numStages; s += perStage) {
+      const int32_t first = schedule.firstMicrobatchOf(s);
+      ActionRef lastForward = index.compute(ActionKind::Forward, s, first);
+      ActionRef firstBackward = index.inputGradient(s, first);
+      for (int32_t m = first + 1, end = first + schedule.microbatchesPerReplica();
+           m < end; ++m) {
+        ActionRef f = index.compute(ActionKind::Forward, s, m);
+        ActionRef b = index.inputGradient(s, m);
+        if (f.index > lastForward.index)
+          lastForward = f;
+        if (b.index < firstBackward.index)
+          firstBackward = b;
+      }
+      copies.push_back({lastForward, firstBackward});
     }
-    addEdge(lastForward, firstBackward, WaitReason::AuxLoss);
+    for (const auto &from : copies)
+      for (const auto &to : copies)
+        addEdge(from.first, to.second, WaitReason::AuxLoss);
   }
 }
 

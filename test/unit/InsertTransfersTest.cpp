@@ -59,10 +59,12 @@ size_t crossRankInputs(const Schedule &compute) {
   for (const RankProgram &rank : compute.ranks)
     for (const Action &action : rank.actions)
       stageRank[action.stage] = rank.id;
+  // Boundaries inside a replica's chain of stages, each crossed by that
+  // replica's microbatches.
   size_t boundaries = 0;
   for (int32_t s = 0; s + 1 < compute.numStages; ++s)
-    boundaries += stageRank[s] != stageRank[s + 1];
-  return 2 * boundaries * compute.numMicrobatches;
+    boundaries += !compute.isLastStage(s) && stageRank[s] != stageRank[s + 1];
+  return 2 * boundaries * compute.microbatchesPerReplica();
 }
 
 void checkOne(Strategy strategy, const PipelineShape &shape, bool group,

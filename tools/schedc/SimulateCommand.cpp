@@ -48,6 +48,11 @@ static cl::opt<bool> jsonFlag(
              "as JSON (an array of them when the file holds several "
              "schedules)"));
 
+static cl::opt<bool> timelineFlag(
+    "timeline", cl::sub(simulateCommand),
+    cl::desc("Also print every action's start and end time, rank by rank "
+             "(text output only)"));
+
 /// A time or count without trailing zeros: 33, 0.272727.
 static std::string number(double value) {
   return llvm::formatv("{0}", llvm::format("%g", value)).str();
@@ -73,6 +78,20 @@ static void printText(llvm::raw_ostream &os, llvm::StringRef name,
     if (bytes)
       os << " (" << timeline.peakActivationBytes[r] << " bytes)";
     os << "\n";
+  }
+  if (!timelineFlag)
+    return;
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    os << "  rank " << schedule.ranks[r].id << " timeline:\n";
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const ActionTime &time = timeline.times[r][i];
+      os << "    " << number(time.start) << " " << number(time.end) << " "
+         << describeAction(schedule, actions[i]);
+      if (actions[i].bundle)
+        os << " [bundle " << actions[i].bundle << "]";
+      os << "\n";
+    }
   }
 }
 

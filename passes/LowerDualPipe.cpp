@@ -1,0 +1,20 @@
+//===- LowerDualPipe.cpp - the sched-lower-dualpipe pass ------------------===//
+
+#include "lib/ScheduleIR/ScheduleIR.h"
+#include "passes/Passes.h"
+
+namespace sched {
+#define GEN_PASS_DEF_LOWERDUALPIPE
+#include "passes/Passes.h.inc"
+} // namespace sched
+
+using namespace sched;
+
+namespace {
+struct LowerDualPipePass : impl::LowerDualPipeBase<LowerDualPipePass> {
+  void runOnOperation() override {
+    if (failed(lowerPipelines(getOperation(), Strategy::DualPipe)))
+      signalPassFailure();
+  }
+};
+} // namespace
