@@ -115,6 +115,13 @@ rankCells(const RankProgram &program, TorchCsvContent content) {
 llvm::Error sched::writeTorchCsv(llvm::raw_ostream &os,
                                  const Schedule &schedule,
                                  TorchCsvContent content) {
+  if (schedule.replicas != 1)
+    return llvm::createStringError(
+        llvm::formatv("a schedule of {0} pipeline replicas has no PyTorch "
+                      "CSV form: PyTorch's pipelining runs one chain of "
+                      "stages, where stage s feeds stage s + 1",
+                      schedule.replicas)
+            .str());
   std::map<int64_t, const RankProgram *> rows;
   for (const RankProgram &program : schedule.ranks) {
     if (program.id < 0 || program.id >= kMaxRows)

@@ -4,8 +4,10 @@
 // rank that reaches an action whose input is not ready parks itself on the
 // event it needs and is woken when that event happens, so the work is
 // linear in the number of actions. Point-to-point transfers follow eager
-// semantics (a send never blocks); proving freedom from deadlock under
-// rendezvous semantics is the verifier's job.
+// semantics, as PyTorch's runtime: neither a send nor a receive blocks, and
+// the consumer of received data waits until it arrives, `comm` after its
+// send. Proving freedom from deadlock under rendezvous semantics is the
+// verifier's job.
 //
 //===----------------------------------------------------------------------===//
 
@@ -120,12 +122,6 @@ ListSimulator::producerOf(const Action &a) const {
     return std::pair{a.stage, eventKey(a.gradient ? EventSlot::InputGradDone
                                                   : EventSlot::ForwardDone,
                                        a.stage, a.microbatch)};
-  case ActionKind::Recv: {
-    int32_t from = a.gradient ? a.stage + 1 : a.stage - 1;
-    return std::pair{from, eventKey(a.gradient ? EventSlot::SendBackward
-                                               : EventSlot::SendForward,
-                                    from, a.microbatch)};
-  }
   default:
     return std::nullopt;
   }
@@ -152,17 +148,23 @@ void ListSimulator::post(uint64_t key, double time) {
 
 std::optional<double> ListSimulator::inputsReady(int32_t r,
                                                  const Action &action) {
+  // Eager semantics, as PyTorch's runtime: posting a receive never waits
+  // (producerOf has no producer for it); the action that consumes the data
+  // waits for it.
   auto producer = producerOf(action);
   if (!producer)
     return 0.0;
   auto [stage, key] = *producer;
   const bool remote = stageRank[stage] != r;
-  if (action.kind == ActionKind::Recv)
-    return waitFor(r, key, options.comm);
-  // In a lowered schedule a remote input arrives by a receive that comes
-  // earlier in this rank's program; only local inputs are waited for here.
+  // In a lowered schedule a remote input travels by the producer's send,
+  // `comm` after the send is posted.
   if (remote && lowered)
-    return 0.0;
+    return waitFor(r,
+                   eventKey(action.kind == ActionKind::Forward
+                                ? EventSlot::SendForward
+                                : EventSlot::SendBackward,
+                            stage, action.microbatch),
+                   options.comm);
   return waitFor(r, key, remote ? options.comm : 0.0);
 }
 
@@ -215,12 +217,8 @@ void ListSimulator::advance(int32_t r) {
       ++pos[r];
       continue;
     }
-    // Sends of a bundle are posted before its receives are waited for:
-    // under eager semantics a send never blocks.
     double start = clock[r];
     for (size_t i = begin; i < end; ++i) {
-      if (actions[i].kind == ActionKind::Recv)
-        continue;
       std::optional<double> inputs = inputsReady(r, actions[i]);
       if (!inputs)
         return;
@@ -232,19 +230,10 @@ void ListSimulator::advance(int32_t r) {
                                           : EventSlot::SendForward,
                       actions[i].stage, actions[i].microbatch),
              start);
-    double finish = start;
     double compute = 0;
-    for (size_t i = begin; i < end; ++i) {
-      if (actions[i].kind != ActionKind::Recv)
-        continue;
-      std::optional<double> arrival = inputsReady(r, actions[i]);
-      if (!arrival)
-        return;
-      finish = std::max(finish, *arrival);
-    }
     for (size_t i = begin; i < end; ++i)
       compute += computeCost(actions[i]);
-    finish = std::max(finish, start + compute);
+    const double finish = start + compute;
     timeline.busy[r] += compute;
     for (size_t i = begin; i < end; ++i) {
       const Action &action = actions[i];
