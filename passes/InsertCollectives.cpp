@@ -12,8 +12,10 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
 
+#include <map>
 #include <set>
 
 namespace sched {
@@ -220,7 +222,82 @@ struct InsertCollectivesPass
         inserter.insertFsdp();
       inserter.finish();
     }
+    if (schedule.getReplicas() > 1)
+      return sumReplicaGradients(schedule);
     return success();
   }
+
+  /// With several pipeline replicas every model stage has a copy per
+  /// replica, and the copies' weight gradients must be summed before the
+  /// optimizer step: each rank all-reduces the gradients of its stages on a
+  /// new group @replicas, whose member sets are the ranks that share model
+  /// stages, in model-stage order so that every member issues them alike.
+  LogicalResult sumReplicaGradients(ScheduleOp schedule) {
+    Block &body = schedule.getBody().front();
+    const int64_t perReplica = schedule.getStages() / schedule.getReplicas();
+    if (SymbolTable::lookupSymbolIn(schedule, kGroupName))
+      return schedule.emitOpError()
+             << "has several pipeline replicas, whose gradients "
+                "sched-insert-collectives sums on a new group @"
+             << kGroupName << ", but a symbol of that name exists";
+    // The stages each rank holds, and the ranks that share a model stage.
+    llvm::MapVector<int64_t, std::set<int64_t>> held;
+    llvm::DenseMap<int64_t, llvm::SmallVector<int64_t>> copies;
+    for (auto rank : body.getOps<RankOp>()) {
+      std::set<int64_t> &stages = held[rank.getId()];
+      rank.walk([&](Operation *op) {
+        if (isa<ForwardOp, BackwardOp, BackwardInputOp, BackwardWeightOp>(op))
+          stages.insert(stageOf(op));
+      });
+      for (int64_t stage : stages)
+        copies[stage % perReplica].push_back(rank.getId());
+    }
+    llvm::EquivalenceClasses<int64_t> sets;
+    for (auto &[id, stages] : held)
+      sets.insert(id);
+    for (auto &[model, ranks] : copies)
+      for (int64_t id : ranks)
+        sets.unionSets(ranks.front(), id);
+    std::map<int64_t, llvm::SmallVector<int64_t>> members;
+    for (auto &[id, stages] : held)
+      members[sets.getLeaderValue(id)].push_back(id);
+    Builder builder(schedule.getContext());
+    llvm::SmallVector<Attribute> memberAttrs;
+    for (auto &[leader, ranks] : members) {
+      llvm::sort(ranks);
+      memberAttrs.push_back(builder.getDenseI64ArrayAttr(ranks));
+    }
+    llvm::DenseMap<int64_t, int64_t> parameters;
+    for (auto stage : body.getOps<StageOp>())
+      parameters[stage.getIndex()] = stage.getParameters();
+    auto firstRank = *body.getOps<RankOp>().begin();
+    OpBuilder declare(firstRank);
+    GroupOp::create(declare, schedule.getLoc(), kGroupName,
+                    builder.getArrayAttr(memberAttrs));
+
+    for (auto rank : body.getOps<RankOp>()) {
+      std::vector<int64_t> stages(held[rank.getId()].begin(),
+                                  held[rank.getId()].end());
+      llvm::stable_sort(stages, [&](int64_t a, int64_t b) {
+        return a % perReplica < b % perReplica;
+      });
+      Operation *step = nullptr;
+      for (Operation &op : rank.getBody().front())
+        if (isa<OptimizerStepOp>(op))
+          step = &op;
+      OpBuilder insert(step);
+      for (int64_t stage : stages) {
+        auto bytes = parameters.find(stage);
+        AllReduceOp::create(
+            insert, rank.getLoc(), FlatSymbolRefAttr::get(builder.getStringAttr(kGroupName)),
+            insert.getI64IntegerAttr(stage),
+            bytes == parameters.end() ? IntegerAttr()
+                                      : insert.getI64IntegerAttr(bytes->second));
+      }
+    }
+    return success();
+  }
+
+  static constexpr llvm::StringLiteral kGroupName = "replicas";
 };
 } // namespace

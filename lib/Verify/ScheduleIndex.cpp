@@ -329,9 +329,14 @@ void ScheduleIndex::checkCollectives(ViolationSink &sink) {
           static_cast<size_t>(actions[i].group) < schedule.groups.size())
         issued[actions[i].group][r].push_back(static_cast<int32_t>(i));
   }
+  // Copies of one model stage in different pipeline replicas match.
+  const int32_t perReplica = schedule.stagesPerReplica();
+  auto modelStage = [&](int32_t stage) {
+    return stage < 0 ? stage : stage % perReplica;
+  };
   auto same = [&](ActionRef x, ActionRef y) {
     return action(x).kind == action(y).kind &&
-           action(x).stage == action(y).stage;
+           modelStage(action(x).stage) == modelStage(action(y).stage);
   };
   for (size_t g = 0; g < schedule.groups.size(); ++g) {
     const ProcessGroup &group = schedule.groups[g];

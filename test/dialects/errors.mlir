@@ -132,6 +132,21 @@ sched.schedule @s stages 2 microbatches 100000000 {}
 
 // -----
 
+// expected-error @below {{has 2 pipeline replicas, which must divide both its 3 stages and its 2 microbatches}}
+sched.schedule @s stages 3 microbatches 2 replicas 2 {}
+
+// -----
+
+// expected-error @below {{has 2 pipeline replicas, which must divide both its 4 stages and its 3 microbatches}}
+sched.schedule @s stages 4 microbatches 3 replicas 2 {}
+
+// -----
+
+// expected-error @below {{attribute 'replicas' failed to satisfy constraint}}
+sched.schedule @s stages 4 microbatches 4 replicas 0 {}
+
+// -----
+
 sched.schedule @s stages 2 microbatches 1 {
   // expected-note @below {{first program here}}
   sched.rank 0 {}

@@ -113,3 +113,19 @@ sched.schedule @lowered stages 2 microbatches 2 memory_limit 6 {
     sched.optimizer_step
   }
 }
+
+// Two pipeline replicas (DualPipe): replica A is stages 0-1 with mb 0,
+// replica B stages 2-3 with mb 1. The default of one replica is not
+// printed.
+// CHECK-LABEL: sched.schedule @dual stages 4 microbatches 2 replicas 2 {
+// CHECK-NEXT: sched.rank 0 {
+// CHECK-NEXT: sched.forward stage 0 mb 0
+// CHECK-NEXT: sched.forward stage 3 mb 1
+// CHECK: sched.schedule @single stages 1 microbatches 1 {
+sched.schedule @dual stages 4 microbatches 2 replicas 2 {
+  sched.rank 0 {
+    sched.forward stage 0 mb 0
+    sched.forward stage 3 mb 1
+  }
+}
+sched.schedule @single stages 1 microbatches 1 replicas 1 {}

@@ -1,4 +1,4 @@
-// RUN: sched-opt %s --sched-insert-collectives -verify-diagnostics
+// RUN: sched-opt %s -split-input-file --sched-insert-collectives -verify-diagnostics
 
 sched.schedule @s stages 2 microbatches 1 {
   sched.group @tp members [[0]]
@@ -11,5 +11,26 @@ sched.schedule @s stages 2 microbatches 1 {
   sched.rank 1 {
     sched.forward stage 1 mb 0
     sched.backward stage 1 mb 0
+  }
+}
+
+// -----
+
+// Two replicas: the pass sums their gradients on a new group @replicas,
+// which must not clash with a declared symbol.
+// expected-error @below {{has several pipeline replicas, whose gradients sched-insert-collectives sums on a new group @replicas, but a symbol of that name exists}}
+sched.schedule @clash stages 4 microbatches 2 replicas 2 {
+  sched.group @replicas members [[0], [1]]
+  sched.rank 0 {
+    sched.forward stage 0 mb 0
+    sched.forward stage 3 mb 1
+    sched.backward stage 3 mb 1
+    sched.backward stage 0 mb 0
+  }
+  sched.rank 1 {
+    sched.forward stage 2 mb 1
+    sched.forward stage 1 mb 0
+    sched.backward stage 1 mb 0
+    sched.backward stage 2 mb 1
   }
 }
