@@ -403,8 +403,9 @@ def LowerDualPipe : LowerPass<"sched-lower-dualpipe", "DualPipe",
     phase of `sched.overlap` pairs (a forward of one replica with a full
     backward of the other), then backwards whose weight gradients fill the
     drain. Needs `vpp = 1`, `P` even, `M` even and `M >= 2P`; every rank
-    keeps both replicas' parameters. With unit costs the makespan is
-    `3M + 2P - 2` steps (docs/schedules.md).
+    keeps both replicas' parameters. With unit costs (an overlap costs
+    `F + B`) the makespan is `3M + P - 2` steps and every rank peaks at
+    `P + 1` stage activations (docs/schedules.md).
 
     ```mlir
     // sched-opt --sched-lower-dualpipe
@@ -592,7 +593,11 @@ def InsertCollectives : Pass<"sched-insert-collectives", "mlir::ModuleOp"> {
     With `fsdp`, each stage's parameters are gathered (`sched.unshard`)
     `prefetch` actions before the stage's first compute on the rank, freed
     (`sched.reshard`) after its last, and its gradients reduced
-    (`sched.reduce_grad`) then. Every rank ends with one
+    (`sched.reduce_grad`) then. A schedule of several pipeline replicas
+    (DualPipe) keeps a copy of each model stage per replica: before its
+    optimizer step every rank all-reduces the gradients of its stages on a
+    new group `@replicas`, whose member sets are the ranks sharing model
+    stages, in model-stage order. Every rank ends with one
     `sched.optimizer_step`. Collectives declared per stage belong on groups
     whose member sets do not span pipeline ranks (the data-parallel peers of
     a rank are the same rank of the other replicas); a group that spans
