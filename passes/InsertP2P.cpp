@@ -35,10 +35,13 @@ static void createTransfer(OpBuilder &builder, Location loc,
   const uint64_t stage = action.stage;
   const uint64_t mb = action.microbatch;
   const uint64_t peer = schedule.ranks[action.peer].id;
+  IntegerAttr bytes;
+  if (action.bytes >= 0)
+    bytes = builder.getI64IntegerAttr(action.bytes);
   if (action.kind == ActionKind::Send)
-    SendOp::create(builder, loc, direction, stage, mb, peer, IntegerAttr());
+    SendOp::create(builder, loc, direction, stage, mb, peer, bytes);
   else
-    RecvOp::create(builder, loc, direction, stage, mb, peer, IntegerAttr());
+    RecvOp::create(builder, loc, direction, stage, mb, peer, bytes);
 }
 
 /// Adds the transfers of `lowered` (rank `r`) between the ops of the

@@ -502,7 +502,11 @@ def InsertP2P : Pass<"sched-insert-p2p", "mlir::ModuleOp"> {
     semantics (a send completes only with its receive), without relying
     on groups. Transfers between the same two ranks that are adjacent on
     both become one `sched.p2p_group` on both sides (Megatron's
-    send-forward-receive-backward); `group=false` keeps them apart.
+    send-forward-receive-backward); `group=false` keeps them apart. When
+    the stages declare an `output` size, each transfer carries the output
+    of the lower stage of its pair as `bytes` (the activation going up,
+    its gradient coming back). With pipeline replicas no transfer crosses
+    from one replica's chain to the other's.
 
     Fails, at the offending action, when the schedule already holds
     transfers or other non-compute actions, runs a stage on two ranks,

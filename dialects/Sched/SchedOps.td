@@ -83,11 +83,16 @@ def Sched_StageOp : Sched_Op<"stage",
     backward `B` costs `I + W`), the bytes of activations one microbatch
     keeps alive from F until its backward, the part of those
     (`weight_grad`) that the weight gradient still needs after `I`, and the
-    bytes of its parameters.
+    bytes of its parameters. The optional `output` is the bytes of the
+    activation one microbatch sends to the next stage (the gradient that
+    comes back has the same size): `sched-insert-p2p` puts it on the
+    transfers, and the verifier's memory walk counts receive buffers with
+    it.
 
     ```mlir
     sched.stage 0 layers 8 forward 1.0 backward_input 1.0
         backward_weight 1.0 activation 1024 weight_grad 512 parameters 4096
+        output 64
     ```
   }];
   let arguments = (ins NonNegativeI64Attr:$index,
@@ -97,11 +102,13 @@ def Sched_StageOp : Sched_Op<"stage",
                        F64Attr:$backward_weight,
                        NonNegativeI64Attr:$activation,
                        NonNegativeI64Attr:$weight_grad,
-                       NonNegativeI64Attr:$parameters);
+                       NonNegativeI64Attr:$parameters,
+                       OptionalAttr<NonNegativeI64Attr>:$output);
   let assemblyFormat = [{
     $index `layers` $layers `forward` $forward `backward_input` $backward_input
     `backward_weight` $backward_weight `activation` $activation
-    `weight_grad` $weight_grad `parameters` $parameters attr-dict
+    `weight_grad` $weight_grad `parameters` $parameters
+    (`output` $output^)? attr-dict
   }];
   let hasVerifier = 1;
 }

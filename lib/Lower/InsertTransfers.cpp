@@ -279,6 +279,11 @@ llvm::Error TransferInserter::place() {
       send.gradient = made.kind != ActionKind::Forward;
       send.peer = static_cast<int32_t>(r);
       send.bundle = 0;
+      // The activation of the lower stage of the pair travels, or the
+      // gradient of the same size.
+      const int32_t lower = std::min(made.stage, actions[i].stage);
+      if (!compute.stageCosts.empty())
+        send.bytes = compute.stageCosts[lower].output;
       Action recv = send;
       recv.kind = ActionKind::Recv;
       recv.stage = actions[i].stage;

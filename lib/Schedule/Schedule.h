@@ -81,6 +81,9 @@ struct StageCost {
   int64_t activation = 0;
   int64_t weightGrad = 0;
   int64_t parameters = 0;
+  /// Bytes of the activation one microbatch sends to the next stage (and
+  /// of the gradient that comes back), -1 when unknown.
+  int64_t output = -1;
 };
 
 /// A process group: disjoint member sets of rank indices.

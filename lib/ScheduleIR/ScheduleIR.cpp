@@ -26,6 +26,8 @@ static std::vector<StageCost> readStageCosts(Block &body, int64_t numStages) {
     cost.activation = stage.getActivation();
     cost.weightGrad = stage.getWeightGrad();
     cost.parameters = stage.getParameters();
+    if (std::optional<uint64_t> output = stage.getOutput())
+      cost.output = static_cast<int64_t>(*output);
   }
   return costs;
 }

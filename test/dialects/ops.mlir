@@ -3,7 +3,7 @@
 // RUN: sched-opt %s --mlir-print-op-generic | sched-opt | FileCheck %s
 
 // CHECK-LABEL: sched.pipeline @spec pp 2 vpp 2 microbatches 4 placement v memory_limit 80000000000 {
-// CHECK-NEXT: sched.stage 0 layers 8 forward 1.000000e+00 backward_input 1.500000e+00 backward_weight 5.000000e-01 activation 1024 weight_grad 512 parameters 4096
+// CHECK-NEXT: sched.stage 0 layers 8 forward 1.000000e+00 backward_input 1.500000e+00 backward_weight 5.000000e-01 activation 1024 weight_grad 512 parameters 4096 output 64{{$}}
 // CHECK: sched.stage 3 layers 8
 // CHECK-NEXT: sched.mesh dp = 2, pp = 2, tp = 8, "expert parallel" = 1
 // CHECK-NEXT: sched.aux_head stage 3 scope global_batch
@@ -13,7 +13,7 @@
 // CHECK-NEXT: sched.collective reduce_scatter @dp bytes 4096 when after_backward stage 0
 // CHECK-NEXT: sched.collective all_to_all @tp bytes 128 when before_forward{{$}}
 sched.pipeline @spec pp 2 vpp 2 microbatches 4 placement v memory_limit 80000000000 {
-  sched.stage 0 layers 8 forward 1.0 backward_input 1.5 backward_weight 0.5 activation 1024 weight_grad 512 parameters 4096
+  sched.stage 0 layers 8 forward 1.0 backward_input 1.5 backward_weight 0.5 activation 1024 weight_grad 512 parameters 4096 output 64
   sched.stage 1 layers 8 forward 1.0 backward_input 1.0 backward_weight 1.0 activation 1024 weight_grad 512 parameters 4096
   sched.stage 2 layers 8 forward 1.0 backward_input 1.0 backward_weight 1.0 activation 1024 weight_grad 512 parameters 4096
   sched.stage 3 layers 8 forward 1.0 backward_input 1.0 backward_weight 1.0 activation 1024 weight_grad 512 parameters 4096

@@ -116,7 +116,7 @@ static void declareStageCosts(OpBuilder &builder, PipelineOp pipeline,
                     llvm::APFloat(spec.forward),
                     llvm::APFloat(spec.backwardInput),
                     llvm::APFloat(spec.backwardWeight), /*activation=*/0,
-                    /*weight_grad=*/0, /*parameters=*/0);
+                    /*weight_grad=*/0, /*parameters=*/0, /*output=*/nullptr);
 }
 
 /// Writes every schedule of `module` in the form --emit asks for.
