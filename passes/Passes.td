@@ -633,4 +633,39 @@ def InsertCollectives : Pass<"sched-insert-collectives", "mlir::ModuleOp"> {
   ];
 }
 
+def SimulateSchedules : Pass<"sched-simulate", "mlir::ModuleOp"> {
+  let summary = "Simulate each sched.schedule: makespan, bubble, peak memory";
+  let description = [{
+    Runs the list simulation of `schedc simulate` (docs/cli.md) on every
+    `sched.schedule`: each rank runs its actions in order, an action starts
+    when its rank is free and its inputs are there, transfers are eager.
+    Each schedule gets a remark with its makespan, the bubble ratio of
+    every rank and every rank's peak of live stage-microbatch activations.
+    With `annotate`, the schedule gets `sched.makespan` and every action
+    its `sched.start` and `sched.end` times (f64), for tools that draw or
+    trace the schedule. `cost` replaces every stage's times as
+    `schedc simulate --cost` does (`f=1,b=2`, `f=1,i=1,w=1,comm=0.1`);
+    without it the declared `sched.stage` times count (none: unit). A
+    schedule that cannot run to the end is an error at the schedule naming
+    the stuck ranks, and the pass fails.
+
+    ```mlir
+    // sched-opt --sched-simulate="annotate=true"
+    // remark: makespan 9; bubble ratio per rank 0.333333 0.333333; ...
+    sched.schedule @s stages 2 microbatches 2 attributes {sched.makespan = 9.0 : f64} {
+      sched.rank 0 {
+        sched.forward stage 0 mb 0 {sched.end = 1.0 : f64, sched.start = 0.0 : f64}
+        ...
+    ```
+  }];
+  let options = [
+    Option<"cost", "cost", "std::string", /*default=*/"\"\"",
+           "Stage times for every stage (f=1,b=2 or f=1,i=1,w=1, plus "
+           "comm=T); empty: the declared ones">,
+    Option<"annotate", "annotate", "bool", /*default=*/"false",
+           "Attach sched.start/sched.end to every action and "
+           "sched.makespan to the schedule">,
+  ];
+}
+
 #endif // SCHED_PASSES_TD
