@@ -111,6 +111,31 @@ TEST(InterleavedZBGrid, ClosedForms) {
       }
 }
 
+TEST(InterleavedZBGrid, BubbleUnderOtherCosts) {
+  // ZB-H1's bubble (P-1)(T_F + T_I - T_W) with per-stage costs, whatever v:
+  // over the same layers v times the ZB-H1 stage, the bubble is divided by
+  // v. All four profiles have T_I >= T_W, as for ZB-H1 (docs/schedules.md).
+  struct Costs {
+    double f, i, w;
+  };
+  for (Costs c :
+       {Costs{1, 2, 1}, Costs{1, 1, 0.5}, Costs{2, 1, 1}, Costs{1, 1.5, 0.5}})
+    for (int32_t pp : {2, 4, 8})
+      for (int32_t vpp : {1, 2, 4}) {
+        PipelineShape shape = makeShape(pp, vpp, 4 * pp);
+        shape.stageCosts.assign(pp * vpp, StageCost{c.f, c.i, c.w});
+        SCOPED_TRACE(describe(shape));
+        llvm::Expected<Schedule> schedule =
+            generateSchedule(Strategy::InterleavedZB, shape);
+        ASSERT_TRUE(static_cast<bool>(schedule));
+        llvm::Expected<Timeline> timeline = simulate(*schedule, {});
+        ASSERT_TRUE(static_cast<bool>(timeline));
+        const double work = shape.microbatches * vpp * (c.f + c.i + c.w);
+        EXPECT_DOUBLE_EQ(timeline->makespan - work,
+                         (pp - 1) * (c.f + c.i - c.w));
+      }
+}
+
 TEST(InterleavedZBGrid, OneChunkIsZBH1) {
   for (int32_t pp : kPipelineRanks)
     for (int32_t m = 1; m <= 4 * pp; ++m) {
