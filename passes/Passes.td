@@ -200,6 +200,61 @@ def LowerZBH2 : LowerPass<"sched-lower-zb-h2", "ZB-H2",
     }
     ```}]>;
 
+def LowerInterleavedZB : LowerPass<"sched-lower-interleaved-zb",
+    "interleaved zero-bubble",
+    [{interleaved 1F1B with the backward split into `sched.backward_input`
+    (I) and `sched.backward_weight` (W) (Qi et al. 2024 on Megatron's
+    interleaving; PyTorch's `ScheduleInterleavedZeroBubble`). Needs loop
+    placement: rank `r` holds chunks `c = 0 .. v-1`, chunk `c` being stage
+    `c * P + r`; any `v >= 1` (with `v = 1` the order is ZB-H1's). The
+    microbatches form interleaved 1F1B's groups (`max(1, M / P)` of them, `P`
+    to `2P - 1` each, larger first); every rank runs the forwards of a group
+    chunk by chunk and its input gradients chunk by chunk in reverse. Rank
+    `r` runs `w_r = min(M v, (v - 1) G + P - 1 - r)` forwards (`G` the
+    largest group), then per input gradient the next forward while any
+    remain, the I, and the oldest waiting W once `r` of them wait. Any
+    `M >= 1`. With unit costs the makespan is
+    `max(3 M v + P - 1, 2 M v + P v + P - 1, 2 P v + 2 M - 1)`, the least
+    any schedule can have, and rank `r` peaks at
+    `min(M v, w_r + 1 + min(r, M v - w_r - 1) / 2)` stage activations:
+    `v P` on rank 0 when `P | M`.
+
+    ```mlir
+    // sched-opt --sched-lower-interleaved-zb
+    sched.pipeline @p pp 2 vpp 2 microbatches 2 {}
+    // becomes
+    sched.schedule @p stages 4 microbatches 2 {
+      sched.rank 0 {
+        sched.forward stage 0 mb 0
+        sched.forward stage 0 mb 1
+        sched.forward stage 2 mb 0
+        sched.forward stage 2 mb 1
+        sched.backward_input stage 2 mb 0
+        sched.backward_weight stage 2 mb 0
+        sched.backward_input stage 2 mb 1
+        sched.backward_weight stage 2 mb 1
+        sched.backward_input stage 0 mb 0
+        sched.backward_weight stage 0 mb 0
+        sched.backward_input stage 0 mb 1
+        sched.backward_weight stage 0 mb 1
+      }
+      sched.rank 1 {
+        sched.forward stage 1 mb 0
+        sched.forward stage 1 mb 1
+        sched.forward stage 3 mb 0
+        sched.backward_input stage 3 mb 0
+        sched.forward stage 3 mb 1
+        sched.backward_input stage 3 mb 1
+        sched.backward_weight stage 3 mb 0
+        sched.backward_input stage 1 mb 0
+        sched.backward_weight stage 3 mb 1
+        sched.backward_input stage 1 mb 1
+        sched.backward_weight stage 1 mb 0
+        sched.backward_weight stage 1 mb 1
+      }
+    }
+    ```}]>;
+
 def LowerZBV : LowerPass<"sched-lower-zb-v", "ZB-V",
     [{ZB-V (Qi et al. 2024, "Zero Bubble Pipeline Parallelism"): two stages
     per rank in a V, stage `r` and stage `2P - 1 - r` on rank `r`, and the

@@ -35,6 +35,7 @@ static constexpr StrategyInfo kStrategies[] = {
     {Strategy::LoopedBFS, "looped-bfs", 2, 0, true},
     {Strategy::ZBH1, "zb-h1", 1, 1, false},
     {Strategy::ZBH2, "zb-h2", 1, 1, false},
+    {Strategy::InterleavedZB, "interleaved-zb", 1, 0, true},
     {Strategy::ZBV, "zb-v", 2, 2, false, true},
     {Strategy::VHalf, "v-half", 2, 2, false, true},
     {Strategy::VMin, "v-min", 2, 2, false, true},
@@ -163,6 +164,8 @@ llvm::Expected<Schedule> sched::generateSchedule(Strategy strategy,
     return generateZBH1(shape);
   case Strategy::ZBH2:
     return generateZBH2(shape);
+  case Strategy::InterleavedZB:
+    return generateInterleavedZeroBubble(shape);
   case Strategy::ZBV:
     return generateZBV(shape);
   case Strategy::VHalf:

@@ -25,6 +25,7 @@ enum class Strategy : uint8_t {
   LoopedBFS,
   ZBH1,
   ZBH2,
+  InterleavedZB,
   ZBV,
   VHalf,
   VMin,
@@ -89,6 +90,14 @@ Schedule generateZBH1(const PipelineShape &shape);
 /// to 2r weight gradients waiting on rank r, so each rank runs without idle
 /// from its first action to its last (peak 2P-1 activations).
 Schedule generateZBH2(const PipelineShape &shape);
+
+/// Interleaved zero bubble (Qi et al. 2024 on interleaved 1F1B; PyTorch's
+/// ScheduleInterleavedZeroBubble): loop placement with vpp >= 1 chunks per
+/// rank, interleaved 1F1B's groups and chunk order with the backward split
+/// into I and W, (vpp-1) * G + pp-1-r warm-up forwards on rank r (G the
+/// largest group) and up to r weight gradients waiting. With unit costs its
+/// makespan is the least any schedule can have; vpp = 1 gives ZB-H1.
+Schedule generateInterleavedZeroBubble(const PipelineShape &shape);
 
 /// ZB-V (Qi et al. 2024): two stages per rank in a V (stage r and
 /// 2P-1-r on rank r), split backward, up to 2P stage activations per rank;

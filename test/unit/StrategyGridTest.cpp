@@ -241,8 +241,9 @@ TEST(StrategyGrid, RejectsShapesOutsideTheRules) {
 
 TEST(StrategyGrid, NamesRoundTrip) {
   EXPECT_EQ(strategyNames(),
-            "gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zb-v, "
-            "v-half, v-min, dualpipe-v, dualpipe, no-pp");
+            "gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, "
+            "interleaved-zb, zb-v, v-half, v-min, dualpipe-v, dualpipe, "
+            "no-pp");
   for (Strategy strategy :
        {Strategy::GPipe, Strategy::OneFOneB, Strategy::Interleaved1F1B,
         Strategy::LoopedBFS, Strategy::ZBH1, Strategy::ZBH2})
