@@ -5,8 +5,11 @@
 #include <z3++.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 using namespace sched;
@@ -94,17 +97,77 @@ Z3Answer toAnswer(z3::check_result result) {
   return Z3Answer::Unknown;
 }
 
+/// Interrupts a context's work once a budget of seconds has passed, from
+/// a watchdog thread (Z3_interrupt is thread-safe). Z3's own `timeout`
+/// parameter is not used: the timer behind it in Debian's Z3 4.8.12 now
+/// and then leaves the solving thread asleep for good (2 hangs in 160
+/// runs of a 1 ms budget on a loaded 2-core machine).
+class Deadline {
+public:
+  Deadline(z3::context &context, double seconds) {
+    if (seconds <= 0)
+      return;
+    watchdog = std::thread([this, &context, seconds] {
+      std::unique_lock<std::mutex> lock(mutex);
+      const auto until = std::chrono::steady_clock::now() +
+                         std::chrono::duration<double>(seconds);
+      if (wakeup.wait_until(lock, until, [this] { return done; }))
+        return;
+      fired = true;
+      // Interrupt again until the work is over, in case one lands between
+      // two of its phases.
+      do
+        context.interrupt();
+      while (!wakeup.wait_for(lock, std::chrono::milliseconds(5),
+                              [this] { return done; }));
+    });
+  }
+  ~Deadline() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      done = true;
+    }
+    wakeup.notify_all();
+    if (watchdog.joinable())
+      watchdog.join();
+  }
+  bool expired() const { return fired; }
+
+private:
+  std::mutex mutex;
+  std::condition_variable wakeup;
+  bool done = false;
+  std::atomic<bool> fired{false};
+  std::thread watchdog;
+};
+
+/// Runs `solve` under a budget of `seconds` (none when <= 0): running out
+/// is Unknown with the reason "timeout", whatever Z3 made of the
+/// interruption.
+template <typename Solve>
+Z3Answer within(z3::context &context, double seconds, std::string &reason,
+                Solve solve) {
+  Deadline deadline(context, seconds);
+  Z3Answer answer = Z3Answer::Unknown;
+  try {
+    answer = solve();
+  } catch (const z3::exception &) {
+    if (!deadline.expired())
+      throw;
+  }
+  if (deadline.expired() && answer == Z3Answer::Unknown)
+    reason = "timeout";
+  return answer;
+}
+
 /// Solves `constraints` with the difference-logic solver.
 Z3Answer search(z3::context &context, const z3::expr_vector &constraints,
-                double timeoutSeconds, std::string &reason) {
+                std::string &reason) {
   z3::solver solver(context);
   z3::params params(context);
   // Every constraint is a difference constraint; the Bellman-Ford based
   // difference-logic solver is the fastest Z3 has for them.
   params.set("arith.solver", 1u);
-  if (timeoutSeconds > 0)
-    params.set("timeout",
-               std::max(1u, static_cast<unsigned>(timeoutSeconds * 1000)));
   solver.set(params);
   for (unsigned k = 0; k < constraints.size(); ++k)
     solver.add(constraints[k]);
@@ -117,7 +180,7 @@ Z3Answer search(z3::context &context, const z3::expr_vector &constraints,
 /// Checks ground constraints: Z3's simplifier decides each one; whatever
 /// it leaves undecided goes to the solver.
 Z3Answer check(z3::context &context, const z3::expr_vector &constraints,
-               double timeoutSeconds, std::string &reason) {
+               std::string &reason) {
   z3::goal goal(context);
   for (unsigned k = 0; k < constraints.size(); ++k)
     goal.add(constraints[k]);
@@ -129,7 +192,7 @@ Z3Answer check(z3::context &context, const z3::expr_vector &constraints,
   z3::expr_vector rest(context);
   for (unsigned g = 0; g < result.size(); ++g)
     rest.push_back(result[g].as_expr());
-  return search(context, rest, timeoutSeconds, reason);
+  return search(context, rest, reason);
 }
 
 void writeSmtlib(z3::context &context, const Z3Query &query,
@@ -169,8 +232,9 @@ static Z3Outcome checkCandidate(const Z3Query &query, double timeoutSeconds) {
           encoder.encode(begin, end, /*withMemory=*/part + 1 == parts);
       outcome.variables = encoder.variables();
       outcome.constraints = constraints.size();
-      outcome.answer =
-          check(context, constraints, timeoutSeconds, outcome.reason);
+      outcome.answer = within(context, timeoutSeconds, outcome.reason, [&] {
+        return check(context, constraints, outcome.reason);
+      });
     } catch (const z3::exception &error) {
       outcome.answer = Z3Answer::Unknown;
       outcome.reason = std::string("z3: ") + error.msg();
@@ -215,8 +279,9 @@ Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds,
           encoder.encode(0, query.edges.size(), /*withMemory=*/true);
       outcome.variables = encoder.variables();
       outcome.constraints = constraints.size();
-      outcome.answer =
-          search(context, constraints, timeoutSeconds, outcome.reason);
+      outcome.answer = within(context, timeoutSeconds, outcome.reason, [&] {
+        return search(context, constraints, outcome.reason);
+      });
     }
   } catch (const z3::exception &error) {
     outcome.answer = Z3Answer::Unknown;
