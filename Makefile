@@ -4,7 +4,8 @@
 BUILD_DIR ?= build
 LLVM_PREFIX := /usr/lib/llvm-22
 PACKAGES := cmake ninja-build g++ ccache python3 llvm-22-dev libmlir-22-dev \
-            mlir-22-tools llvm-22-tools libz3-dev libfmt-dev libgtest-dev
+            mlir-22-tools llvm-22-tools libz3-dev libfmt-dev libgtest-dev \
+            python3-psutil
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JOBS ?= $(shell nproc)
 
@@ -37,8 +38,10 @@ build: configure
 run: build
 	$(BUILD_DIR)/bin/schedc generate --strategy 1f1b --pp 4 --microbatches 8 --emit text
 
+# A test that runs past 20 minutes fails instead of hanging the run (lit's
+# --timeout needs python3-psutil).
 test: build
-	$(LLVM_PREFIX)/bin/lit -sv $(BUILD_DIR)/test
+	$(LLVM_PREFIX)/bin/lit -sv --timeout 1200 $(BUILD_DIR)/test
 
 bench: build
 	ninja -C $(BUILD_DIR) -j $(JOBS) schedc-bench
