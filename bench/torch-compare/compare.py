@@ -18,7 +18,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 COST = "f=1,i=1,w=1"  # the same as f=1,b=2: b splits evenly into i and w
-SPLIT = {"zb-h1", "zb-h2", "zb-v", "v-half", "v-min", "dualpipe-v"}
+SPLIT = {"zb-h1", "zb-h2", "interleaved-zb", "zb-v", "v-half", "v-min", "dualpipe-v"}
 
 
 def run(cmd):

@@ -18,15 +18,15 @@ import sys
 import types
 
 # PyTorch class, schedc strategy to compare with, stage placement, vpp values.
-# ScheduleInterleavedZeroBubble with vpp >= 2 has no schedc counterpart
-# (zb-h1 is vpp = 1 only); it is compared with interleaved-1f1b.
+# ScheduleInterleavedZeroBubble at vpp = 1 is also set against zb-h1, whose
+# order interleaved-zb then reproduces.
 GRID = [
     ("ScheduleGPipe", "gpipe", "single", [1]),
     ("Schedule1F1B", "1f1b", "single", [1]),
     ("ScheduleInterleaved1F1B", "interleaved-1f1b", "loop", [2, 4]),
     ("ScheduleLoopedBFS", "looped-bfs", "loop", [2, 4]),
     ("ScheduleInterleavedZeroBubble", "zb-h1", "loop", [1]),
-    ("ScheduleInterleavedZeroBubble", "interleaved-1f1b", "loop", [2, 4]),
+    ("ScheduleInterleavedZeroBubble", "interleaved-zb", "loop", [1, 2, 4]),
     ("ScheduleZBVZeroBubble", "zb-v", "v", [2]),
     ("ScheduleDualPipeV", "dualpipe-v", "v", [2]),
 ]
