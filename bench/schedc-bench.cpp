@@ -115,6 +115,7 @@ void benchGeneration(MLIRContext &context) {
       {Strategy::OneFOneB, 16, 1, 1'000'000},
       {Strategy::Interleaved1F1B, 32, 2, 65'536},
       {Strategy::ZBH1, 16, 1, 1'000'000},
+      {Strategy::InterleavedZB, 32, 2, 65'536},
       {Strategy::ZBV, 16, 2, 102'400},
       {Strategy::DualPipeV, 16, 2, 102'400},
       // 3,200 microbatches: even, as DualPipe needs.
