@@ -8,57 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/Generate/Strategy.h"
+#include "lib/Generate/InterleavedOrder.h"
 
 #include <algorithm>
 
 using namespace sched;
-
-namespace {
-/// One chunk of one microbatch, the unit of the interleaved order.
-struct ChunkMicrobatch {
-  int32_t chunk;
-  int32_t microbatch;
-};
-
-/// The order every rank visits its chunks in, and the largest group.
-struct InterleavedOrder {
-  std::vector<ChunkMicrobatch> forwards;
-  std::vector<ChunkMicrobatch> backwards;
-  int32_t largestGroup = 0;
-};
-} // namespace
-
-/// Group sizes: floor(M/P) groups as even as possible, larger ones first, so
-/// each holds P to 2P-1 microbatches; a single group of M when M < P.
-/// Megatron uses groups of exactly P and needs P to divide M. A trailing
-/// group smaller than P would leave rank 0 idle while its microbatches go
-/// round the ring between chunks, and with the usual warm-up the list
-/// simulation can even get stuck (P = 4, v = 3, M = 5); larger groups cost
-/// (v-1)(G-P) more warm-up forwards instead.
-static std::vector<int32_t> groupSizes(int32_t pp, int32_t microbatches) {
-  const int32_t groups = std::max(1, microbatches / pp);
-  std::vector<int32_t> sizes(groups, microbatches / groups);
-  for (int32_t g = 0; g < microbatches % groups; ++g)
-    ++sizes[g];
-  return sizes;
-}
-
-static InterleavedOrder interleavedOrder(const PipelineShape &shape) {
-  InterleavedOrder order;
-  int32_t first = 0;
-  for (int32_t size : groupSizes(shape.pp, shape.microbatches)) {
-    order.largestGroup = std::max(order.largestGroup, size);
-    for (int32_t chunk = 0; chunk < shape.vpp; ++chunk)
-      for (int32_t mb = first; mb < first + size; ++mb)
-        order.forwards.push_back({chunk, mb});
-    for (int32_t chunk = shape.vpp - 1; chunk >= 0; --chunk)
-      for (int32_t mb = first; mb < first + size; ++mb)
-        order.backwards.push_back({chunk, mb});
-    first += size;
-  }
-  return order;
-}
 
 Schedule sched::generateInterleavedOneFOneB(const PipelineShape &shape) {
   Schedule schedule = emptySchedule(shape);

@@ -10,54 +10,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/Generate/Strategy.h"
+#include "lib/Generate/InterleavedOrder.h"
 
 #include <algorithm>
 
 using namespace sched;
 
-namespace {
-/// One chunk of one microbatch, the unit of the interleaved order.
-struct ChunkMicrobatch {
-  int32_t chunk;
-  int32_t microbatch;
-};
-
-/// The order every rank visits its chunks in, and the largest group.
-struct ZeroBubbleOrder {
-  std::vector<ChunkMicrobatch> forwards;
-  std::vector<ChunkMicrobatch> backwards;
-  int32_t largestGroup = 0;
-};
-} // namespace
-
-/// The microbatch groups of interleaved 1F1B: max(1, M/P) groups as even as
-/// possible, larger ones first, so each holds P to 2P-1 microbatches (all M
-/// when M < P). PyTorch takes only M that its max(1, M/P) rounds divide, for
-/// which these are its rounds; a remainder widens the first groups instead
-/// of leaving a short group that would idle rank 0 between chunks.
-static ZeroBubbleOrder zeroBubbleOrder(const PipelineShape &shape) {
-  const int32_t m = shape.microbatches;
-  const int32_t groups = std::max(1, m / shape.pp);
-  ZeroBubbleOrder order;
-  int32_t first = 0;
-  for (int32_t g = 0; g < groups; ++g) {
-    const int32_t size = m / groups + (g < m % groups ? 1 : 0);
-    order.largestGroup = std::max(order.largestGroup, size);
-    for (int32_t chunk = 0; chunk < shape.vpp; ++chunk)
-      for (int32_t mb = first; mb < first + size; ++mb)
-        order.forwards.push_back({chunk, mb});
-    for (int32_t chunk = shape.vpp - 1; chunk >= 0; --chunk)
-      for (int32_t mb = first; mb < first + size; ++mb)
-        order.backwards.push_back({chunk, mb});
-    first += size;
-  }
-  return order;
-}
-
 Schedule sched::generateInterleavedZeroBubble(const PipelineShape &shape) {
   Schedule schedule = emptySchedule(shape);
-  const ZeroBubbleOrder order = zeroBubbleOrder(shape);
+  const InterleavedOrder order = interleavedOrder(shape);
   const auto total = static_cast<int32_t>(order.forwards.size());
   for (int32_t r = 0; r < shape.pp; ++r) {
     auto compute = [&](ActionKind kind, ChunkMicrobatch unit) {
