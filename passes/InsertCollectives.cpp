@@ -261,6 +261,24 @@ struct InsertCollectivesPass
     std::map<int64_t, llvm::SmallVector<int64_t>> members;
     for (auto &[id, stages] : held)
       members[sets.getLeaderValue(id)].push_back(id);
+    // Every member of a set all-reduces its stages in model-stage order,
+    // so the members must hold the same model stages (DualPipe's ranks r
+    // and P-1-r do); otherwise their sequences differ.
+    auto modelStages = [&](int64_t id) {
+      std::set<int64_t> models;
+      for (int64_t stage : held[id])
+        models.insert(stage % perReplica);
+      return models;
+    };
+    for (auto &[leader, ranks] : members)
+      for (int64_t id : ranks)
+        if (modelStages(id) != modelStages(ranks.front()))
+          return schedule.emitOpError()
+                 << "cannot sum the gradients of its pipeline replicas: "
+                    "ranks "
+                 << ranks.front() << " and " << id
+                 << " share a model stage but do not hold the same model "
+                    "stages, so no one all-reduce order suits both";
     Builder builder(schedule.getContext());
     llvm::SmallVector<Attribute> memberAttrs;
     for (auto &[leader, ranks] : members) {
@@ -270,6 +288,8 @@ struct InsertCollectivesPass
     llvm::DenseMap<int64_t, int64_t> parameters;
     for (auto stage : body.getOps<StageOp>())
       parameters[stage.getIndex()] = stage.getParameters();
+    if (held.empty())
+      return mlir::success();
     auto firstRank = *body.getOps<RankOp>().begin();
     OpBuilder declare(firstRank);
     GroupOp::create(declare, schedule.getLoc(), kGroupName,

@@ -656,7 +656,9 @@ def InsertCollectives : Pass<"sched-insert-collectives", "mlir::ModuleOp"> {
     (DualPipe) keeps a copy of each model stage per replica: before its
     optimizer step every rank all-reduces the gradients of its stages on a
     new group `@replicas`, whose member sets are the ranks sharing model
-    stages, in model-stage order. Every rank ends with one
+    stages, in model-stage order (ranks that share one model stage must
+    hold the same model stages, as DualPipe's do; otherwise the pass
+    fails). Every rank ends with one
     `sched.optimizer_step`. Collectives declared per stage belong on groups
     whose member sets do not span pipeline ranks (the data-parallel peers of
     a rank are the same rank of the other replicas); a group that spans

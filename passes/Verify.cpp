@@ -5,6 +5,8 @@
 
 #include "llvm/Support/CommandLine.h"
 
+#include <cmath>
+
 namespace sched {
 #define GEN_PASS_DEF_VERIFYSCHEDULES
 #include "passes/Passes.h.inc"
@@ -43,6 +45,13 @@ struct VerifyPass : impl::VerifySchedulesBase<VerifyPass> {
     if (memoryLimit >= 0)
       options.memoryLimit = memoryLimit;
     options.weightGradFraction = weightGradFraction;
+    if (!(timeout >= 0 && std::isfinite(timeout))) {
+      getOperation().emitError()
+          << "sched-verify: timeout must be a finite number of seconds >= 0 "
+             "(0: no limit), got "
+          << timeout;
+      return signalPassFailure();
+    }
     options.timeoutSeconds = timeout;
     options.smtlibPath =
         emitSmtlibFlag.empty() ? std::string(emitSmtlib) : emitSmtlibFlag;

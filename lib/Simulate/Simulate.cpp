@@ -81,6 +81,10 @@ private:
 } // namespace
 
 double ListSimulator::computeCost(const Action &action) const {
+  // Transfers, collectives and the optimizer step take no compute time
+  // (and need not name a stage).
+  if (!isCompute(action.kind))
+    return 0;
   if (options.unitSteps)
     return 1;
   StageCost cost;
@@ -330,7 +334,12 @@ llvm::Expected<Timeline> ListSimulator::run() {
     for (const Action &action : schedule.ranks[r].actions) {
       if (action.kind == ActionKind::Send || action.kind == ActionKind::Recv)
         lowered = true;
-      if (action.stage < 0 || action.stage >= schedule.numStages)
+      // Collectives and the optimizer step may name no stage (-1).
+      const bool needsStage = isCompute(action.kind) ||
+                              action.kind == ActionKind::Send ||
+                              action.kind == ActionKind::Recv;
+      if ((needsStage && action.stage < 0) ||
+          action.stage >= schedule.numStages)
         return llvm::createStringError(
             llvm::formatv("rank {0} names stage {1} of {2}",
                           schedule.ranks[r].id, action.stage,

@@ -34,3 +34,32 @@ sched.schedule @clash stages 4 microbatches 2 replicas 2 {
     sched.backward stage 2 mb 1
   }
 }
+
+// -----
+
+// Replica copies on irregular ranks: rank 0 holds model stages 0 and 1,
+// rank 1 only model stage 1 (stage 1), rank 2 only model stage 0 (stage 2).
+// Ranks sharing a model stage would all-reduce different sequences.
+// expected-error @below {{cannot sum the gradients of its pipeline replicas: ranks 0 and 1 share a model stage but do not hold the same model stages, so no one all-reduce order suits both}}
+sched.schedule @irregular stages 4 microbatches 2 replicas 2 {
+  sched.rank 0 {
+    sched.forward stage 0 mb 0
+    sched.forward stage 3 mb 1
+    sched.backward stage 3 mb 1
+    sched.backward stage 0 mb 0
+  }
+  sched.rank 1 {
+    sched.forward stage 1 mb 0
+    sched.backward stage 1 mb 0
+  }
+  sched.rank 2 {
+    sched.forward stage 2 mb 1
+    sched.backward stage 2 mb 1
+  }
+}
+
+// -----
+
+// No ranks: nothing to sum, no group.
+sched.schedule @empty stages 2 microbatches 2 replicas 2 {
+}

@@ -1,6 +1,10 @@
 // RUN: sched-opt %s --sched-lower-1f1b --sched-simulate -verify-diagnostics
 // RUN: sched-opt %s --sched-lower-1f1b --sched-simulate="annotate=true" 2>/dev/null | FileCheck %s
 // RUN: sched-opt %s --sched-lower-1f1b --sched-simulate="cost=f=2,b=4" 2>&1 | FileCheck %s --check-prefix=COST
+// Transfers, collectives and the optimizer step (which names no stage)
+// cost nothing: the fully lowered schedule simulates the same.
+// RUN: sched-opt %s --sched-lower-1f1b --sched-insert-p2p --sched-insert-collectives --sched-simulate 2>&1 >/dev/null | FileCheck %s --check-prefix=LOWERED
+// LOWERED: remark: makespan 9; bubble ratio per rank 0.333333 0.333333; peak activations per rank 2 1
 
 // 1F1B, P = 2, M = 2, unit stage times (B = 2). Rank 0: F0 [0,1], F1
 // [1,2], then B0 when rank 1's B0 ends at 4: [4,6], B1 after rank 1's B1

@@ -4,6 +4,8 @@
 // P2P: error: sched-verify: unknown p2p semantics 'maybe'; expected eager or rendezvous
 // RUN: not sched-opt %s --sched-verify="proof=guess" 2>&1 | FileCheck %s --check-prefix=PROOF
 // PROOF: error: sched-verify: unknown proof mode 'guess'; expected witness or search
+// RUN: not sched-opt %s --sched-verify="timeout=inf" 2>&1 | FileCheck %s --check-prefix=TIMEOUT
+// TIMEOUT: error: sched-verify: timeout must be a finite number of seconds >= 0 (0: no limit), got INF
 // RUN: sched-opt %s --sched-verify --sched-verify-emit-smtlib=%t.smt2 -o /dev/null
 // RUN: FileCheck %s --check-prefix=SMT < %t.smt2
 // SMT: (declare-fun t!

@@ -17,6 +17,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace sched;
 namespace cl = llvm::cl;
@@ -90,8 +92,9 @@ static std::optional<VerifyOptions> readOptions(InputFormat format,
   if (!(weightGradFractionFlag >= 0 && weightGradFractionFlag <= 1))
     problem = "--weight-grad-fraction must be between 0 and 1";
   options.weightGradFraction = weightGradFractionFlag;
-  if (!(timeoutFlag >= 0))
-    problem = "--timeout must be a number of seconds >= 0";
+  if (!(timeoutFlag >= 0 && std::isfinite(timeoutFlag)))
+    problem = "--timeout must be a finite number of seconds >= 0 (0: no "
+              "limit)";
   options.timeoutSeconds = timeoutFlag;
   options.smtlibPath = smtlibFlag;
   if (!problem.empty())

@@ -105,7 +105,9 @@ Z3Answer toAnswer(z3::check_result result) {
 class Deadline {
 public:
   Deadline(z3::context &context, double seconds) {
-    if (seconds <= 0)
+    // No budget, or one beyond any run (and beyond what the clock can add
+    // without overflowing): no deadline.
+    if (!(seconds > 0 && seconds <= kLongestBudget))
       return;
     watchdog = std::thread([this, &context, seconds] {
       std::unique_lock<std::mutex> lock(mutex);
@@ -132,6 +134,9 @@ public:
       watchdog.join();
   }
   bool expired() const { return fired; }
+
+  /// A year, in seconds.
+  static constexpr double kLongestBudget = 365.0 * 24 * 3600;
 
 private:
   std::mutex mutex;
