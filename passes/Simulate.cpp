@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/Simulate/Simulate.h"
 #include "lib/Schedule/CostSpec.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
-#include "lib/Simulate/Simulate.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -74,11 +74,10 @@ struct SimulatePass : impl::SimulateSchedulesBase<SimulatePass> {
     if (!timeline)
       return mlir::emitError(scheduleOp.getLoc())
              << llvm::toString(timeline.takeError());
-    mlir::emitRemark(scheduleOp.getLoc()) << "makespan " << number(timeline->makespan)
-                            << "; bubble ratio per rank "
-                            << joined(timeline->bubbleRatio)
-                            << "; peak activations per rank "
-                            << joined(timeline->peakActivations);
+    mlir::emitRemark(scheduleOp.getLoc())
+        << "makespan " << number(timeline->makespan)
+        << "; bubble ratio per rank " << joined(timeline->bubbleRatio)
+        << "; peak activations per rank " << joined(timeline->peakActivations);
     if (!annotate)
       return mlir::success();
     mlir::Builder builder(scheduleOp.getContext());

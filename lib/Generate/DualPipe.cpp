@@ -38,8 +38,8 @@ class DualPipeRank {
 public:
   DualPipeRank(int32_t pp, int32_t microbatches, int32_t rank,
                RankProgram &program)
-      : pp(pp), half(microbatches / 2), rank(rank),
-        secondHalf(rank >= pp / 2), actions(program.actions) {}
+      : pp(pp), half(microbatches / 2), rank(rank), secondHalf(rank >= pp / 2),
+        actions(program.actions) {}
 
   /// Replica (0 = A, 1 = B) that `phase` names on this rank.
   int32_t replica(int32_t phase) const { return phase ^ int32_t(secondHalf); }

@@ -1,4 +1,5 @@
-//===- InterleavedOrder.h - chunk order of interleaved schedules -*- C++ -*-===//
+//===- InterleavedOrder.h - chunk order of interleaved schedules -*- C++
+//-*-===//
 //
 // The order in which the interleaved strategies (interleaved-1f1b,
 // interleaved-zb) walk the chunks of a rank: microbatch groups, forwards

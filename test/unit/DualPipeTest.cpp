@@ -11,9 +11,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "test/unit/StrategyTestSupport.h"
 #include "lib/Generate/Strategy.h"
 #include "lib/Simulate/Simulate.h"
+#include "test/unit/StrategyTestSupport.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -56,7 +56,8 @@ void expectReplicasComplete(const Schedule &schedule, int32_t pp, int32_t m) {
         ++forwards[key];
       if (a.kind != ActionKind::Forward && a.kind != ActionKind::BackwardWeight)
         ++inputs[key];
-      if (a.kind == ActionKind::Backward || a.kind == ActionKind::BackwardWeight)
+      if (a.kind == ActionKind::Backward ||
+          a.kind == ActionKind::BackwardWeight)
         ++weights[key];
     }
   for (int32_t stage = 0; stage < 2 * pp; ++stage)
@@ -89,8 +90,9 @@ TEST(DualPipe, ShapeRules) {
   EXPECT_EQ(errorOf(Strategy::DualPipe, makeShape(4, 1, 6)),
             "strategy dualpipe needs an even number of microbatches, at least "
             "2 pp = 8 (half go down each replica), got 6");
-  EXPECT_EQ(errorOf(Strategy::DualPipe, makeShape(4, 2, 8)),
-            "strategy dualpipe needs vpp = 1 (one stage per rank), got vpp = 2");
+  EXPECT_EQ(
+      errorOf(Strategy::DualPipe, makeShape(4, 2, 8)),
+      "strategy dualpipe needs vpp = 1 (one stage per rank), got vpp = 2");
   EXPECT_EQ(errorOf(Strategy::DualPipe, makeShape(2, 1, 4)), "");
 }
 
