@@ -1,4 +1,4 @@
-//===- InterleavedOrder.h - the chunk order of interleaving ---*- C++ -*-===//
+//===- InterleavedOrder.h - the chunk order of interleaving -----*- C++ -*-===//
 //
 // The order in which the interleaved strategies (interleaved-1f1b,
 // interleaved-zb) walk the chunks of a rank: microbatch groups, forwards
