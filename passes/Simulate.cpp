@@ -14,8 +14,6 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
-#include "llvm/Support/Format.h"
-#include "llvm/Support/FormatVariadic.h"
 
 namespace sched {
 #define GEN_PASS_DEF_SIMULATESCHEDULES
@@ -24,17 +22,12 @@ namespace sched {
 
 using namespace sched;
 
-/// A time or ratio without trailing zeros, as schedc simulate prints it.
-static std::string number(double value) {
-  return llvm::formatv("{0}", llvm::format("%g", value)).str();
-}
-
 static std::string joined(llvm::ArrayRef<double> values) {
   std::string text;
   for (double value : values) {
     if (!text.empty())
       text += " ";
-    text += number(value);
+    text += formatNumber(value);
   }
   return text;
 }
@@ -75,7 +68,7 @@ struct SimulatePass : impl::SimulateSchedulesBase<SimulatePass> {
       return mlir::emitError(scheduleOp.getLoc())
              << llvm::toString(timeline.takeError());
     mlir::emitRemark(scheduleOp.getLoc())
-        << "makespan " << number(timeline->makespan)
+        << "makespan " << formatNumber(timeline->makespan)
         << "; bubble ratio per rank " << joined(timeline->bubbleRatio)
         << "; peak activations per rank " << joined(timeline->peakActivations);
     if (!annotate)

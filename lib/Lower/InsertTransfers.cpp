@@ -137,11 +137,8 @@ private:
 llvm::Error TransferInserter::indexActions() {
   const size_t slots =
       static_cast<size_t>(compute.numStages) * compute.numMicrobatches;
-  if (!compute.hasValidReplicas())
-    return fail(llvm::formatv("{0} pipeline replicas do not divide the {1} "
-                              "stages and {2} microbatches",
-                              compute.replicas, compute.numStages,
-                              compute.numMicrobatches));
+  if (std::string why = compute.replicaError(); !why.empty())
+    return fail(why);
   stageRank.assign(compute.numStages, -1);
   forwards.assign(slots, {});
   inputGrads.assign(slots, {});

@@ -20,9 +20,14 @@ size_t Schedule::numActions() const {
   return total;
 }
 
-bool Schedule::hasValidReplicas() const {
-  return replicas >= 1 && numStages % replicas == 0 &&
-         numMicrobatches % replicas == 0;
+std::string Schedule::replicaError() const {
+  if (replicas >= 1 && numStages % replicas == 0 &&
+      numMicrobatches % replicas == 0)
+    return "";
+  return llvm::formatv("{0} pipeline replicas do not divide the {1} stages "
+                       "and {2} microbatches",
+                       replicas, numStages, numMicrobatches)
+      .str();
 }
 
 int32_t sched::rankOfStage(int32_t stage, int32_t pp,

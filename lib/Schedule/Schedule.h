@@ -100,7 +100,7 @@ struct Schedule {
   /// `replicas` chains of consecutive stages and the microbatches into as
   /// many contiguous blocks; block k runs through chain k only, from its
   /// first stage (no producer) to its last (the loss). Both counts are
-  /// multiples of `replicas` (see hasValidReplicas).
+  /// multiples of `replicas` (see replicaError).
   int32_t replicas = 1;
   std::vector<RankProgram> ranks;
   /// Per-stage costs and sizes; empty means unit costs, no sizes.
@@ -110,9 +110,9 @@ struct Schedule {
   /// Total number of actions over all ranks.
   size_t numActions() const;
 
-  /// Whether `replicas` is at least 1 and divides the stage and microbatch
-  /// counts. The queries below assume it.
-  bool hasValidReplicas() const;
+  /// Why `replicas` is not at least 1 dividing the stage and microbatch
+  /// counts, or "" when it is. The queries below assume it is.
+  std::string replicaError() const;
   int32_t stagesPerReplica() const { return numStages / replicas; }
   int32_t microbatchesPerReplica() const { return numMicrobatches / replicas; }
   int32_t replicaOfStage(int32_t stage) const {

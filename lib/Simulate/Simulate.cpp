@@ -15,6 +15,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -322,13 +323,8 @@ llvm::Error ListSimulator::stuckError() const {
 
 llvm::Expected<Timeline> ListSimulator::run() {
   const size_t numRanks = schedule.ranks.size();
-  if (!schedule.hasValidReplicas())
-    return llvm::createStringError(
-        llvm::formatv("{0} pipeline replicas do not divide the {1} stages and "
-                      "{2} microbatches",
-                      schedule.replicas, schedule.numStages,
-                      schedule.numMicrobatches)
-            .str());
+  if (std::string why = schedule.replicaError(); !why.empty())
+    return llvm::createStringError(why);
   stageRank.assign(schedule.numStages, -1);
   for (size_t r = 0; r < numRanks; ++r)
     for (const Action &action : schedule.ranks[r].actions) {
@@ -381,4 +377,8 @@ llvm::Expected<Timeline> ListSimulator::run() {
 llvm::Expected<Timeline> sched::simulate(const Schedule &schedule,
                                          const SimulationOptions &options) {
   return ListSimulator(schedule, options).run();
+}
+
+std::string sched::formatNumber(double value) {
+  return llvm::formatv("{0}", llvm::format("%g", value)).str();
 }

@@ -13,6 +13,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <string>
 #include <vector>
 
 namespace sched {
@@ -48,6 +49,10 @@ struct Timeline {
   /// Per rank: the same in bytes, when stages declare sizes.
   std::vector<int64_t> peakActivationBytes;
 };
+
+/// A time, ratio or count as the simulation reports print it, without
+/// trailing zeros: 33, 0.272727.
+std::string formatNumber(double value);
 
 /// Simulates `schedule`. Fails, naming the stuck ranks and what they wait
 /// for, when the schedule cannot run to the end.

@@ -114,11 +114,8 @@ bool ScheduleIndex::indexActions(ViolationSink &sink) {
                            numStages, numMicrobatches, numActions));
     return false;
   }
-  if (!schedule.hasValidReplicas()) {
-    sink.add(ViolationKind::Placement, {},
-             llvm::formatv("{0} pipeline replicas do not divide the {1} "
-                           "stages and {2} microbatches",
-                           schedule.replicas, numStages, numMicrobatches));
+  if (std::string why = schedule.replicaError(); !why.empty()) {
+    sink.add(ViolationKind::Placement, {}, why);
     return false;
   }
   for (std::vector<ActionRef> &t : tables)

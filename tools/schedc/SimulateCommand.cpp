@@ -16,7 +16,6 @@
 #include "tools/schedc/ScheduleInput.h"
 
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -53,11 +52,6 @@ static cl::opt<bool> timelineFlag(
     cl::desc("Also print every action's start and end time, rank by rank "
              "(text output only)"));
 
-/// A time or count without trailing zeros: 33, 0.272727.
-static std::string number(double value) {
-  return llvm::formatv("{0}", llvm::format("%g", value)).str();
-}
-
 /// True when some stage declares activation bytes.
 static bool hasSizes(const Schedule &schedule) {
   return llvm::any_of(schedule.stageCosts, [](const StageCost &cost) {
@@ -68,13 +62,13 @@ static bool hasSizes(const Schedule &schedule) {
 static void printText(llvm::raw_ostream &os, llvm::StringRef name,
                       const Schedule &schedule, const Timeline &timeline) {
   os << "schedule @" << name << "\n";
-  os << "  makespan " << number(timeline.makespan) << "\n";
+  os << "  makespan " << formatNumber(timeline.makespan) << "\n";
   const bool bytes = hasSizes(schedule);
   for (size_t r = 0; r < schedule.ranks.size(); ++r) {
     os << "  rank " << schedule.ranks[r].id << ": bubble ratio "
-       << number(timeline.bubbleRatio[r]) << " (idle "
-       << number(timeline.makespan - timeline.busy[r]) << "), peak activations "
-       << number(timeline.peakActivations[r]);
+       << formatNumber(timeline.bubbleRatio[r]) << " (idle "
+       << formatNumber(timeline.makespan - timeline.busy[r])
+       << "), peak activations " << formatNumber(timeline.peakActivations[r]);
     if (bytes)
       os << " (" << timeline.peakActivationBytes[r] << " bytes)";
     os << "\n";
@@ -86,8 +80,8 @@ static void printText(llvm::raw_ostream &os, llvm::StringRef name,
     const std::vector<Action> &actions = schedule.ranks[r].actions;
     for (size_t i = 0; i < actions.size(); ++i) {
       const ActionTime &time = timeline.times[r][i];
-      os << "    " << number(time.start) << " " << number(time.end) << " "
-         << describeAction(schedule, actions[i]);
+      os << "    " << formatNumber(time.start) << " " << formatNumber(time.end)
+         << " " << describeAction(schedule, actions[i]);
       if (actions[i].bundle)
         os << " [bundle " << actions[i].bundle << "]";
       os << "\n";
