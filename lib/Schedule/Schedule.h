@@ -106,6 +106,9 @@ struct Schedule {
   /// Per-stage costs and sizes; empty means unit costs, no sizes.
   std::vector<StageCost> stageCosts;
   std::vector<ProcessGroup> groups;
+  /// Ranks over which FSDP shards the parameters of a stage the schedule
+  /// UNSHARDs (the `dp` axis of its sched.mesh); 1 when undeclared.
+  int64_t dataParallel = 1;
 
   /// Total number of actions over all ranks.
   size_t numActions() const;

@@ -53,3 +53,13 @@ VerifyResult sched::verifyScheduleOp(ScheduleOp op, VerifyOptions options) {
                              << result.unknownReason;
   return result;
 }
+
+std::string sched::smtlibSection(ScheduleOp op, const VerifyResult &result) {
+  std::string text = "; schedule @" + op.getSymName().str() +
+                     ": sat iff it is complete, dependency-correct, "
+                     "deadlock-free and within its memory\n";
+  text += "(echo \"@" + op.getSymName().str() + "\")\n(push 1)\n";
+  text += result.smtlib;
+  text += "(pop 1)\n";
+  return text;
+}
