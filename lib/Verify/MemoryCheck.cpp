@@ -41,7 +41,7 @@ MemoryCheck::MemoryCheck(const ScheduleIndex &index,
   // Limits compare exactly: the largest whole internal amount within it.
   if (options.memoryLimit && !std::isnan(*options.memoryLimit)) {
     const long double limit =
-        std::floor(static_cast<long double>(*options.memoryLimit) * scale);
+        std::floor(*options.memoryLimit * scale);
     if (limit < kUnboundedLimit)
       internalLimit = static_cast<MemoryAmount>(limit);
   }

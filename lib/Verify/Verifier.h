@@ -42,7 +42,7 @@ struct VerifyOptions {
   P2PSemantics p2p = P2PSemantics::Rendezvous;
   /// Device memory: bytes, or stage-microbatch activation units when no
   /// stage declares sizes. No limit: memory is measured, not checked.
-  std::optional<double> memoryLimit;
+  std::optional<long double> memoryLimit;
   /// Part of an activation the weight gradient keeps after I (units mode).
   double weightGradFraction = 0.5;
   /// Solver budget in seconds; 0 means none.

@@ -34,7 +34,7 @@ VerifyResult sched::verifyScheduleOp(ScheduleOp op, VerifyOptions options) {
   for (auto rank : op.getBody().front().getOps<RankOp>())
     origins.ranks.push_back(rank);
   if (!options.memoryLimit && op.getMemoryLimit())
-    options.memoryLimit = static_cast<double>(*op.getMemoryLimit());
+    options.memoryLimit = static_cast<long double>(*op.getMemoryLimit());
   for (auto head : op.getBody().front().getOps<AuxHeadOp>())
     if (head.getScope() == AuxScope::GlobalBatch)
       options.globalBatchAuxStages.push_back(
