@@ -40,8 +40,8 @@ Schedule lowerNaively(const Schedule &compute, int32_t pp) {
     const int32_t r = static_cast<int32_t>(rank.id);
     for (const Action &a : rank.actions) {
       const bool forward = a.kind == ActionKind::Forward;
-      const bool inputGrad = a.kind == ActionKind::Backward ||
-                             a.kind == ActionKind::BackwardInput;
+      const bool inputGrad =
+          a.kind == ActionKind::Backward || a.kind == ActionKind::BackwardInput;
       const int32_t source = forward ? a.stage - 1 : a.stage + 1;
       if ((forward || inputGrad) && source >= 0 && source <= last &&
           rankOf(source) != r) {
@@ -120,9 +120,8 @@ std::string stockZ3(const std::string &smtlib) {
     llvm::raw_fd_ostream file(input, error);
     file << smtlib;
   }
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt,
-                                                llvm::StringRef(output),
-                                                std::nullopt};
+  std::optional<llvm::StringRef> redirects[] = {
+      std::nullopt, llvm::StringRef(output), std::nullopt};
   llvm::sys::ExecuteAndWait(*z3, {*z3, input.str()}, std::nullopt, redirects);
   auto answer = llvm::MemoryBuffer::getFile(output);
   llvm::sys::fs::remove(input);
@@ -196,8 +195,8 @@ TEST(VerifierDifferential, GraphPathAndZ3Agree) {
     llvm::Expected<Schedule> generated = generateSchedule(strategy, shape);
     ASSERT_TRUE(static_cast<bool>(generated))
         << llvm::toString(generated.takeError());
-    Schedule schedule = rng() % 2 ? lowerNaively(*generated, shape.pp)
-                                  : std::move(*generated);
+    Schedule schedule =
+        rng() % 2 ? lowerNaively(*generated, shape.pp) : std::move(*generated);
     const int mutations = static_cast<int>(rng() % 3);
     for (int k = 0; k < mutations; ++k)
       mutate(schedule, rng);

@@ -13,9 +13,9 @@
 #include "tools/schedc/Commands.h"
 #include "tools/schedc/ScheduleInput.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -36,9 +36,9 @@ static cl::opt<std::string> formatFlag(
              "torch-csv-comms (with SEND/RECV); default from the extension "
              "and contents"),
     cl::value_desc("mlir|torch-csv|torch-csv-comms"));
-static cl::opt<int64_t>
-    stagesFlag("stages", cl::sub(verifyCommand),
-               cl::desc("Number of stages (CSV; default: what the file shows)"));
+static cl::opt<int64_t> stagesFlag(
+    "stages", cl::sub(verifyCommand),
+    cl::desc("Number of stages (CSV; default: what the file shows)"));
 static cl::opt<int64_t> microbatchesFlag(
     "microbatches", cl::sub(verifyCommand),
     cl::desc("Number of microbatches (CSV; default: what the file shows)"));
@@ -60,11 +60,11 @@ static cl::opt<double>
                          "gives verdict unknown, exit 3"));
 static cl::opt<bool> jsonFlag("json", cl::sub(verifyCommand),
                               cl::desc("Print the result as JSON"));
-static cl::opt<std::string> proofFlag(
-    "proof", cl::sub(verifyCommand), cl::init("witness"),
-    cl::desc("witness: Z3 checks the execution the graph path found "
-             "(fast); search: Z3 solves unaided"),
-    cl::value_desc("witness|search"));
+static cl::opt<std::string>
+    proofFlag("proof", cl::sub(verifyCommand), cl::init("witness"),
+              cl::desc("witness: Z3 checks the execution the graph path found "
+                       "(fast); search: Z3 solves unaided"),
+              cl::value_desc("witness|search"));
 static cl::opt<std::string>
     smtlibFlag("emit-smtlib", cl::sub(verifyCommand),
                cl::desc("Write the SMT-LIB 2 query to this file"),
@@ -184,8 +184,7 @@ int sched::runVerify() {
       smtlib->os() << smtlibSection(scheduleOp, result);
     if (result.verdict == Verdict::Violated)
       overall = Verdict::Violated;
-    else if (result.verdict == Verdict::Unknown &&
-             overall == Verdict::Verified)
+    else if (result.verdict == Verdict::Unknown && overall == Verdict::Verified)
       overall = Verdict::Unknown;
     if (jsonFlag) {
       reports.push_back(toJson(scheduleOp, result));
