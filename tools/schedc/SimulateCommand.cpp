@@ -4,7 +4,7 @@
 // simulation of lib/Simulate and reports its makespan, the bubble ratio and
 // the peak of live activations of every rank, as text or as JSON. Exit
 // status 0 when every schedule runs to the end, 1 when one cannot, 2 for
-// bad flags or unreadable input.
+// bad flags, unreadable input or results out of range.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +19,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
 
 using namespace mlir;
 using namespace sched;
@@ -129,8 +131,19 @@ int sched::runSimulate() {
       applyCostSpec(*schedule, *costs);
     llvm::Expected<Timeline> timeline = simulate(*schedule, options);
     if (!timeline) {
-      scheduleOp.emitError() << llvm::toString(timeline.takeError());
-      status = ExitViolated;
+      // A schedule that cannot run is wrong; one whose times or sizes do
+      // not fit is bad input.
+      int failure = ExitViolated;
+      std::string message;
+      llvm::handleAllErrors(
+          timeline.takeError(),
+          [&](const SimulationRangeError &error) {
+            failure = ExitUsage;
+            message = error.message;
+          },
+          [&](const llvm::ErrorInfoBase &error) { message = error.message(); });
+      scheduleOp.emitError() << message;
+      status = std::max(status, failure);
       continue;
     }
     if (jsonFlag)
