@@ -571,6 +571,11 @@ def InsertP2P : Pass<"sched-insert-p2p", "mlir::ModuleOp"> {
     its gradient coming back). With pipeline replicas no transfer crosses
     from one replica's chain to the other's.
 
+    Its tables are sized by the actions the schedule holds, not by its
+    stages x microbatches; a schedule whose transfers would take more
+    working memory than `memory-budget` is refused before it is read
+    (docs/limits.md).
+
     Fails, at the offending action, when the schedule already holds
     transfers or other non-compute actions, runs a stage on two ranks,
     computes a (stage, microbatch) twice, lacks the producer of a

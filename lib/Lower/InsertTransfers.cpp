@@ -144,7 +144,7 @@ private:
                                           const Action &consumer) const;
   llvm::Error place();
   void group();
-  Schedule assemble() const;
+  Schedule assemble();
 
   size_t slot(int32_t stage, int32_t mb) const {
     return static_cast<size_t>(stage) * compute.numMicrobatches + mb;
@@ -370,7 +370,9 @@ void TransferInserter::group() {
   }
 }
 
-Schedule TransferInserter::assemble() const {
+Schedule TransferInserter::assemble() {
+  // Placing and grouping are done: only the placed actions are left to copy.
+  std::vector<Transfer>().swap(transfers);
   Schedule result;
   result.numStages = compute.numStages;
   result.numMicrobatches = compute.numMicrobatches;
@@ -383,6 +385,9 @@ Schedule TransferInserter::assemble() const {
     program.actions.reserve(placed[r].size());
     for (const Placed &p : placed[r])
       program.actions.push_back(p.action);
+    // Each rank's placed actions (twice the size of its result) go as soon
+    // as its program is written, which keeps the peak down.
+    std::vector<Placed>().swap(placed[r]);
     result.ranks.push_back(std::move(program));
   }
   return result;
