@@ -60,6 +60,19 @@ llvm::Error sched::checkMemoryBudget(MemoryPath path, int64_t actions,
           .str());
 }
 
+llvm::Error sched::checkOutputBudget(int64_t bytes, int64_t budget,
+                                     llvm::StringRef what,
+                                     llvm::StringRef raise) {
+  if (bytes <= budget)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::formatv("{0} would be about {1} of text, more than the budget of "
+                    "{2}; raise it with {3} (docs/limits.md)",
+                    what, formatMemorySize(bytes), formatMemorySize(budget),
+                    raise)
+          .str());
+}
+
 llvm::Expected<int64_t> sched::parseMemorySize(llvm::StringRef text) {
   llvm::StringRef rest = text.trim();
   uint64_t value = 0;

@@ -63,6 +63,12 @@ int64_t bytesPerAction(MemoryPath path);
 llvm::Error checkMemoryBudget(MemoryPath path, int64_t actions, int64_t budget,
                               llvm::StringRef what, llvm::StringRef raise);
 
+/// Refuses output of `bytes` bytes over `budget`: output that grows with
+/// something else than the actions (the text grid: ranks x time steps).
+/// One line, as checkMemoryBudget's.
+llvm::Error checkOutputBudget(int64_t bytes, int64_t budget,
+                              llvm::StringRef what, llvm::StringRef raise);
+
 /// The importers' check: building the IR of `actions` actions.
 inline llvm::Error checkActionBudget(int64_t actions, int64_t budget,
                                      llvm::StringRef what,

@@ -45,7 +45,8 @@ forEachCell(const Schedule &schedule, const Timeline &timeline, size_t r,
 }
 
 llvm::Error sched::printTextGrid(llvm::raw_ostream &os,
-                                 const Schedule &schedule) {
+                                 const Schedule &schedule, int64_t maxBytes,
+                                 llvm::StringRef raise) {
   SimulationOptions options;
   options.unitSteps = true;
   llvm::Expected<Timeline> timeline = simulate(schedule, options);
@@ -65,6 +66,18 @@ llvm::Error sched::printTextGrid(llvm::raw_ostream &os,
   for (const RankProgram &rank : schedule.ranks)
     labelWidth =
         std::max(labelWidth, llvm::formatv("rank {0}", rank.id).str().size());
+
+  // A header and a row per rank, each a label and a padded cell per step.
+  const size_t rows = schedule.ranks.size() + 1;
+  const double bytes =
+      double(rows) * (double(labelWidth) + double(steps) * (width + 1) + 1);
+  if (llvm::Error error = checkOutputBudget(
+          bytes > double(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(bytes),
+          maxBytes,
+          llvm::formatv("the text grid ({0} rows of {1} steps)", rows, steps)
+              .str(),
+          raise))
+    return error;
 
   // Rows are padded to the column width; trailing blanks are dropped.
   std::string line;

@@ -141,12 +141,12 @@ static LogicalResult emitMlir(ModuleOp module, int64_t budget,
 /// Writes the plain schedule of `shape` as a grid or a CSV, without
 /// building its IR.
 static llvm::Error emitPlain(Strategy strategy, const PipelineShape &shape,
-                             llvm::raw_ostream &os) {
+                             int64_t budget, llvm::raw_ostream &os) {
   llvm::Expected<Schedule> schedule = generateSchedule(strategy, shape);
   if (!schedule)
     return schedule.takeError();
   if (emitFlag == "text")
-    return printTextGrid(os, *schedule);
+    return printTextGrid(os, *schedule, budget, "--memory-budget=SIZE");
   if (emitFlag == "torch-csv")
     return writeTorchCsv(os, *schedule, TorchCsvContent::Compute);
   llvm::Expected<Schedule> lowered = insertTransfers(*schedule);
@@ -213,7 +213,8 @@ int sched::runGenerate() {
   if (emitFlag == "mlir") {
     if (failed(emitMlir(*module, *budget, output->os())))
       return ExitUsage;
-  } else if (llvm::Error error = emitPlain(strategy, shape, output->os())) {
+  } else if (llvm::Error error =
+                 emitPlain(strategy, shape, *budget, output->os())) {
     return usageError(llvm::toString(std::move(error)));
   }
   output->keep();
