@@ -90,8 +90,10 @@ TEST(ResourceLimits, ActionCountsBoundTheGenerators) {
           EXPECT_GE(count, actual) << strategyName(strategy).str();
           // Exact for all but DualPipe's and DualPipeV's mix of full and
           // split backwards.
-          if (strategy != Strategy::DualPipe && strategy != Strategy::DualPipeV)
+          if (strategy != Strategy::DualPipe &&
+              strategy != Strategy::DualPipeV) {
             EXPECT_EQ(count, actual) << strategyName(strategy).str();
+          }
         }
 }
 
