@@ -9,6 +9,7 @@
 #include "lib/Verify/Verifier.h"
 #include "lib/Verify/MemoryCheck.h"
 #include "lib/Verify/ScheduleIndex.h"
+#include "lib/Verify/StepRules.h"
 #include "lib/Verify/WaitGraph.h"
 #include "lib/Verify/Z3/Z3Prover.h"
 
@@ -66,6 +67,16 @@ const char *reasonWords(WaitReason reason) {
   case WaitReason::AuxLoss:
     return "a global-batch auxiliary loss needs every forward of the stage "
            "first";
+  case WaitReason::Parameters:
+    return "FSDP gathers the stage's parameters (UNSHARD) before its compute "
+           "and frees them (RESHARD) after it";
+  case WaitReason::GradientReduction:
+    return "gradient reduction waits for every backward and weight gradient "
+           "of its stage";
+  case WaitReason::DeclaredCollective:
+    return "the collective is declared to run at that compute";
+  case WaitReason::OptimizerStep:
+    return "the optimizer step waits for every action of its rank";
   }
   return "";
 }
@@ -96,6 +107,60 @@ private:
     return index.schedule.ranks[ref.rank].id;
   }
 
+  /// Why `e.toAction` runs too early, for an edge against program order.
+  std::string orderMessage(const WaitEdge &e) const {
+    const std::string early = describe(e.toAction),
+                      late = describe(e.fromAction);
+    const int64_t rank = rankId(e.toAction);
+    const Action &to = index.action(e.toAction);
+    const Action &from = index.action(e.fromAction);
+    switch (e.reason) {
+    case WaitReason::AuxLoss:
+      return llvm::formatv("{0} runs before {1} on rank {2}, but a "
+                           "global-batch auxiliary loss at stage {3} needs "
+                           "every forward of the stage before any backward",
+                           early, late, rank, to.stage);
+    case WaitReason::Parameters:
+      if (to.kind == ActionKind::Reshard)
+        return llvm::formatv("{0} runs before {1} on rank {2}, but frees the "
+                             "parameters {1} needs, and no later UNSHARD "
+                             "gathers them again",
+                             early, late, rank);
+      return llvm::formatv("{0} runs before {1} on rank {2}, but needs its "
+                           "parameters gathered",
+                           early, late, rank);
+    case WaitReason::GradientReduction:
+      return llvm::formatv("{0} runs before {1} on rank {2}, but reduces the "
+                           "gradients of stage {3}, which must come after "
+                           "every backward and weight gradient of the stage",
+                           early, late, rank, to.stage);
+    case WaitReason::DeclaredCollective:
+      if (isCompute(to.kind))
+        return llvm::formatv(
+            "{0} runs before {1} on rank {2}, but the "
+            "collective is declared before_{3} of stage {4}: "
+            "the k-th one runs before the k-th {3}",
+            early, late, rank,
+            to.kind == ActionKind::Forward ? "forward" : "backward", to.stage);
+      return llvm::formatv("{0} runs before {1} on rank {2}, but is declared "
+                           "after_forward of stage {3}: the k-th one runs "
+                           "after the k-th forward",
+                           early, late, rank, from.stage);
+    case WaitReason::OptimizerStep:
+      return llvm::formatv("{0} runs before {1} on rank {2}, but the "
+                           "optimizer step ends the training step: every "
+                           "action of the rank must come before it",
+                           early, late, rank);
+    case WaitReason::ProgramOrder:
+    case WaitReason::Data:
+    case WaitReason::Transfer:
+      break;
+    }
+    return llvm::formatv("{0} runs before {1} on rank {2}, but needs its "
+                         "output",
+                         early, late, rank);
+  }
+
   /// One rank runs a consumer ahead of its producer.
   bool reportOrder(const std::vector<size_t> &cycle, ViolationSink &sink) {
     for (size_t k : cycle) {
@@ -103,20 +168,7 @@ private:
       if (e.reason == WaitReason::ProgramOrder ||
           e.toAction.index > e.fromAction.index)
         continue;
-      std::string message =
-          e.reason == WaitReason::AuxLoss
-              ? llvm::formatv("{0} runs before {1} on rank {2}, but a "
-                              "global-batch auxiliary loss at stage {3} needs "
-                              "every forward of the stage before any backward",
-                              describe(e.toAction), describe(e.fromAction),
-                              rankId(e.toAction),
-                              index.action(e.toAction).stage)
-                    .str()
-              : llvm::formatv("{0} runs before {1} on rank {2}, but needs its "
-                              "output",
-                              describe(e.toAction), describe(e.fromAction),
-                              rankId(e.toAction))
-                    .str();
+      const std::string message = orderMessage(e);
       if (Violation *v = sink.add(ViolationKind::Dependency, e.toAction,
                                   message))
         v->notes.push_back({e.fromAction, describe(e.fromAction) +
@@ -227,7 +279,7 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
   const auto begin = std::chrono::steady_clock::now();
   ViolationSink sink;
   ScheduleIndex index(schedule);
-  if (!index.check(sink)) {
+  if (!index.check(sink) || !StepRules(index).check(sink)) {
     result.verdict = Verdict::Violated;
     result.violations = sink.take();
     result.graphSeconds = secondsSince(begin);

@@ -1,6 +1,7 @@
 //===- WaitGraph.cpp - who waits for whom in a schedule -------------------===//
 
 #include "lib/Verify/WaitGraph.h"
+#include "lib/Verify/StepRules.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
@@ -184,6 +185,10 @@ void WaitGraph::build() {
   addProgramOrder();
   addDataEdges();
   addAuxLossEdges();
+  StepRules(index).addOrders(
+      [this](ActionRef from, ActionRef to, WaitReason reason) {
+        addEdge(from, to, reason);
+      });
   // Dense class ids.
   std::vector<uint32_t> dense(numActions, UINT32_MAX);
   classCount = 0;

@@ -1,0 +1,418 @@
+//===- StepRules.cpp - the rest of the training step ----------------------===//
+
+#include "lib/Verify/StepRules.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace sched;
+
+static bool isCollective(ActionKind kind) {
+  switch (kind) {
+  case ActionKind::AllReduce:
+  case ActionKind::ReduceScatter:
+  case ActionKind::AllGather:
+  case ActionKind::AllToAll:
+  case ActionKind::Barrier:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static const char *timingName(CollectiveTiming when) {
+  switch (when) {
+  case CollectiveTiming::BeforeForward:
+    return "before_forward";
+  case CollectiveTiming::AfterForward:
+    return "after_forward";
+  case CollectiveTiming::BeforeBackward:
+    return "before_backward";
+  case CollectiveTiming::AfterBackward:
+    return "after_backward";
+  case CollectiveTiming::Step:
+    return "step";
+  }
+  return "";
+}
+
+/// True for the timings that pair each instance with one compute.
+static bool servesComputes(CollectiveTiming when) {
+  return when == CollectiveTiming::BeforeForward ||
+         when == CollectiveTiming::AfterForward ||
+         when == CollectiveTiming::BeforeBackward;
+}
+
+StepRules::StepRules(const ScheduleIndex &index)
+    : index(index), schedule(index.schedule), sharding(index.numStages),
+      reduceGrads(index.numStages), optimizerSteps(schedule.ranks.size()),
+      instances(schedule.collectives.size(),
+                std::vector<std::vector<ActionRef>>(index.numStages)) {
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const Action &a = actions[i];
+      const ActionRef here{static_cast<int32_t>(r), static_cast<int32_t>(i)};
+      const bool inRange = a.stage >= 0 && a.stage < index.numStages;
+      switch (a.kind) {
+      case ActionKind::OptimizerStep:
+        optimizerSteps[r].push_back(here);
+        wholeStep = true;
+        continue;
+      case ActionKind::Unshard:
+      case ActionKind::Reshard:
+      case ActionKind::ReduceGrad:
+        if (!inRange)
+          outOfRange.push_back(here);
+        else if (a.kind == ActionKind::ReduceGrad)
+          reduceGrads[a.stage].push_back(here);
+        else
+          sharding[a.stage].push_back(here);
+        continue;
+      default:
+        break;
+      }
+      if (!isCollective(a.kind) || !inRange)
+        continue;
+      const int32_t d = declarationOf(a);
+      if (d >= 0)
+        instances[d][a.stage].push_back(here);
+    }
+  }
+}
+
+int32_t StepRules::declarationOf(const Action &a) const {
+  for (size_t d = 0; d < schedule.collectives.size(); ++d) {
+    const CollectiveDeclaration &decl = schedule.collectives[d];
+    if (decl.kind == a.kind && decl.group == a.group &&
+        (decl.stage < 0 || decl.stage == a.stage) &&
+        (a.bytes < 0 || a.bytes == decl.bytes))
+      return static_cast<int32_t>(d);
+  }
+  return -1;
+}
+
+size_t StepRules::expectedInstances(const CollectiveDeclaration &d) const {
+  return servesComputes(d.when) ? schedule.microbatchesPerReplica() : 1;
+}
+
+std::vector<ActionRef> StepRules::servedComputes(int32_t stage,
+                                                 CollectiveTiming when) const {
+  std::vector<ActionRef> computes;
+  const int32_t first = schedule.firstMicrobatchOf(stage);
+  for (int32_t m = first; m < first + schedule.microbatchesPerReplica(); ++m)
+    computes.push_back(when == CollectiveTiming::BeforeBackward
+                           ? index.inputGradient(stage, m)
+                           : index.compute(ActionKind::Forward, stage, m));
+  llvm::sort(computes,
+             [](ActionRef x, ActionRef y) { return x.index < y.index; });
+  return computes;
+}
+
+std::vector<int32_t> StepRules::stagesOf(const CollectiveDeclaration &d) const {
+  if (d.stage >= 0)
+    return d.stage < index.numStages ? std::vector<int32_t>{d.stage}
+                                     : std::vector<int32_t>{};
+  std::vector<int32_t> stages(index.numStages);
+  for (int32_t s = 0; s < index.numStages; ++s)
+    stages[s] = s;
+  return stages;
+}
+
+std::string StepRules::describe(ActionRef ref) const {
+  return describeAction(schedule, index.action(ref));
+}
+
+int64_t StepRules::rankId(int32_t rank) const {
+  return schedule.ranks[rank].id;
+}
+
+//===----------------------------------------------------------------------===//
+// Counting and placement
+//===----------------------------------------------------------------------===//
+
+bool StepRules::check(ViolationSink &sink) const {
+  bool ok = checkPlacement(sink);
+  if (!ok)
+    return false;
+  ok &= checkSharding(sink);
+  ok &= checkReduceGrad(sink);
+  ok &= checkOptimizerStep(sink);
+  ok &= checkDeclarations(sink);
+  return ok;
+}
+
+bool StepRules::checkPlacement(ViolationSink &sink) const {
+  bool ok = true;
+  for (ActionRef ref : outOfRange) {
+    ok = false;
+    sink.add(ViolationKind::Missing, ref,
+             llvm::formatv("{0} is out of range: the schedule has {1} stages",
+                           describe(ref), index.numStages));
+  }
+  auto place = [&](ActionRef ref) {
+    const int32_t holder = index.stageRank[index.action(ref).stage];
+    if (ref.rank == holder)
+      return;
+    ok = false;
+    sink.add(ViolationKind::Placement, ref,
+             llvm::formatv("{0} is issued by rank {1}, but stage {2} runs on "
+                           "rank {3}",
+                           describe(ref), rankId(ref.rank),
+                           index.action(ref).stage, rankId(holder)));
+  };
+  for (int32_t s = 0; s < index.numStages; ++s) {
+    llvm::for_each(sharding[s], place);
+    llvm::for_each(reduceGrads[s], place);
+    for (const auto &perStage : instances)
+      llvm::for_each(perStage[s], place);
+  }
+  return ok;
+}
+
+bool StepRules::checkSharding(ViolationSink &sink) const {
+  bool ok = true;
+  for (int32_t s = 0; s < index.numStages; ++s) {
+    bool gathered = false;
+    ActionRef previous;
+    for (ActionRef ref : sharding[s]) {
+      const bool unshard = index.action(ref).kind == ActionKind::Unshard;
+      if (unshard && gathered) {
+        ok = false;
+        if (Violation *v = sink.add(
+                ViolationKind::Duplicate, ref,
+                llvm::formatv("UNSHARD(stage {0}) on rank {1} while the "
+                              "stage is unsharded: it has no RESHARD since "
+                              "the previous UNSHARD",
+                              s, rankId(ref.rank))))
+          v->notes.push_back({previous, "the previous UNSHARD is here"});
+      } else if (!unshard && !gathered) {
+        ok = false;
+        Violation *v = sink.add(
+            ViolationKind::Missing, ref,
+            llvm::formatv("RESHARD(stage {0}) on rank {1} without an "
+                          "UNSHARD before it: the stage's parameters are "
+                          "not gathered",
+                          s, rankId(ref.rank)));
+        if (v && previous.rank >= 0)
+          v->notes.push_back({previous, "the stage was last resharded here"});
+      }
+      gathered = unshard;
+      previous = ref;
+    }
+  }
+  return ok;
+}
+
+bool StepRules::checkReduceGrad(ViolationSink &sink) const {
+  bool ok = true;
+  ActionRef any;
+  for (const std::vector<ActionRef> &refs : reduceGrads)
+    if (!refs.empty() && any.rank < 0)
+      any = refs.front();
+  for (int32_t s = 0; s < index.numStages; ++s) {
+    const std::vector<ActionRef> &refs = reduceGrads[s];
+    if (refs.size() > 1) {
+      ok = false;
+      if (Violation *v = sink.add(
+              ViolationKind::Duplicate, refs[1],
+              llvm::formatv("REDUCE_GRAD(stage {0}) twice on rank {1}: a "
+                            "stage's gradients are reduced once per step",
+                            s, rankId(refs[1].rank))))
+        v->notes.push_back({refs[0], "the first one is here"});
+    }
+    if (refs.empty() && any.rank >= 0) {
+      ok = false;
+      if (Violation *v = sink.add(
+              ViolationKind::Missing, {index.stageRank[s], -1},
+              llvm::formatv("stage {0} on rank {1} has no REDUCE_GRAD, but "
+                            "the schedule reduces the gradients of other "
+                            "stages",
+                            s, rankId(index.stageRank[s]))))
+        v->notes.push_back({any, "a REDUCE_GRAD of another stage is here"});
+    }
+  }
+  return ok;
+}
+
+bool StepRules::checkOptimizerStep(ViolationSink &sink) const {
+  bool ok = true;
+  ActionRef any;
+  for (const std::vector<ActionRef> &refs : optimizerSteps)
+    if (!refs.empty() && any.rank < 0)
+      any = refs.front();
+  std::vector<bool> holds(schedule.ranks.size(), false);
+  for (int32_t rank : index.stageRank)
+    if (rank >= 0)
+      holds[rank] = true;
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const std::vector<ActionRef> &refs = optimizerSteps[r];
+    if (refs.size() > 1) {
+      ok = false;
+      if (Violation *v = sink.add(
+              ViolationKind::Duplicate, refs[1],
+              llvm::formatv("OPTIMIZER_STEP twice on rank {0}: a training "
+                            "step updates the parameters once",
+                            rankId(r))))
+        v->notes.push_back({refs[0], "the first one is here"});
+    }
+    if (refs.empty() && holds[r] && any.rank >= 0) {
+      ok = false;
+      if (Violation *v =
+              sink.add(ViolationKind::Missing, {static_cast<int32_t>(r), -1},
+                       llvm::formatv("rank {0} holds stages but has no "
+                                     "OPTIMIZER_STEP, while other ranks step",
+                                     rankId(r))))
+        v->notes.push_back({any, "an optimizer step of another rank"});
+    }
+  }
+  return ok;
+}
+
+bool StepRules::checkDeclarations(ViolationSink &sink) const {
+  bool ok = true;
+  for (size_t d = 0; d < schedule.collectives.size(); ++d) {
+    const CollectiveDeclaration &decl = schedule.collectives[d];
+    const size_t expected = expectedInstances(decl);
+    for (int32_t s : stagesOf(decl)) {
+      const std::vector<ActionRef> &issued = instances[d][s];
+      const int32_t rank = index.stageRank[s];
+      Action declared;
+      declared.kind = decl.kind;
+      declared.group = decl.group;
+      declared.stage = s;
+      const std::string what = describeAction(schedule, declared);
+      if (issued.size() > expected) {
+        ok = false;
+        if (Violation *v = sink.add(
+                ViolationKind::Duplicate, issued[expected],
+                llvm::formatv("{0} is issued {1} times on rank {2}, but its "
+                              "declaration ({3}) asks for {4} per step",
+                              what, issued.size(), rankId(rank),
+                              timingName(decl.when), expected)))
+          v->notes.push_back({issued.front(), "the first one is here"});
+        continue;
+      }
+      if (issued.size() == expected || (!wholeStep && issued.empty()))
+        continue;
+      ok = false;
+      if (servesComputes(decl.when)) {
+        const ActionRef unserved = servedComputes(s, decl.when)[issued.size()];
+        sink.add(
+            ViolationKind::Missing, unserved,
+            llvm::formatv(
+                "{0} has no {1} {2} it: the collective is "
+                "declared {3}, and rank {4} issues it {5} "
+                "times for the stage's {6} {7}",
+                describe(unserved), what,
+                decl.when == CollectiveTiming::AfterForward ? "after"
+                                                            : "before",
+                timingName(decl.when), rankId(rank), issued.size(), expected,
+                decl.when == CollectiveTiming::BeforeBackward ? "backwards"
+                                                              : "forwards"));
+        continue;
+      }
+      sink.add(ViolationKind::Missing, {rank, -1},
+               llvm::formatv("rank {0} does not issue {1}, declared {2}{3}",
+                             rankId(rank), what, timingName(decl.when),
+                             decl.when == CollectiveTiming::Step
+                                 ? " (before the optimizer step)"
+                                 : " (after the stage's last gradient)"));
+    }
+  }
+  return ok;
+}
+
+//===----------------------------------------------------------------------===//
+// Orders
+//===----------------------------------------------------------------------===//
+
+void StepRules::addOrders(
+    llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const {
+  addShardingOrders(edge);
+  addDeclarationOrders(edge);
+  // Gradient reduction after the stage's last gradient (B or W): earlier
+  // gradients of the rank precede that one in program order.
+  for (int32_t s = 0; s < index.numStages; ++s) {
+    ActionRef last;
+    const int32_t first = schedule.firstMicrobatchOf(s);
+    for (int32_t m = first; m < first + schedule.microbatchesPerReplica();
+         ++m) {
+      ActionRef gradient = index.compute(ActionKind::Backward, s, m);
+      if (gradient.rank < 0)
+        gradient = index.compute(ActionKind::BackwardWeight, s, m);
+      if (gradient.index > last.index)
+        last = gradient;
+    }
+    for (ActionRef reduce : reduceGrads[s])
+      edge(last, reduce, WaitReason::GradientReduction);
+    for (size_t d = 0; d < schedule.collectives.size(); ++d)
+      if (schedule.collectives[d].when == CollectiveTiming::AfterBackward)
+        for (ActionRef reduce : instances[d][s])
+          edge(last, reduce, WaitReason::GradientReduction);
+  }
+  // The optimizer step ends its rank's program: whatever follows it must
+  // come before it (what precedes it does by program order).
+  for (size_t r = 0; r < schedule.ranks.size(); ++r)
+    for (ActionRef step : optimizerSteps[r])
+      for (int32_t i = step.index + 1,
+                   end = static_cast<int32_t>(schedule.ranks[r].actions.size());
+           i < end; ++i)
+        edge({step.rank, i}, step, WaitReason::OptimizerStep);
+}
+
+void StepRules::addShardingOrders(
+    llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const {
+  const int32_t numStages = index.numStages;
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const int32_t rank = static_cast<int32_t>(r);
+    std::vector<int32_t> lastUnshard(numStages, -1), lastReshard(numStages, -1);
+    // Computes of a sharded stage outside an UNSHARD..RESHARD window: the
+    // next UNSHARD must come before them, or else the RESHARD before them
+    // after them.
+    std::vector<std::vector<int32_t>> outside(numStages);
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
+    for (int32_t i = 0, end = static_cast<int32_t>(actions.size()); i < end;
+         ++i) {
+      const Action &a = actions[i];
+      if (a.stage < 0 || a.stage >= numStages || sharding[a.stage].empty())
+        continue;
+      const int32_t s = a.stage;
+      if (isCompute(a.kind) && lastUnshard[s] <= lastReshard[s])
+        outside[s].push_back(i);
+      if (a.kind == ActionKind::Unshard) {
+        for (int32_t compute : outside[s])
+          edge({rank, i}, {rank, compute}, WaitReason::Parameters);
+        outside[s].clear();
+        lastUnshard[s] = i;
+      }
+      if (a.kind == ActionKind::Reshard)
+        lastReshard[s] = i;
+    }
+    for (int32_t s = 0; s < numStages; ++s)
+      if (lastReshard[s] >= 0)
+        for (int32_t compute : outside[s])
+          edge({rank, compute}, {rank, lastReshard[s]}, WaitReason::Parameters);
+  }
+}
+
+void StepRules::addDeclarationOrders(
+    llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const {
+  for (size_t d = 0; d < schedule.collectives.size(); ++d) {
+    const CollectiveDeclaration &decl = schedule.collectives[d];
+    if (!servesComputes(decl.when))
+      continue;
+    for (int32_t s : stagesOf(decl)) {
+      const std::vector<ActionRef> &issued = instances[d][s];
+      if (issued.empty())
+        continue;
+      const std::vector<ActionRef> computes = servedComputes(s, decl.when);
+      for (size_t k = 0; k < issued.size() && k < computes.size(); ++k) {
+        if (decl.when == CollectiveTiming::AfterForward)
+          edge(computes[k], issued[k], WaitReason::DeclaredCollective);
+        else
+          edge(issued[k], computes[k], WaitReason::DeclaredCollective);
+      }
+    }
+  }
+}
