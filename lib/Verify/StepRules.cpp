@@ -204,69 +204,83 @@ bool StepRules::checkSharding(ViolationSink &sink) const {
   return ok;
 }
 
-bool StepRules::checkReduceGrad(ViolationSink &sink) const {
+/// At most one action per slot (`twice(slot)` reports a second one), and
+/// once any slot has one, one in every slot that `holder` places (a slot
+/// it gives rank -1 needs none; `missing(slot)` reports it). Returns false
+/// when it reported a violation.
+static bool checkOncePerSlot(ViolationSink &sink,
+                             const std::vector<std::vector<ActionRef>> &slots,
+                             llvm::function_ref<ActionRef(size_t)> holder,
+                             llvm::function_ref<std::string(size_t)> twice,
+                             llvm::function_ref<std::string(size_t)> missing,
+                             const char *otherNote) {
   bool ok = true;
   ActionRef any;
-  for (const std::vector<ActionRef> &refs : reduceGrads)
+  for (const std::vector<ActionRef> &refs : slots)
     if (!refs.empty() && any.rank < 0)
       any = refs.front();
-  for (int32_t s = 0; s < index.numStages; ++s) {
-    const std::vector<ActionRef> &refs = reduceGrads[s];
+  for (size_t k = 0; k < slots.size(); ++k) {
+    const std::vector<ActionRef> &refs = slots[k];
     if (refs.size() > 1) {
       ok = false;
-      if (Violation *v = sink.add(
-              ViolationKind::Duplicate, refs[1],
-              llvm::formatv("REDUCE_GRAD(stage {0}) twice on rank {1}: a "
-                            "stage's gradients are reduced once per step",
-                            s, rankId(refs[1].rank))))
+      if (Violation *v = sink.add(ViolationKind::Duplicate, refs[1], twice(k)))
         v->notes.push_back({refs[0], "the first one is here"});
     }
-    if (refs.empty() && any.rank >= 0) {
+    const ActionRef where = holder(k);
+    if (refs.empty() && any.rank >= 0 && where.rank >= 0) {
       ok = false;
-      if (Violation *v = sink.add(
-              ViolationKind::Missing, {index.stageRank[s], -1},
-              llvm::formatv("stage {0} on rank {1} has no REDUCE_GRAD, but "
-                            "the schedule reduces the gradients of other "
-                            "stages",
-                            s, rankId(index.stageRank[s]))))
-        v->notes.push_back({any, "a REDUCE_GRAD of another stage is here"});
+      if (Violation *v = sink.add(ViolationKind::Missing, where, missing(k)))
+        v->notes.push_back({any, otherNote});
     }
   }
   return ok;
 }
 
+bool StepRules::checkReduceGrad(ViolationSink &sink) const {
+  return checkOncePerSlot(
+      sink, reduceGrads,
+      [&](size_t s) {
+        return ActionRef{index.stageRank[s], -1};
+      },
+      [&](size_t s) {
+        return llvm::formatv("REDUCE_GRAD(stage {0}) twice on rank {1}: a "
+                             "stage's gradients are reduced once per step",
+                             s, rankId(index.stageRank[s]))
+            .str();
+      },
+      [&](size_t s) {
+        return llvm::formatv("stage {0} on rank {1} has no REDUCE_GRAD, but "
+                             "the schedule reduces the gradients of other "
+                             "stages",
+                             s, rankId(index.stageRank[s]))
+            .str();
+      },
+      "a REDUCE_GRAD of another stage is here");
+}
+
 bool StepRules::checkOptimizerStep(ViolationSink &sink) const {
-  bool ok = true;
-  ActionRef any;
-  for (const std::vector<ActionRef> &refs : optimizerSteps)
-    if (!refs.empty() && any.rank < 0)
-      any = refs.front();
   std::vector<bool> holds(schedule.ranks.size(), false);
   for (int32_t rank : index.stageRank)
     if (rank >= 0)
       holds[rank] = true;
-  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
-    const std::vector<ActionRef> &refs = optimizerSteps[r];
-    if (refs.size() > 1) {
-      ok = false;
-      if (Violation *v = sink.add(
-              ViolationKind::Duplicate, refs[1],
-              llvm::formatv("OPTIMIZER_STEP twice on rank {0}: a training "
-                            "step updates the parameters once",
-                            rankId(r))))
-        v->notes.push_back({refs[0], "the first one is here"});
-    }
-    if (refs.empty() && holds[r] && any.rank >= 0) {
-      ok = false;
-      if (Violation *v =
-              sink.add(ViolationKind::Missing, {static_cast<int32_t>(r), -1},
-                       llvm::formatv("rank {0} holds stages but has no "
-                                     "OPTIMIZER_STEP, while other ranks step",
-                                     rankId(r))))
-        v->notes.push_back({any, "an optimizer step of another rank"});
-    }
-  }
-  return ok;
+  return checkOncePerSlot(
+      sink, optimizerSteps,
+      [&](size_t r) {
+        return ActionRef{holds[r] ? static_cast<int32_t>(r) : -1, -1};
+      },
+      [&](size_t r) {
+        return llvm::formatv("OPTIMIZER_STEP twice on rank {0}: a training "
+                             "step updates the parameters once",
+                             rankId(r))
+            .str();
+      },
+      [&](size_t r) {
+        return llvm::formatv("rank {0} holds stages but has no "
+                             "OPTIMIZER_STEP, while other ranks step",
+                             rankId(r))
+            .str();
+      },
+      "an optimizer step of another rank");
 }
 
 bool StepRules::checkDeclarations(ViolationSink &sink) const {

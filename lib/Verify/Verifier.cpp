@@ -107,58 +107,45 @@ private:
     return index.schedule.ranks[ref.rank].id;
   }
 
-  /// Why `e.toAction` runs too early, for an edge against program order.
-  std::string orderMessage(const WaitEdge &e) const {
-    const std::string early = describe(e.toAction),
-                      late = describe(e.fromAction);
-    const int64_t rank = rankId(e.toAction);
+  /// Why `e.toAction` may not run before `e.fromAction`, for an edge
+  /// against program order.
+  std::string orderReason(const WaitEdge &e) const {
     const Action &to = index.action(e.toAction);
-    const Action &from = index.action(e.fromAction);
     switch (e.reason) {
     case WaitReason::AuxLoss:
-      return llvm::formatv("{0} runs before {1} on rank {2}, but a "
-                           "global-batch auxiliary loss at stage {3} needs "
+      return llvm::formatv("a global-batch auxiliary loss at stage {0} needs "
                            "every forward of the stage before any backward",
-                           early, late, rank, to.stage);
+                           to.stage);
     case WaitReason::Parameters:
       if (to.kind == ActionKind::Reshard)
-        return llvm::formatv("{0} runs before {1} on rank {2}, but frees the "
-                             "parameters {1} needs, and no later UNSHARD "
-                             "gathers them again",
-                             early, late, rank);
-      return llvm::formatv("{0} runs before {1} on rank {2}, but needs its "
-                           "parameters gathered",
-                           early, late, rank);
+        return "frees the parameters " + describe(e.fromAction) +
+               " needs, and no later UNSHARD gathers them again";
+      return "needs its parameters gathered";
     case WaitReason::GradientReduction:
-      return llvm::formatv("{0} runs before {1} on rank {2}, but reduces the "
-                           "gradients of stage {3}, which must come after "
-                           "every backward and weight gradient of the stage",
-                           early, late, rank, to.stage);
+      return llvm::formatv("reduces the gradients of stage {0}, which must "
+                           "come after every backward and weight gradient of "
+                           "the stage",
+                           to.stage);
     case WaitReason::DeclaredCollective:
-      if (isCompute(to.kind))
-        return llvm::formatv(
-            "{0} runs before {1} on rank {2}, but the "
-            "collective is declared before_{3} of stage {4}: "
-            "the k-th one runs before the k-th {3}",
-            early, late, rank,
-            to.kind == ActionKind::Forward ? "forward" : "backward", to.stage);
-      return llvm::formatv("{0} runs before {1} on rank {2}, but is declared "
-                           "after_forward of stage {3}: the k-th one runs "
-                           "after the k-th forward",
-                           early, late, rank, from.stage);
+      if (isCompute(to.kind)) {
+        const char *work =
+            to.kind == ActionKind::Forward ? "forward" : "backward";
+        return llvm::formatv("the collective is declared before_{0} of stage "
+                             "{1}: the k-th one runs before the k-th {0}",
+                             work, to.stage);
+      }
+      return llvm::formatv("is declared after_forward of stage {0}: the k-th "
+                           "one runs after the k-th forward",
+                           index.action(e.fromAction).stage);
     case WaitReason::OptimizerStep:
-      return llvm::formatv("{0} runs before {1} on rank {2}, but the "
-                           "optimizer step ends the training step: every "
-                           "action of the rank must come before it",
-                           early, late, rank);
+      return "the optimizer step ends the training step: every action of the "
+             "rank must come before it";
     case WaitReason::ProgramOrder:
     case WaitReason::Data:
     case WaitReason::Transfer:
       break;
     }
-    return llvm::formatv("{0} runs before {1} on rank {2}, but needs its "
-                         "output",
-                         early, late, rank);
+    return "needs its output";
   }
 
   /// One rank runs a consumer ahead of its producer.
@@ -168,7 +155,11 @@ private:
       if (e.reason == WaitReason::ProgramOrder ||
           e.toAction.index > e.fromAction.index)
         continue;
-      const std::string message = orderMessage(e);
+      const std::string message =
+          llvm::formatv("{0} runs before {1} on rank {2}, but {3}",
+                        describe(e.toAction), describe(e.fromAction),
+                        rankId(e.toAction), orderReason(e))
+              .str();
       if (Violation *v = sink.add(ViolationKind::Dependency, e.toAction,
                                   message))
         v->notes.push_back({e.fromAction, describe(e.fromAction) +

@@ -117,6 +117,24 @@ void move(std::vector<Action> &actions, size_t from, size_t to) {
   actions.insert(actions.begin() + (to > from ? to - 1 : to), moved);
 }
 
+/// Moves the first action of `kind` after the next forward of its stage;
+/// false when the rank issues none.
+bool moveAfterItsForward(std::vector<Action> &actions, ActionKind kind) {
+  const int64_t first =
+      findFirst(actions, [&](const Action &a) { return a.kind == kind; });
+  if (first < 0)
+    return false;
+  const int32_t stage = actions[first].stage;
+  const int64_t forward = findFirst(
+      actions,
+      [&](const Action &a) {
+        return a.kind == ActionKind::Forward && a.stage == stage;
+      },
+      first);
+  move(actions, first, bundleEnd(actions, forward));
+  return true;
+}
+
 bool isGradient(const Action &a, int32_t stage) {
   return a.stage == stage && (a.kind == ActionKind::Backward ||
                               a.kind == ActionKind::BackwardWeight);
@@ -154,19 +172,8 @@ std::vector<Mutation> mutations() {
          return true;
        }},
       {"UNSHARD after a forward", true,
-       [is](std::vector<Action> &actions) {
-         const int64_t unshard = findFirst(actions, is(ActionKind::Unshard));
-         if (unshard < 0)
-           return false;
-         const int32_t stage = actions[unshard].stage;
-         const int64_t forward = findFirst(
-             actions,
-             [&](const Action &a) {
-               return a.kind == ActionKind::Forward && a.stage == stage;
-             },
-             unshard);
-         move(actions, unshard, bundleEnd(actions, forward));
-         return true;
+       [](std::vector<Action> &actions) {
+         return moveAfterItsForward(actions, ActionKind::Unshard);
        }},
       {"UNSHARD dropped", true,
        [is](std::vector<Action> &actions) {
@@ -203,17 +210,8 @@ std::vector<Mutation> mutations() {
          return true;
        }},
       {"before_forward all_gather after its forward", false,
-       [is](std::vector<Action> &actions) {
-         const int64_t gather = findFirst(actions, is(ActionKind::AllGather));
-         const int32_t stage = actions[gather].stage;
-         const int64_t forward = findFirst(
-             actions,
-             [&](const Action &a) {
-               return a.kind == ActionKind::Forward && a.stage == stage;
-             },
-             gather);
-         move(actions, gather, bundleEnd(actions, forward));
-         return true;
+       [](std::vector<Action> &actions) {
+         return moveAfterItsForward(actions, ActionKind::AllGather);
        }},
   };
 }
@@ -275,10 +273,11 @@ TEST(StepRules, GeneratedStepsVerifyAndMutationsAreViolated) {
                 EXPECT_EQ(proved.verdict, Verdict::Violated)
                     << where << ", " << mutation.name << ": "
                     << proved.unknownReason;
-                if (!graph.violations.empty() && !proved.violations.empty())
+                if (!graph.violations.empty() && !proved.violations.empty()) {
                   EXPECT_EQ(graph.violations.front().kind,
                             proved.violations.front().kind)
                       << where << ", " << mutation.name;
+                }
                 ++agreed;
               }
               ++violated;
