@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 LLVM_PREFIX := /usr/lib/llvm-22
 PACKAGES := cmake ninja-build g++ ccache python3 llvm-22-dev libmlir-22-dev \
             mlir-22-tools llvm-22-tools libz3-dev libfmt-dev libgtest-dev \
-            python3-psutil
+            python3-psutil z3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JOBS ?= $(shell nproc)
 

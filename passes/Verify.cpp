@@ -4,6 +4,8 @@
 #include "passes/Passes.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 #include <cmath>
 
@@ -53,12 +55,30 @@ struct VerifyPass : impl::VerifySchedulesBase<VerifyPass> {
       return signalPassFailure();
     }
     options.timeoutSeconds = timeout;
-    options.smtlibPath =
+    const std::string smtlibPath =
         emitSmtlibFlag.empty() ? std::string(emitSmtlib) : emitSmtlibFlag;
+    std::unique_ptr<llvm::ToolOutputFile> smtlib;
+    if (!smtlibPath.empty()) {
+      std::error_code error;
+      smtlib = std::make_unique<llvm::ToolOutputFile>(smtlibPath, error,
+                                                      llvm::sys::fs::OF_Text);
+      if (error) {
+        getOperation().emitError()
+            << "sched-verify: cannot write the SMT-LIB file '" << smtlibPath
+            << "': " << error.message();
+        return signalPassFailure();
+      }
+      options.emitSmtlib = true;
+    }
     bool failedAny = false;
-    for (auto schedule : getOperation().getOps<ScheduleOp>())
-      failedAny |= verifyScheduleOp(schedule, options).verdict !=
-                   Verdict::Verified;
+    for (auto schedule : getOperation().getOps<ScheduleOp>()) {
+      VerifyResult result = verifyScheduleOp(schedule, options);
+      failedAny |= result.verdict != Verdict::Verified;
+      if (smtlib)
+        smtlib->os() << smtlibSection(schedule, result);
+    }
+    if (smtlib)
+      smtlib->keep();
     if (failedAny)
       signalPassFailure();
   }

@@ -128,6 +128,9 @@ struct Schedule {
   /// Per-stage costs and sizes; empty means unit costs, no sizes.
   std::vector<StageCost> stageCosts;
   std::vector<ProcessGroup> groups;
+  /// Ranks over which FSDP shards the parameters of a stage the schedule
+  /// UNSHARDs (the `dp` axis of its sched.mesh); 1 when undeclared.
+  int64_t dataParallel = 1;
   /// The collectives the step declares (the verifier checks that the
   /// actions issue them when and as often as declared).
   std::vector<CollectiveDeclaration> collectives;

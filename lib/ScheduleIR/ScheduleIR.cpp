@@ -243,6 +243,9 @@ sched::readSchedule(ScheduleOp op,
     reader.addGroup(group);
   for (auto decl : body.getOps<CollectiveOp>())
     reader.addCollective(decl);
+  for (auto mesh : body.getOps<MeshOp>())
+    if (std::optional<int64_t> dp = mesh.getAxisSize("dp"))
+      schedule.dataParallel = *dp;
   size_t r = 0;
   for (auto rank : body.getOps<RankOp>())
     reader.readBody(r++, rank.getBody().front(), 0);

@@ -11,71 +11,119 @@ using namespace sched;
 
 static constexpr int64_t kUnitScale = 1'000'000;
 
+std::string sched::toDecimal(MemoryAmount amount) {
+  if (amount == 0)
+    return "0";
+  const bool negative = amount < 0;
+  std::string digits;
+  while (amount != 0) {
+    const int digit = static_cast<int>(amount % 10);
+    digits.push_back(static_cast<char>('0' + (negative ? -digit : digit)));
+    amount /= 10;
+  }
+  if (negative)
+    digits.push_back('-');
+  return std::string(digits.rbegin(), digits.rend());
+}
+
+/// The largest limit taken as a limit; anything above it bounds nothing a
+/// schedule can hold (2^64 actions of 2^63 bytes stay below it).
+static constexpr long double kUnboundedLimit = 0x1p126L;
+
 MemoryCheck::MemoryCheck(const ScheduleIndex &index,
                          const VerifyOptions &options)
     : index(index), options(options) {
-  for (const StageCost &cost : index.schedule.stageCosts)
+  const Schedule &schedule = index.schedule;
+  for (const StageCost &cost : schedule.stageCosts)
     if (cost.activation > 0 || cost.parameters > 0)
       bytes = true;
   scale = bytes ? 1 : kUnitScale;
-  if (options.memoryLimit)
-    internalLimit = std::llround(*options.memoryLimit * scale);
+  // Limits compare exactly: the largest whole internal amount within it.
+  if (options.memoryLimit && !std::isnan(*options.memoryLimit)) {
+    const long double limit =
+        std::floor(*options.memoryLimit * scale);
+    if (limit < kUnboundedLimit)
+      internalLimit = static_cast<MemoryAmount>(limit);
+  }
+  sharded.assign(index.numStages, false);
+  for (const RankProgram &rank : schedule.ranks)
+    for (const Action &a : rank.actions)
+      if ((a.kind == ActionKind::Unshard || a.kind == ActionKind::Reshard) &&
+          a.stage >= 0 && a.stage < index.numStages)
+        sharded[a.stage] = true;
 }
 
-std::string MemoryCheck::format(int64_t amount) const {
+std::string MemoryCheck::format(MemoryAmount amount) const {
   if (bytes)
-    return llvm::formatv("{0} bytes", amount).str();
-  std::string units =
-      llvm::formatv("{0:F3}", static_cast<double>(amount) / scale).str();
-  // 2.500 -> 2.5, 2.000 -> 2.
-  units.erase(units.find_last_not_of('0') + 1);
-  if (units.back() == '.')
-    units.pop_back();
-  return units + " activation units";
+    return toDecimal(amount) + " bytes";
+  // Millionths as a decimal fraction without trailing zeros: 2.5, 2.
+  const bool negative = amount < 0;
+  const MemoryAmount magnitude = negative ? -amount : amount;
+  std::string units = toDecimal(magnitude / scale);
+  std::string fraction = toDecimal(magnitude % scale);
+  fraction.insert(0, 6 - fraction.size(), '0');
+  fraction.erase(fraction.find_last_not_of('0') + 1);
+  if (!fraction.empty())
+    units += "." + fraction;
+  return (negative ? "-" : "") + units + " activation units";
 }
 
-std::vector<int64_t> MemoryCheck::deltas(size_t r,
-                                         int64_t &staticAmount) const {
+MemoryAmount MemoryCheck::receiveBytes(const Action &recv) const {
+  if (!bytes)
+    return 0;
+  return std::max<int64_t>(index.transferBytes(recv), 0);
+}
+
+std::vector<MemoryAmount>
+MemoryCheck::deltas(size_t r, MemoryAmount &staticAmount) const {
   const Schedule &schedule = index.schedule;
   const std::vector<Action> &actions = schedule.ranks[r].actions;
   auto cost = [&](int32_t stage) {
-    return schedule.stageCosts.empty() ? StageCost() : schedule.stageCosts[stage];
+    return schedule.stageCosts.empty() ? StageCost()
+                                       : schedule.stageCosts[stage];
   };
-  auto activation = [&](int32_t stage) {
+  auto activation = [&](int32_t stage) -> MemoryAmount {
     return bytes ? cost(stage).activation : scale;
   };
-  auto weightGrad = [&](int32_t stage) {
+  auto weightGrad = [&](int32_t stage) -> MemoryAmount {
     return bytes ? cost(stage).weightGrad
                  : std::llround(options.weightGradFraction * scale);
+  };
+  // A sharded stage keeps its shard (a ceil(1/dp) part of its parameters)
+  // and gathers the rest between UNSHARD and RESHARD.
+  const MemoryAmount dp = std::max<int64_t>(schedule.dataParallel, 1);
+  auto shard = [&](int32_t stage) -> MemoryAmount {
+    const MemoryAmount parameters = cost(stage).parameters;
+    return sharded[stage] ? (parameters + dp - 1) / dp : parameters;
   };
   staticAmount = 0;
   if (bytes)
     for (int32_t s = 0; s < index.numStages; ++s)
       if (index.stageRank[s] == static_cast<int32_t>(r))
-        staticAmount += cost(s).parameters;
+        staticAmount += shard(s);
 
   // A receive buffer lives from its receive to the compute that consumes
   // it on this rank.
   auto receiveBuffer = [&](bool gradient, int32_t stage, int32_t mb,
-                           size_t consumer) -> int64_t {
+                           size_t consumer) -> MemoryAmount {
     ActionRef recv = index.transfer(ActionKind::Recv, gradient, stage, mb);
     if (recv.rank != static_cast<int32_t>(r) ||
         static_cast<size_t>(recv.index) > consumer)
       return 0;
-    return std::max<int64_t>(index.action(recv).bytes, 0);
+    return receiveBytes(index.action(recv));
   };
   std::vector<bool> unsharded(index.numStages, false);
-  std::vector<int64_t> result(actions.size(), 0);
+  std::vector<MemoryAmount> result(actions.size(), 0);
   for (size_t i = 0; i < actions.size(); ++i) {
     const Action &a = actions[i];
-    int64_t &d = result[i];
+    MemoryAmount &d = result[i];
     switch (a.kind) {
     case ActionKind::Forward:
       d = activation(a.stage) - receiveBuffer(false, a.stage, a.microbatch, i);
       break;
     case ActionKind::Backward:
     case ActionKind::BackwardInput: {
-      const int64_t kept =
+      const MemoryAmount kept =
           a.kind == ActionKind::Backward ? 0 : weightGrad(a.stage);
       d = kept - activation(a.stage) -
           receiveBuffer(true, a.stage, a.microbatch, i);
@@ -85,16 +133,16 @@ std::vector<int64_t> MemoryCheck::deltas(size_t r,
       d = -weightGrad(a.stage);
       break;
     case ActionKind::Recv:
-      d = bytes ? std::max<int64_t>(a.bytes, 0) : 0;
+      d = receiveBytes(a);
       break;
     case ActionKind::Unshard:
       if (bytes && !unsharded[a.stage])
-        d = cost(a.stage).parameters;
+        d = cost(a.stage).parameters - shard(a.stage);
       unsharded[a.stage] = true;
       break;
     case ActionKind::Reshard:
       if (bytes && unsharded[a.stage])
-        d = -cost(a.stage).parameters;
+        d = shard(a.stage) - cost(a.stage).parameters;
       unsharded[a.stage] = false;
       break;
     default:
@@ -109,7 +157,9 @@ std::vector<int64_t> MemoryCheck::deltas(size_t r,
            actions[end].bundle == actions[i].bundle)
       ++end;
     std::stable_sort(result.begin() + i, result.begin() + end,
-                     [](int64_t x, int64_t y) { return x > 0 && y <= 0; });
+                     [](MemoryAmount x, MemoryAmount y) {
+                       return x > 0 && y <= 0;
+                     });
     i = end;
   }
   return result;
@@ -120,20 +170,24 @@ void MemoryCheck::run(ViolationSink &sink) {
   rankPeak.assign(numRanks, 0);
   chains.assign(numRanks, {});
   for (size_t r = 0; r < numRanks; ++r) {
-    int64_t live = 0;
-    std::vector<int64_t> d = deltas(r, live);
+    MemoryAmount live = 0;
+    std::vector<MemoryAmount> d = deltas(r, live);
     MemoryChain &chain = chains[r];
     chain.rank = static_cast<int32_t>(r);
-    chain.start = live;
+    // The static memory is the first checkpoint: parameters alone may be
+    // over the limit.
+    chain.steps.push_back(live);
+    chain.values.push_back(live);
+    chain.positions.push_back(-1);
     rankPeak[r] = live;
-    int32_t firstOver = -1;
-    int64_t atFirstOver = 0;
-    int64_t sinceCheckpoint = 0;
+    int32_t firstOver = internalLimit && live > *internalLimit ? -1 : -2;
+    MemoryAmount atFirstOver = live;
+    MemoryAmount sinceCheckpoint = 0;
     for (size_t i = 0; i < d.size(); ++i) {
       live += d[i];
       sinceCheckpoint += d[i];
       rankPeak[r] = std::max(rankPeak[r], live);
-      if (internalLimit && live > *internalLimit && firstOver < 0) {
+      if (internalLimit && live > *internalLimit && firstOver == -2) {
         firstOver = static_cast<int32_t>(i);
         atFirstOver = live;
       }
@@ -146,14 +200,22 @@ void MemoryCheck::run(ViolationSink &sink) {
       chain.positions.push_back(static_cast<int32_t>(i));
       sinceCheckpoint = 0;
     }
-    if (firstOver < 0)
+    if (firstOver == -2)
       continue;
+    const int64_t id = index.schedule.ranks[r].id;
+    if (firstOver == -1) {
+      sink.add(ViolationKind::Memory, {static_cast<int32_t>(r), -1},
+               llvm::formatv("static memory on rank {0} (the parameters of "
+                             "its stages) is {1}, over the limit of {2}",
+                             id, format(atFirstOver), format(*internalLimit)));
+      continue;
+    }
     if (Violation *v = sink.add(
             ViolationKind::Memory, {static_cast<int32_t>(r), firstOver},
             llvm::formatv("memory on rank {0} reaches {1} here, over the "
                           "limit of {2} (its peak is {3})",
-                          index.schedule.ranks[r].id, format(atFirstOver),
-                          format(*internalLimit), format(rankPeak[r]))))
+                          id, format(atFirstOver), format(*internalLimit),
+                          format(rankPeak[r]))))
       explainPeak(*v, r, firstOver);
   }
 }
@@ -162,9 +224,9 @@ void MemoryCheck::explainPeak(Violation &violation, size_t r,
                               int32_t position) const {
   const Schedule &schedule = index.schedule;
   const std::vector<Action> &actions = schedule.ranks[r].actions;
-  int64_t staticAmount = 0;
-  std::vector<int64_t> d = deltas(r, staticAmount);
-  int64_t live = staticAmount;
+  MemoryAmount staticAmount = 0;
+  std::vector<MemoryAmount> d = deltas(r, staticAmount);
+  MemoryAmount live = staticAmount;
   // Replay to `position`, tracking which activations are alive: 1 = whole,
   // 2 = the weight-gradient residue left by I.
   std::map<std::pair<int32_t, int32_t>, int> state;
@@ -181,16 +243,16 @@ void MemoryCheck::explainPeak(Violation &violation, size_t r,
       state.erase(key);
   }
   std::string whole, residue;
-  int64_t wholeAmount = 0, residueAmount = 0;
+  MemoryAmount wholeAmount = 0, residueAmount = 0;
   size_t wholeCount = 0, residueCount = 0;
   for (auto &[key, kind] : state) {
     StageCost cost = schedule.stageCosts.empty()
                          ? StageCost()
                          : schedule.stageCosts[key.first];
-    const int64_t full = bytes ? cost.activation : scale;
-    const int64_t kept = bytes ? cost.weightGrad
-                               : std::llround(options.weightGradFraction *
-                                              scale);
+    const MemoryAmount full = bytes ? cost.activation : scale;
+    const MemoryAmount kept =
+        bytes ? cost.weightGrad
+              : std::llround(options.weightGradFraction * scale);
     std::string &text = kind == 1 ? whole : residue;
     size_t &count = kind == 1 ? wholeCount : residueCount;
     (kind == 1 ? wholeAmount : residueAmount) += kind == 1 ? full : kept;
@@ -215,7 +277,7 @@ void MemoryCheck::explainPeak(Violation &violation, size_t r,
                 .str();
   if (staticAmount)
     text += " + static " + format(staticAmount);
-  if (const int64_t other =
+  if (const MemoryAmount other =
           live - staticAmount - wholeAmount - residueAmount)
     text += " + receive buffers and unsharded parameters " + format(other);
   violation.notes.push_back({{static_cast<int32_t>(r), position}, text});
@@ -223,7 +285,7 @@ void MemoryCheck::explainPeak(Violation &violation, size_t r,
 
 std::vector<double> MemoryCheck::peaks() const {
   std::vector<double> result;
-  for (int64_t peak : rankPeak)
+  for (MemoryAmount peak : rankPeak)
     result.push_back(static_cast<double>(peak) / scale);
   return result;
 }

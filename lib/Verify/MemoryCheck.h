@@ -1,10 +1,13 @@
 //===- MemoryCheck.h - memory along each rank's program ---------*- C++ -*-===//
 //
 // Internal to lib/Verify. Memory on a rank depends only on its own program
-// order: static bytes of its stages, plus activations (F allocates, I frees
-// all but the weight-gradient part, W or B frees the rest), plus receive
-// buffers until their consumer runs, plus unsharded parameters between
-// UNSHARD and RESHARD.
+// order: static bytes of its stages (an FSDP-sharded stage holds its
+// shard), plus activations (F allocates, I frees all but the
+// weight-gradient part, W or B frees the rest), plus receive buffers until
+// their consumer runs, plus the rest of a sharded stage's parameters
+// between UNSHARD and RESHARD. Amounts are 128-bit integers: any sum of
+// 64-bit sizes over a schedule's actions fits, so limits and peaks of any
+// magnitude compare exactly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,14 +18,21 @@
 
 namespace sched {
 
-/// Memory of one rank at its local maxima, for Z3: value_k =
-/// value_{k-1} + steps[k] (value_{-1} = start), each value_k <= limit.
+/// An amount of memory in internal units (bytes, or millionths of an
+/// activation unit).
+using MemoryAmount = __int128;
+
+/// The decimal digits of `amount`.
+std::string toDecimal(MemoryAmount amount);
+
+/// Memory of one rank at its checkpoints, for Z3: value_k = value_{k-1} +
+/// steps[k] (value_{-1} = 0), each value_k <= limit. The first checkpoint
+/// is the rank's static memory (position -1), the others its local maxima.
 struct MemoryChain {
   int32_t rank = 0;
-  int64_t start = 0;
-  std::vector<int64_t> steps;
-  std::vector<int64_t> values;
-  /// Action index of each checkpoint.
+  std::vector<MemoryAmount> steps;
+  std::vector<MemoryAmount> values;
+  /// Action index of each checkpoint (-1: before the first action).
   std::vector<int32_t> positions;
 };
 
@@ -37,15 +47,19 @@ public:
   std::vector<double> peaks() const;
   bool inBytes() const { return bytes; }
   /// The limit in internal units, if any.
-  std::optional<int64_t> limit() const { return internalLimit; }
-  /// The memory chains of all ranks (local maxima only).
+  std::optional<MemoryAmount> limit() const { return internalLimit; }
+  /// The memory chains of all ranks (checkpoints only).
   const std::vector<MemoryChain> &getChains() const { return chains; }
   /// Formats an internal amount in user units.
-  std::string format(int64_t amount) const;
+  std::string format(MemoryAmount amount) const;
 
 private:
   /// The memory change of each action of rank `r`, in internal units.
-  std::vector<int64_t> deltas(size_t r, int64_t &staticAmount) const;
+  std::vector<MemoryAmount> deltas(size_t r,
+                                   MemoryAmount &staticAmount) const;
+  /// Bytes of a receive: its own, else the `output` of the lower stage of
+  /// the pair; 0 when neither is known.
+  MemoryAmount receiveBytes(const Action &recv) const;
   void explainPeak(Violation &violation, size_t r, int32_t position) const;
 
   const ScheduleIndex &index;
@@ -53,8 +67,11 @@ private:
   bool bytes = false;
   /// Internal units per user unit: 1 for bytes, 10^6 for activations.
   int64_t scale = 1;
-  std::optional<int64_t> internalLimit;
-  std::vector<int64_t> rankPeak;
+  std::optional<MemoryAmount> internalLimit;
+  /// Stages whose parameters the schedule shards (it UNSHARDs or RESHARDs
+  /// them somewhere).
+  std::vector<bool> sharded;
+  std::vector<MemoryAmount> rankPeak;
   std::vector<MemoryChain> chains;
 };
 

@@ -20,6 +20,17 @@ Violation *ViolationSink::add(ViolationKind kind, ActionRef at,
   return &violations.back();
 }
 
+Violation *ViolationSink::add(ViolationKind kind, ActionRef at,
+                              const llvm::Twine &message, int64_t observed,
+                              int64_t required) {
+  Violation *v = add(kind, at, message);
+  if (v) {
+    v->observed = observed;
+    v->required = required;
+  }
+  return v;
+}
+
 std::vector<Violation> ViolationSink::take() {
   if (suppressed)
     violations.push_back(
@@ -162,7 +173,8 @@ bool ScheduleIndex::indexActions(ViolationSink &sink) {
                 ViolationKind::Duplicate, here,
                 llvm::formatv("duplicate {0}: it already runs on rank {1}",
                               describeAction(schedule, a),
-                              schedule.ranks[entry.rank].id)))
+                              schedule.ranks[entry.rank].id),
+                /*observed=*/2, /*required=*/1))
           v->notes.push_back({entry, "the first copy is here"});
         continue;
       }
@@ -201,7 +213,8 @@ void ScheduleIndex::checkCompleteness(ViolationSink &sink) {
     for (int32_t m = first; m < first + perReplica; ++m) {
       if (!isSet(compute(ActionKind::Forward, s, m)))
         sink.add(ViolationKind::Missing, where,
-                 llvm::formatv("missing forward F(stage {0}, mb {1})", s, m));
+                 llvm::formatv("missing forward F(stage {0}, mb {1})", s, m),
+                 /*observed=*/0, /*required=*/1);
       const ActionRef full = compute(ActionKind::Backward, s, m);
       const ActionRef input = compute(ActionKind::BackwardInput, s, m);
       const ActionRef weight = compute(ActionKind::BackwardWeight, s, m);
@@ -220,7 +233,8 @@ void ScheduleIndex::checkCompleteness(ViolationSink &sink) {
         sink.add(ViolationKind::Missing, where,
                  llvm::formatv("missing backward of stage {0} mb {1} (a B, "
                                "or an I and a W)",
-                               s, m));
+                               s, m),
+                 /*observed=*/0, /*required=*/1);
         continue;
       }
       if (!isSet(input))
@@ -237,26 +251,43 @@ void ScheduleIndex::checkCompleteness(ViolationSink &sink) {
   }
 }
 
+int64_t ScheduleIndex::transferBytes(const Action &transfer) const {
+  if (transfer.bytes >= 0)
+    return transfer.bytes;
+  // A receive of stage s brings stage s-1's output forward, or the
+  // gradient of stage s's output backward; a send mirrors it.
+  const bool send = transfer.kind == ActionKind::Send;
+  const int32_t lower = transfer.gradient == send ? transfer.stage - 1
+                                                  : transfer.stage;
+  if (lower < 0 || static_cast<size_t>(lower) >= schedule.stageCosts.size())
+    return -1;
+  return schedule.stageCosts[lower].output;
+}
+
 void ScheduleIndex::checkTransfers(ViolationSink &sink) {
-  auto rankId = [&](int32_t r) { return schedule.ranks[r].id; };
-  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+  const int32_t numRanks = static_cast<int32_t>(schedule.ranks.size());
+  auto rankName = [&](int32_t r) {
+    return r >= 0 && r < numRanks
+               ? "rank " + std::to_string(schedule.ranks[r].id)
+               : std::string("no rank");
+  };
+  bool pairable = true;
+  for (int32_t r = 0; r < numRanks; ++r) {
     const std::vector<Action> &actions = schedule.ranks[r].actions;
     for (size_t i = 0; i < actions.size(); ++i) {
       const Action &a = actions[i];
       if (a.kind != ActionKind::Send && a.kind != ActionKind::Recv)
         continue;
-      const ActionRef here{static_cast<int32_t>(r), static_cast<int32_t>(i)};
+      const ActionRef here{r, static_cast<int32_t>(i)};
       const bool send = a.kind == ActionKind::Send;
       const std::string what = describeAction(schedule, a);
-      if (stageRank[a.stage] != static_cast<int32_t>(r)) {
+      if (stageRank[a.stage] != r) {
+        pairable = false;
         sink.add(ViolationKind::Placement, here,
                  llvm::formatv("{0} is issued by rank {1}, but stage {2} "
-                               "runs on rank {3}",
-                               what, rankId(r), a.stage,
-                               stageRank[a.stage] < 0
-                                   ? std::string("no rank")
-                                   : std::to_string(
-                                         rankId(stageRank[a.stage]))));
+                               "runs on {3}",
+                               what, schedule.ranks[r].id, a.stage,
+                               rankName(stageRank[a.stage])));
         continue;
       }
       // The stage on the far side: a forward send goes to stage + 1, a
@@ -264,6 +295,7 @@ void ScheduleIndex::checkTransfers(ViolationSink &sink) {
       const bool downstream = a.gradient != send;
       if (downstream ? schedule.isLastStage(a.stage)
                      : schedule.isFirstStage(a.stage)) {
+        pairable = false;
         sink.add(ViolationKind::Transfer, here,
                  llvm::formatv("{0} has no peer: stage {1} is the {2} stage "
                                "of its pipeline",
@@ -273,45 +305,173 @@ void ScheduleIndex::checkTransfers(ViolationSink &sink) {
       const int32_t far = downstream ? a.stage + 1 : a.stage - 1;
       const int32_t farRank = stageRank[far];
       if (farRank < 0 || farRank != a.peer) {
+        pairable = false;
         sink.add(ViolationKind::Transfer, here,
-                 llvm::formatv("{0} names peer rank {1}, but stage {2} runs "
-                               "on {3}",
-                               what, a.peer >= 0 ? rankId(a.peer) : -1, far,
-                               farRank < 0 ? std::string("no rank")
-                                           : "rank " +
-                                                 std::to_string(
-                                                     rankId(farRank))));
-        continue;
+                 llvm::formatv("{0} names {1} as its peer, but stage {2} "
+                               "runs on {3}",
+                               what, rankName(a.peer), far,
+                               rankName(farRank)));
       }
-      ActionRef match = transfer(send ? ActionKind::Recv : ActionKind::Send,
-                                 a.gradient, far, a.microbatch);
-      if (!isSet(match))
-        sink.add(ViolationKind::Transfer, here,
-                 llvm::formatv("{0} has no matching {1} on rank {2}", what,
-                               send ? "recv" : "send", rankId(farRank)));
     }
   }
-  // Every cross-rank input must arrive by a receive.
+  // Pairing only means something once every transfer names the right
+  // peer.
+  if (pairable)
+    checkMessageOrder(sink);
+  // Every cross-rank input must arrive by a receive. A stage that runs on
+  // no rank is missing all its work, which completeness reports.
   const int32_t perReplica = schedule.microbatchesPerReplica();
+  auto crosses = [&](int32_t s, int32_t other) {
+    return stageRank[s] >= 0 && stageRank[other] >= 0 &&
+           stageRank[s] != stageRank[other];
+  };
   for (int32_t s = 0; s < numStages; ++s)
-    for (int32_t m = schedule.firstMicrobatchOf(s),
-                 end = m + perReplica;
+    for (int32_t m = schedule.firstMicrobatchOf(s), end = m + perReplica;
          m < end; ++m) {
-      if (!schedule.isFirstStage(s) && stageRank[s - 1] != stageRank[s] &&
+      if (!schedule.isFirstStage(s) && crosses(s, s - 1) &&
           !isSet(transfer(ActionKind::Recv, false, s, m)))
         sink.add(ViolationKind::Transfer, compute(ActionKind::Forward, s, m),
                  llvm::formatv("F(stage {0}, mb {1}) needs the activation of "
-                               "stage {2} from rank {3}, but no recv brings "
-                               "it",
-                               s, m, s - 1, rankId(stageRank[s - 1])));
-      if (!schedule.isLastStage(s) && stageRank[s + 1] != stageRank[s] &&
+                               "stage {2} from {3}, but no recv brings it",
+                               s, m, s - 1, rankName(stageRank[s - 1])));
+      if (!schedule.isLastStage(s) && crosses(s, s + 1) &&
           !isSet(transfer(ActionKind::Recv, true, s, m)))
         sink.add(ViolationKind::Transfer, inputGradient(s, m),
                  llvm::formatv("the backward of stage {0} mb {1} needs the "
-                               "gradient of stage {2} from rank {3}, but no "
-                               "recv brings it",
-                               s, m, s + 1, rankId(stageRank[s + 1])));
+                               "gradient of stage {2} from {3}, but no recv "
+                               "brings it",
+                               s, m, s + 1, rankName(stageRank[s + 1])));
     }
+}
+
+/// "1st", "2nd", "3rd", "4th", ... for the 0-based position `k`.
+static std::string ordinal(size_t k) {
+  const size_t n = k + 1;
+  const char *suffix = "th";
+  if (n % 100 < 11 || n % 100 > 13) {
+    if (n % 10 == 1)
+      suffix = "st";
+    else if (n % 10 == 2)
+      suffix = "nd";
+    else if (n % 10 == 3)
+      suffix = "rd";
+  }
+  return std::to_string(n) + suffix;
+}
+
+void ScheduleIndex::checkMessageOrder(ViolationSink &sink) {
+  // Every transfer on its channel (sender, receiver), in issue order: rank
+  // programs are in issue order, and so are the members of a p2p group.
+  struct Entry {
+    uint64_t channel;
+    bool receive;
+    ActionRef at;
+  };
+  std::vector<Entry> entries;
+  const uint64_t numRanks = schedule.ranks.size();
+  for (size_t r = 0; r < numRanks; ++r) {
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const Action &a = actions[i];
+      if (a.kind != ActionKind::Send && a.kind != ActionKind::Recv)
+        continue;
+      const bool receive = a.kind == ActionKind::Recv;
+      const uint64_t sender = receive ? a.peer : r;
+      const uint64_t receiver = receive ? r : a.peer;
+      entries.push_back({sender * numRanks + receiver, receive,
+                         {static_cast<int32_t>(r), static_cast<int32_t>(i)}});
+    }
+  }
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const Entry &x, const Entry &y) {
+                     return x.channel < y.channel;
+                   });
+  auto rankId = [&](int32_t r) { return schedule.ranks[r].id; };
+  for (size_t begin = 0; begin < entries.size();) {
+    size_t end = begin;
+    std::vector<ActionRef> sends, receives;
+    for (; end < entries.size() && entries[end].channel == entries[begin].channel;
+         ++end)
+      (entries[end].receive ? receives : sends).push_back(entries[end].at);
+    begin = end;
+    const size_t common = std::min(sends.size(), receives.size());
+    for (size_t k = 0; k < common; ++k)
+      checkPair(sends[k], receives[k], k, sink);
+    for (size_t k = common; k < sends.size(); ++k) {
+      const Action &a = action(sends[k]);
+      sink.add(ViolationKind::Transfer, sends[k],
+               llvm::formatv("{0} has no matching receive: it is the {1} "
+                             "send from rank {2} to rank {3}, which posts "
+                             "only {4} receive(s) from rank {2}",
+                             describeAction(schedule, a), ordinal(k),
+                             rankId(sends[k].rank), rankId(a.peer),
+                             receives.size()));
+    }
+    for (size_t k = common; k < receives.size(); ++k) {
+      const Action &a = action(receives[k]);
+      sink.add(ViolationKind::Transfer, receives[k],
+               llvm::formatv("{0} has no matching send: it is the {1} "
+                             "receive on rank {2} from rank {3}, which "
+                             "issues only {4} send(s) to rank {2}",
+                             describeAction(schedule, a), ordinal(k),
+                             rankId(receives[k].rank), rankId(a.peer),
+                             sends.size()));
+    }
+  }
+}
+
+void ScheduleIndex::checkPair(ActionRef sendRef, ActionRef recvRef, size_t k,
+                              ViolationSink &sink) {
+  const Action &send = action(sendRef);
+  const Action &recv = action(recvRef);
+  std::string disagreement;
+  int64_t observed = 1, required = 0;
+  const int32_t expectedStage = send.gradient ? send.stage - 1 : send.stage + 1;
+  const int64_t sendBytes = transferBytes(send);
+  const int64_t recvBytes = transferBytes(recv);
+  if (send.gradient != recv.gradient)
+    disagreement = llvm::formatv("one carries {0}, the other {1}",
+                                 send.gradient ? "a gradient" : "an activation",
+                                 recv.gradient ? "a gradient" : "an activation");
+  else if (recv.stage != expectedStage)
+    observed = recv.stage, required = expectedStage, disagreement = llvm::formatv("the send's data is for stage {0}, the "
+                                 "receive's for stage {1}",
+                                 expectedStage, recv.stage);
+  else if (recv.microbatch != send.microbatch)
+    observed = recv.microbatch, required = send.microbatch, disagreement = llvm::formatv("the send carries microbatch {0}, the "
+                                 "receive expects microbatch {1}",
+                                 send.microbatch, recv.microbatch);
+  else if (sendBytes >= 0 && recvBytes >= 0 && sendBytes != recvBytes)
+    observed = recvBytes, required = sendBytes, disagreement = llvm::formatv("a send of {0} bytes into a receive of {1} "
+                                 "bytes",
+                                 sendBytes, recvBytes);
+  if (disagreement.empty())
+    return;
+  const int64_t from = schedule.ranks[sendRef.rank].id;
+  const int64_t to = schedule.ranks[recvRef.rank].id;
+  const std::string sendText = describeAction(schedule, send);
+  const std::string recvText = describeAction(schedule, recv);
+  // Both cells are wrong with respect to each other: one violation at each,
+  // with a note at its partner.
+  auto report = [&](ActionRef at, ActionRef other, const std::string &mine,
+                    const std::string &theirs) {
+    if (Violation *v = sink.add(
+            ViolationKind::Transfer, at,
+            llvm::formatv("{0} is matched with {1}: they are the {2} send and "
+                          "receive between rank {3} and rank {4}, and "
+                          "point-to-point operations between two ranks match "
+                          "in issue order (they carry no tag); {5}",
+                          mine, theirs, ordinal(k), from, to, disagreement),
+            observed, required))
+      v->notes.push_back({other, "the " + ordinal(k) + " " +
+                                     (other.rank == sendRef.rank &&
+                                              other.index == sendRef.index
+                                          ? "send"
+                                          : "receive") +
+                                     " of the pair is here"});
+  };
+  report(recvRef, sendRef, recvText, sendText);
+  report(sendRef, recvRef, sendText, recvText);
 }
 
 void ScheduleIndex::checkCollectives(ViolationSink &sink) {
@@ -332,8 +492,16 @@ void ScheduleIndex::checkCollectives(ViolationSink &sink) {
     return stage < 0 ? stage : stage % perReplica;
   };
   auto same = [&](ActionRef x, ActionRef y) {
-    return action(x).kind == action(y).kind &&
-           modelStage(action(x).stage) == modelStage(action(y).stage);
+    const Action &a = action(x), &b = action(y);
+    return a.kind == b.kind && modelStage(a.stage) == modelStage(b.stage) &&
+           (a.bytes < 0 || b.bytes < 0 || a.bytes == b.bytes);
+  };
+  auto describe = [&](ActionRef ref) {
+    const Action &a = action(ref);
+    std::string text = describeAction(schedule, a);
+    if (a.bytes >= 0)
+      text += llvm::formatv(" of {0} bytes", a.bytes).str();
+    return text;
   };
   for (size_t g = 0; g < schedule.groups.size(); ++g) {
     const ProcessGroup &group = schedule.groups[g];
@@ -356,18 +524,16 @@ void ScheduleIndex::checkCollectives(ViolationSink &sink) {
         const ActionRef there =
             k < leadOps.size() ? ActionRef{lead, leadOps[k]}
                                : ActionRef{lead, -1};
-        std::string mine = memberShort
-                               ? std::string("nothing")
-                               : describeAction(schedule, action(here));
-        std::string theirs = k < leadOps.size()
-                                 ? describeAction(schedule, action(there))
-                                 : std::string("nothing");
+        std::string mine =
+            memberShort ? std::string("nothing") : describe(here);
+        std::string theirs =
+            k < leadOps.size() ? describe(there) : std::string("nothing");
         if (Violation *v = sink.add(
                 ViolationKind::Collective, here,
                 llvm::formatv("collective #{0} on group @{1}: rank {2} issues "
                               "{3}, but rank {4} issues {5}; members of a "
-                              "group must issue the same collectives in the "
-                              "same order",
+                              "group must issue the same collectives (kind, "
+                              "stage and bytes) in the same order",
                               k, group.name, schedule.ranks[member].id, mine,
                               schedule.ranks[lead].id, theirs)))
           v->notes.push_back({there, "rank " +

@@ -23,6 +23,10 @@ public:
 
   /// Adds a violation and returns it for notes, or null once full.
   Violation *add(ViolationKind kind, ActionRef at, const llvm::Twine &message);
+  /// The same for a structural violation: what the schedule has against
+  /// what the rule requires (see Violation::observed).
+  Violation *add(ViolationKind kind, ActionRef at, const llvm::Twine &message,
+                 int64_t observed, int64_t required);
   bool empty() const { return violations.empty() && suppressed == 0; }
   std::vector<Violation> take();
 
@@ -60,6 +64,10 @@ public:
   }
   /// The input gradient of (stage, mb): its B, else its I.
   ActionRef inputGradient(int32_t stage, int32_t mb) const;
+  /// The bytes a send or receive moves: its own `bytes`, else the `output`
+  /// of the lower stage of the pair (what sched-insert-p2p puts there);
+  /// -1 when neither is known.
+  int64_t transferBytes(const Action &transfer) const;
 
 private:
   size_t slot(int32_t stage, int32_t mb) const {
@@ -71,6 +79,12 @@ private:
   bool indexActions(ViolationSink &sink);
   void checkCompleteness(ViolationSink &sink);
   void checkTransfers(ViolationSink &sink);
+  /// Pairs the sends of each rank to each peer with the peer's receives
+  /// from it, in issue order, and checks that each pair agrees.
+  void checkMessageOrder(ViolationSink &sink);
+  /// Checks that the `k`-th send and receive of a channel agree.
+  void checkPair(ActionRef send, ActionRef recv, size_t k,
+                 ViolationSink &sink);
   void checkCollectives(ViolationSink &sink);
 
   /// F, B, I, W, then send/recv forward/backward.

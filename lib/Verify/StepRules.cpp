@@ -159,7 +159,8 @@ bool StepRules::checkPlacement(ViolationSink &sink) const {
              llvm::formatv("{0} is issued by rank {1}, but stage {2} runs on "
                            "rank {3}",
                            describe(ref), rankId(ref.rank),
-                           index.action(ref).stage, rankId(holder)));
+                           index.action(ref).stage, rankId(holder)),
+             /*observed=*/rankId(ref.rank), /*required=*/rankId(holder));
   };
   for (int32_t s = 0; s < index.numStages; ++s) {
     llvm::for_each(sharding[s], place);
@@ -184,7 +185,8 @@ bool StepRules::checkSharding(ViolationSink &sink) const {
                 llvm::formatv("UNSHARD(stage {0}) on rank {1} while the "
                               "stage is unsharded: it has no RESHARD since "
                               "the previous UNSHARD",
-                              s, rankId(ref.rank))))
+                              s, rankId(ref.rank)),
+                /*observed=*/2, /*required=*/1))
           v->notes.push_back({previous, "the previous UNSHARD is here"});
       } else if (!unshard && !gathered) {
         ok = false;
@@ -193,7 +195,8 @@ bool StepRules::checkSharding(ViolationSink &sink) const {
             llvm::formatv("RESHARD(stage {0}) on rank {1} without an "
                           "UNSHARD before it: the stage's parameters are "
                           "not gathered",
-                          s, rankId(ref.rank)));
+                          s, rankId(ref.rank)),
+            /*observed=*/0, /*required=*/1);
         if (v && previous.rank >= 0)
           v->notes.push_back({previous, "the stage was last resharded here"});
       }
@@ -223,13 +226,15 @@ static bool checkOncePerSlot(ViolationSink &sink,
     const std::vector<ActionRef> &refs = slots[k];
     if (refs.size() > 1) {
       ok = false;
-      if (Violation *v = sink.add(ViolationKind::Duplicate, refs[1], twice(k)))
+      if (Violation *v = sink.add(ViolationKind::Duplicate, refs[1], twice(k),
+                                  /*observed=*/refs.size(), /*required=*/1))
         v->notes.push_back({refs[0], "the first one is here"});
     }
     const ActionRef where = holder(k);
     if (refs.empty() && any.rank >= 0 && where.rank >= 0) {
       ok = false;
-      if (Violation *v = sink.add(ViolationKind::Missing, where, missing(k)))
+      if (Violation *v = sink.add(ViolationKind::Missing, where, missing(k),
+                                  /*observed=*/0, /*required=*/1))
         v->notes.push_back({any, otherNote});
     }
   }
@@ -303,7 +308,8 @@ bool StepRules::checkDeclarations(ViolationSink &sink) const {
                 llvm::formatv("{0} is issued {1} times on rank {2}, but its "
                               "declaration ({3}) asks for {4} per step",
                               what, issued.size(), rankId(rank),
-                              timingName(decl.when), expected)))
+                              timingName(decl.when), expected),
+                /*observed=*/issued.size(), /*required=*/expected))
           v->notes.push_back({issued.front(), "the first one is here"});
         continue;
       }
@@ -323,7 +329,8 @@ bool StepRules::checkDeclarations(ViolationSink &sink) const {
                                                             : "before",
                 timingName(decl.when), rankId(rank), issued.size(), expected,
                 decl.when == CollectiveTiming::BeforeBackward ? "backwards"
-                                                              : "forwards"));
+                                                              : "forwards"),
+            /*observed=*/issued.size(), /*required=*/expected);
         continue;
       }
       sink.add(ViolationKind::Missing, {rank, -1},
@@ -331,7 +338,8 @@ bool StepRules::checkDeclarations(ViolationSink &sink) const {
                              rankId(rank), what, timingName(decl.when),
                              decl.when == CollectiveTiming::Step
                                  ? " (before the optimizer step)"
-                                 : " (after the stage's last gradient)"));
+                                 : " (after the stage's last gradient)"),
+               /*observed=*/0, /*required=*/1);
     }
   }
   return ok;

@@ -67,6 +67,10 @@ const char *reasonWords(WaitReason reason) {
   case WaitReason::AuxLoss:
     return "a global-batch auxiliary loss needs every forward of the stage "
            "first";
+  case WaitReason::Rendezvous:
+    return "a transfer completes only once its peer posted the match";
+  case WaitReason::GroupCompletion:
+    return "a p2p group completes only when all of its transfers completed";
   case WaitReason::Parameters:
     return "FSDP gathers the stage's parameters (UNSHARD) before its compute "
            "and frees them (RESHARD) after it";
@@ -143,6 +147,8 @@ private:
     case WaitReason::ProgramOrder:
     case WaitReason::Data:
     case WaitReason::Transfer:
+    case WaitReason::Rendezvous:
+    case WaitReason::GroupCompletion:
       break;
     }
     return "needs its output";
@@ -264,6 +270,43 @@ Z3Query memoryQuery(const MemoryCheck &memory, int32_t rank,
 
 } // namespace
 
+/// Writes the SMT-LIB text of `query` into `result` when asked.
+static void emitSmtlib(const Z3Query &query, const VerifyOptions &options,
+                       VerifyResult &result) {
+  if (!options.emitSmtlib)
+    return;
+  std::string error;
+  result.smtlib = encodeSmtlib(query, error);
+  if (!error.empty())
+    result.smtlib = "; schedc: Z3 could not print the encoding: " + error +
+                    "\n";
+}
+
+/// Z3's verdict on a query whose answer the graph path predicts. Returns
+/// false, with the verdict set to unknown, when Z3 does not agree.
+static bool confirm(const Z3Query &query, Z3Answer expected,
+                    const VerifyOptions &options, VerifyResult &result) {
+  Z3Outcome outcome = solveWithZ3(query, options.timeoutSeconds);
+  result.z3Seconds += outcome.seconds;
+  result.z3Variables += outcome.variables;
+  result.z3Constraints += outcome.constraints;
+  if (outcome.answer == expected)
+    return true;
+  result.verdict = Verdict::Unknown;
+  if (outcome.answer == Z3Answer::Unknown) {
+    result.unknownReason = "Z3 could not decide: " + outcome.reason;
+    return false;
+  }
+  // Z3 and the graph path disagree: Z3's answer stands, but without a
+  // located violation it can only be reported as unknown.
+  result.unknownReason =
+      expected == Z3Answer::Sat
+          ? "Z3 rejects the candidate execution the graph path found; rerun "
+            "with --proof=search"
+          : "Z3 does not confirm a violation the graph path reported";
+  return false;
+}
+
 VerifyResult sched::verifySchedule(const Schedule &schedule,
                                    const VerifyOptions &options) {
   VerifyResult result;
@@ -271,9 +314,16 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
   ViolationSink sink;
   ScheduleIndex index(schedule);
   if (!index.check(sink) || !StepRules(index).check(sink)) {
-    result.verdict = Verdict::Violated;
+    // Structural violations: Z3 refutes the facts they state.
     result.violations = sink.take();
     result.graphSeconds = secondsSince(begin);
+    Z3Query facts;
+    for (const Violation &v : result.violations)
+      facts.facts.emplace_back(v.observed, v.required);
+    emitSmtlib(facts, options, result);
+    result.verdict = Verdict::Violated;
+    if (options.useZ3)
+      confirm(facts, Z3Answer::Unsat, options, result);
     return result;
   }
   WaitGraph graph(index, options);
@@ -291,64 +341,35 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
   const bool clean = sink.empty();
   result.violations = sink.take();
 
-  if (!options.useZ3) {
-    result.verdict = clean ? Verdict::Verified : Verdict::Violated;
-    return result;
-  }
-
-  // The full encoding: written out when asked, solved (or checked against
-  // the candidate) when the graph path found nothing.
+  // The full encoding: written out when asked, and checked against the
+  // candidate (or solved) when the graph path found nothing.
   ShrunkGraph shrunk = graph.shrink();
   Z3Query full;
   full.numNodes = shrunk.numNodes;
   full.edges = std::move(shrunk.edges);
   full.chains = memory.getChains();
   full.limit = memory.limit();
-  if (clean && options.proofMode == ProofMode::Witness) {
-    full.witness = std::move(shrunk.witness);
-  }
-  std::vector<Z3Query> queries;
-  if (clean) {
-    queries.push_back(std::move(full));
-  } else {
-    if (!options.smtlibPath.empty()) {
-      full.chains.clear();
-      Z3Outcome dump =
-          solveWithZ3(full, /*timeoutSeconds=*/0.001, options.smtlibPath);
-      result.z3Seconds += dump.seconds;
-    }
-    if (!cycle.empty())
-      queries.push_back(cycleQuery(graph, cycle));
-    for (const Violation &v : result.violations)
-      if (v.kind == ViolationKind::Memory && v.at.rank >= 0)
-        queries.push_back(memoryQuery(memory, v.at.rank, v.at.index));
-  }
+  emitSmtlib(full, options, result);
+  result.verdict = clean ? Verdict::Verified : Verdict::Violated;
+  if (!options.useZ3)
+    return result;
 
-  for (size_t q = 0; q < queries.size(); ++q) {
-    Z3Outcome outcome =
-        solveWithZ3(queries[q], options.timeoutSeconds,
-                    clean ? options.smtlibPath : std::string());
-    result.z3Seconds += outcome.seconds;
-    result.z3Variables += outcome.variables;
-    result.z3Constraints += outcome.constraints;
-    const Z3Answer expected = clean ? Z3Answer::Sat : Z3Answer::Unsat;
-    if (outcome.answer == expected)
-      continue;
-    if (outcome.answer == Z3Answer::Unknown) {
-      result.verdict = Verdict::Unknown;
-      result.unknownReason = "Z3 could not decide: " + outcome.reason;
-      return result;
-    }
-    // Z3 and the graph path disagree: Z3's answer stands, but without a
-    // located violation it can only be reported as unknown.
-    result.verdict = Verdict::Unknown;
-    result.unknownReason = clean ? "Z3 rejects the candidate execution the "
-                                   "graph path found; rerun with --proof="
-                                   "search"
-                                 : "Z3 does not confirm a violation the graph "
-                                   "path reported";
+  if (clean) {
+    if (options.proofMode == ProofMode::Witness)
+      full.witness = std::move(shrunk.witness);
+    confirm(full, Z3Answer::Sat, options, result);
     return result;
   }
-  result.verdict = clean ? Verdict::Verified : Verdict::Violated;
+  // Each violation found by search is refuted on its own: the cycle, and
+  // the memory chain of each rank over the limit.
+  std::vector<Z3Query> queries;
+  if (!cycle.empty())
+    queries.push_back(cycleQuery(graph, cycle));
+  for (const Violation &v : result.violations)
+    if (v.kind == ViolationKind::Memory && v.at.rank >= 0)
+      queries.push_back(memoryQuery(memory, v.at.rank, v.at.index));
+  for (const Z3Query &query : queries)
+    if (!confirm(query, Z3Answer::Unsat, options, result))
+      return result;
   return result;
 }

@@ -42,7 +42,7 @@ struct VerifyOptions {
   P2PSemantics p2p = P2PSemantics::Rendezvous;
   /// Device memory: bytes, or stage-microbatch activation units when no
   /// stage declares sizes. No limit: memory is measured, not checked.
-  std::optional<double> memoryLimit;
+  std::optional<long double> memoryLimit;
   /// Part of an activation the weight gradient keeps after I (units mode).
   double weightGradFraction = 0.5;
   /// Solver budget in seconds; 0 means none.
@@ -50,8 +50,10 @@ struct VerifyOptions {
   ProofMode proofMode = ProofMode::Witness;
   /// Skip Z3 (the graph path's verdict only); for differential testing.
   bool useZ3 = true;
-  /// When set, the SMT-LIB 2 text of the full encoding is written here.
-  std::string smtlibPath;
+  /// When set, VerifyResult::smtlib receives the SMT-LIB 2 text of the
+  /// full encoding (without any candidate), whose satisfiability is the
+  /// verdict.
+  bool emitSmtlib = false;
   /// Stages carrying a global-batch auxiliary loss.
   std::vector<int32_t> globalBatchAuxStages;
 };
@@ -96,6 +98,12 @@ struct Violation {
   ActionRef at;
   std::string message;
   std::vector<ViolationNote> notes;
+  /// For a structural violation (found by counting, not by search): the
+  /// quantity the schedule has and the one the rule requires (a count, a
+  /// microbatch, a size), which the Z3 encoding states as a fact. By
+  /// default one occurrence of something the rule forbids.
+  int64_t observed = 1;
+  int64_t required = 0;
 };
 
 struct VerifyResult {
@@ -112,6 +120,8 @@ struct VerifyResult {
   /// Size of what went to Z3 after shrinking.
   size_t z3Variables = 0;
   size_t z3Constraints = 0;
+  /// The SMT-LIB 2 encoding, when VerifyOptions::emitSmtlib is set.
+  std::string smtlib;
 };
 
 /// Verifies `schedule` under `options`.

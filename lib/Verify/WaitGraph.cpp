@@ -28,6 +28,17 @@ void WaitGraph::merge(ActionRef a, ActionRef b) {
     parent[std::max(x, y)] = std::min(x, y);
 }
 
+uint32_t WaitGraph::addNode() {
+  const uint32_t node = static_cast<uint32_t>(parent.size());
+  parent.push_back(node);
+  return node;
+}
+
+void WaitGraph::addNodeEdge(uint32_t from, ActionRef fromAction, uint32_t to,
+                            ActionRef toAction, WaitReason reason) {
+  edges.push_back({from, to, fromAction, toAction, reason});
+}
+
 void WaitGraph::addEdge(ActionRef from, ActionRef to, WaitReason reason) {
   // A wait on an earlier action of the same rank is implied by program
   // order, unless both run together in one bundle.
@@ -50,7 +61,6 @@ bool WaitGraph::sameBundle(const Action &previous, const Action &next) const {
 
 void WaitGraph::mergeTogether() {
   const Schedule &schedule = index.schedule;
-  const bool rendezvous = options.p2p == P2PSemantics::Rendezvous;
   // Per group instance (group, member set, ordinal): its first member.
   llvm::DenseMap<uint64_t, ActionRef> collectiveFirst;
   std::vector<std::vector<uint32_t>> issued(
@@ -62,11 +72,6 @@ void WaitGraph::mergeTogether() {
       const ActionRef here{static_cast<int32_t>(r), static_cast<int32_t>(i)};
       if (i > 0 && sameBundle(actions[i - 1], a))
         merge(here, {here.rank, here.index - 1});
-      if (rendezvous && a.kind == ActionKind::Send) {
-        const int32_t far = a.gradient ? a.stage - 1 : a.stage + 1;
-        merge(here, index.transfer(ActionKind::Recv, a.gradient, far,
-                                   a.microbatch));
-      }
       if (a.group < 0 || isCompute(a.kind) || a.kind == ActionKind::Send ||
           a.kind == ActionKind::Recv)
         continue;
@@ -84,15 +89,93 @@ void WaitGraph::mergeTogether() {
   }
 }
 
+void WaitGraph::linkRendezvous() {
+  // NCCL's group semantics: a group posts all of its operations at once
+  // (its members are one class), each operation completes once its peer
+  // posted the match, and the rank goes on when all of them completed. A
+  // lone send or receive is posted and completes in one step, so a pair of
+  // lone operations is one class; a pair with a group member on either side
+  // completes at a node of its own, which the group's completion waits for.
+  if (options.p2p != P2PSemantics::Rendezvous)
+    return;
+  const Schedule &schedule = index.schedule;
+  // The completion node of each group member's group.
+  llvm::DenseMap<uint32_t, uint32_t> memberDone;
+  llvm::DenseMap<uint32_t, ActionRef> doneLast;
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
+    for (size_t begin = 0; begin < actions.size();) {
+      size_t end = begin + 1;
+      const Action &a = actions[begin];
+      if (a.bundle == 0 || isCompute(a.kind)) {
+        begin = end;
+        continue;
+      }
+      while (end < actions.size() && actions[end].bundle == a.bundle)
+        ++end;
+      const uint32_t done = addNode();
+      const ActionRef last{static_cast<int32_t>(r),
+                           static_cast<int32_t>(end - 1)};
+      groupDone[id(last)] = done;
+      doneLast[done] = last;
+      for (size_t i = begin; i < end; ++i)
+        memberDone[id({static_cast<int32_t>(r), static_cast<int32_t>(i)})] =
+            done;
+      begin = end;
+    }
+  }
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const Action &a = actions[i];
+      if (a.kind != ActionKind::Send)
+        continue;
+      const ActionRef send{static_cast<int32_t>(r), static_cast<int32_t>(i)};
+      const int32_t far = a.gradient ? a.stage - 1 : a.stage + 1;
+      const ActionRef recv =
+          index.transfer(ActionKind::Recv, a.gradient, far, a.microbatch);
+      auto sendDone = memberDone.find(id(send));
+      auto recvDone = memberDone.find(id(recv));
+      const bool sendLone = sendDone == memberDone.end();
+      const bool recvLone = recvDone == memberDone.end();
+      if (sendLone && recvLone) {
+        merge(send, recv);
+        continue;
+      }
+      const uint32_t pair =
+          sendLone ? id(send) : recvLone ? id(recv) : addNode();
+      // The pair completes once both sides are posted; a group's
+      // completion waits for each of its pairs.
+      if (!sendLone) {
+        addNodeEdge(id(send), send, pair, recv, WaitReason::Rendezvous);
+        addNodeEdge(pair, send, sendDone->second, doneLast[sendDone->second],
+                    WaitReason::GroupCompletion);
+      }
+      if (!recvLone) {
+        addNodeEdge(id(recv), recv, pair, send, WaitReason::Rendezvous);
+        addNodeEdge(pair, recv, recvDone->second, doneLast[recvDone->second],
+                    WaitReason::GroupCompletion);
+      }
+    }
+  }
+}
+
 void WaitGraph::addProgramOrder() {
   const Schedule &schedule = index.schedule;
   for (size_t r = 0; r < schedule.ranks.size(); ++r) {
     const std::vector<Action> &actions = schedule.ranks[r].actions;
-    for (size_t i = 1; i < actions.size(); ++i)
-      if (!sameBundle(actions[i - 1], actions[i]))
-        addEdge({static_cast<int32_t>(r), static_cast<int32_t>(i - 1)},
-              {static_cast<int32_t>(r), static_cast<int32_t>(i)},
-              WaitReason::ProgramOrder);
+    for (size_t i = 1; i < actions.size(); ++i) {
+      if (sameBundle(actions[i - 1], actions[i]))
+        continue;
+      const ActionRef previous{static_cast<int32_t>(r),
+                               static_cast<int32_t>(i - 1)};
+      const ActionRef next{static_cast<int32_t>(r), static_cast<int32_t>(i)};
+      // After a p2p group under rendezvous, the rank goes on once the whole
+      // group completed.
+      auto done = groupDone.find(id(previous));
+      addNodeEdge(done == groupDone.end() ? id(previous) : done->second,
+                  previous, id(next), next, WaitReason::ProgramOrder);
+    }
   }
 }
 
@@ -182,6 +265,7 @@ void WaitGraph::build() {
     parent[i] = i;
   edges.reserve(3 * static_cast<size_t>(numActions));
   mergeTogether();
+  linkRendezvous();
   addProgramOrder();
   addDataEdges();
   addAuxLossEdges();
@@ -189,10 +273,11 @@ void WaitGraph::build() {
       [this](ActionRef from, ActionRef to, WaitReason reason) {
         addEdge(from, to, reason);
       });
-  // Dense class ids.
-  std::vector<uint32_t> dense(numActions, UINT32_MAX);
+  // Dense class ids, over the actions and the nodes added for rendezvous.
+  const uint32_t numNodes = static_cast<uint32_t>(parent.size());
+  std::vector<uint32_t> dense(numNodes, UINT32_MAX);
   classCount = 0;
-  for (uint32_t i = 0; i < numActions; ++i) {
+  for (uint32_t i = 0; i < numNodes; ++i) {
     uint32_t root = find(i);
     if (dense[root] == UINT32_MAX)
       dense[root] = classCount++;

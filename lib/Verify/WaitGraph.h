@@ -14,6 +14,8 @@
 
 #include "lib/Verify/ScheduleIndex.h"
 
+#include "llvm/ADT/DenseMap.h"
+
 namespace sched {
 
 /// Why one action must wait for another.
@@ -27,6 +29,11 @@ enum class WaitReason : uint8_t {
   /// A global-batch auxiliary loss holds every backward of a stage until
   /// every forward of that stage ran.
   AuxLoss,
+  /// Rendezvous: a transfer of a p2p group completes once its peer posted
+  /// the match.
+  Rendezvous,
+  /// Rendezvous: a p2p group completes when all of its transfers did.
+  GroupCompletion,
   /// FSDP: a compute of a sharded stage runs between an UNSHARD and the
   /// next RESHARD of the stage.
   Parameters,
@@ -81,7 +88,16 @@ private:
   uint32_t id(ActionRef ref) const { return offsets[ref.rank] + ref.index; }
   uint32_t find(uint32_t x);
   void merge(ActionRef a, ActionRef b);
+  /// A node that stands for no action (a transfer pair's or a p2p group's
+  /// completion under rendezvous).
+  uint32_t addNode();
   void addEdge(ActionRef from, ActionRef to, WaitReason reason);
+  /// An edge between nodes; the refs name the actions it is reported at.
+  void addNodeEdge(uint32_t from, ActionRef fromAction, uint32_t to,
+                   ActionRef toAction, WaitReason reason);
+  /// Under rendezvous: the completion node of the p2p group that ends at
+  /// `last`, and the completion nodes of transfer pairs.
+  void linkRendezvous();
   /// True if `next` runs together with the `previous` action of its rank.
   bool sameBundle(const Action &previous, const Action &next) const;
   void mergeTogether();
@@ -97,6 +113,9 @@ private:
   const VerifyOptions &options;
   std::vector<uint32_t> offsets;
   std::vector<uint32_t> parent;
+  /// Under rendezvous, per p2p group (by the id of its last member): the
+  /// node that completes when all of its transfers completed.
+  llvm::DenseMap<uint32_t, uint32_t> groupDone;
   std::vector<WaitEdge> edges;
   uint32_t classCount = 0;
   /// Topological position of each class, when sorted.

@@ -34,7 +34,7 @@ VerifyResult sched::verifyScheduleOp(ScheduleOp op, VerifyOptions options) {
   for (auto rank : op.getBody().front().getOps<RankOp>())
     origins.ranks.push_back(rank);
   if (!options.memoryLimit && op.getMemoryLimit())
-    options.memoryLimit = static_cast<double>(*op.getMemoryLimit());
+    options.memoryLimit = static_cast<long double>(*op.getMemoryLimit());
   for (auto head : op.getBody().front().getOps<AuxHeadOp>())
     if (head.getScope() == AuxScope::GlobalBatch)
       options.globalBatchAuxStages.push_back(
@@ -52,4 +52,14 @@ VerifyResult sched::verifyScheduleOp(ScheduleOp op, VerifyOptions options) {
     emitWarning(op.getLoc()) << "verification inconclusive: "
                              << result.unknownReason;
   return result;
+}
+
+std::string sched::smtlibSection(ScheduleOp op, const VerifyResult &result) {
+  std::string text = "; schedule @" + op.getSymName().str() +
+                     ": sat iff it is complete, dependency-correct, "
+                     "deadlock-free and within its memory\n";
+  text += "(echo \"@" + op.getSymName().str() + "\")\n(push 1)\n";
+  text += result.smtlib;
+  text += "(pop 1)\n";
+  return text;
 }

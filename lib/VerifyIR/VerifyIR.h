@@ -19,6 +19,12 @@ namespace sched {
 /// warning at the schedule.
 VerifyResult verifyScheduleOp(ScheduleOp op, VerifyOptions options);
 
+/// The SMT-LIB 2 section of one schedule in a file that holds several:
+/// its encoding (VerifyResult::smtlib) in a (push)/(pop) scope, after an
+/// (echo) of its name, so that a stock `z3 FILE` prints each schedule's
+/// name and then sat (verified) or unsat (violated).
+std::string smtlibSection(ScheduleOp op, const VerifyResult &result);
+
 } // namespace sched
 
 #endif // LIB_VERIFYIR_VERIFYIR_H

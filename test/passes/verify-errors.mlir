@@ -128,7 +128,7 @@ sched.schedule @early_send stages 2 microbatches 1 {
 sched.schedule @missing_recv stages 2 microbatches 1 {
   sched.rank 0 {
     sched.forward stage 0 mb 0
-    // expected-error @below {{[transfer] SEND_F(stage 0, mb 0) to rank 1 has no matching recv on rank 1}}
+    // expected-error @below {{[transfer] SEND_F(stage 0, mb 0) to rank 1 has no matching receive: it is the 1st send from rank 0 to rank 1, which posts only 0 receive(s) from rank 0}}
     sched.send forward stage 0 mb 0 to 1
     sched.recv backward stage 0 mb 0 from 1
     sched.backward stage 0 mb 0

@@ -139,7 +139,7 @@ sched.schedule @replica_sum_order stages 4 microbatches 2 replicas 2 {
     sched.forward stage 1 mb 0
     sched.backward stage 1 mb 0
     sched.backward stage 2 mb 1
-    // expected-error @below {{[collective] collective #0 on group @replicas: rank 1 issues all_reduce @replicas (stage 1), but rank 0 issues all_reduce @replicas (stage 0); members of a group must issue the same collectives in the same order}}
+    // expected-error @below {{[collective] collective #0 on group @replicas: rank 1 issues all_reduce @replicas (stage 1), but rank 0 issues all_reduce @replicas (stage 0); members of a group must issue the same collectives (kind, stage and bytes) in the same order}}
     sched.all_reduce @replicas stage 1
     sched.all_reduce @replicas stage 2
   }

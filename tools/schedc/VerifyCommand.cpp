@@ -15,6 +15,8 @@
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -86,7 +88,7 @@ static std::optional<VerifyOptions> readOptions(InputFormat format,
     problem = "unknown --proof '" + proofFlag + "'; expected witness or search";
   if (memoryLimitFlag.getNumOccurrences()) {
     if (!(memoryLimitFlag >= 0))
-      problem = "--memory-limit must be a number >= 0";
+      problem = "--memory-limit must be a number >= 0 (inf: no limit)";
     options.memoryLimit = memoryLimitFlag;
   }
   if (!(weightGradFractionFlag >= 0 && weightGradFractionFlag <= 1))
@@ -96,7 +98,7 @@ static std::optional<VerifyOptions> readOptions(InputFormat format,
     problem = "--timeout must be a finite number of seconds >= 0 (0: no "
               "limit)";
   options.timeoutSeconds = timeoutFlag;
-  options.smtlibPath = smtlibFlag;
+  options.emitSmtlib = !smtlibFlag.empty();
   if (!problem.empty())
     return std::nullopt;
   return options;
@@ -155,6 +157,17 @@ int sched::runVerify() {
   if (!options)
     return usageError(problem);
   ModuleOp module = input.getModule();
+  // An output that cannot be written is a usage error, found before any
+  // work.
+  std::unique_ptr<llvm::ToolOutputFile> smtlib;
+  if (options->emitSmtlib) {
+    std::error_code error;
+    smtlib = std::make_unique<llvm::ToolOutputFile>(smtlibFlag, error,
+                                                    llvm::sys::fs::OF_Text);
+    if (error)
+      return usageError("cannot write the SMT-LIB file '" + smtlibFlag +
+                        "': " + error.message());
+  }
 
   Verdict overall = Verdict::Verified;
   llvm::json::Array reports;
@@ -167,6 +180,8 @@ int sched::runVerify() {
         result.violations.push_back(
             {ViolationKind::Missing, {}, "a cell is out of range", {}});
     }
+    if (smtlib)
+      smtlib->os() << smtlibSection(scheduleOp, result);
     if (result.verdict == Verdict::Violated)
       overall = Verdict::Violated;
     else if (result.verdict == Verdict::Unknown &&
@@ -185,6 +200,8 @@ int sched::runVerify() {
       llvm::outs() << " (" << result.unknownReason << ")";
     llvm::outs() << "\n";
   }
+  if (smtlib)
+    smtlib->keep();
   if (jsonFlag)
     llvm::outs() << llvm::formatv("{0:2}",
                                   llvm::json::Value(std::move(reports)))

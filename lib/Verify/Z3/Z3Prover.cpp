@@ -8,7 +8,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -42,6 +41,15 @@ public:
                                          context.int_val(query.witness[to])
                                    : times[from] < times[to]);
     }
+    // Structural facts: an uninterpreted constant equal to what the
+    // schedule has, which a rule requires to be something else.
+    if (withMemory)
+      for (auto [observed, required] : query.facts) {
+        z3::expr fact = fresh("fact");
+        constraints.push_back(fact == context.int_val(observed));
+        constraints.push_back(fact == context.int_val(required));
+        ++variableCount;
+      }
     if (!withMemory || !query.limit)
       return constraints;
     // Differences against a zero variable keep every constraint in
@@ -49,18 +57,14 @@ public:
     z3::expr zero = ground ? context.int_val(0) : fresh("zero");
     if (!ground)
       constraints.push_back(zero == 0);
-    const z3::expr limit = context.int_val(*query.limit);
+    const z3::expr limit = amount(*query.limit);
     for (const MemoryChain &chain : query.chains) {
       z3::expr previous = zero;
-      int64_t offset = chain.start;
       for (size_t k = 0; k < chain.steps.size(); ++k) {
-        z3::expr value =
-            ground ? context.int_val(chain.values[k]) : fresh("m");
-        constraints.push_back(value - previous ==
-                              context.int_val(offset + chain.steps[k]));
+        z3::expr value = ground ? amount(chain.values[k]) : fresh("m");
+        constraints.push_back(value - previous == amount(chain.steps[k]));
         constraints.push_back(value - zero <= limit);
         previous = value;
-        offset = 0;
         ++variableCount;
       }
     }
@@ -72,6 +76,11 @@ public:
   size_t variables() const { return variableCount; }
 
 private:
+  /// A memory amount as a numeral; amounts may exceed 64 bits.
+  z3::expr amount(MemoryAmount value) {
+    return context.int_val(toDecimal(value).c_str());
+  }
+
   z3::expr fresh(const char *prefix) {
     return z3::expr(context,
                     Z3_mk_fresh_const(context, prefix, context.int_sort()));
@@ -200,8 +209,7 @@ Z3Answer check(z3::context &context, const z3::expr_vector &constraints,
   return search(context, rest, reason);
 }
 
-void writeSmtlib(z3::context &context, const Z3Query &query,
-                 const std::string &path) {
+std::string toSmtlib(z3::context &context, const Z3Query &query) {
   Z3Query open = query;
   open.witness.clear();
   Encoder encoder(context, open, /*ground=*/false);
@@ -210,12 +218,7 @@ void writeSmtlib(z3::context &context, const Z3Query &query,
       encoder.encode(0, open.edges.size(), /*withMemory=*/true);
   for (unsigned k = 0; k < constraints.size(); ++k)
     solver.add(constraints[k]);
-  std::ofstream file(path);
-  file << "; schedc: the schedule runs to the end within its memory iff "
-          "this is sat\n"
-       << solver.to_smt2();
-  if (!file)
-    throw z3::exception("cannot write the SMT-LIB file");
+  return solver.to_smt2();
 }
 } // namespace
 
@@ -266,16 +269,25 @@ static Z3Outcome checkCandidate(const Z3Query &query, double timeoutSeconds) {
   return total;
 }
 
-Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds,
-                             const std::string &smtlibPath) {
+std::string sched::encodeSmtlib(const Z3Query &query, std::string &error) {
+  try {
+    z3::config config;
+    config.set("auto_config", false);
+    z3::context context(config);
+    return toSmtlib(context, query);
+  } catch (const z3::exception &exception) {
+    error = std::string("z3: ") + exception.msg();
+  }
+  return "";
+}
+
+Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds) {
   Z3Outcome outcome;
   const auto begin = std::chrono::steady_clock::now();
   try {
     z3::config config;
     config.set("auto_config", false);
     z3::context context(config);
-    if (!smtlibPath.empty())
-      writeSmtlib(context, query, smtlibPath);
     if (!query.witness.empty()) {
       outcome = checkCandidate(query, timeoutSeconds);
     } else {

@@ -30,7 +30,10 @@ struct Z3Query {
   /// instead of searching.
   std::vector<int64_t> witness;
   std::vector<MemoryChain> chains;
-  std::optional<int64_t> limit;
+  std::optional<MemoryAmount> limit;
+  /// Structural facts, (observed, required): each states that what the
+  /// schedule has is what a rule requires (see Violation::observed).
+  std::vector<std::pair<int64_t, int64_t>> facts;
 };
 
 enum class Z3Answer : uint8_t { Sat, Unsat, Unknown };
@@ -44,10 +47,12 @@ struct Z3Outcome {
   size_t constraints = 0;
 };
 
-/// Asks Z3 whether `query` is satisfiable. When `smtlibPath` is non-empty
-/// the query without any candidate is written there as SMT-LIB 2.
-Z3Outcome solveWithZ3(const Z3Query &query, double timeoutSeconds,
-                      const std::string &smtlibPath = "");
+/// Asks Z3 whether `query` is satisfiable.
+Z3Outcome solveWithZ3(const Z3Query &query, double timeoutSeconds);
+
+/// The SMT-LIB 2 text of `query` without any candidate (Z3's own
+/// printing), ending in (check-sat); `error` is set if Z3 failed.
+std::string encodeSmtlib(const Z3Query &query, std::string &error);
 
 } // namespace sched
 
