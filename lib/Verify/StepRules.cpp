@@ -45,9 +45,7 @@ static bool servesComputes(CollectiveTiming when) {
 
 StepRules::StepRules(const ScheduleIndex &index)
     : index(index), schedule(index.schedule), sharding(index.numStages),
-      reduceGrads(index.numStages), optimizerSteps(schedule.ranks.size()),
-      instances(schedule.collectives.size(),
-                std::vector<std::vector<ActionRef>>(index.numStages)) {
+      reduceGrads(index.numStages), optimizerSteps(schedule.ranks.size()) {
   for (size_t r = 0; r < schedule.ranks.size(); ++r) {
     const std::vector<Action> &actions = schedule.ranks[r].actions;
     for (size_t i = 0; i < actions.size(); ++i) {
@@ -76,7 +74,7 @@ StepRules::StepRules(const ScheduleIndex &index)
         continue;
       const int32_t d = declarationOf(a);
       if (d >= 0)
-        instances[d][a.stage].push_back(here);
+        instances[{d, a.stage}].push_back(here);
     }
   }
 }
@@ -90,6 +88,12 @@ int32_t StepRules::declarationOf(const Action &a) const {
       return static_cast<int32_t>(d);
   }
   return -1;
+}
+
+const std::vector<ActionRef> &StepRules::issued(size_t d, int32_t stage) const {
+  static const std::vector<ActionRef> kNone;
+  auto it = instances.find({static_cast<int32_t>(d), stage});
+  return it == instances.end() ? kNone : it->second;
 }
 
 size_t StepRules::expectedInstances(const CollectiveDeclaration &d) const {
@@ -165,9 +169,9 @@ bool StepRules::checkPlacement(ViolationSink &sink) const {
   for (int32_t s = 0; s < index.numStages; ++s) {
     llvm::for_each(sharding[s], place);
     llvm::for_each(reduceGrads[s], place);
-    for (const auto &perStage : instances)
-      llvm::for_each(perStage[s], place);
   }
+  for (const auto &[key, refs] : instances)
+    llvm::for_each(refs, place);
   return ok;
 }
 
@@ -290,59 +294,72 @@ bool StepRules::checkOptimizerStep(ViolationSink &sink) const {
 
 bool StepRules::checkDeclarations(ViolationSink &sink) const {
   bool ok = true;
+  // Past the sink's capacity a violation is only counted: keep the cost of
+  // its message off schedules with many declarations and stages.
+  size_t reported = 0;
   for (size_t d = 0; d < schedule.collectives.size(); ++d) {
     const CollectiveDeclaration &decl = schedule.collectives[d];
     const size_t expected = expectedInstances(decl);
     for (int32_t s : stagesOf(decl)) {
-      const std::vector<ActionRef> &issued = instances[d][s];
-      const int32_t rank = index.stageRank[s];
-      Action declared;
-      declared.kind = decl.kind;
-      declared.group = decl.group;
-      declared.stage = s;
-      const std::string what = describeAction(schedule, declared);
-      if (issued.size() > expected) {
-        ok = false;
-        if (Violation *v = sink.add(
-                ViolationKind::Duplicate, issued[expected],
-                llvm::formatv("{0} is issued {1} times on rank {2}, but its "
-                              "declaration ({3}) asks for {4} per step",
-                              what, issued.size(), rankId(rank),
-                              timingName(decl.when), expected),
-                /*observed=*/issued.size(), /*required=*/expected))
-          v->notes.push_back({issued.front(), "the first one is here"});
-        continue;
-      }
-      if (issued.size() == expected || (!wholeStep && issued.empty()))
+      const std::vector<ActionRef> &refs = issued(d, s);
+      if (refs.size() == expected || (!wholeStep && refs.empty()))
         continue;
       ok = false;
-      if (servesComputes(decl.when)) {
-        const ActionRef unserved = servedComputes(s, decl.when)[issued.size()];
-        sink.add(
-            ViolationKind::Missing, unserved,
-            llvm::formatv(
-                "{0} has no {1} {2} it: the collective is "
-                "declared {3}, and rank {4} issues it {5} "
-                "times for the stage's {6} {7}",
-                describe(unserved), what,
-                decl.when == CollectiveTiming::AfterForward ? "after"
-                                                            : "before",
-                timingName(decl.when), rankId(rank), issued.size(), expected,
-                decl.when == CollectiveTiming::BeforeBackward ? "backwards"
-                                                              : "forwards"),
-            /*observed=*/issued.size(), /*required=*/expected);
-        continue;
-      }
-      sink.add(ViolationKind::Missing, {rank, -1},
-               llvm::formatv("rank {0} does not issue {1}, declared {2}{3}",
-                             rankId(rank), what, timingName(decl.when),
-                             decl.when == CollectiveTiming::Step
-                                 ? " (before the optimizer step)"
-                                 : " (after the stage's last gradient)"),
-               /*observed=*/0, /*required=*/1);
+      const bool extra = refs.size() > expected;
+      if (reported++ < ViolationSink::kMaxViolations)
+        reportDeclared(sink, decl, s, refs);
+      else
+        sink.add(extra ? ViolationKind::Duplicate : ViolationKind::Missing,
+                 {index.stageRank[s], -1}, "", refs.size(), expected);
     }
   }
   return ok;
+}
+
+void StepRules::reportDeclared(ViolationSink &sink,
+                               const CollectiveDeclaration &decl, int32_t stage,
+                               const std::vector<ActionRef> &refs) const {
+  const size_t expected = expectedInstances(decl);
+  const int32_t rank = index.stageRank[stage];
+  Action declared;
+  declared.kind = decl.kind;
+  declared.group = decl.group;
+  declared.stage = stage;
+  const std::string what = describeAction(schedule, declared);
+  if (refs.size() > expected) {
+    if (Violation *v = sink.add(
+            ViolationKind::Duplicate, refs[expected],
+            llvm::formatv("{0} is issued {1} times on rank {2}, but its "
+                          "declaration ({3}) asks for {4} per step",
+                          what, refs.size(), rankId(rank),
+                          timingName(decl.when), expected),
+            /*observed=*/refs.size(), /*required=*/expected))
+      v->notes.push_back({refs.front(), "the first one is here"});
+    return;
+  }
+  if (servesComputes(decl.when)) {
+    const ActionRef unserved = servedComputes(stage, decl.when)[refs.size()];
+    sink.add(
+        ViolationKind::Missing, unserved,
+        llvm::formatv(
+            "{0} has no {1} {2} it: the collective is "
+            "declared {3}, and rank {4} issues it {5} times "
+            "for the stage's {6} {7}",
+            describe(unserved), what,
+            decl.when == CollectiveTiming::AfterForward ? "after" : "before",
+            timingName(decl.when), rankId(rank), refs.size(), expected,
+            decl.when == CollectiveTiming::BeforeBackward ? "backwards"
+                                                          : "forwards"),
+        /*observed=*/refs.size(), /*required=*/expected);
+    return;
+  }
+  sink.add(ViolationKind::Missing, {rank, -1},
+           llvm::formatv("rank {0} does not issue {1}, declared {2}{3}",
+                         rankId(rank), what, timingName(decl.when),
+                         decl.when == CollectiveTiming::Step
+                             ? " (before the optimizer step)"
+                             : " (after the stage's last gradient)"),
+           /*observed=*/0, /*required=*/1);
 }
 
 //===----------------------------------------------------------------------===//
@@ -355,24 +372,24 @@ void StepRules::addOrders(
   addDeclarationOrders(edge);
   // Gradient reduction after the stage's last gradient (B or W): earlier
   // gradients of the rank precede that one in program order.
+  std::vector<ActionRef> lastGradient(index.numStages);
   for (int32_t s = 0; s < index.numStages; ++s) {
-    ActionRef last;
     const int32_t first = schedule.firstMicrobatchOf(s);
     for (int32_t m = first; m < first + schedule.microbatchesPerReplica();
          ++m) {
       ActionRef gradient = index.compute(ActionKind::Backward, s, m);
       if (gradient.rank < 0)
         gradient = index.compute(ActionKind::BackwardWeight, s, m);
-      if (gradient.index > last.index)
-        last = gradient;
+      if (gradient.index > lastGradient[s].index)
+        lastGradient[s] = gradient;
     }
     for (ActionRef reduce : reduceGrads[s])
-      edge(last, reduce, WaitReason::GradientReduction);
-    for (size_t d = 0; d < schedule.collectives.size(); ++d)
-      if (schedule.collectives[d].when == CollectiveTiming::AfterBackward)
-        for (ActionRef reduce : instances[d][s])
-          edge(last, reduce, WaitReason::GradientReduction);
+      edge(lastGradient[s], reduce, WaitReason::GradientReduction);
   }
+  for (const auto &[key, refs] : instances)
+    if (schedule.collectives[key.first].when == CollectiveTiming::AfterBackward)
+      for (ActionRef reduce : refs)
+        edge(lastGradient[key.second], reduce, WaitReason::GradientReduction);
   // The optimizer step ends its rank's program: whatever follows it must
   // come before it (what precedes it does by program order).
   for (size_t r = 0; r < schedule.ranks.size(); ++r)
@@ -385,14 +402,16 @@ void StepRules::addOrders(
 
 void StepRules::addShardingOrders(
     llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const {
+  // Every action of a stage sits on the rank that holds it (checked), so
+  // one state per stage serves all ranks.
   const int32_t numStages = index.numStages;
+  std::vector<int32_t> lastUnshard(numStages, -1), lastReshard(numStages, -1);
+  // Computes of a sharded stage outside an UNSHARD..RESHARD window: the
+  // next UNSHARD must come before them, or else the RESHARD before them
+  // after them.
+  std::vector<std::vector<int32_t>> outside(numStages);
   for (size_t r = 0; r < schedule.ranks.size(); ++r) {
     const int32_t rank = static_cast<int32_t>(r);
-    std::vector<int32_t> lastUnshard(numStages, -1), lastReshard(numStages, -1);
-    // Computes of a sharded stage outside an UNSHARD..RESHARD window: the
-    // next UNSHARD must come before them, or else the RESHARD before them
-    // after them.
-    std::vector<std::vector<int32_t>> outside(numStages);
     const std::vector<Action> &actions = schedule.ranks[r].actions;
     for (int32_t i = 0, end = static_cast<int32_t>(actions.size()); i < end;
          ++i) {
@@ -411,30 +430,27 @@ void StepRules::addShardingOrders(
       if (a.kind == ActionKind::Reshard)
         lastReshard[s] = i;
     }
-    for (int32_t s = 0; s < numStages; ++s)
-      if (lastReshard[s] >= 0)
-        for (int32_t compute : outside[s])
-          edge({rank, compute}, {rank, lastReshard[s]}, WaitReason::Parameters);
+  }
+  for (int32_t s = 0; s < numStages; ++s) {
+    const int32_t rank = index.stageRank[s];
+    if (lastReshard[s] >= 0)
+      for (int32_t compute : outside[s])
+        edge({rank, compute}, {rank, lastReshard[s]}, WaitReason::Parameters);
   }
 }
 
 void StepRules::addDeclarationOrders(
     llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const {
-  for (size_t d = 0; d < schedule.collectives.size(); ++d) {
-    const CollectiveDeclaration &decl = schedule.collectives[d];
-    if (!servesComputes(decl.when))
+  for (const auto &[key, refs] : instances) {
+    const CollectiveTiming when = schedule.collectives[key.first].when;
+    if (!servesComputes(when))
       continue;
-    for (int32_t s : stagesOf(decl)) {
-      const std::vector<ActionRef> &issued = instances[d][s];
-      if (issued.empty())
-        continue;
-      const std::vector<ActionRef> computes = servedComputes(s, decl.when);
-      for (size_t k = 0; k < issued.size() && k < computes.size(); ++k) {
-        if (decl.when == CollectiveTiming::AfterForward)
-          edge(computes[k], issued[k], WaitReason::DeclaredCollective);
-        else
-          edge(issued[k], computes[k], WaitReason::DeclaredCollective);
-      }
+    const std::vector<ActionRef> computes = servedComputes(key.second, when);
+    for (size_t k = 0; k < refs.size() && k < computes.size(); ++k) {
+      if (when == CollectiveTiming::AfterForward)
+        edge(computes[k], refs[k], WaitReason::DeclaredCollective);
+      else
+        edge(refs[k], computes[k], WaitReason::DeclaredCollective);
     }
   }
 }

@@ -17,6 +17,8 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <map>
+
 namespace sched {
 
 /// The actions of a schedule's training step, sorted by rule.
@@ -47,6 +49,8 @@ private:
   /// with, in program order (forwards or backward starts).
   std::vector<ActionRef> servedComputes(int32_t stage,
                                         CollectiveTiming when) const;
+  /// The instances of declaration `d` for `stage`.
+  const std::vector<ActionRef> &issued(size_t d, int32_t stage) const;
   /// The stages declaration `d` applies to.
   std::vector<int32_t> stagesOf(const CollectiveDeclaration &d) const;
   std::string describe(ActionRef ref) const;
@@ -57,6 +61,10 @@ private:
   bool checkReduceGrad(ViolationSink &sink) const;
   bool checkOptimizerStep(ViolationSink &sink) const;
   bool checkDeclarations(ViolationSink &sink) const;
+  /// Reports that `stage` issues `refs` of declaration `decl`, not as many
+  /// as it declares.
+  void reportDeclared(ViolationSink &sink, const CollectiveDeclaration &decl,
+                      int32_t stage, const std::vector<ActionRef> &refs) const;
 
   void addShardingOrders(
       llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const;
@@ -74,8 +82,9 @@ private:
   std::vector<std::vector<ActionRef>> reduceGrads;
   /// Per rank: its optimizer steps.
   std::vector<std::vector<ActionRef>> optimizerSteps;
-  /// Per declaration, per stage: its instances in program order.
-  std::vector<std::vector<std::vector<ActionRef>>> instances;
+  /// Per (declaration, stage) that issues any: its instances in program
+  /// order (sparse: declarations times stages may be large).
+  std::map<std::pair<int32_t, int32_t>, std::vector<ActionRef>> instances;
   /// True when the schedule holds an optimizer step: then it is a whole
   /// training step and every declaration must be issued in full.
   bool wholeStep = false;
