@@ -242,7 +242,9 @@ struct InsertCollectivesPass
                 "sched-insert-collectives sums on a new group @"
              << kGroupName << ", but a symbol of that name exists";
     // The stages each rank holds, and the ranks that share a model stage.
-    llvm::MapVector<int64_t, std::set<int64_t>> held;
+    // Rank ids key the maps as unsigned values: they are verified
+    // non-negative, so they never meet DenseMapInfo's reserved keys.
+    llvm::MapVector<uint64_t, std::set<int64_t>> held;
     llvm::DenseMap<int64_t, llvm::SmallVector<int64_t>> copies;
     for (auto rank : body.getOps<RankOp>()) {
       std::set<int64_t> &stages = held[rank.getId()];
@@ -253,13 +255,13 @@ struct InsertCollectivesPass
       for (int64_t stage : stages)
         copies[stage % perReplica].push_back(rank.getId());
     }
-    llvm::EquivalenceClasses<int64_t> sets;
+    llvm::EquivalenceClasses<uint64_t> sets;
     for (auto &[id, stages] : held)
       sets.insert(id);
     for (auto &[model, ranks] : copies)
       for (int64_t id : ranks)
         sets.unionSets(ranks.front(), id);
-    std::map<int64_t, llvm::SmallVector<int64_t>> members;
+    std::map<uint64_t, llvm::SmallVector<int64_t>> members;
     for (auto &[id, stages] : held)
       members[sets.getLeaderValue(id)].push_back(id);
     // Every member of a set all-reduces its stages in model-stage order,

@@ -31,17 +31,15 @@ struct VerifyPass : impl::VerifySchedulesBase<VerifyPass> {
     if (p2p == "eager") {
       options.p2p = P2PSemantics::Eager;
     } else if (p2p != "rendezvous") {
-      getOperation().emitError()
-          << "sched-verify: unknown p2p semantics '" << p2p
-          << "'; expected eager or rendezvous";
+      getOperation().emitError() << "sched-verify: unknown p2p semantics '"
+                                 << p2p << "'; expected eager or rendezvous";
       return signalPassFailure();
     }
     if (proof == "search") {
       options.proofMode = ProofMode::Search;
     } else if (proof != "witness") {
-      getOperation().emitError()
-          << "sched-verify: unknown proof mode '" << proof
-          << "'; expected witness or search";
+      getOperation().emitError() << "sched-verify: unknown proof mode '"
+                                 << proof << "'; expected witness or search";
       return signalPassFailure();
     }
     if (memoryLimit >= 0)

@@ -151,10 +151,6 @@ static LogicalResult checkMicrobatch(Operation *op, int64_t microbatch) {
                            << ")";
 }
 
-static RankOp getEnclosingRank(Operation *op) {
-  return op->getParentOfType<RankOp>();
-}
-
 //===----------------------------------------------------------------------===//
 // PipelineOp
 //===----------------------------------------------------------------------===//
@@ -163,7 +159,9 @@ static RankOp getEnclosingRank(Operation *op) {
 /// every stage in [0, numStages) exactly once.
 static LogicalResult verifyStageDecls(Operation *owner, Block &body,
                                       int64_t numStages) {
-  llvm::DenseMap<int64_t, StageOp> seen;
+  // Stage indices are verified non-negative, so as unsigned keys they never
+  // meet DenseMapInfo's reserved ones.
+  llvm::DenseMap<uint64_t, StageOp> seen;
   for (auto stage : body.getOps<StageOp>()) {
     auto [it, inserted] = seen.try_emplace(stage.getIndex(), stage);
     if (inserted)
@@ -244,26 +242,12 @@ ArrayRef<int64_t> GroupOp::getMemberSet(int64_t rank) {
   return {};
 }
 
-/// Checks that `rank` names a rank of the group's owner.
-static LogicalResult checkGroupRank(GroupOp group, int64_t rank) {
-  Operation *owner = group->getParentOp();
-  if (auto pipeline = dyn_cast<PipelineOp>(owner)) {
-    if (rank < static_cast<int64_t>(pipeline.getPp()))
-      return success();
-    return group.emitOpError() << "names rank " << rank
-                               << ", but the pipeline has " << pipeline.getPp()
-                               << " ranks";
-  }
-  if (cast<ScheduleOp>(owner).lookupRank(rank))
-    return success();
-  return group.emitOpError() << "names rank " << rank
-                             << ", but the schedule has no sched.rank "
-                             << rank;
-}
-
 LogicalResult GroupOp::verify() {
   if (getMembers().empty())
     return emitOpError() << "has no member sets";
+  // A pipeline's ranks are 0..pp-1; a schedule's are its sched.rank ops,
+  // which ScheduleOp::verifyRegions matches against the members.
+  auto pipeline = dyn_cast<PipelineOp>((*this)->getParentOp());
   llvm::DenseSet<int64_t> seen;
   for (Attribute set : getMembers()) {
     auto ranks = dyn_cast<DenseI64ArrayAttr>(set);
@@ -272,13 +256,16 @@ LogicalResult GroupOp::verify() {
     if (ranks.empty())
       return emitOpError() << "has an empty member set";
     for (int64_t rank : ranks.asArrayRef()) {
-      if (rank < 0)
-        return emitOpError() << "names negative rank " << rank;
+      if (rank < 0 || rank > kMaxRankId)
+        return emitOpError() << "names rank " << rank
+                             << "; rank ids run from 0 to " << kMaxRankId;
       if (!seen.insert(rank).second)
         return emitOpError() << "names rank " << rank
                              << " in two member sets (they must be disjoint)";
-      if (failed(checkGroupRank(*this, rank)))
-        return failure();
+      if (pipeline && rank >= static_cast<int64_t>(pipeline.getPp()))
+        return emitOpError()
+               << "names rank " << rank << ", but the pipeline has "
+               << pipeline.getPp() << " ranks";
     }
   }
   return success();
@@ -343,11 +330,95 @@ LogicalResult MeshOp::verify() {
 // ScheduleOp, RankOp
 //===----------------------------------------------------------------------===//
 
-RankOp ScheduleOp::lookupRank(int64_t rank) {
-  for (auto rankOp : getBody().front().getOps<RankOp>())
-    if (static_cast<int64_t>(rankOp.getId()) == rank)
-      return rankOp;
-  return {};
+namespace {
+/// What the actions of a schedule may refer to, indexed once so that
+/// checking every reference costs a lookup, not a scan of the schedule.
+/// Rank ids key the maps as unsigned values: they are verified to lie in
+/// [0, kMaxRankId], so they never meet DenseMapInfo's reserved keys.
+struct ScheduleSymbols {
+  llvm::DenseMap<uint64_t, RankOp> ranks;
+  /// Per sched.group, every rank of its member sets.
+  llvm::StringMap<llvm::DenseSet<uint64_t>> groupMembers;
+};
+} // namespace
+
+/// Indexes the ranks of `body`; fails at a rank id given a second program.
+static LogicalResult indexRanks(Block &body, ScheduleSymbols &symbols) {
+  for (auto rank : body.getOps<RankOp>()) {
+    auto [it, inserted] = symbols.ranks.try_emplace(rank.getId(), rank);
+    if (inserted)
+      continue;
+    InFlightDiagnostic diag = rank.emitOpError() << "rank " << rank.getId()
+                                                 << " has a second program";
+    diag.attachNote(it->second.getLoc()) << "first program here";
+    return diag;
+  }
+  return success();
+}
+
+/// Indexes the groups of `body`; fails at a member without a sched.rank.
+static LogicalResult indexGroups(Block &body, ScheduleSymbols &symbols) {
+  for (auto group : body.getOps<GroupOp>()) {
+    llvm::DenseSet<uint64_t> &members =
+        symbols.groupMembers[group.getSymName()];
+    for (Attribute set : group.getMembers())
+      for (int64_t rank : cast<DenseI64ArrayAttr>(set).asArrayRef()) {
+        if (!symbols.ranks.count(rank))
+          return group.emitOpError()
+                 << "names rank " << rank
+                 << ", but the schedule has no sched.rank " << rank;
+        members.insert(rank);
+      }
+  }
+  return success();
+}
+
+/// Checks that the peer of a transfer has a sched.rank.
+static LogicalResult verifyPeer(Operation *op, uint64_t peer,
+                                const ScheduleSymbols &symbols) {
+  if (symbols.ranks.count(peer))
+    return success();
+  return op->emitOpError() << "names peer rank " << peer
+                           << ", but the schedule has no sched.rank " << peer;
+}
+
+/// Checks that a collective issued by `rank` names a sched.group of the
+/// schedule that has `rank` as a member.
+static LogicalResult verifyCollectiveGroup(Operation *op,
+                                           FlatSymbolRefAttr name, RankOp rank,
+                                           const ScheduleSymbols &symbols) {
+  auto group = symbols.groupMembers.find(name.getValue());
+  if (group == symbols.groupMembers.end())
+    return op->emitOpError() << "names group " << name
+                             << ", which is not declared by a sched.group";
+  if (group->second.count(rank.getId()))
+    return success();
+  return op->emitOpError() << "is issued by rank " << rank.getId()
+                           << ", which is not a member of group " << name;
+}
+
+/// Checks what the actions of `rank` name outside it: transfer peers and
+/// collective groups.
+static LogicalResult verifyRankReferences(RankOp rank,
+                                          const ScheduleSymbols &symbols) {
+  WalkResult result = rank.walk([&](Operation *op) {
+    LogicalResult verdict =
+        llvm::TypeSwitch<Operation *, LogicalResult>(op)
+            .Case([&](SendOp send) {
+              return verifyPeer(send, send.getPeer(), symbols);
+            })
+            .Case([&](RecvOp recv) {
+              return verifyPeer(recv, recv.getPeer(), symbols);
+            })
+            .Case<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp,
+                  BarrierOp>([&](auto collective) {
+              return verifyCollectiveGroup(
+                  collective, collective.getGroupAttr(), rank, symbols);
+            })
+            .Default([](Operation *) { return success(); });
+    return failed(verdict) ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
 }
 
 LogicalResult ScheduleOp::verifyRegions() {
@@ -364,18 +435,16 @@ LogicalResult ScheduleOp::verifyRegions() {
                          << " pipeline replicas, which must divide both its "
                          << getStages() << " stages and its "
                          << getMicrobatches() << " microbatches";
-  llvm::DenseMap<int64_t, RankOp> seen;
-  for (auto rank : getBody().front().getOps<RankOp>()) {
-    auto [it, inserted] = seen.try_emplace(rank.getId(), rank);
-    if (inserted)
-      continue;
-    InFlightDiagnostic diag = rank.emitOpError()
-                              << "rank " << rank.getId()
-                              << " has a second program";
-    diag.attachNote(it->second.getLoc()) << "first program here";
-    return diag;
-  }
-  return verifyStageDecls(*this, getBody().front(), getStages());
+  Block &body = getBody().front();
+  ScheduleSymbols symbols;
+  if (failed(indexRanks(body, symbols)) ||
+      failed(verifyStageDecls(*this, body, getStages())) ||
+      failed(indexGroups(body, symbols)))
+    return failure();
+  for (auto rank : body.getOps<RankOp>())
+    if (failed(verifyRankReferences(rank, symbols)))
+      return failure();
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -428,12 +497,13 @@ LogicalResult OverlapOp::verifyRegions() {
 // Point-to-point actions
 //===----------------------------------------------------------------------===//
 
-/// Checks the stage, microbatch and peer of a send or receive. `outward` is
-/// true for a send: the stage on the far side is stage + 1 going forward
-/// and stage - 1 going backward; a receive mirrors it.
+/// Checks the stage and microbatch of a send or receive; its peer is the
+/// schedule's to check (ScheduleOp::verifyRegions). `outward` is true for a
+/// send: the stage on the far side is stage + 1 going forward and stage - 1
+/// going backward; a receive mirrors it.
 static LogicalResult verifyTransfer(Operation *op, Direction direction,
                                     int64_t stage, int64_t microbatch,
-                                    int64_t peer, bool outward) {
+                                    bool outward) {
   if (failed(verifyComputeAction(op, stage, microbatch)))
     return failure();
   IndexSpace space = getIndexSpace(op);
@@ -445,28 +515,17 @@ static LogicalResult verifyTransfer(Operation *op, Direction direction,
            << (outward ? "to" : "from") << " stage " << farStage
            << ", which does not exist (the schedule has " << space.stages
            << " stages)";
-  RankOp rank = getEnclosingRank(op);
-  if (!rank)
-    return success();
-  if (static_cast<int64_t>(rank.getId()) == peer)
-    return op->emitOpError() << "names its own rank " << peer
-                             << " as the peer";
-  auto schedule = rank->getParentOfType<ScheduleOp>();
-  if (schedule && !schedule.lookupRank(peer))
-    return op->emitOpError() << "names peer rank " << peer
-                             << ", but the schedule has no sched.rank "
-                             << peer;
   return success();
 }
 
 LogicalResult SendOp::verify() {
   return verifyTransfer(*this, getDirection(), getStage(), getMicrobatch(),
-                        getPeer(), /*outward=*/true);
+                        /*outward=*/true);
 }
 
 LogicalResult RecvOp::verify() {
   return verifyTransfer(*this, getDirection(), getStage(), getMicrobatch(),
-                        getPeer(), /*outward=*/false);
+                        /*outward=*/false);
 }
 
 LogicalResult P2PGroupOp::verifyRegions() {
@@ -480,35 +539,29 @@ LogicalResult P2PGroupOp::verifyRegions() {
 // Collective and per-stage actions
 //===----------------------------------------------------------------------===//
 
+/// Checks the stage a collective action names, if any; its group is the
+/// schedule's to check (ScheduleOp::verifyRegions).
 static LogicalResult verifyCollectiveAction(Operation *op,
-                                            FlatSymbolRefAttr name,
                                             std::optional<uint64_t> stage) {
-  FailureOr<GroupOp> group = lookupGroup(op, name);
-  if (failed(group))
-    return failure();
-  RankOp rank = getEnclosingRank(op);
-  if (rank && group->getMemberSet(rank.getId()).empty())
-    return op->emitOpError() << "is issued by rank " << rank.getId()
-                             << ", which is not a member of group " << name;
   if (stage)
     return checkStage(op, *stage);
   return success();
 }
 
 LogicalResult AllReduceOp::verify() {
-  return verifyCollectiveAction(*this, getGroupAttr(), getStage());
+  return verifyCollectiveAction(*this, getStage());
 }
 LogicalResult ReduceScatterOp::verify() {
-  return verifyCollectiveAction(*this, getGroupAttr(), getStage());
+  return verifyCollectiveAction(*this, getStage());
 }
 LogicalResult AllGatherOp::verify() {
-  return verifyCollectiveAction(*this, getGroupAttr(), getStage());
+  return verifyCollectiveAction(*this, getStage());
 }
 LogicalResult AllToAllOp::verify() {
-  return verifyCollectiveAction(*this, getGroupAttr(), getStage());
+  return verifyCollectiveAction(*this, getStage());
 }
 LogicalResult BarrierOp::verify() {
-  return verifyCollectiveAction(*this, getGroupAttr(), getStage());
+  return verifyCollectiveAction(*this, getStage());
 }
 
 LogicalResult UnshardOp::verify() { return checkStage(*this, getStage()); }

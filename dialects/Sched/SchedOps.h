@@ -15,9 +15,16 @@
 #include "mlir/IR/RegionKindInterface.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <limits>
+
 #include "dialects/Sched/SchedEnums.h.inc"
 
 namespace sched {
+/// The largest rank id a schedule may name (`sched.rank`, group members,
+/// transfer peers): the plain schedule and the runtimes index ranks with
+/// 32-bit integers.
+constexpr int64_t kMaxRankId = std::numeric_limits<int32_t>::max();
+
 class PipelineOp;
 class ScheduleOp;
 class RankOp;

@@ -20,6 +20,15 @@ class Sched_Op<string mnemonic, list<Trait> traits = []>
 def NonNegativeI64Attr : ConfinedAttr<I64Attr, [IntNonNegative]>;
 def PositiveI64Attr : ConfinedAttr<I64Attr, [IntPositive]>;
 
+/// A rank id: 0 to 2^31 - 1 (`sched::kMaxRankId`), the range the plain
+/// schedule and the runtimes index ranks with.
+def RankIdAttr : ConfinedAttr<I64Attr, [IntNonNegative,
+    AttrConstraint<CPred<"::llvm::cast<::mlir::IntegerAttr>($_self).getInt()"
+                         " <= ::sched::kMaxRankId">,
+                   "at most 2147483647">]> {
+  let summary = "rank id from 0 to 2147483647 (2^31 - 1)";
+}
+
 //===----------------------------------------------------------------------===//
 // Specification ops
 //===----------------------------------------------------------------------===//
@@ -137,9 +146,10 @@ def Sched_GroupOp : Sched_Op<"group",
     [Symbol, ParentOneOf<["PipelineOp", "ScheduleOp"]>]> {
   let summary = "a named process group: disjoint sets of ranks";
   let description = [{
-    Declares a named process group as a list of disjoint member sets. A
-    collective on the group issued by rank `r` runs among the set that holds
-    `r`. A data-parallel group seen from one pipeline replica holds each
+    Declares a named process group as a list of disjoint member sets of
+    rank ids (0 to 2^31 - 1; in a schedule, each must have a `sched.rank`).
+    A collective on the group issued by rank `r` runs among the set that
+    holds `r`. A data-parallel group seen from one pipeline replica holds each
     rank alone (its peers are the same rank of the other replicas).
 
     ```mlir
@@ -256,17 +266,15 @@ def Sched_ScheduleOp : Sched_Op<"schedule", [
     attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
-  let extraClassDeclaration = [{
-    /// The rank op with id `rank`, or null.
-    RankOp lookupRank(int64_t rank);
-  }];
 }
 
 def Sched_RankOp : Sched_Op<"rank", [
     HasParent<"ScheduleOp">, NoTerminator, SingleBlock, NoRegionArguments]> {
   let summary = "the ordered actions of one pipeline rank";
   let description = [{
-    The program of rank `id`: its actions run in the order written.
+    The program of rank `id`: its actions run in the order written. Rank
+    ids run from 0 to 2^31 - 1 and need not be contiguous; each appears
+    once per schedule.
 
     ```mlir
     sched.rank 0 {
@@ -277,7 +285,7 @@ def Sched_RankOp : Sched_Op<"rank", [
     }
     ```
   }];
-  let arguments = (ins NonNegativeI64Attr:$id);
+  let arguments = (ins RankIdAttr:$id);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$id attr-dict-with-keyword $body";
 }
@@ -333,7 +341,9 @@ def Sched_SendOp : Sched_Op<"send",
   let description = [{
     Sends the output of stage `stage` for microbatch `mb` to rank `to`:
     `forward` carries the activation to stage `stage + 1`, `backward` the
-    input gradient to stage `stage - 1`. `bytes` is optional.
+    input gradient to stage `stage - 1`. `bytes` is optional. The peer
+    must have a `sched.rank` in the schedule; a send to the sending rank
+    itself is well-formed, and the schedule verifier reports it.
 
     ```mlir
     sched.send forward stage 0 mb 2 to 1
@@ -342,7 +352,7 @@ def Sched_SendOp : Sched_Op<"send",
   let arguments = (ins Sched_Direction:$direction,
                        NonNegativeI64Attr:$stage,
                        NonNegativeI64Attr:$microbatch,
-                       NonNegativeI64Attr:$peer,
+                       RankIdAttr:$peer,
                        OptionalAttr<NonNegativeI64Attr>:$bytes);
   let assemblyFormat = [{
     $direction `stage` $stage `mb` $microbatch `to` $peer
@@ -357,7 +367,8 @@ def Sched_RecvOp : Sched_Op<"recv",
   let description = [{
     Receives the input of stage `stage` for microbatch `mb` from rank
     `from`: `forward` brings the activation of stage `stage - 1`,
-    `backward` the gradient of stage `stage + 1`.
+    `backward` the gradient of stage `stage + 1`. The peer must have a
+    `sched.rank` in the schedule.
 
     ```mlir
     sched.recv forward stage 1 mb 2 from 0
@@ -366,7 +377,7 @@ def Sched_RecvOp : Sched_Op<"recv",
   let arguments = (ins Sched_Direction:$direction,
                        NonNegativeI64Attr:$stage,
                        NonNegativeI64Attr:$microbatch,
-                       NonNegativeI64Attr:$peer,
+                       RankIdAttr:$peer,
                        OptionalAttr<NonNegativeI64Attr>:$bytes);
   let assemblyFormat = [{
     $direction `stage` $stage `mb` $microbatch `from` $peer

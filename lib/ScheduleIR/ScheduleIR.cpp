@@ -219,7 +219,9 @@ private:
 
   Schedule &schedule;
   std::vector<std::vector<Operation *>> *origins;
-  llvm::DenseMap<int64_t, int32_t> rankIndex;
+  /// Keyed by the id's unsigned value: ids are verified non-negative, so
+  /// they never meet DenseMapInfo's reserved keys.
+  llvm::DenseMap<uint64_t, int32_t> rankIndex;
   llvm::StringMap<int32_t> groupIndex;
   uint32_t lastBundle = 0;
 };

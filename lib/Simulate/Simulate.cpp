@@ -19,9 +19,13 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
+#include <limits>
 
 using namespace sched;
+
+char SimulationRangeError::ID;
 
 namespace {
 
@@ -59,7 +63,7 @@ private:
   size_t bundleEnd(int32_t r, size_t pos) const;
   std::optional<double> collectiveReady(int32_t r, const Action &action);
   llvm::Error stuckError() const;
-  void computeMemory();
+  llvm::Error computeMemory();
 
   const Schedule &schedule;
   const SimulationOptions &options;
@@ -257,13 +261,15 @@ void ListSimulator::advance(int32_t r) {
   }
 }
 
-void ListSimulator::computeMemory() {
+llvm::Error ListSimulator::computeMemory() {
   const size_t numRanks = schedule.ranks.size();
   timeline.peakActivations.assign(numRanks, 0);
   timeline.peakActivationBytes.assign(numRanks, 0);
   for (size_t r = 0; r < numRanks; ++r) {
     double live = 0;
-    int64_t liveBytes = 0;
+    // Each size is below 2^63 and a rank has fewer than 2^64 actions, so the
+    // sum is exact in 128 bits; only the peak must fit the report's 64.
+    __int128 liveBytes = 0, peakBytes = 0;
     for (const Action &action : schedule.ranks[r].actions) {
       if (!isCompute(action.kind))
         continue;
@@ -293,10 +299,19 @@ void ListSimulator::computeMemory() {
         break;
       }
       timeline.peakActivations[r] = std::max(timeline.peakActivations[r], live);
-      timeline.peakActivationBytes[r] =
-          std::max(timeline.peakActivationBytes[r], liveBytes);
+      peakBytes = std::max(peakBytes, liveBytes);
     }
+    if (peakBytes > std::numeric_limits<int64_t>::max())
+      return llvm::make_error<SimulationRangeError>(
+          llvm::formatv("rank {0} holds more than {1} bytes (2^63 - 1) of "
+                        "activations at its peak; the stage sizes are too "
+                        "large",
+                        schedule.ranks[r].id,
+                        std::numeric_limits<int64_t>::max())
+              .str());
+    timeline.peakActivationBytes[r] = static_cast<int64_t>(peakBytes);
   }
+  return llvm::Error::success();
 }
 
 llvm::Error ListSimulator::stuckError() const {
@@ -365,12 +380,18 @@ llvm::Expected<Timeline> ListSimulator::run() {
   timeline.makespan = 0;
   for (double t : clock)
     timeline.makespan = std::max(timeline.makespan, t);
+  // Costs are finite, but their sums may not be.
+  if (!std::isfinite(timeline.makespan))
+    return llvm::make_error<SimulationRangeError>(
+        "the simulated times exceed the largest finite number (about "
+        "1.8e308); the stage costs are too large");
   timeline.bubbleRatio.assign(numRanks, 0);
   if (timeline.makespan > 0)
     for (size_t r = 0; r < numRanks; ++r)
       timeline.bubbleRatio[r] =
           (timeline.makespan - timeline.busy[r]) / timeline.makespan;
-  computeMemory();
+  if (llvm::Error error = computeMemory())
+    return std::move(error);
   return std::move(timeline);
 }
 

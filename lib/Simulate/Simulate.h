@@ -50,12 +50,32 @@ struct Timeline {
   std::vector<int64_t> peakActivationBytes;
 };
 
+/// Why a schedule that runs to the end has no report: its numbers leave the
+/// range they are reported in (a time beyond the largest finite double, a
+/// peak beyond 2^63 - 1 bytes). The costs or sizes are out of range, not
+/// the order of the actions.
+class SimulationRangeError : public llvm::ErrorInfo<SimulationRangeError> {
+public:
+  static char ID;
+
+  explicit SimulationRangeError(std::string message)
+      : message(std::move(message)) {}
+
+  void log(llvm::raw_ostream &os) const override { os << message; }
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+
+  std::string message;
+};
+
 /// A time, ratio or count as the simulation reports print it, without
 /// trailing zeros: 33, 0.272727.
 std::string formatNumber(double value);
 
 /// Simulates `schedule`. Fails, naming the stuck ranks and what they wait
-/// for, when the schedule cannot run to the end.
+/// for, when the schedule cannot run to the end, and with a
+/// SimulationRangeError when its times or byte counts do not fit.
 llvm::Expected<Timeline> simulate(const Schedule &schedule,
                                   const SimulationOptions &options);
 

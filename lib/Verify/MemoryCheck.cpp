@@ -40,8 +40,7 @@ MemoryCheck::MemoryCheck(const ScheduleIndex &index,
   scale = bytes ? 1 : kUnitScale;
   // Limits compare exactly: the largest whole internal amount within it.
   if (options.memoryLimit && !std::isnan(*options.memoryLimit)) {
-    const long double limit =
-        std::floor(*options.memoryLimit * scale);
+    const long double limit = std::floor(*options.memoryLimit * scale);
     if (limit < kUnboundedLimit)
       internalLimit = static_cast<MemoryAmount>(limit);
   }
@@ -156,10 +155,9 @@ MemoryCheck::deltas(size_t r, MemoryAmount &staticAmount) const {
     while (actions[i].bundle != 0 && end < actions.size() &&
            actions[end].bundle == actions[i].bundle)
       ++end;
-    std::stable_sort(result.begin() + i, result.begin() + end,
-                     [](MemoryAmount x, MemoryAmount y) {
-                       return x > 0 && y <= 0;
-                     });
+    std::stable_sort(
+        result.begin() + i, result.begin() + end,
+        [](MemoryAmount x, MemoryAmount y) { return x > 0 && y <= 0; });
     i = end;
   }
   return result;
@@ -257,8 +255,8 @@ void MemoryCheck::explainPeak(Violation &violation, size_t r,
     size_t &count = kind == 1 ? wholeCount : residueCount;
     (kind == 1 ? wholeAmount : residueAmount) += kind == 1 ? full : kept;
     if (count++ < 8)
-      text += llvm::formatv("{0}({1},{2})", text.empty() ? "" : " ",
-                            key.first, key.second)
+      text += llvm::formatv("{0}({1},{2})", text.empty() ? "" : " ", key.first,
+                            key.second)
                   .str();
   }
   auto more = [](size_t count) {

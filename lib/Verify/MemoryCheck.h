@@ -55,8 +55,7 @@ public:
 
 private:
   /// The memory change of each action of rank `r`, in internal units.
-  std::vector<MemoryAmount> deltas(size_t r,
-                                   MemoryAmount &staticAmount) const;
+  std::vector<MemoryAmount> deltas(size_t r, MemoryAmount &staticAmount) const;
   /// Bytes of a receive: its own, else the `output` of the lower stage of
   /// the pair; 0 when neither is known.
   MemoryAmount receiveBytes(const Action &recv) const;

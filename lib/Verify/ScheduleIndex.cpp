@@ -88,8 +88,8 @@ ActionRef ScheduleIndex::compute(ActionKind kind, int32_t stage,
   return table(kind, false)[slot(stage, mb)];
 }
 
-ActionRef ScheduleIndex::transfer(ActionKind kind, bool gradient,
-                                  int32_t stage, int32_t mb) const {
+ActionRef ScheduleIndex::transfer(ActionKind kind, bool gradient, int32_t stage,
+                                  int32_t mb) const {
   if (stage < 0 || stage >= numStages)
     return kNone;
   return table(kind, gradient)[slot(stage, mb)];
@@ -198,8 +198,7 @@ bool ScheduleIndex::indexActions(ViolationSink &sink) {
                             a.stage, describeAction(schedule, a),
                             schedule.ranks[r].id,
                             schedule.ranks[stageRank[a.stage]].id)))
-        v->notes.push_back(
-            {stageFirst[a.stage], "the stage first runs here"});
+        v->notes.push_back({stageFirst[a.stage], "the stage first runs here"});
     }
   }
   return placementOk;
@@ -257,8 +256,8 @@ int64_t ScheduleIndex::transferBytes(const Action &transfer) const {
   // A receive of stage s brings stage s-1's output forward, or the
   // gradient of stage s's output backward; a send mirrors it.
   const bool send = transfer.kind == ActionKind::Send;
-  const int32_t lower = transfer.gradient == send ? transfer.stage - 1
-                                                  : transfer.stage;
+  const int32_t lower =
+      transfer.gradient == send ? transfer.stage - 1 : transfer.stage;
   if (lower < 0 || static_cast<size_t>(lower) >= schedule.stageCosts.size())
     return -1;
   return schedule.stageCosts[lower].output;
@@ -309,8 +308,7 @@ void ScheduleIndex::checkTransfers(ViolationSink &sink) {
         sink.add(ViolationKind::Transfer, here,
                  llvm::formatv("{0} names {1} as its peer, but stage {2} "
                                "runs on {3}",
-                               what, rankName(a.peer), far,
-                               rankName(farRank)));
+                               what, rankName(a.peer), far, rankName(farRank)));
       }
     }
   }
@@ -378,19 +376,20 @@ void ScheduleIndex::checkMessageOrder(ViolationSink &sink) {
       const bool receive = a.kind == ActionKind::Recv;
       const uint64_t sender = receive ? a.peer : r;
       const uint64_t receiver = receive ? r : a.peer;
-      entries.push_back({sender * numRanks + receiver, receive,
+      entries.push_back({sender * numRanks + receiver,
+                         receive,
                          {static_cast<int32_t>(r), static_cast<int32_t>(i)}});
     }
   }
-  std::stable_sort(entries.begin(), entries.end(),
-                   [](const Entry &x, const Entry &y) {
-                     return x.channel < y.channel;
-                   });
+  std::stable_sort(
+      entries.begin(), entries.end(),
+      [](const Entry &x, const Entry &y) { return x.channel < y.channel; });
   auto rankId = [&](int32_t r) { return schedule.ranks[r].id; };
   for (size_t begin = 0; begin < entries.size();) {
     size_t end = begin;
     std::vector<ActionRef> sends, receives;
-    for (; end < entries.size() && entries[end].channel == entries[begin].channel;
+    for (;
+         end < entries.size() && entries[end].channel == entries[begin].channel;
          ++end)
       (entries[end].receive ? receives : sends).push_back(entries[end].at);
     begin = end;
@@ -424,27 +423,38 @@ void ScheduleIndex::checkPair(ActionRef sendRef, ActionRef recvRef, size_t k,
                               ViolationSink &sink) {
   const Action &send = action(sendRef);
   const Action &recv = action(recvRef);
-  std::string disagreement;
-  int64_t observed = 1, required = 0;
   const int32_t expectedStage = send.gradient ? send.stage - 1 : send.stage + 1;
   const int64_t sendBytes = transferBytes(send);
   const int64_t recvBytes = transferBytes(recv);
+  // What disagrees, and the values the SMT facts state (see
+  // Violation::observed): what the receive has against what the send
+  // requires.
+  std::string disagreement;
+  int64_t observed = 1, required = 0;
+  auto disagree = [&](int64_t has, int64_t wants, std::string why) {
+    observed = has;
+    required = wants;
+    disagreement = std::move(why);
+  };
   if (send.gradient != recv.gradient)
-    disagreement = llvm::formatv("one carries {0}, the other {1}",
-                                 send.gradient ? "a gradient" : "an activation",
-                                 recv.gradient ? "a gradient" : "an activation");
+    disagree(recv.gradient, send.gradient,
+             llvm::formatv("one carries {0}, the other {1}",
+                           send.gradient ? "a gradient" : "an activation",
+                           recv.gradient ? "a gradient" : "an activation"));
   else if (recv.stage != expectedStage)
-    observed = recv.stage, required = expectedStage, disagreement = llvm::formatv("the send's data is for stage {0}, the "
-                                 "receive's for stage {1}",
-                                 expectedStage, recv.stage);
+    disagree(recv.stage, expectedStage,
+             llvm::formatv("the send's data is for stage {0}, the receive's "
+                           "for stage {1}",
+                           expectedStage, recv.stage));
   else if (recv.microbatch != send.microbatch)
-    observed = recv.microbatch, required = send.microbatch, disagreement = llvm::formatv("the send carries microbatch {0}, the "
-                                 "receive expects microbatch {1}",
-                                 send.microbatch, recv.microbatch);
+    disagree(recv.microbatch, send.microbatch,
+             llvm::formatv("the send carries microbatch {0}, the receive "
+                           "expects microbatch {1}",
+                           send.microbatch, recv.microbatch));
   else if (sendBytes >= 0 && recvBytes >= 0 && sendBytes != recvBytes)
-    observed = recvBytes, required = sendBytes, disagreement = llvm::formatv("a send of {0} bytes into a receive of {1} "
-                                 "bytes",
-                                 sendBytes, recvBytes);
+    disagree(recvBytes, sendBytes,
+             llvm::formatv("a send of {0} bytes into a receive of {1} bytes",
+                           sendBytes, recvBytes));
   if (disagreement.empty())
     return;
   const int64_t from = schedule.ranks[sendRef.rank].id;
@@ -521,9 +531,8 @@ void ScheduleIndex::checkCollectives(ViolationSink &sink) {
         const bool memberShort = k == ops.size();
         const ActionRef here =
             memberShort ? ActionRef{member, -1} : ActionRef{member, ops[k]};
-        const ActionRef there =
-            k < leadOps.size() ? ActionRef{lead, leadOps[k]}
-                               : ActionRef{lead, -1};
+        const ActionRef there = k < leadOps.size() ? ActionRef{lead, leadOps[k]}
+                                                   : ActionRef{lead, -1};
         std::string mine =
             memberShort ? std::string("nothing") : describe(here);
         std::string theirs =
@@ -536,10 +545,9 @@ void ScheduleIndex::checkCollectives(ViolationSink &sink) {
                               "stage and bytes) in the same order",
                               k, group.name, schedule.ranks[member].id, mine,
                               schedule.ranks[lead].id, theirs)))
-          v->notes.push_back({there, "rank " +
-                                         std::to_string(
-                                             schedule.ranks[lead].id) +
-                                         " issues this one"});
+          v->notes.push_back(
+              {there, "rank " + std::to_string(schedule.ranks[lead].id) +
+                          " issues this one"});
       }
     }
   }

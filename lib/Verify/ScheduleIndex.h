@@ -83,8 +83,7 @@ private:
   /// from it, in issue order, and checks that each pair agrees.
   void checkMessageOrder(ViolationSink &sink);
   /// Checks that the `k`-th send and receive of a channel agree.
-  void checkPair(ActionRef send, ActionRef recv, size_t k,
-                 ViolationSink &sink);
+  void checkPair(ActionRef send, ActionRef recv, size_t k, ViolationSink &sink);
   void checkCollectives(ViolationSink &sink);
 
   /// F, B, I, W, then send/recv forward/backward.

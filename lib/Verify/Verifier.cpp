@@ -166,10 +166,10 @@ private:
                         describe(e.toAction), describe(e.fromAction),
                         rankId(e.toAction), orderReason(e))
               .str();
-      if (Violation *v = sink.add(ViolationKind::Dependency, e.toAction,
-                                  message))
-        v->notes.push_back({e.fromAction, describe(e.fromAction) +
-                                              " runs here, later"});
+      if (Violation *v =
+              sink.add(ViolationKind::Dependency, e.toAction, message))
+        v->notes.push_back(
+            {e.fromAction, describe(e.fromAction) + " runs here, later"});
       return true;
     }
     return false;
@@ -230,8 +230,7 @@ private:
 };
 
 double secondsSince(std::chrono::steady_clock::time_point begin) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       begin)
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
       .count();
 }
 
@@ -254,8 +253,7 @@ Z3Query cycleQuery(const WaitGraph &graph, const std::vector<size_t> &cycle) {
 
 /// The Z3 query of one rank's memory up to its first checkpoint over the
 /// limit: unsatisfiable iff the limit is really exceeded there.
-Z3Query memoryQuery(const MemoryCheck &memory, int32_t rank,
-                    int32_t position) {
+Z3Query memoryQuery(const MemoryCheck &memory, int32_t rank, int32_t position) {
   Z3Query query;
   query.limit = memory.limit();
   MemoryChain chain = memory.getChains()[rank];
@@ -278,8 +276,8 @@ static void emitSmtlib(const Z3Query &query, const VerifyOptions &options,
   std::string error;
   result.smtlib = encodeSmtlib(query, error);
   if (!error.empty())
-    result.smtlib = "; schedc: Z3 could not print the encoding: " + error +
-                    "\n";
+    result.smtlib =
+        "; schedc: Z3 could not print the encoding: " + error + "\n";
 }
 
 /// Z3's verdict on a query whose answer the graph path predicts. Returns

@@ -142,8 +142,9 @@ void WaitGraph::linkRendezvous() {
         merge(send, recv);
         continue;
       }
-      const uint32_t pair =
-          sendLone ? id(send) : recvLone ? id(recv) : addNode();
+      const uint32_t pair = sendLone   ? id(send)
+                            : recvLone ? id(recv)
+                                       : addNode();
       // The pair completes once both sides are posted; a group's
       // completion waits for each of its pairs.
       if (!sendLone) {
@@ -179,16 +180,18 @@ void WaitGraph::addProgramOrder() {
   }
 }
 
-void WaitGraph::addInput(ActionRef producer, ActionRef consumer,
-                         bool gradient, int32_t consumerStage, int32_t mb) {
+void WaitGraph::addInput(ActionRef producer, ActionRef consumer, bool gradient,
+                         int32_t consumerStage, int32_t mb) {
   if (producer.rank == consumer.rank || !index.lowered) {
     addEdge(producer, consumer, WaitReason::Data);
     return;
   }
-  const int32_t producerStage = gradient ? consumerStage + 1 : consumerStage - 1;
+  const int32_t producerStage =
+      gradient ? consumerStage + 1 : consumerStage - 1;
   ActionRef send =
       index.transfer(ActionKind::Send, gradient, producerStage, mb);
-  ActionRef recv = index.transfer(ActionKind::Recv, gradient, consumerStage, mb);
+  ActionRef recv =
+      index.transfer(ActionKind::Recv, gradient, consumerStage, mb);
   addEdge(producer, send, WaitReason::Data);
   addEdge(recv, consumer, WaitReason::Data);
   // Under rendezvous the send and the receive are one class; under eager
@@ -211,10 +214,9 @@ void WaitGraph::addDataEdges() {
       const ActionRef backward = index.inputGradient(s, m);
       addEdge(forward, backward, WaitReason::Data);
       if (!schedule.isLastStage(s))
-        addInput(index.inputGradient(s + 1, m), backward, /*gradient=*/true,
-                 s, m);
-      const ActionRef weight =
-          index.compute(ActionKind::BackwardWeight, s, m);
+        addInput(index.inputGradient(s + 1, m), backward, /*gradient=*/true, s,
+                 m);
+      const ActionRef weight = index.compute(ActionKind::BackwardWeight, s, m);
       if (weight.rank >= 0)
         addEdge(backward, weight, WaitReason::Data);
     }
@@ -237,7 +239,8 @@ void WaitGraph::addAuxLossEdges() {
       const int32_t first = schedule.firstMicrobatchOf(s);
       ActionRef lastForward = index.compute(ActionKind::Forward, s, first);
       ActionRef firstBackward = index.inputGradient(s, first);
-      for (int32_t m = first + 1, end = first + schedule.microbatchesPerReplica();
+      for (int32_t m = first + 1,
+                   end = first + schedule.microbatchesPerReplica();
            m < end; ++m) {
         ActionRef f = index.compute(ActionKind::Forward, s, m);
         ActionRef b = index.inputGradient(s, m);

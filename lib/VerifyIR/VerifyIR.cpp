@@ -49,8 +49,8 @@ VerifyResult sched::verifyScheduleOp(ScheduleOp op, VerifyOptions options) {
       diag.attachNote(origins.locate(note.at)) << note.message;
   }
   if (result.verdict == Verdict::Unknown)
-    emitWarning(op.getLoc()) << "verification inconclusive: "
-                             << result.unknownReason;
+    emitWarning(op.getLoc())
+        << "verification inconclusive: " << result.unknownReason;
   return result;
 }
 

@@ -80,7 +80,7 @@ sched.pipeline @p pp 2 microbatches 4 {
 // -----
 
 sched.pipeline @p pp 2 microbatches 4 {
-  // expected-error @below {{names negative rank -1}}
+  // expected-error @below {{names rank -1; rank ids run from 0 to 2147483647}}
   sched.group @g members [[-1]]
 }
 
@@ -285,10 +285,46 @@ sched.schedule @s stages 2 microbatches 4 {
 
 // -----
 
+// A rank id past 2^31 - 1, INT64_MAX among them (once a crash: it is
+// DenseMap's empty key), is refused.
+sched.schedule @s stages 2 microbatches 1 {
+  sched.rank 0 {}
+  // expected-error @below {{attribute 'id' failed to satisfy constraint: rank id from 0 to 2147483647 (2^31 - 1)}}
+  sched.rank 9223372036854775807 {}
+}
+
+// -----
+
+sched.schedule @s stages 2 microbatches 1 {
+  // expected-error @below {{attribute 'id' failed to satisfy constraint: rank id from 0 to 2147483647 (2^31 - 1)}}
+  sched.rank 2147483648 {}
+}
+
+// -----
+
 sched.schedule @s stages 2 microbatches 4 {
   sched.rank 0 {
-    // expected-error @below {{names its own rank 0 as the peer}}
-    sched.send forward stage 0 mb 0 to 0
+    // expected-error @below {{attribute 'peer' failed to satisfy constraint: rank id from 0 to 2147483647 (2^31 - 1)}}
+    sched.send forward stage 0 mb 0 to 9223372036854775806
+  }
+}
+
+// -----
+
+sched.schedule @s stages 2 microbatches 4 {
+  // expected-error @below {{names rank 2147483648; rank ids run from 0 to 2147483647}}
+  sched.group @g members [[0], [2147483648]]
+  sched.rank 0 {}
+}
+
+// -----
+
+sched.schedule @s stages 2 microbatches 4 {
+  sched.rank 0 {
+    sched.p2p_group {
+      // expected-error @below {{names peer rank 5, but the schedule has no sched.rank 5}}
+      sched.recv backward stage 0 mb 0 from 5
+    }
   }
 }
 

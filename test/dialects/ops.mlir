@@ -129,3 +129,23 @@ sched.schedule @dual stages 4 microbatches 2 replicas 2 {
   }
 }
 sched.schedule @single stages 1 microbatches 1 replicas 1 {}
+
+// Rank ids need not be contiguous and run up to 2^31 - 1; a transfer to its
+// own rank is well-formed (the schedule verifier reports it).
+// CHECK-LABEL: sched.schedule @sparse_ranks stages 2 microbatches 1 {
+// CHECK-NEXT: sched.group @g members {{\[}}[7, 2147483647]]
+// CHECK-NEXT: sched.rank 7 {
+// CHECK-NEXT: sched.send forward stage 0 mb 0 to 2147483647
+// CHECK-NEXT: sched.send forward stage 0 mb 0 to 7
+// CHECK: sched.rank 2147483647 {
+// CHECK-NEXT: sched.recv forward stage 1 mb 0 from 7
+sched.schedule @sparse_ranks stages 2 microbatches 1 {
+  sched.group @g members [[7, 2147483647]]
+  sched.rank 7 {
+    sched.send forward stage 0 mb 0 to 2147483647
+    sched.send forward stage 0 mb 0 to 7
+  }
+  sched.rank 2147483647 {
+    sched.recv forward stage 1 mb 0 from 7
+  }
+}

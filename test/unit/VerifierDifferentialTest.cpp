@@ -14,6 +14,11 @@
 #include "lib/Verify/WaitGraph.h"
 #include "lib/Verify/Z3/Z3Prover.h"
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include "gtest/gtest.h"
 
 #include <algorithm>
@@ -35,8 +40,8 @@ Schedule lowerNaively(const Schedule &compute, int32_t pp) {
     const int32_t r = static_cast<int32_t>(rank.id);
     for (const Action &a : rank.actions) {
       const bool forward = a.kind == ActionKind::Forward;
-      const bool inputGrad = a.kind == ActionKind::Backward ||
-                             a.kind == ActionKind::BackwardInput;
+      const bool inputGrad =
+          a.kind == ActionKind::Backward || a.kind == ActionKind::BackwardInput;
       const int32_t source = forward ? a.stage - 1 : a.stage + 1;
       if ((forward || inputGrad) && source >= 0 && source <= last &&
           rankOf(source) != r) {
@@ -88,6 +93,40 @@ void mutate(Schedule &schedule, std::mt19937 &rng) {
     std::shuffle(a.begin(), a.end(), rng);
     break;
   }
+}
+
+/// Gives a random transfer a size its partner does not have.
+void resizeTransfer(Schedule &schedule, std::mt19937 &rng) {
+  std::vector<Action *> transfers;
+  for (RankProgram &rank : schedule.ranks)
+    for (Action &a : rank.actions)
+      if (a.kind == ActionKind::Send || a.kind == ActionKind::Recv)
+        transfers.push_back(&a);
+  if (!transfers.empty())
+    transfers[rng() % transfers.size()]->bytes = 1 + rng() % 3;
+}
+
+/// What a stock `z3` binary answers on an SMT-LIB file: "sat", "unsat" or
+/// whatever else it printed.
+std::string stockZ3(const std::string &smtlib) {
+  llvm::ErrorOr<std::string> z3 = llvm::sys::findProgramByName("z3");
+  if (!z3)
+    return "no z3 binary on PATH (make deps installs it)";
+  llvm::SmallString<128> input, output;
+  llvm::sys::fs::createTemporaryFile("schedc-diff", "smt2", input);
+  llvm::sys::fs::createTemporaryFile("schedc-diff", "out", output);
+  {
+    std::error_code error;
+    llvm::raw_fd_ostream file(input, error);
+    file << smtlib;
+  }
+  std::optional<llvm::StringRef> redirects[] = {
+      std::nullopt, llvm::StringRef(output), std::nullopt};
+  llvm::sys::ExecuteAndWait(*z3, {*z3, input.str()}, std::nullopt, redirects);
+  auto answer = llvm::MemoryBuffer::getFile(output);
+  llvm::sys::fs::remove(input);
+  llvm::sys::fs::remove(output);
+  return answer ? (*answer)->getBuffer().trim().str() : "no output";
 }
 
 struct Verdicts {
@@ -142,6 +181,7 @@ TEST(VerifierDifferential, GraphPathAndZ3Agree) {
                                  Strategy::ZBH1, Strategy::ZBH2,
                                  Strategy::Interleaved1F1B};
   int judged = 0, verified = 0, deadlocked = 0, overMemory = 0;
+  int structurallyViolated = 0, stockChecked = 0;
   for (int trial = 0; judged < 2400; ++trial) {
     PipelineShape shape;
     shape.pp = 1 + static_cast<int32_t>(rng() % 4);
@@ -155,11 +195,13 @@ TEST(VerifierDifferential, GraphPathAndZ3Agree) {
     llvm::Expected<Schedule> generated = generateSchedule(strategy, shape);
     ASSERT_TRUE(static_cast<bool>(generated))
         << llvm::toString(generated.takeError());
-    Schedule schedule = rng() % 2 ? lowerNaively(*generated, shape.pp)
-                                  : std::move(*generated);
+    Schedule schedule =
+        rng() % 2 ? lowerNaively(*generated, shape.pp) : std::move(*generated);
     const int mutations = static_cast<int>(rng() % 3);
     for (int k = 0; k < mutations; ++k)
       mutate(schedule, rng);
+    if (rng() % 8 == 0)
+      resizeTransfer(schedule, rng);
 
     VerifyOptions options;
     options.p2p = rng() % 2 ? P2PSemantics::Eager : P2PSemantics::Rendezvous;
@@ -169,10 +211,29 @@ TEST(VerifierDifferential, GraphPathAndZ3Agree) {
       options.globalBatchAuxStages.push_back(
           static_cast<int32_t>(rng() % schedule.numStages));
 
+    // The whole verifier, structural checks included: the graph path's
+    // verdict, Z3's, and a stock z3 run on the SMT-LIB file of every 16th
+    // schedule agree.
+    VerifyOptions graphOnly = options;
+    graphOnly.useZ3 = false;
+    const Verdict expectedVerdict = verifySchedule(schedule, graphOnly).verdict;
+    VerifyOptions withZ3 = options;
+    withZ3.emitSmtlib = trial % 16 == 0;
+    VerifyResult proved = verifySchedule(schedule, withZ3);
+    ASSERT_EQ(proved.verdict, expectedVerdict) << "trial " << trial;
+    if (withZ3.emitSmtlib) {
+      ASSERT_EQ(stockZ3(proved.smtlib),
+                expectedVerdict == Verdict::Verified ? "sat" : "unsat")
+          << "trial " << trial;
+      ++stockChecked;
+    }
+
     ScheduleIndex index(schedule);
     ViolationSink structural;
-    if (!index.check(structural))
+    if (!index.check(structural)) {
+      ++structurallyViolated;
       continue;
+    }
     Verdicts verdicts = judge(index, options);
     const Z3Answer expected = verdicts.graph ? Z3Answer::Sat : Z3Answer::Unsat;
     ASSERT_EQ(verdicts.full, expected) << "trial " << trial;
@@ -190,9 +251,12 @@ TEST(VerifierDifferential, GraphPathAndZ3Agree) {
   EXPECT_GT(verified, 300);
   EXPECT_GT(deadlocked, 300);
   EXPECT_GT(overMemory, 100);
+  EXPECT_GT(structurallyViolated, 300);
   std::printf("differential: %d schedules, %d verified, %d with a cycle, %d "
-              "over memory only\n",
-              judged, verified, deadlocked, overMemory);
+              "over memory only; %d structurally violated; %d checked by a "
+              "stock z3\n",
+              judged, verified, deadlocked, overMemory, structurallyViolated,
+              stockChecked);
 }
 
 } // namespace

@@ -28,6 +28,11 @@ enum ExitStatus : int {
   ExitUnknown = 3,
 };
 
+/// The category of every schedc option; `--help` shows only these (and
+/// llvm::cl's generic --help and --version), not the options LLVM's
+/// libraries register.
+extern llvm::cl::OptionCategory schedcOptions;
+
 /// Prints "schedc: error: <message>" and returns ExitUsage.
 int usageError(const llvm::Twine &message);
 

@@ -34,29 +34,33 @@ static const std::string strategyHelp =
     "Pipeline strategy: " + strategyNames();
 
 static cl::opt<std::string>
-    strategyFlag("strategy", cl::sub(generateCommand),
+    strategyFlag("strategy", cl::sub(generateCommand), cl::cat(schedcOptions),
                  cl::desc(strategyHelp), cl::value_desc("name"));
 static cl::opt<int64_t> ppFlag("pp", cl::sub(generateCommand),
+                               cl::cat(schedcOptions),
                                cl::desc("Pipeline ranks P (>= 1)"));
 static cl::opt<int64_t>
-    vppFlag("vpp", cl::sub(generateCommand), cl::init(1),
+    vppFlag("vpp", cl::sub(generateCommand),
+            cl::cat(schedcOptions), cl::init(1),
             cl::desc("Stages per rank (virtual pipeline), default 1"));
 static cl::opt<int64_t>
     microbatchesFlag("microbatches", cl::sub(generateCommand),
+                     cl::cat(schedcOptions),
                      cl::desc("Microbatches M per step (>= 1)"));
 static cl::opt<std::string> emitFlag(
-    "emit", cl::sub(generateCommand), cl::init("mlir"),
+    "emit", cl::sub(generateCommand), cl::cat(schedcOptions), cl::init("mlir"),
     cl::desc("Output form: mlir (sched dialect), text (a grid, a row per "
              "rank and a column per time step), torch-csv (PyTorch "
              "pipelining CSV, compute only) or torch-csv-comms (the same "
              "with a SEND/RECV cell per transfer)"),
     cl::value_desc("mlir|text|torch-csv|torch-csv-comms"));
 static cl::opt<std::string> costFlag(
-    "cost", cl::sub(generateCommand),
+    "cost", cl::sub(generateCommand), cl::cat(schedcOptions),
     cl::desc("Per-stage times, the same for every stage: f=1,b=2 or "
              "f=1,i=1,w=1 (default: all 1)"),
     cl::value_desc("spec"));
 static cl::opt<std::string> outputFlag("o", cl::sub(generateCommand),
+                                       cl::cat(schedcOptions),
                                        cl::init("-"),
                                        cl::desc("Output file (default stdout)"),
                                        cl::value_desc("file"));

@@ -4,7 +4,7 @@
 // simulation of lib/Simulate and reports its makespan, the bubble ratio and
 // the peak of live activations of every rank, as text or as JSON. Exit
 // status 0 when every schedule runs to the end, 1 when one cannot, 2 for
-// bad flags or unreadable input.
+// bad flags, unreadable input or results out of range.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +20,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace sched;
 namespace cl = llvm::cl;
@@ -28,27 +30,28 @@ cl::SubCommand sched::simulateCommand(
     "simulate", "Simulate a schedule: makespan, bubble, peak activations");
 
 static cl::opt<std::string> inputFlag(cl::Positional, cl::sub(simulateCommand),
+                                      cl::cat(schedcOptions),
                                       cl::desc("<schedule file>"));
 static cl::opt<std::string> formatFlag(
-    "format", cl::sub(simulateCommand),
+    "format", cl::sub(simulateCommand), cl::cat(schedcOptions),
     cl::desc("Input format: mlir, torch-csv (compute only) or "
              "torch-csv-comms (with SEND/RECV); default from the extension "
              "and contents"),
     cl::value_desc("mlir|torch-csv|torch-csv-comms"));
 static cl::opt<std::string> costFlag(
-    "cost", cl::sub(simulateCommand),
+    "cost", cl::sub(simulateCommand), cl::cat(schedcOptions),
     cl::desc("Times that replace every stage's: f=1,b=2 or f=1,i=1,w=1, "
              "plus comm=T for each transfer between ranks (default: the "
              "file's stage times, else 1; comm 0)"),
     cl::value_desc("spec"));
 static cl::opt<bool> jsonFlag(
-    "json", cl::sub(simulateCommand),
+    "json", cl::sub(simulateCommand), cl::cat(schedcOptions),
     cl::desc("Print {\"makespan\", \"bubble_ratio\", \"peak_activations\"} "
              "as JSON (an array of them when the file holds several "
              "schedules)"));
 
 static cl::opt<bool> timelineFlag(
-    "timeline", cl::sub(simulateCommand),
+    "timeline", cl::sub(simulateCommand), cl::cat(schedcOptions),
     cl::desc("Also print every action's start and end time, rank by rank "
              "(text output only)"));
 
@@ -129,8 +132,19 @@ int sched::runSimulate() {
       applyCostSpec(*schedule, *costs);
     llvm::Expected<Timeline> timeline = simulate(*schedule, options);
     if (!timeline) {
-      scheduleOp.emitError() << llvm::toString(timeline.takeError());
-      status = ExitViolated;
+      // A schedule that cannot run is wrong; one whose times or sizes do
+      // not fit is bad input.
+      int failure = ExitViolated;
+      std::string message;
+      llvm::handleAllErrors(
+          timeline.takeError(),
+          [&](const SimulationRangeError &error) {
+            failure = ExitUsage;
+            message = error.message;
+          },
+          [&](const llvm::ErrorInfoBase &error) { message = error.message(); });
+      scheduleOp.emitError() << message;
+      status = std::max(status, failure);
       continue;
     }
     if (jsonFlag)

@@ -13,9 +13,9 @@
 #include "tools/schedc/Commands.h"
 #include "tools/schedc/ScheduleInput.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -29,44 +29,49 @@ cl::SubCommand sched::verifyCommand(
     "verify", "Prove a schedule complete, deadlock-free and within memory");
 
 static cl::opt<std::string> inputFlag(cl::Positional, cl::sub(verifyCommand),
+                                      cl::cat(schedcOptions),
                                       cl::desc("<schedule file>"));
 static cl::opt<std::string> formatFlag(
-    "format", cl::sub(verifyCommand),
+    "format", cl::sub(verifyCommand), cl::cat(schedcOptions),
     cl::desc("Input format: mlir, torch-csv (compute only) or "
              "torch-csv-comms (with SEND/RECV); default from the extension "
              "and contents"),
     cl::value_desc("mlir|torch-csv|torch-csv-comms"));
-static cl::opt<int64_t>
-    stagesFlag("stages", cl::sub(verifyCommand),
-               cl::desc("Number of stages (CSV; default: what the file shows)"));
+static cl::opt<int64_t> stagesFlag(
+    "stages", cl::sub(verifyCommand), cl::cat(schedcOptions),
+    cl::desc("Number of stages (CSV; default: what the file shows)"));
 static cl::opt<int64_t> microbatchesFlag(
-    "microbatches", cl::sub(verifyCommand),
+    "microbatches", cl::sub(verifyCommand), cl::cat(schedcOptions),
     cl::desc("Number of microbatches (CSV; default: what the file shows)"));
 static cl::opt<std::string> p2pFlag(
-    "p2p", cl::sub(verifyCommand),
+    "p2p", cl::sub(verifyCommand), cl::cat(schedcOptions),
     cl::desc("Point-to-point semantics: eager (a send never blocks; default "
              "for CSV) or rendezvous (default for MLIR)"),
     cl::value_desc("eager|rendezvous"));
 static cl::opt<double> memoryLimitFlag(
-    "memory-limit", cl::sub(verifyCommand),
+    "memory-limit", cl::sub(verifyCommand), cl::cat(schedcOptions),
     cl::desc("Device memory: bytes, or stage-microbatch activation units "
              "when the schedule declares no sizes"));
 static cl::opt<double> weightGradFractionFlag(
-    "weight-grad-fraction", cl::sub(verifyCommand), cl::init(0.5),
+    "weight-grad-fraction", cl::sub(verifyCommand), cl::cat(schedcOptions),
+    cl::init(0.5),
     cl::desc("Part of an activation kept from I until W (units mode)"));
 static cl::opt<double>
-    timeoutFlag("timeout", cl::sub(verifyCommand), cl::init(0),
+    timeoutFlag("timeout", cl::sub(verifyCommand), cl::cat(schedcOptions),
+                cl::init(0),
                 cl::desc("Solver budget in seconds (0: none); running out "
                          "gives verdict unknown, exit 3"));
 static cl::opt<bool> jsonFlag("json", cl::sub(verifyCommand),
+                              cl::cat(schedcOptions),
                               cl::desc("Print the result as JSON"));
-static cl::opt<std::string> proofFlag(
-    "proof", cl::sub(verifyCommand), cl::init("witness"),
-    cl::desc("witness: Z3 checks the execution the graph path found "
-             "(fast); search: Z3 solves unaided"),
-    cl::value_desc("witness|search"));
 static cl::opt<std::string>
-    smtlibFlag("emit-smtlib", cl::sub(verifyCommand),
+    proofFlag("proof", cl::sub(verifyCommand), cl::cat(schedcOptions),
+              cl::init("witness"),
+              cl::desc("witness: Z3 checks the execution the graph path found "
+                       "(fast); search: Z3 solves unaided"),
+              cl::value_desc("witness|search"));
+static cl::opt<std::string>
+    smtlibFlag("emit-smtlib", cl::sub(verifyCommand), cl::cat(schedcOptions),
                cl::desc("Write the SMT-LIB 2 query to this file"),
                cl::value_desc("file"));
 
@@ -184,8 +189,7 @@ int sched::runVerify() {
       smtlib->os() << smtlibSection(scheduleOp, result);
     if (result.verdict == Verdict::Violated)
       overall = Verdict::Violated;
-    else if (result.verdict == Verdict::Unknown &&
-             overall == Verdict::Verified)
+    else if (result.verdict == Verdict::Unknown && overall == Verdict::Verified)
       overall = Verdict::Unknown;
     if (jsonFlag) {
       reports.push_back(toJson(scheduleOp, result));

@@ -10,9 +10,16 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
+#include <optional>
+#include <unistd.h>
+
 using namespace sched;
+
+llvm::cl::OptionCategory sched::schedcOptions("schedc options");
 
 int sched::usageError(const llvm::Twine &message) {
   llvm::errs() << "schedc: error: " << message << "\n";
@@ -42,27 +49,88 @@ void sched::installDiagnosticPrinter(mlir::MLIRContext &context) {
   });
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM initLLVM(argc, argv);
+/// LLVM's words for a malformed value, and ours.
+static constexpr std::pair<llvm::StringLiteral, llvm::StringLiteral>
+    kValueErrors[] = {
+        {"' value invalid for long argument!", "' is not a 64-bit integer"},
+        {"' value invalid for floating point argument!", "' is not a number"},
+        {"' is invalid value for boolean argument! Try 0 or 1",
+         "' is not a boolean (true, false, 1 or 0)"},
+};
+
+/// Turns llvm::cl's first error line into ours: without the program name,
+/// "for the --pp option: 'x' value invalid for long argument!" becomes
+/// "--pp: 'x' is not a 64-bit integer".
+static std::string rewordParseError(llvm::StringRef line,
+                                    llvm::StringRef program) {
+  line = line.trim();
+  line.consume_front(program);
+  line.consume_front(": ");
+  std::string message;
+  if (line.consume_front("for the ")) {
+    auto [flag, what] = line.split(" option: ");
+    message = (flag + ": ").str();
+    line = what;
+  }
+  for (const auto &[theirs, ours] : kValueErrors)
+    if (line.consume_back(theirs))
+      return message + line.str() + ours.str();
+  line.consume_back("!");
+  return message + line.str();
+}
+
+/// Parses the command line. llvm::cl prints some errors (a malformed or
+/// missing value) straight to stderr, not to the stream it is given, so
+/// stderr goes to a temporary file while it parses. Returns the first error
+/// in our words, or nothing when the command line is good.
+static std::optional<std::string> parseCommandLine(int argc, char **argv) {
   std::string errors;
   llvm::raw_string_ostream errorStream(errors);
-  if (!llvm::cl::ParseCommandLineOptions(
-          argc, argv,
-          "schedc: generate, verify and simulate pipeline-parallel training "
-          "schedules\n\n"
-          "  schedc generate --strategy 1f1b --pp 4 --microbatches 8\n"
-          "  schedc verify schedule.csv --memory-limit 4\n\n"
-          "Run 'schedc <subcommand> --help' for the options of each.\n",
-          &errorStream)) {
-    // Some llvm::cl errors (a malformed value) are printed directly to
-    // stderr; the others arrive here.
-    llvm::StringRef message = llvm::StringRef(errors).trim();
-    if (message.empty())
-      return ExitUsage;
-    message.consume_front(argv[0]);
-    message.consume_front(": ");
-    return usageError(message.split('\n').first);
+  std::FILE *capture = std::tmpfile();
+  const int savedStderr = capture ? ::dup(STDERR_FILENO) : -1;
+  const bool capturing =
+      savedStderr >= 0 && ::dup2(::fileno(capture), STDERR_FILENO) >= 0;
+  const bool parsed = llvm::cl::ParseCommandLineOptions(
+      argc, argv,
+      "schedc: generate, verify and simulate pipeline-parallel training "
+      "schedules\n\n"
+      "  schedc generate --strategy 1f1b --pp 4 --microbatches 8\n"
+      "  schedc verify schedule.csv --memory-limit 4\n\n"
+      "Run 'schedc <subcommand> --help' for the options of each.\n",
+      &errorStream);
+  std::string printed;
+  if (capturing) {
+    ::dup2(savedStderr, STDERR_FILENO);
+    std::rewind(capture);
+    char buffer[4096];
+    while (size_t n = std::fread(buffer, 1, sizeof(buffer), capture))
+      printed.append(buffer, n);
   }
+  if (savedStderr >= 0)
+    ::close(savedStderr);
+  if (capture)
+    std::fclose(capture);
+  if (parsed) {
+    llvm::errs() << printed;
+    return std::nullopt;
+  }
+  llvm::StringRef first = llvm::StringRef(printed).trim();
+  if (first.empty())
+    first = llvm::StringRef(errors).trim();
+  if (first.empty())
+    return std::string("cannot parse the command line; try 'schedc --help'");
+  return rewordParseError(first.split('\n').first,
+                          llvm::sys::path::filename(argv[0]));
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  for (llvm::cl::SubCommand *command :
+       {&llvm::cl::SubCommand::getTopLevel(), &generateCommand, &verifyCommand,
+        &simulateCommand})
+    llvm::cl::HideUnrelatedOptions(schedcOptions, *command);
+  if (std::optional<std::string> error = parseCommandLine(argc, argv))
+    return usageError(*error);
   if (generateCommand)
     return runGenerate();
   if (verifyCommand)

@@ -20,8 +20,7 @@ namespace {
 class Encoder {
 public:
   Encoder(z3::context &context, const Z3Query &query, bool ground)
-      : context(context), query(query), ground(ground),
-        constraints(context) {}
+      : context(context), query(query), ground(ground), constraints(context) {}
 
   /// Encodes edges [edgeBegin, edgeEnd) and, if `withMemory`, the memory
   /// chains.
@@ -304,8 +303,8 @@ Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds) {
     outcome.answer = Z3Answer::Unknown;
     outcome.reason = std::string("z3: ") + error.msg();
   }
-  outcome.seconds = std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - begin)
-                        .count();
+  outcome.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+          .count();
   return outcome;
 }
