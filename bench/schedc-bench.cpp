@@ -1,6 +1,10 @@
 //===- schedc-bench.cpp - generation and verification benchmarks ----------===//
 //
 // Measures, for schedules of 10^3..10^6 actions:
+//  - memory per action: the peak resident memory each path of a request
+//    adds (generation, IR, the emit forms, transfer insertion, import),
+//    each run in a child process, over its actions; lib/Limits estimates
+//    requests with these figures;
 //  - generation: the plain generator, and generation plus building the
 //    sched.schedule IR (what sched-lower-* does);
 //  - verification end to end: parsing the MLIR text (or importing the
@@ -16,14 +20,18 @@
 #include "lib/Export/TorchCsv.h"
 #include "lib/Generate/Strategy.h"
 #include "lib/Import/TorchCsv.h"
+#include "lib/Limits/ResourceLimits.h"
 #include "lib/Lower/InsertTransfers.h"
+#include "lib/Render/TextGrid.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
 #include "lib/VerifyIR/VerifyIR.h"
+#include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -31,7 +39,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <functional>
+
+#include <malloc.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace sched;
@@ -82,7 +95,7 @@ OwningOpRef<ModuleOp> lowerToModule(MLIRContext &context, Strategy strategy,
       static_cast<uint64_t>(shape.microbatches), Placement::Loop,
       IntegerAttr());
   builder.createBlock(&pipeline.getBody());
-  if (failed(lowerPipeline(pipeline, strategy)))
+  if (failed(lowerPipeline(pipeline, strategy, INT64_MAX)))
     return nullptr;
   return module;
 }
@@ -134,9 +147,8 @@ void benchGeneration(MLIRContext &context) {
         timeIt(3, [&] { (void)lowerToModule(context, c.strategy, shape); });
     llvm::outs() << llvm::formatv("| {0} | {1} x {2} x {3} | {4} | {5:F4} | "
                                   "{6:F4} |\n",
-                                  strategyName(c.strategy), shape.pp,
-                                  shape.vpp, shape.microbatches, actions,
-                                  generate, build);
+                                  strategyName(c.strategy), shape.pp, shape.vpp,
+                                  shape.microbatches, actions, generate, build);
   }
 }
 
@@ -158,8 +170,7 @@ void benchVerifyCase(MLIRContext &context, const VerifyCase &c, int runs,
     if (c.csv) {
       llvm::SourceMgr sourceMgr;
       sourceMgr.AddNewSourceBuffer(
-          llvm::MemoryBuffer::getMemBuffer(c.text, "bench.csv"),
-          llvm::SMLoc());
+          llvm::MemoryBuffer::getMemBuffer(c.text, "bench.csv"), llvm::SMLoc());
       TorchCsvOptions options;
       options.flavour = TorchCsvFlavour::ComputeAndComms;
       module = importTorchCsv(sourceMgr, &context, options);
@@ -189,14 +200,13 @@ void benchVerifyCase(MLIRContext &context, const VerifyCase &c, int runs,
     }
   }
   std::string searchCell =
-      searchTimes.empty()
-          ? std::string("-")
-          : llvm::formatv("{0:F3}", median(searchTimes)).str();
+      searchTimes.empty() ? std::string("-")
+                          : llvm::formatv("{0:F3}", median(searchTimes)).str();
   llvm::outs() << llvm::formatv(
       "| {0} | {1} | {2:F3} | {3:F3} | {4:F3} | {5:F3} | {6} / {7} | "
       "{8:F3} | {9} |\n",
-      c.label, actions, median(parse), median(read), median(graph),
-      median(z3), vars, constraints, median(total), searchCell);
+      c.label, actions, median(parse), median(read), median(graph), median(z3),
+      vars, constraints, median(total), searchCell);
 }
 
 void benchVerify(MLIRContext &context) {
@@ -210,8 +220,7 @@ void benchVerify(MLIRContext &context) {
     PipelineShape shape = shapeFor(16, 1, target);
     VerifyCase c{"compute-only MLIR, rendezvous",
                  scheduleText(context, Strategy::OneFOneB, shape)};
-    benchVerifyCase(context, c, target >= 1'000'000 ? 1 : 3,
-                    target <= 10'000);
+    benchVerifyCase(context, c, target >= 1'000'000 ? 1 : 3, target <= 10'000);
   }
   // Lowered schedules: a send and a receive for almost every compute.
   for (int64_t target : {1'000, 10'000, 100'000, 200'000}) {
@@ -221,8 +230,7 @@ void benchVerify(MLIRContext &context) {
     llvm::Expected<Schedule> lowered =
         compute ? insertTransfers(*compute) : compute.takeError();
     if (!lowered) {
-      llvm::errs() << "bench: " << llvm::toString(lowered.takeError())
-                   << "\n";
+      llvm::errs() << "bench: " << llvm::toString(lowered.takeError()) << "\n";
       return;
     }
     std::string csv;
@@ -238,12 +246,207 @@ void benchVerify(MLIRContext &context) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Memory per action
+//===----------------------------------------------------------------------===//
+
+/// A field of /proc/self/status in bytes (VmRSS, VmHWM), or -1.
+int64_t statusBytes(llvm::StringRef field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    llvm::StringRef rest(line);
+    if (!rest.consume_front(field) || !rest.consume_front(":"))
+      continue;
+    int64_t kib = 0;
+    if (rest.trim().consumeInteger(10, kib))
+      return -1;
+    return kib * 1024;
+  }
+  return -1;
+}
+
+/// Runs `body` in a child process and returns the peak resident memory it
+/// added to what the child held when it started (after `prepare`), in
+/// bytes, or -1. `body` returns what it must keep alive until the peak is
+/// read. A child of its own keeps every path's peak apart from memory the
+/// allocator kept from earlier paths.
+int64_t childPeakBytes(const std::function<void(MLIRContext &)> &prepare,
+                       const std::function<void(MLIRContext &)> &body) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return -1;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    MLIRContext context(MLIRContext::Threading::DISABLED);
+    context.getOrLoadDialect<SchedDialect>();
+    prepare(context);
+    // Hands what `prepare` freed back to the system, so that `body` cannot
+    // reuse it unseen, then resets VmHWM to the current resident size (Linux
+    // clear_refs).
+    malloc_trim(0);
+    std::ofstream("/proc/self/clear_refs") << "5";
+    const int64_t before = statusBytes("VmRSS");
+    body(context);
+    int64_t added = statusBytes("VmHWM") - before;
+    if (before < 0)
+      added = -1;
+    ssize_t written = write(fds[1], &added, sizeof added);
+    _exit(written == sizeof added ? 0 : 1);
+  }
+  close(fds[1]);
+  int64_t added = -1;
+  if (read(fds[0], &added, sizeof added) != sizeof added)
+    added = -1;
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return added;
+}
+
+void benchMemory() {
+  llvm::outs()
+      << "\n## Memory per action (peak resident bytes a path adds, over its "
+         "compute actions; each in a child process)\n\n"
+      << "| strategy | pp x vpp x M | actions | generate | lower (IR) | "
+         "emit mlir | emit text | emit torch-csv | emit torch-csv-comms | "
+         "insert-p2p pass | import CSV |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  struct Case {
+    Strategy strategy;
+    int32_t pp, vpp;
+  };
+  const Case cases[] = {
+      {Strategy::OneFOneB, 8, 1},        {Strategy::ZBH2, 8, 1},
+      {Strategy::Interleaved1F1B, 8, 2}, {Strategy::ZBV, 8, 2},
+      {Strategy::DualPipeV, 8, 2},       {Strategy::DualPipe, 8, 1},
+  };
+  const int64_t target = 2'000'000;
+  int64_t worst[8] = {};
+  for (const Case &c : cases) {
+    PipelineShape shape = shapeFor(c.pp, c.vpp, target);
+    // Even, as DualPipe needs.
+    shape.microbatches &= ~1;
+    // What lib/Limits estimates requests by. Counting by generating here
+    // would leave freed heap pages resident for the children to reuse.
+    const int64_t actions = computeActionCount(c.strategy, shape);
+    auto nothing = [](MLIRContext &) {};
+    auto emit = [&](auto write) {
+      return [&, write](MLIRContext &) {
+        Schedule schedule = cantFail(generateSchedule(c.strategy, shape));
+        llvm::raw_null_ostream os;
+        cantFail(write(os, schedule));
+      };
+    };
+    OwningOpRef<ModuleOp> lowered;
+    std::string csv;
+    const int64_t peaks[] = {
+        childPeakBytes(nothing,
+                       [&](MLIRContext &) {
+                         Schedule schedule =
+                             cantFail(generateSchedule(c.strategy, shape));
+                         (void)schedule;
+                       }),
+        childPeakBytes(nothing,
+                       [&](MLIRContext &context) {
+                         lowered = lowerToModule(context, c.strategy, shape);
+                       }),
+        childPeakBytes(nothing,
+                       [&](MLIRContext &context) {
+                         lowered = lowerToModule(context, c.strategy, shape);
+                         llvm::raw_null_ostream os;
+                         lowered->print(os, OpPrintingFlags().assumeVerified());
+                       }),
+        childPeakBytes(
+            nothing, emit([](llvm::raw_ostream &os, const Schedule &schedule) {
+              return printTextGrid(os, schedule);
+            })),
+        c.strategy == Strategy::DualPipe
+            ? -1
+            : childPeakBytes(nothing, emit([](llvm::raw_ostream &os,
+                                              const Schedule &schedule) {
+                               return writeTorchCsv(os, schedule,
+                                                    TorchCsvContent::Compute);
+                             })),
+        c.strategy == Strategy::DualPipe
+            ? -1
+            : childPeakBytes(nothing, emit([](llvm::raw_ostream &os,
+                                              const Schedule &schedule) {
+                               return writeTorchCsv(
+                                   os, cantFail(insertTransfers(schedule)),
+                                   TorchCsvContent::ComputeAndComms);
+                             })),
+        childPeakBytes(
+            [&](MLIRContext &context) {
+              lowered = lowerToModule(context, c.strategy, shape);
+            },
+            [&](MLIRContext &context) {
+              PassManager pm(&context);
+              pm.addPass(createInsertP2P());
+              (void)pm.run(*lowered);
+            }),
+        c.strategy == Strategy::DualPipe
+            ? -1
+            : childPeakBytes(
+                  [&](MLIRContext &) {
+                    llvm::raw_string_ostream os(csv);
+                    cantFail(writeTorchCsv(
+                        os, cantFail(generateSchedule(c.strategy, shape)),
+                        TorchCsvContent::Compute));
+                  },
+                  [&](MLIRContext &context) {
+                    llvm::SourceMgr sourceMgr;
+                    sourceMgr.AddNewSourceBuffer(
+                        llvm::MemoryBuffer::getMemBuffer(csv, "bench.csv"),
+                        llvm::SMLoc());
+                    lowered = importTorchCsv(sourceMgr, &context, {});
+                  }),
+    };
+    llvm::outs() << llvm::formatv("| {0} | {1} x {2} x {3} | {4} |",
+                                  strategyName(c.strategy), shape.pp, shape.vpp,
+                                  shape.microbatches, actions);
+    for (size_t k = 0; k < std::size(peaks); ++k) {
+      if (peaks[k] < 0) {
+        llvm::outs() << " - |";
+        continue;
+      }
+      const int64_t perAction = (peaks[k] + actions - 1) / actions;
+      worst[k] = std::max(worst[k], perAction);
+      llvm::outs() << " " << perAction << " |";
+    }
+    llvm::outs() << "\n";
+  }
+  llvm::outs() << "| largest | | |";
+  for (int64_t w : worst)
+    llvm::outs() << " " << w << " |";
+  llvm::outs() << "\n\nlib/Limits estimates with (bytes per action): ";
+  const std::pair<llvm::StringLiteral, MemoryPath> used[] = {
+      {"generate", MemoryPath::Generate},
+      {"lower", MemoryPath::Lower},
+      {"emit mlir", MemoryPath::EmitMlir},
+      {"emit text", MemoryPath::EmitText},
+      {"emit torch-csv", MemoryPath::EmitTorchCsv},
+      {"emit torch-csv-comms", MemoryPath::EmitTorchCsvComms},
+      {"insert-p2p", MemoryPath::InsertTransfers},
+      {"import", MemoryPath::Import},
+  };
+  llvm::interleaveComma(used, llvm::outs(), [](const auto &entry) {
+    llvm::outs() << entry.first << " " << bytesPerAction(entry.second);
+  });
+  llvm::outs() << "\n";
+}
+
 } // namespace
 
-int main() {
+/// `schedc-bench memory` runs the memory table only.
+int main(int argc, char **argv) {
+  // Before this process starts threads: the memory bench forks.
+  llvm::outs() << "# schedc benchmarks\n";
+  benchMemory();
+  if (argc > 1 && llvm::StringRef(argv[1]) == "memory")
+    return 0;
   MLIRContext context;
   context.getOrLoadDialect<SchedDialect>();
-  llvm::outs() << "# schedc benchmarks\n";
   benchGeneration(context);
   benchVerify(context);
   return 0;

@@ -87,6 +87,18 @@ static void addTransfers(RankOp rank, const Schedule &lowered, size_t r,
   }
 }
 
+/// The actions of `scheduleOp`: every op of a rank program but the bundles
+/// around some of them.
+static int64_t countActions(ScheduleOp scheduleOp) {
+  int64_t actions = 0;
+  scheduleOp->walk([&](Operation *op) {
+    if (op->getNumRegions() == 0 &&
+        isa<RankOp, OverlapOp, P2PGroupOp>(op->getParentOp()))
+      ++actions;
+  });
+  return actions;
+}
+
 namespace {
 struct InsertP2PPass : sched::impl::InsertP2PBase<InsertP2PPass> {
   using InsertP2PBase::InsertP2PBase;
@@ -101,6 +113,11 @@ struct InsertP2PPass : sched::impl::InsertP2PBase<InsertP2PPass> {
 
   LogicalResult insertInto(ScheduleOp scheduleOp,
                            const InsertTransfersOptions &options) {
+    if (llvm::Error error = checkMemoryBudget(
+            MemoryPath::InsertTransfers, countActions(scheduleOp), memoryBudget,
+            "inserting transfers", "the pass option memory-budget=SIZE"))
+      return scheduleOp.emitError()
+             << "cannot insert transfers: " << llvm::toString(std::move(error));
     std::vector<std::vector<Operation *>> origins;
     FailureOr<Schedule> compute = readSchedule(scheduleOp, &origins);
     if (failed(compute))

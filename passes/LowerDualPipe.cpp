@@ -12,8 +12,11 @@ using namespace sched;
 
 namespace {
 struct LowerDualPipePass : impl::LowerDualPipeBase<LowerDualPipePass> {
+  using LowerDualPipeBase::LowerDualPipeBase;
+
   void runOnOperation() override {
-    if (failed(lowerPipelines(getOperation(), Strategy::DualPipe)))
+    if (failed(
+            lowerPipelines(getOperation(), Strategy::DualPipe, memoryBudget)))
       signalPassFailure();
   }
 };

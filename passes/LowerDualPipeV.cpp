@@ -12,8 +12,11 @@ using namespace sched;
 
 namespace {
 struct LowerDualPipeVPass : impl::LowerDualPipeVBase<LowerDualPipeVPass> {
+  using LowerDualPipeVBase::LowerDualPipeVBase;
+
   void runOnOperation() override {
-    if (failed(lowerPipelines(getOperation(), Strategy::DualPipeV)))
+    if (failed(
+            lowerPipelines(getOperation(), Strategy::DualPipeV, memoryBudget)))
       signalPassFailure();
   }
 };

@@ -12,8 +12,10 @@ using namespace sched;
 
 namespace {
 struct LowerGPipePass : impl::LowerGPipeBase<LowerGPipePass> {
+  using LowerGPipeBase::LowerGPipeBase;
+
   void runOnOperation() override {
-    if (failed(lowerPipelines(getOperation(), Strategy::GPipe)))
+    if (failed(lowerPipelines(getOperation(), Strategy::GPipe, memoryBudget)))
       signalPassFailure();
   }
 };

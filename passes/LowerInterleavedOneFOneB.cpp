@@ -13,8 +13,11 @@ using namespace sched;
 namespace {
 struct LowerInterleavedOneFOneBPass
     : impl::LowerInterleavedOneFOneBBase<LowerInterleavedOneFOneBPass> {
+  using LowerInterleavedOneFOneBBase::LowerInterleavedOneFOneBBase;
+
   void runOnOperation() override {
-    if (failed(lowerPipelines(getOperation(), Strategy::Interleaved1F1B)))
+    if (failed(lowerPipelines(getOperation(), Strategy::Interleaved1F1B,
+                              memoryBudget)))
       signalPassFailure();
   }
 };

@@ -13,8 +13,11 @@ using namespace sched;
 namespace {
 struct LowerInterleavedZBPass
     : impl::LowerInterleavedZBBase<LowerInterleavedZBPass> {
+  using LowerInterleavedZBBase::LowerInterleavedZBBase;
+
   void runOnOperation() override {
-    if (failed(lowerPipelines(getOperation(), Strategy::InterleavedZB)))
+    if (failed(lowerPipelines(getOperation(), Strategy::InterleavedZB,
+                              memoryBudget)))
       signalPassFailure();
   }
 };

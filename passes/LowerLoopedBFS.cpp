@@ -12,8 +12,11 @@ using namespace sched;
 
 namespace {
 struct LowerLoopedBFSPass : impl::LowerLoopedBFSBase<LowerLoopedBFSPass> {
+  using LowerLoopedBFSBase::LowerLoopedBFSBase;
+
   void runOnOperation() override {
-    if (failed(lowerPipelines(getOperation(), Strategy::LoopedBFS)))
+    if (failed(
+            lowerPipelines(getOperation(), Strategy::LoopedBFS, memoryBudget)))
       signalPassFailure();
   }
 };

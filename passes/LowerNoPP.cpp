@@ -12,8 +12,11 @@ using namespace sched;
 
 namespace {
 struct LowerNoPPPass : impl::LowerNoPPBase<LowerNoPPPass> {
+  using LowerNoPPBase::LowerNoPPBase;
+
   void runOnOperation() override {
-    if (failed(lowerPipelines(getOperation(), Strategy::NoPipeline)))
+    if (failed(
+            lowerPipelines(getOperation(), Strategy::NoPipeline, memoryBudget)))
       signalPassFailure();
   }
 };

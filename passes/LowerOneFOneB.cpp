@@ -12,8 +12,11 @@ using namespace sched;
 
 namespace {
 struct LowerOneFOneBPass : impl::LowerOneFOneBBase<LowerOneFOneBPass> {
+  using LowerOneFOneBBase::LowerOneFOneBBase;
+
   void runOnOperation() override {
-    if (failed(lowerPipelines(getOperation(), Strategy::OneFOneB)))
+    if (failed(
+            lowerPipelines(getOperation(), Strategy::OneFOneB, memoryBudget)))
       signalPassFailure();
   }
 };

@@ -12,8 +12,10 @@ using namespace sched;
 
 namespace {
 struct LowerVHalfPass : impl::LowerVHalfBase<LowerVHalfPass> {
+  using LowerVHalfBase::LowerVHalfBase;
+
   void runOnOperation() override {
-    if (failed(lowerPipelines(getOperation(), Strategy::VHalf)))
+    if (failed(lowerPipelines(getOperation(), Strategy::VHalf, memoryBudget)))
       signalPassFailure();
   }
 };

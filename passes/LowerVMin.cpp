@@ -12,8 +12,10 @@ using namespace sched;
 
 namespace {
 struct LowerVMinPass : impl::LowerVMinBase<LowerVMinPass> {
+  using LowerVMinBase::LowerVMinBase;
+
   void runOnOperation() override {
-    if (failed(lowerPipelines(getOperation(), Strategy::VMin)))
+    if (failed(lowerPipelines(getOperation(), Strategy::VMin, memoryBudget)))
       signalPassFailure();
   }
 };

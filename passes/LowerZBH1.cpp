@@ -12,8 +12,10 @@ using namespace sched;
 
 namespace {
 struct LowerZBH1Pass : impl::LowerZBH1Base<LowerZBH1Pass> {
+  using LowerZBH1Base::LowerZBH1Base;
+
   void runOnOperation() override {
-    if (failed(lowerPipelines(getOperation(), Strategy::ZBH1)))
+    if (failed(lowerPipelines(getOperation(), Strategy::ZBH1, memoryBudget)))
       signalPassFailure();
   }
 };

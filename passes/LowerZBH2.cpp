@@ -12,8 +12,10 @@ using namespace sched;
 
 namespace {
 struct LowerZBH2Pass : impl::LowerZBH2Base<LowerZBH2Pass> {
+  using LowerZBH2Base::LowerZBH2Base;
+
   void runOnOperation() override {
-    if (failed(lowerPipelines(getOperation(), Strategy::ZBH2)))
+    if (failed(lowerPipelines(getOperation(), Strategy::ZBH2, memoryBudget)))
       signalPassFailure();
   }
 };

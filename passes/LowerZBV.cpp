@@ -12,8 +12,10 @@ using namespace sched;
 
 namespace {
 struct LowerZBVPass : impl::LowerZBVBase<LowerZBVPass> {
+  using LowerZBVBase::LowerZBVBase;
+
   void runOnOperation() override {
-    if (failed(lowerPipelines(getOperation(), Strategy::ZBV)))
+    if (failed(lowerPipelines(getOperation(), Strategy::ZBV, memoryBudget)))
       signalPassFailure();
   }
 };

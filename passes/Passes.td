@@ -12,9 +12,17 @@ class LowerPass<string flag, string name, string what>
     Replaces every `sched.pipeline` in the module by a `sched.schedule` of
     the same name whose ranks run }] # what # [{ The stage, group, aux-head
     and collective declarations move into the schedule. The schedule holds
-    compute actions only; `sched-insert-p2p` adds the transfers.
+    compute actions only; `sched-insert-p2p` adds the transfers. A
+    lowering whose working memory, estimated from the pipeline's sizes, is
+    over `memory-budget` is refused before anything is generated
+    (docs/limits.md).
   }];
   let dependentDialects = ["::sched::SchedDialect"];
+  let options = [
+    Option<"memoryBudget", "memory-budget", "int64_t",
+           /*default=*/"::sched::kDefaultMemoryBudget",
+           "Working memory the lowering may use, in bytes (default 2 GiB)">,
+  ];
 }
 
 def LowerGPipe : LowerPass<"sched-lower-gpipe", "GPipe",
@@ -563,6 +571,11 @@ def InsertP2P : Pass<"sched-insert-p2p", "mlir::ModuleOp"> {
     its gradient coming back). With pipeline replicas no transfer crosses
     from one replica's chain to the other's.
 
+    Its tables are sized by the actions the schedule holds, not by its
+    stages x microbatches; a schedule whose transfers would take more
+    working memory than `memory-budget` is refused before it is read
+    (docs/limits.md).
+
     Fails, at the offending action, when the schedule already holds
     transfers or other non-compute actions, runs a stage on two ranks,
     computes a (stage, microbatch) twice, lacks the producer of a
@@ -602,6 +615,9 @@ def InsertP2P : Pass<"sched-insert-p2p", "mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::sched::SchedDialect"];
   let options = [
+    Option<"memoryBudget", "memory-budget", "int64_t",
+           /*default=*/"::sched::kDefaultMemoryBudget",
+           "Working memory the pass may use, in bytes (default 2 GiB)">,
     Option<"group", "group", "bool", /*default=*/"true",
            "Issue transfers between the same two ranks that are adjacent "
            "on both as one sched.p2p_group">,

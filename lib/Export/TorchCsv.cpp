@@ -73,16 +73,24 @@ static llvm::Expected<std::string> overlapCell(llvm::ArrayRef<Action> members,
          ")OVERLAP_F_B";
 }
 
-/// The cells of one rank program, in order.
-static llvm::Expected<std::vector<std::string>>
-rankCells(const RankProgram &program, TorchCsvContent content) {
-  std::vector<std::string> cells;
+/// The row of one rank program: its cells in order, comma-separated. A row
+/// is text rather than a list of cells: a few bytes per action.
+static llvm::Expected<std::string> rankRow(const RankProgram &program,
+                                           TorchCsvContent content) {
+  std::string row;
+  bool first = true;
+  auto add = [&](llvm::StringRef cell) {
+    if (!first)
+      row += ',';
+    row += cell;
+    first = false;
+  };
   llvm::ArrayRef<Action> actions = program.actions;
   for (size_t i = 0; i < actions.size();) {
     const Action &action = actions[i];
     if (action.kind == ActionKind::Send || action.kind == ActionKind::Recv) {
       if (content == TorchCsvContent::ComputeAndComms)
-        cells.push_back(torchCsvCell(action));
+        add(torchCsvCell(action));
       ++i;
       continue;
     }
@@ -95,7 +103,7 @@ rankCells(const RankProgram &program, TorchCsvContent content) {
           overlapCell(actions.slice(i, end - i), program.id);
       if (!cell)
         return cell.takeError();
-      cells.push_back(std::move(*cell));
+      add(*cell);
       i = end;
       continue;
     }
@@ -106,10 +114,10 @@ rankCells(const RankProgram &program, TorchCsvContent content) {
                         "action {1}; the PyTorch CSV has no cell for it",
                         program.id, i)
               .str());
-    cells.push_back(std::move(cell));
+    add(cell);
     i = end;
   }
-  return cells;
+  return row;
 }
 
 llvm::Error sched::writeTorchCsv(llvm::raw_ostream &os,
@@ -134,14 +142,12 @@ llvm::Error sched::writeTorchCsv(llvm::raw_ostream &os,
   }
   int64_t nextRow = 0;
   for (auto [id, program] : rows) {
-    llvm::Expected<std::vector<std::string>> cells =
-        rankCells(*program, content);
-    if (!cells)
-      return cells.takeError();
+    llvm::Expected<std::string> row = rankRow(*program, content);
+    if (!row)
+      return row.takeError();
     for (; nextRow < id; ++nextRow)
       os << "\n";
-    llvm::interleave(*cells, os, ",");
-    os << "\n";
+    os << *row << "\n";
     nextRow = id + 1;
   }
   return llvm::Error::success();

@@ -11,6 +11,9 @@ namespace {
 struct StrategyInfo {
   Strategy strategy;
   llvm::StringLiteral name;
+  /// Compute actions per stage and microbatch: F and B, or F, I and W
+  /// (DualPipe's mix of both counts as the larger).
+  int32_t actionsPerSlot;
   /// Stages per rank the strategy accepts: at least minVpp, at most maxVpp
   /// (0: no upper bound).
   int32_t minVpp;
@@ -29,19 +32,19 @@ struct StrategyInfo {
 } // namespace
 
 static constexpr StrategyInfo kStrategies[] = {
-    {Strategy::GPipe, "gpipe", 1, 1, false},
-    {Strategy::OneFOneB, "1f1b", 1, 1, false},
-    {Strategy::Interleaved1F1B, "interleaved-1f1b", 2, 0, true},
-    {Strategy::LoopedBFS, "looped-bfs", 2, 0, true},
-    {Strategy::ZBH1, "zb-h1", 1, 1, false},
-    {Strategy::ZBH2, "zb-h2", 1, 1, false},
-    {Strategy::InterleavedZB, "interleaved-zb", 1, 0, true},
-    {Strategy::ZBV, "zb-v", 2, 2, false, true},
-    {Strategy::VHalf, "v-half", 2, 2, false, true},
-    {Strategy::VMin, "v-min", 2, 2, false, true},
-    {Strategy::DualPipeV, "dualpipe-v", 2, 2, false, true},
-    {Strategy::DualPipe, "dualpipe", 1, 1, false, false, 0, 2},
-    {Strategy::NoPipeline, "no-pp", 1, 1, false, false, 1},
+    {Strategy::GPipe, "gpipe", 2, 1, 1, false},
+    {Strategy::OneFOneB, "1f1b", 2, 1, 1, false},
+    {Strategy::Interleaved1F1B, "interleaved-1f1b", 2, 2, 0, true},
+    {Strategy::LoopedBFS, "looped-bfs", 2, 2, 0, true},
+    {Strategy::ZBH1, "zb-h1", 3, 1, 1, false},
+    {Strategy::ZBH2, "zb-h2", 3, 1, 1, false},
+    {Strategy::InterleavedZB, "interleaved-zb", 3, 1, 0, true},
+    {Strategy::ZBV, "zb-v", 3, 2, 2, false, true},
+    {Strategy::VHalf, "v-half", 3, 2, 2, false, true},
+    {Strategy::VMin, "v-min", 3, 2, 2, false, true},
+    {Strategy::DualPipeV, "dualpipe-v", 3, 2, 2, false, true},
+    {Strategy::DualPipe, "dualpipe", 3, 1, 1, false, false, 0, 2},
+    {Strategy::NoPipeline, "no-pp", 2, 1, 1, false, false, 1},
 };
 
 static const StrategyInfo &infoOf(Strategy strategy) {
@@ -129,20 +132,39 @@ static llvm::Error checkStageRules(const StrategyInfo &info,
   return llvm::Error::success();
 }
 
-llvm::Expected<Schedule> sched::generateSchedule(Strategy strategy,
-                                                 const PipelineShape &shape) {
-  const StrategyInfo &info = infoOf(strategy);
+llvm::Error sched::checkPipelineShape(Strategy strategy,
+                                      const PipelineShape &shape) {
   if (shape.pp < 1 || shape.vpp < 1 || shape.microbatches < 1)
     return llvm::createStringError(
         "pipeline needs pp >= 1, vpp >= 1 and microbatches >= 1");
-  if (llvm::Error err = checkStageRules(info, shape))
-    return std::move(err);
+  if (llvm::Error err = checkStageRules(infoOf(strategy), shape))
+    return err;
   if (!shape.stageCosts.empty() &&
       static_cast<int32_t>(shape.stageCosts.size()) != shape.numStages())
     return llvm::createStringError(
         llvm::formatv("{0} stage costs given for {1} stages",
                       shape.stageCosts.size(), shape.numStages())
             .str());
+  return llvm::Error::success();
+}
+
+int64_t sched::computeActionCount(Strategy strategy,
+                                  const PipelineShape &shape) {
+  // A pipeline replica visits its own stages with its own microbatches, so
+  // DualPipe's 2 pp stages see M / 2 microbatches each: pp x M slots too.
+  return int64_t(infoOf(strategy).actionsPerSlot) * shape.pp * shape.vpp *
+         shape.microbatches;
+}
+
+int32_t sched::defaultVpp(Strategy strategy) {
+  return infoOf(strategy).impliesVPlacement ? 2 : 1;
+}
+
+llvm::Expected<Schedule> sched::generateSchedule(Strategy strategy,
+                                                 const PipelineShape &shape) {
+  const StrategyInfo &info = infoOf(strategy);
+  if (llvm::Error err = checkPipelineShape(strategy, shape))
+    return std::move(err);
   if (info.impliesVPlacement && shape.placement != StagePlacement::V) {
     // The pipeline's placement defaults to loop and the printed IR omits
     // the default, so a loop placement cannot be told from none: the V

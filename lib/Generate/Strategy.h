@@ -55,8 +55,21 @@ std::optional<Strategy> parseStrategy(llvm::StringRef name);
 /// All strategy names, comma-separated, for error messages and help.
 std::string strategyNames();
 
+/// Why `strategy` does not apply to `shape`, or success.
+llvm::Error checkPipelineShape(Strategy strategy, const PipelineShape &shape);
+
+/// The most compute actions `generateSchedule(strategy, shape)` produces
+/// (exact but for DualPipe and DualPipeV, which mix full and split
+/// backwards), computed without generating anything. `shape` passes
+/// checkPipelineShape.
+int64_t computeActionCount(Strategy strategy, const PipelineShape &shape);
+
+/// The stages per rank `strategy` takes when none are given: 2 for the V
+/// strategies, else 1.
+int32_t defaultVpp(Strategy strategy);
+
 /// Generates the compute order of `strategy` for `shape`, or explains why
-/// the strategy does not apply to that shape.
+/// the strategy does not apply to that shape (checkPipelineShape).
 llvm::Expected<Schedule> generateSchedule(Strategy strategy,
                                           const PipelineShape &shape);
 

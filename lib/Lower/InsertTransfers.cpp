@@ -17,6 +17,7 @@
 #include "lib/Lower/InsertTransfers.h"
 #include "lib/Simulate/Simulate.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -69,6 +70,34 @@ struct ActionPos {
   bool valid() const { return rank >= 0; }
 };
 
+/// One action position per (stage, microbatch) slot. A schedule usually
+/// fills its index space, and a flat table is then smallest and fastest; a
+/// few actions in a huge space (4,096 stages x 65,536 microbatches) get a
+/// hash map instead, so that memory follows the actions either way.
+class SlotTable {
+public:
+  SlotTable(size_t slots, size_t actions) : flat(slots <= 4 * actions + 1024) {
+    if (flat)
+      table.assign(slots, {});
+    else
+      sparse.reserve(actions);
+  }
+
+  ActionPos &operator[](size_t slot) {
+    return flat ? table[slot] : sparse[slot];
+  }
+  ActionPos lookup(size_t slot) const {
+    if (flat)
+      return table[slot];
+    return sparse.lookup(slot);
+  }
+
+private:
+  bool flat;
+  std::vector<ActionPos> table;
+  llvm::DenseMap<size_t, ActionPos> sparse;
+};
+
 llvm::StringRef kindName(ActionKind kind) {
   switch (kind) {
   case ActionKind::Send:
@@ -115,7 +144,7 @@ private:
                                           const Action &consumer) const;
   llvm::Error place();
   void group();
-  Schedule assemble() const;
+  Schedule assemble();
 
   size_t slot(int32_t stage, int32_t mb) const {
     return static_cast<size_t>(stage) * compute.numMicrobatches + mb;
@@ -125,8 +154,8 @@ private:
   const InsertTransfersOptions &options;
   std::vector<int32_t> stageRank;
   /// Per (stage, microbatch): its F, and its B or I.
-  std::vector<ActionPos> forwards;
-  std::vector<ActionPos> inputGrads;
+  std::optional<SlotTable> forwards;
+  std::optional<SlotTable> inputGrads;
   std::vector<std::vector<Placed>> placed;
   std::vector<Transfer> transfers;
   uint32_t nextBundle = 1;
@@ -140,8 +169,9 @@ llvm::Error TransferInserter::indexActions() {
   if (std::string why = compute.replicaError(); !why.empty())
     return fail(why);
   stageRank.assign(compute.numStages, -1);
-  forwards.assign(slots, {});
-  inputGrads.assign(slots, {});
+  const size_t actions = compute.numActions();
+  forwards.emplace(slots, actions);
+  inputGrads.emplace(slots, actions);
   for (size_t r = 0; r < compute.ranks.size(); ++r) {
     const std::vector<Action> &actions = compute.ranks[r].actions;
     for (size_t i = 0; i < actions.size(); ++i) {
@@ -180,9 +210,9 @@ llvm::Error TransferInserter::indexActions() {
       home = here.rank;
       ActionPos *entry = nullptr;
       if (a.kind == ActionKind::Forward)
-        entry = &forwards[slot(a.stage, a.microbatch)];
+        entry = &(*forwards)[slot(a.stage, a.microbatch)];
       else if (a.kind != ActionKind::BackwardWeight)
-        entry = &inputGrads[slot(a.stage, a.microbatch)];
+        entry = &(*inputGrads)[slot(a.stage, a.microbatch)];
       if (!entry)
         continue;
       if (entry->valid()) {
@@ -210,10 +240,10 @@ std::optional<ActionPos>
 TransferInserter::remoteProducer(int32_t r, const Action &a) const {
   if (a.kind == ActionKind::Forward && !compute.isFirstStage(a.stage) &&
       stageRank[a.stage - 1] != r)
-    return forwards[slot(a.stage - 1, a.microbatch)];
+    return forwards->lookup(slot(a.stage - 1, a.microbatch));
   if ((a.kind == ActionKind::Backward || a.kind == ActionKind::BackwardInput) &&
       !compute.isLastStage(a.stage) && stageRank[a.stage + 1] != r)
-    return inputGrads[slot(a.stage + 1, a.microbatch)];
+    return inputGrads->lookup(slot(a.stage + 1, a.microbatch));
   return std::nullopt;
 }
 
@@ -340,7 +370,9 @@ void TransferInserter::group() {
   }
 }
 
-Schedule TransferInserter::assemble() const {
+Schedule TransferInserter::assemble() {
+  // Placing and grouping are done: only the placed actions are left to copy.
+  std::vector<Transfer>().swap(transfers);
   Schedule result;
   result.numStages = compute.numStages;
   result.numMicrobatches = compute.numMicrobatches;
@@ -353,6 +385,9 @@ Schedule TransferInserter::assemble() const {
     program.actions.reserve(placed[r].size());
     for (const Placed &p : placed[r])
       program.actions.push_back(p.action);
+    // Each rank's placed actions (twice the size of its result) go as soon
+    // as its program is written, which keeps the peak down.
+    std::vector<Placed>().swap(placed[r]);
     result.ranks.push_back(std::move(program));
   }
   return result;

@@ -8,6 +8,7 @@
 #ifndef LIB_RENDER_TEXTGRID_H
 #define LIB_RENDER_TEXTGRID_H
 
+#include "lib/Limits/ResourceLimits.h"
 #include "lib/Schedule/Schedule.h"
 
 #include "llvm/Support/Error.h"
@@ -16,8 +17,14 @@
 namespace sched {
 
 /// Prints `schedule` as a grid, each compute action taking one step. Fails
-/// when the schedule cannot run to the end.
-llvm::Error printTextGrid(llvm::raw_ostream &os, const Schedule &schedule);
+/// when the schedule cannot run to the end, or, before printing, when the
+/// grid would be more than `maxBytes` of text (it grows with ranks x steps:
+/// 100,000 ranks of one microbatch are 10^10 cells); `raise` says how to
+/// raise that (lib/Limits).
+llvm::Error
+printTextGrid(llvm::raw_ostream &os, const Schedule &schedule,
+              int64_t maxBytes = kDefaultMemoryBudget,
+              llvm::StringRef raise = "schedc generate --memory-budget=SIZE");
 
 } // namespace sched
 

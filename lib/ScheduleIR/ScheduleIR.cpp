@@ -1,6 +1,7 @@
 //===- ScheduleIR.cpp - plain schedules to and from the dialect -----------===//
 
 #include "lib/ScheduleIR/ScheduleIR.h"
+#include "lib/Limits/ResourceLimits.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -401,12 +402,23 @@ static void copyStageDeclarations(Block &body, int64_t perReplica,
     }
 }
 
-LogicalResult sched::lowerPipeline(PipelineOp pipeline, Strategy strategy) {
-  llvm::Expected<Schedule> schedule =
-      generateSchedule(strategy, readPipelineShape(pipeline));
-  if (!schedule)
+LogicalResult sched::lowerPipeline(PipelineOp pipeline, Strategy strategy,
+                                   int64_t memoryBudget) {
+  const PipelineShape shape = readPipelineShape(pipeline);
+  auto refuse = [&](llvm::Error error) {
     return pipeline.emitOpError()
-           << "cannot be lowered: " << llvm::toString(schedule.takeError());
+           << "cannot be lowered: " << llvm::toString(std::move(error));
+  };
+  if (llvm::Error error = checkPipelineShape(strategy, shape))
+    return refuse(std::move(error));
+  if (llvm::Error error = checkMemoryBudget(
+          MemoryPath::Lower, computeActionCount(strategy, shape), memoryBudget,
+          "lowering with " + strategyName(strategy).str(),
+          "the pass option memory-budget=SIZE"))
+    return refuse(std::move(error));
+  llvm::Expected<Schedule> schedule = generateSchedule(strategy, shape);
+  if (!schedule)
+    return refuse(schedule.takeError());
   OpBuilder builder(pipeline);
   auto op = ScheduleOp::create(
       builder, pipeline.getLoc(), pipeline.getSymName(),
@@ -427,9 +439,10 @@ LogicalResult sched::lowerPipeline(PipelineOp pipeline, Strategy strategy) {
   return success();
 }
 
-LogicalResult sched::lowerPipelines(ModuleOp module, Strategy strategy) {
+LogicalResult sched::lowerPipelines(ModuleOp module, Strategy strategy,
+                                    int64_t memoryBudget) {
   for (auto pipeline : llvm::make_early_inc_range(module.getOps<PipelineOp>()))
-    if (failed(lowerPipeline(pipeline, strategy)))
+    if (failed(lowerPipeline(pipeline, strategy, memoryBudget)))
       return failure();
   return success();
 }

@@ -39,11 +39,15 @@ void writeRankPrograms(mlir::OpBuilder &builder, ScheduleOp op,
 
 /// Replaces `pipeline` by a `sched.schedule` of the same name that runs
 /// `strategy`; declarations (stages, groups, aux heads, collectives) move
-/// into the schedule. Emits a diagnostic at the pipeline on failure.
-mlir::LogicalResult lowerPipeline(PipelineOp pipeline, Strategy strategy);
+/// into the schedule. Emits a diagnostic at the pipeline on failure, among
+/// them a lowering whose estimated working memory is over `memoryBudget`
+/// bytes (lib/Limits), refused before anything is generated.
+mlir::LogicalResult lowerPipeline(PipelineOp pipeline, Strategy strategy,
+                                  int64_t memoryBudget);
 
 /// Lowers every `sched.pipeline` directly inside `module` with `strategy`.
-mlir::LogicalResult lowerPipelines(mlir::ModuleOp module, Strategy strategy);
+mlir::LogicalResult lowerPipelines(mlir::ModuleOp module, Strategy strategy,
+                                   int64_t memoryBudget);
 
 } // namespace sched
 

@@ -111,3 +111,16 @@ sched.schedule @stuck stages 2 microbatches 1 {
     sched.backward stage 1 mb 0
   }
 }
+
+// -----
+
+// The fuzzer's 4,096 stages x 65,536 microbatches with two actions: the
+// pass used to size two tables by that index space (4 GB); now it sizes
+// them by the actions and gets to the real problem at once.
+sched.schedule @sparse stages 4096 microbatches 65536 {
+  sched.rank 0 {
+    sched.forward stage 0 mb 65535
+    // expected-error @below {{cannot insert transfers: B(stage 0, mb 65535) needs the input gradient of stage 1, which no rank computes for mb 65535}}
+    sched.backward stage 0 mb 65535
+  }
+}

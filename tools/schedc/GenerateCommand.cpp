@@ -1,12 +1,16 @@
 //===- GenerateCommand.cpp - schedc generate ------------------------------===//
 //
-// Builds a sched.pipeline from flags, lowers it with the strategy's pass
-// and emits the schedule.
+// Builds a sched.pipeline from flags, checks the request against the
+// working-memory budget (lib/Limits), and emits the schedule: --emit mlir
+// lowers the pipeline with the strategy's pass; the text and CSV forms are
+// written from the plain schedule, without building its IR.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Sched/SchedOps.h"
 #include "lib/Export/TorchCsv.h"
+#include "lib/Limits/ResourceLimits.h"
+#include "lib/Lower/InsertTransfers.h"
 #include "lib/Render/TextGrid.h"
 #include "lib/Schedule/CostSpec.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
@@ -26,23 +30,25 @@ using namespace mlir;
 using namespace sched;
 namespace cl = llvm::cl;
 
-cl::SubCommand sched::generateCommand(
-    "generate", "Generate a pipeline schedule for a strategy");
+cl::SubCommand
+    sched::generateCommand("generate",
+                           "Generate a pipeline schedule for a strategy");
 
 /// The help of --strategy: every strategy the generators know.
-static const std::string strategyHelp =
-    "Pipeline strategy: " + strategyNames();
+static const std::string strategyHelp = "Pipeline strategy: " + strategyNames();
 
-static cl::opt<std::string>
-    strategyFlag("strategy", cl::sub(generateCommand), cl::cat(schedcOptions),
-                 cl::desc(strategyHelp), cl::value_desc("name"));
+static cl::opt<std::string> strategyFlag("strategy", cl::sub(generateCommand),
+                                         cl::cat(schedcOptions),
+                                         cl::desc(strategyHelp),
+                                         cl::value_desc("name"));
 static cl::opt<int64_t> ppFlag("pp", cl::sub(generateCommand),
                                cl::cat(schedcOptions),
                                cl::desc("Pipeline ranks P (>= 1)"));
 static cl::opt<int64_t>
-    vppFlag("vpp", cl::sub(generateCommand),
-            cl::cat(schedcOptions), cl::init(1),
-            cl::desc("Stages per rank (virtual pipeline), default 1"));
+    vppFlag("vpp", cl::sub(generateCommand), cl::cat(schedcOptions),
+            cl::desc("Stages per rank (virtual pipeline); default 2 for the "
+                     "V strategies (zb-v, v-half, v-min, dualpipe-v), else "
+                     "1"));
 static cl::opt<int64_t>
     microbatchesFlag("microbatches", cl::sub(generateCommand),
                      cl::cat(schedcOptions),
@@ -54,25 +60,23 @@ static cl::opt<std::string> emitFlag(
              "pipelining CSV, compute only) or torch-csv-comms (the same "
              "with a SEND/RECV cell per transfer)"),
     cl::value_desc("mlir|text|torch-csv|torch-csv-comms"));
-static cl::opt<std::string> costFlag(
-    "cost", cl::sub(generateCommand), cl::cat(schedcOptions),
-    cl::desc("Per-stage times, the same for every stage: f=1,b=2 or "
-             "f=1,i=1,w=1 (default: all 1)"),
-    cl::value_desc("spec"));
+static cl::opt<std::string>
+    costFlag("cost", cl::sub(generateCommand), cl::cat(schedcOptions),
+             cl::desc("Per-stage times, the same for every stage: f=1,b=2 or "
+                      "f=1,i=1,w=1 (default: all 1)"),
+             cl::value_desc("spec"));
 static cl::opt<std::string> outputFlag("o", cl::sub(generateCommand),
-                                       cl::cat(schedcOptions),
-                                       cl::init("-"),
+                                       cl::cat(schedcOptions), cl::init("-"),
                                        cl::desc("Output file (default stdout)"),
                                        cl::value_desc("file"));
 
-/// The most actions one generate call may produce: about 1.5 GiB of IR.
-static constexpr int64_t kMaxActions = 50'000'000;
-
-/// The most actions per (stage, microbatch): an F and either a B or an I
-/// and a W, plus, with transfers, a send and a receive each way.
-static int64_t maxActionsPerSlot() {
-  return emitFlag == "torch-csv-comms" ? 3 + 4 : 3;
-}
+static cl::opt<std::string> memoryBudgetFlag(
+    "memory-budget", cl::sub(generateCommand), cl::cat(schedcOptions),
+    cl::init(kDefaultMemoryBudgetText.str()),
+    cl::desc("Working memory the request may use: bytes, or a number with "
+             "a K, M, G or T suffix (default 2G); a bigger request is "
+             "refused before it starts (docs/limits.md)"),
+    cl::value_desc("size"));
 
 /// Checks the flags; returns an error message or an empty string.
 static std::string checkFlags() {
@@ -87,7 +91,7 @@ static std::string checkFlags() {
            "'; expected one of: " + strategyNames();
   if (ppFlag < 1)
     return "--pp must be at least 1, got " + std::to_string(ppFlag);
-  if (vppFlag < 1)
+  if (vppFlag.getNumOccurrences() && vppFlag < 1)
     return "--vpp must be at least 1, got " + std::to_string(vppFlag);
   if (microbatchesFlag < 1)
     return "--microbatches must be at least 1, got " +
@@ -96,17 +100,6 @@ static std::string checkFlags() {
       emitFlag != "torch-csv-comms")
     return "unknown --emit '" + emitFlag +
            "'; expected mlir, text, torch-csv or torch-csv-comms";
-  // Up to maxActionsPerSlot() actions per stage and microbatch, checked
-  // without overflow.
-  const int64_t perSlot = maxActionsPerSlot();
-  const int64_t stages = ppFlag * std::min<int64_t>(vppFlag, kMaxActions);
-  if (ppFlag > kMaxActions || vppFlag > kMaxActions ||
-      microbatchesFlag > kMaxActions || stages > kMaxActions ||
-      perSlot * stages > kMaxActions / microbatchesFlag)
-    return "the schedule would hold more than " +
-           std::to_string(kMaxActions) + " actions (up to " +
-           std::to_string(perSlot) +
-           " x pp x vpp x microbatches); that is not a training step";
   return "";
 }
 
@@ -123,32 +116,54 @@ static void declareStageCosts(OpBuilder &builder, PipelineOp pipeline,
                     /*weight_grad=*/0, /*parameters=*/0, /*output=*/nullptr);
 }
 
-/// Writes every schedule of `module` in the form --emit asks for.
-static LogicalResult emitSchedules(ModuleOp module, llvm::raw_ostream &os) {
-  if (emitFlag == "mlir") {
-    module->print(os);
-    return success();
-  }
-  for (auto scheduleOp : module.getOps<ScheduleOp>()) {
-    FailureOr<Schedule> schedule = readSchedule(scheduleOp);
-    if (failed(schedule))
-      return failure();
-    llvm::Error error =
-        emitFlag == "text"
-            ? printTextGrid(os, *schedule)
-            : writeTorchCsv(os, *schedule,
-                            emitFlag == "torch-csv"
-                                ? TorchCsvContent::Compute
-                                : TorchCsvContent::ComputeAndComms);
-    if (error)
-      return scheduleOp.emitError() << llvm::toString(std::move(error));
-  }
+/// The memory path of the --emit form.
+static MemoryPath emitPath() {
+  if (emitFlag == "text")
+    return MemoryPath::EmitText;
+  if (emitFlag == "torch-csv")
+    return MemoryPath::EmitTorchCsv;
+  if (emitFlag == "torch-csv-comms")
+    return MemoryPath::EmitTorchCsvComms;
+  return MemoryPath::EmitMlir;
+}
+
+/// Lowers `module` with the strategy's pass and prints it.
+static LogicalResult emitMlir(ModuleOp module, int64_t budget,
+                              llvm::raw_ostream &os) {
+  registerSchedPasses();
+  auto pm = PassManager::on<ModuleOp>(module.getContext());
+  const std::string passes = "sched-lower-" + strategyFlag +
+                             "{memory-budget=" + std::to_string(budget) + "}";
+  if (failed(parsePassPipeline(passes, pm)) || failed(pm.run(module)))
+    return failure();
+  // The pass manager verified the module after the pass.
+  module->print(os, OpPrintingFlags().assumeVerified());
   return success();
+}
+
+/// Writes the plain schedule of `shape` as a grid or a CSV, without
+/// building its IR.
+static llvm::Error emitPlain(Strategy strategy, const PipelineShape &shape,
+                             int64_t budget, llvm::raw_ostream &os) {
+  llvm::Expected<Schedule> schedule = generateSchedule(strategy, shape);
+  if (!schedule)
+    return schedule.takeError();
+  if (emitFlag == "text")
+    return printTextGrid(os, *schedule, budget, "--memory-budget=SIZE");
+  if (emitFlag == "torch-csv")
+    return writeTorchCsv(os, *schedule, TorchCsvContent::Compute);
+  llvm::Expected<Schedule> lowered = insertTransfers(*schedule);
+  if (!lowered)
+    return lowered.takeError();
+  return writeTorchCsv(os, *lowered, TorchCsvContent::ComputeAndComms);
 }
 
 int sched::runGenerate() {
   if (std::string problem = checkFlags(); !problem.empty())
     return usageError(problem);
+  llvm::Expected<int64_t> budget = parseMemorySize(memoryBudgetFlag);
+  if (!budget)
+    return usageError("--memory-budget: " + llvm::toString(budget.takeError()));
   std::optional<CostSpec> costs;
   if (costFlag.getNumOccurrences()) {
     llvm::Expected<CostSpec> parsed = parseCostSpec(costFlag);
@@ -159,6 +174,9 @@ int sched::runGenerate() {
                         "pipeline declares stage times only");
     costs = *parsed;
   }
+  const Strategy strategy = *parseStrategy(strategyFlag);
+  const int64_t vpp =
+      vppFlag.getNumOccurrences() ? vppFlag : defaultVpp(strategy);
 
   MLIRContext context;
   context.getOrLoadDialect<SchedDialect>();
@@ -169,29 +187,39 @@ int sched::runGenerate() {
   builder.setInsertionPointToEnd(module->getBody());
   auto pipeline = PipelineOp::create(
       builder, loc, builder.getStringAttr("pipeline"),
-      static_cast<uint64_t>(ppFlag), static_cast<uint64_t>(vppFlag),
-      static_cast<uint64_t>(microbatchesFlag), Placement::Loop,
-      IntegerAttr());
+      static_cast<uint64_t>(ppFlag), static_cast<uint64_t>(vpp),
+      static_cast<uint64_t>(microbatchesFlag), Placement::Loop, IntegerAttr());
   builder.createBlock(&pipeline.getBody());
   if (failed(pipeline.verify()))
     return ExitUsage;
   if (costs)
     declareStageCosts(builder, pipeline, *costs);
 
-  registerSchedPasses();
-  auto pm = PassManager::on<ModuleOp>(&context);
-  std::string passes = "sched-lower-" + strategyFlag;
-  if (emitFlag == "torch-csv-comms")
-    passes += ",sched-insert-p2p";
-  if (failed(parsePassPipeline(passes, pm)) || failed(pm.run(*module)))
+  // Refuse what cannot be generated, or not within the budget, before
+  // anything is allocated.
+  const PipelineShape shape = readPipelineShape(pipeline);
+  if (llvm::Error error = checkPipelineShape(strategy, shape)) {
+    pipeline.emitOpError() << "cannot be lowered: "
+                           << llvm::toString(std::move(error));
     return ExitUsage;
+  }
+  if (llvm::Error error = checkMemoryBudget(
+          emitPath(), computeActionCount(strategy, shape), *budget,
+          "generating " + strategyFlag + " for --emit " + emitFlag,
+          "--memory-budget=SIZE"))
+    return usageError(llvm::toString(std::move(error)));
 
   std::string error;
   auto output = openOutputFile(outputFlag, &error);
   if (!output)
     return usageError(error);
-  if (failed(emitSchedules(*module, output->os())))
-    return ExitUsage;
+  if (emitFlag == "mlir") {
+    if (failed(emitMlir(*module, *budget, output->os())))
+      return ExitUsage;
+  } else if (llvm::Error error =
+                 emitPlain(strategy, shape, *budget, output->os())) {
+    return usageError(llvm::toString(std::move(error)));
+  }
   output->keep();
   return ExitOk;
 }

@@ -1,0 +1,128 @@
+//===- ResourceLimits.cpp - working-memory budget of a request ------------===//
+//
+// The bytes per action below are measured, not guessed: `make bench` runs
+// each path in a child process and divides the peak resident memory it
+// added by its actions (bench/schedc-bench.cpp, "Memory per action"). Each
+// figure is the largest over the strategies plus about 10%, rounded up to
+// a multiple of 8 (the measured largest in comments); remeasure when a path
+// changes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Limits/ResourceLimits.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace sched;
+
+int64_t sched::bytesPerAction(MemoryPath path) {
+  switch (path) {
+  case MemoryPath::Generate:
+    return 48; // measured 38
+  case MemoryPath::Lower:
+    return 168; // measured 149
+  case MemoryPath::InsertTransfers:
+    return 536; // measured 486
+  case MemoryPath::Import:
+    return 360; // measured 322
+  case MemoryPath::EmitMlir:
+    return 224; // measured 204
+  case MemoryPath::EmitText:
+    return 112; // measured 99
+  case MemoryPath::EmitTorchCsv:
+    return 48; // measured 38
+  case MemoryPath::EmitTorchCsvComms:
+    return 328; // measured 296
+  }
+  llvm_unreachable("unknown memory path");
+}
+
+llvm::Error sched::checkMemoryBudget(MemoryPath path, int64_t actions,
+                                     int64_t budget, llvm::StringRef what,
+                                     llvm::StringRef raise) {
+  const int64_t each = bytesPerAction(path);
+  const uint64_t need = llvm::SaturatingMultiply(
+      static_cast<uint64_t>(std::max<int64_t>(actions, 0)),
+      static_cast<uint64_t>(each));
+  if (need <= static_cast<uint64_t>(budget))
+    return llvm::Error::success();
+  const std::string needText = need > uint64_t(INT64_MAX)
+                                   ? "more than 8 EiB"
+                                   : "about " + formatMemorySize(int64_t(need));
+  return llvm::createStringError(
+      llvm::formatv("{0} needs {1} of working memory ({2} actions at {3} "
+                    "bytes each), more than the budget of {4}; raise it with "
+                    "{5} (docs/limits.md)",
+                    what, needText, actions, each, formatMemorySize(budget),
+                    raise)
+          .str());
+}
+
+llvm::Error sched::checkOutputBudget(int64_t bytes, int64_t budget,
+                                     llvm::StringRef what,
+                                     llvm::StringRef raise) {
+  if (bytes <= budget)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::formatv("{0} would be about {1} of text, more than the budget of "
+                    "{2}; raise it with {3} (docs/limits.md)",
+                    what, formatMemorySize(bytes), formatMemorySize(budget),
+                    raise)
+          .str());
+}
+
+llvm::Expected<int64_t> sched::parseMemorySize(llvm::StringRef text) {
+  llvm::StringRef rest = text.trim();
+  uint64_t value = 0;
+  auto invalid = [&] {
+    return llvm::createStringError(
+        llvm::formatv("invalid memory size '{0}': expected bytes, or a "
+                      "number with a K, M, G or T suffix (e.g. 512M, 4G)",
+                      text)
+            .str());
+  };
+  if (rest.consumeInteger(10, value) || value == 0)
+    return invalid();
+  unsigned shift = 0;
+  if (!rest.empty()) {
+    switch (llvm::toUpper(rest.front())) {
+    case 'K':
+      shift = 10;
+      break;
+    case 'M':
+      shift = 20;
+      break;
+    case 'G':
+      shift = 30;
+      break;
+    case 'T':
+      shift = 40;
+      break;
+    default:
+      return invalid();
+    }
+    rest = rest.drop_front();
+    if (!rest.consume_front_insensitive("ib"))
+      rest.consume_front_insensitive("b");
+  }
+  if (!rest.empty() || value > (uint64_t(INT64_MAX) >> shift))
+    return invalid();
+  return static_cast<int64_t>(value << shift);
+}
+
+std::string sched::formatMemorySize(int64_t bytes) {
+  static constexpr llvm::StringLiteral kUnits[] = {"KiB", "MiB", "GiB",
+                                                   "TiB", "PiB", "EiB"};
+  if (bytes < 1024)
+    return std::to_string(bytes) + " bytes";
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  for (value /= 1024; value >= 1024 && unit + 1 < std::size(kUnits); ++unit)
+    value /= 1024;
+  // Whole numbers print without a fraction: "2 GiB", not "2.0 GiB".
+  if (value == static_cast<double>(static_cast<int64_t>(value)))
+    return llvm::formatv("{0} {1}", static_cast<int64_t>(value), kUnits[unit]);
+  return llvm::formatv("{0:F1} {1}", value, kUnits[unit]);
+}

@@ -1,0 +1,89 @@
+//===- ResourceLimits.h - working-memory budget of a request ----*- C++ -*-===//
+//
+// The one place that decides how big a request may get. Every entry point
+// that builds schedules (schedc generate, the sched-lower-* passes,
+// sched-insert-p2p; the importers may call it too) estimates the working
+// memory of its request from its sizes before it allocates anything, and
+// refuses a request over its budget with one line that names the budget
+// and how to raise it. docs/limits.md describes the budget to users.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_LIMITS_RESOURCELIMITS_H
+#define LIB_LIMITS_RESOURCELIMITS_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+
+namespace sched {
+
+/// The default working-memory budget of one request: 2 GiB, which leaves a
+/// small machine (2 cores, 24 GB) responsive while a few run at once.
+inline constexpr int64_t kDefaultMemoryBudget = int64_t(2) << 30;
+
+/// The default budget as a pass option or flag value.
+inline constexpr llvm::StringLiteral kDefaultMemoryBudgetText = "2G";
+
+/// What a request does with its actions; each way has its own cost per
+/// action.
+enum class MemoryPath : uint8_t {
+  /// Generating the plain schedule of a strategy (lib/Generate).
+  Generate,
+  /// Generating it and writing it as sched.schedule IR (sched-lower-*).
+  Lower,
+  /// Reading a compute-only sched.schedule, inserting its transfers and
+  /// writing them back (sched-insert-p2p), per compute action.
+  InsertTransfers,
+  /// Building sched.schedule IR of that many actions from a file (the
+  /// importers).
+  Import,
+  /// schedc generate --emit mlir: generate, lower, print.
+  EmitMlir,
+  /// schedc generate --emit text: generate, simulate, print the grid.
+  EmitText,
+  /// schedc generate --emit torch-csv: generate, write the CSV.
+  EmitTorchCsv,
+  /// schedc generate --emit torch-csv-comms: generate, insert transfers,
+  /// write the CSV, per compute action.
+  EmitTorchCsvComms,
+};
+
+/// The peak working memory per action of `path`, in bytes: the peak
+/// resident memory a request of N actions adds, over N, as `make bench`
+/// measures it (the "Memory per action" table), rounded up.
+int64_t bytesPerAction(MemoryPath path);
+
+/// Refuses a request of `actions` actions along `path` when its estimated
+/// working memory is over `budget` bytes. The message is one line: `what`
+/// (e.g. "lowering @p with 1f1b") needs about X of working memory, more
+/// than the budget; raise it with `raise` (e.g. "--memory-budget=SIZE").
+llvm::Error checkMemoryBudget(MemoryPath path, int64_t actions, int64_t budget,
+                              llvm::StringRef what, llvm::StringRef raise);
+
+/// Refuses output of `bytes` bytes over `budget`: output that grows with
+/// something else than the actions (the text grid: ranks x time steps).
+/// One line, as checkMemoryBudget's.
+llvm::Error checkOutputBudget(int64_t bytes, int64_t budget,
+                              llvm::StringRef what, llvm::StringRef raise);
+
+/// The importers' check: building the IR of `actions` actions.
+inline llvm::Error checkActionBudget(int64_t actions, int64_t budget,
+                                     llvm::StringRef what,
+                                     llvm::StringRef raise) {
+  return checkMemoryBudget(MemoryPath::Import, actions, budget, what, raise);
+}
+
+/// Parses a memory size: bytes, or a number with a binary suffix K, M, G
+/// or T (optionally followed by "iB" or "B"): "1073741824", "512M", "2GiB".
+/// It must be at least 1 byte.
+llvm::Expected<int64_t> parseMemorySize(llvm::StringRef text);
+
+/// A size for messages: "2 GiB", "26.4 GiB", "300 MiB", "512 bytes".
+std::string formatMemorySize(int64_t bytes);
+
+} // namespace sched
+
+#endif // LIB_LIMITS_RESOURCELIMITS_H
