@@ -232,6 +232,7 @@ struct InsertCollectivesPass
   /// optimizer step: each rank all-reduces the gradients of its stages on a
   /// new group @replicas, whose member sets are the ranks that share model
   /// stages, in model-stage order so that every member issues them alike.
+  /// A declaration per stage (`when after_backward`) states the order.
   LogicalResult sumReplicaGradients(ScheduleOp schedule) {
     Block &body = schedule.getBody().front();
     const int64_t perReplica = schedule.getStages() / schedule.getReplicas();
@@ -296,6 +297,16 @@ struct InsertCollectivesPass
     OpBuilder declare(firstRank);
     GroupOp::create(declare, schedule.getLoc(), kGroupName,
                     builder.getArrayAttr(memberAttrs));
+    // Declare each stage's sum too, so that the verifier holds it after the
+    // stage's last gradient (bytes 0 when the stage declares no size).
+    std::set<int64_t> allStages;
+    for (auto &[id, stages] : held)
+      allStages.insert(stages.begin(), stages.end());
+    for (int64_t stage : allStages)
+      CollectiveOp::create(
+          declare, schedule.getLoc(), CollectiveKind::AllReduce, kGroupName,
+          parameters.lookup(stage), CollectiveWhen::AfterBackward,
+          declare.getI64IntegerAttr(stage));
 
     for (auto rank : body.getOps<RankOp>()) {
       std::vector<int64_t> stages(held[rank.getId()].begin(),

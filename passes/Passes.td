@@ -674,7 +674,10 @@ def InsertCollectives : Pass<"sched-insert-collectives", "mlir::ModuleOp"> {
     new group `@replicas`, whose member sets are the ranks sharing model
     stages, in model-stage order (ranks that share one model stage must
     hold the same model stages, as DualPipe's do; otherwise the pass
-    fails). Every rank ends with one
+    fails). It declares each of these sums too (`sched.collective
+    all_reduce @replicas bytes P when after_backward stage s`, P the
+    stage's `parameters`, 0 when it declares none), so that `sched-verify`
+    holds them after the stage's last gradient. Every rank ends with one
     `sched.optimizer_step`. Collectives declared per stage belong on groups
     whose member sets do not span pipeline ranks (the data-parallel peers of
     a rank are the same rank of the other replicas); a group that spans

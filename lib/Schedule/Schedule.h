@@ -92,6 +92,28 @@ struct ProcessGroup {
   std::vector<std::vector<int32_t>> members;
 };
 
+/// When a declared collective runs, relative to the work of its stage.
+enum class CollectiveTiming : uint8_t {
+  BeforeForward,
+  AfterForward,
+  BeforeBackward,
+  AfterBackward,
+  Step,
+};
+
+/// A `sched.collective` declaration: a collective the training step needs,
+/// which `sched-insert-collectives` turns into actions.
+struct CollectiveDeclaration {
+  /// AllReduce, ReduceScatter, AllGather, AllToAll or Barrier.
+  ActionKind kind = ActionKind::AllReduce;
+  /// Index into Schedule::groups.
+  int32_t group = -1;
+  int64_t bytes = 0;
+  CollectiveTiming when = CollectiveTiming::Step;
+  /// The stage it serves, or -1 for every stage.
+  int32_t stage = -1;
+};
+
 /// A whole schedule of one training step.
 struct Schedule {
   int32_t numStages = 0;
@@ -109,6 +131,9 @@ struct Schedule {
   /// Ranks over which FSDP shards the parameters of a stage the schedule
   /// UNSHARDs (the `dp` axis of its sched.mesh); 1 when undeclared.
   int64_t dataParallel = 1;
+  /// The collectives the step declares (the verifier checks that the
+  /// actions issue them when and as often as declared).
+  std::vector<CollectiveDeclaration> collectives;
 
   /// Total number of actions over all ranks.
   size_t numActions() const;

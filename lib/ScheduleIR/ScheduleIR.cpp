@@ -75,12 +75,55 @@ public:
     schedule.groups.push_back(std::move(plain));
   }
 
+  void addCollective(CollectiveOp decl) {
+    CollectiveDeclaration plain;
+    plain.kind = actionKind(decl.getKind());
+    plain.group = groupIndex.lookup(decl.getGroup());
+    plain.bytes = static_cast<int64_t>(decl.getBytes());
+    plain.when = timing(decl.getWhen());
+    if (std::optional<uint64_t> stage = decl.getStage())
+      plain.stage = static_cast<int32_t>(*stage);
+    schedule.collectives.push_back(plain);
+  }
+
   void readBody(size_t r, Block &body, uint32_t bundle) {
     for (Operation &op : body)
       readOp(r, op, bundle);
   }
 
 private:
+  static ActionKind actionKind(CollectiveKind kind) {
+    switch (kind) {
+    case CollectiveKind::AllReduce:
+      return ActionKind::AllReduce;
+    case CollectiveKind::ReduceScatter:
+      return ActionKind::ReduceScatter;
+    case CollectiveKind::AllGather:
+      return ActionKind::AllGather;
+    case CollectiveKind::AllToAll:
+      return ActionKind::AllToAll;
+    case CollectiveKind::Barrier:
+      return ActionKind::Barrier;
+    }
+    llvm_unreachable("every collective kind is handled");
+  }
+
+  static CollectiveTiming timing(CollectiveWhen when) {
+    switch (when) {
+    case CollectiveWhen::BeforeForward:
+      return CollectiveTiming::BeforeForward;
+    case CollectiveWhen::AfterForward:
+      return CollectiveTiming::AfterForward;
+    case CollectiveWhen::BeforeBackward:
+      return CollectiveTiming::BeforeBackward;
+    case CollectiveWhen::AfterBackward:
+      return CollectiveTiming::AfterBackward;
+    case CollectiveWhen::Step:
+      return CollectiveTiming::Step;
+    }
+    llvm_unreachable("every collective timing is handled");
+  }
+
   void push(size_t r, Operation &op, Action action, uint32_t bundle) {
     action.bundle = bundle;
     schedule.ranks[r].actions.push_back(action);
@@ -201,6 +244,8 @@ sched::readSchedule(ScheduleOp op,
     reader.addRank(rank);
   for (auto group : body.getOps<GroupOp>())
     reader.addGroup(group);
+  for (auto decl : body.getOps<CollectiveOp>())
+    reader.addCollective(decl);
   for (auto mesh : body.getOps<MeshOp>())
     if (std::optional<int64_t> dp = mesh.getAxisSize("dp"))
       schedule.dataParallel = *dp;

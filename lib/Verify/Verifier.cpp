@@ -9,6 +9,7 @@
 #include "lib/Verify/Verifier.h"
 #include "lib/Verify/MemoryCheck.h"
 #include "lib/Verify/ScheduleIndex.h"
+#include "lib/Verify/StepRules.h"
 #include "lib/Verify/WaitGraph.h"
 #include "lib/Verify/Z3/Z3Prover.h"
 
@@ -70,6 +71,16 @@ const char *reasonWords(WaitReason reason) {
     return "a transfer completes only once its peer posted the match";
   case WaitReason::GroupCompletion:
     return "a p2p group completes only when all of its transfers completed";
+  case WaitReason::Parameters:
+    return "FSDP gathers the stage's parameters (UNSHARD) before its compute "
+           "and frees them (RESHARD) after it";
+  case WaitReason::GradientReduction:
+    return "gradient reduction waits for every backward and weight gradient "
+           "of its stage";
+  case WaitReason::DeclaredCollective:
+    return "the collective is declared to run at that compute";
+  case WaitReason::OptimizerStep:
+    return "the optimizer step waits for every action of its rank";
   }
   return "";
 }
@@ -100,6 +111,49 @@ private:
     return index.schedule.ranks[ref.rank].id;
   }
 
+  /// Why `e.toAction` may not run before `e.fromAction`, for an edge
+  /// against program order.
+  std::string orderReason(const WaitEdge &e) const {
+    const Action &to = index.action(e.toAction);
+    switch (e.reason) {
+    case WaitReason::AuxLoss:
+      return llvm::formatv("a global-batch auxiliary loss at stage {0} needs "
+                           "every forward of the stage before any backward",
+                           to.stage);
+    case WaitReason::Parameters:
+      if (to.kind == ActionKind::Reshard)
+        return "frees the parameters " + describe(e.fromAction) +
+               " needs, and no later UNSHARD gathers them again";
+      return "needs its parameters gathered";
+    case WaitReason::GradientReduction:
+      return llvm::formatv("reduces the gradients of stage {0}, which must "
+                           "come after every backward and weight gradient of "
+                           "the stage",
+                           to.stage);
+    case WaitReason::DeclaredCollective:
+      if (isCompute(to.kind)) {
+        const char *work =
+            to.kind == ActionKind::Forward ? "forward" : "backward";
+        return llvm::formatv("the collective is declared before_{0} of stage "
+                             "{1}: the k-th one runs before the k-th {0}",
+                             work, to.stage);
+      }
+      return llvm::formatv("is declared after_forward of stage {0}: the k-th "
+                           "one runs after the k-th forward",
+                           index.action(e.fromAction).stage);
+    case WaitReason::OptimizerStep:
+      return "the optimizer step ends the training step: every action of the "
+             "rank must come before it";
+    case WaitReason::ProgramOrder:
+    case WaitReason::Data:
+    case WaitReason::Transfer:
+    case WaitReason::Rendezvous:
+    case WaitReason::GroupCompletion:
+      break;
+    }
+    return "needs its output";
+  }
+
   /// One rank runs a consumer ahead of its producer.
   bool reportOrder(const std::vector<size_t> &cycle, ViolationSink &sink) {
     for (size_t k : cycle) {
@@ -107,20 +161,11 @@ private:
       if (e.reason == WaitReason::ProgramOrder ||
           e.toAction.index > e.fromAction.index)
         continue;
-      std::string message =
-          e.reason == WaitReason::AuxLoss
-              ? llvm::formatv("{0} runs before {1} on rank {2}, but a "
-                              "global-batch auxiliary loss at stage {3} needs "
-                              "every forward of the stage before any backward",
-                              describe(e.toAction), describe(e.fromAction),
-                              rankId(e.toAction),
-                              index.action(e.toAction).stage)
-                    .str()
-              : llvm::formatv("{0} runs before {1} on rank {2}, but needs its "
-                              "output",
-                              describe(e.toAction), describe(e.fromAction),
-                              rankId(e.toAction))
-                    .str();
+      const std::string message =
+          llvm::formatv("{0} runs before {1} on rank {2}, but {3}",
+                        describe(e.toAction), describe(e.fromAction),
+                        rankId(e.toAction), orderReason(e))
+              .str();
       if (Violation *v =
               sink.add(ViolationKind::Dependency, e.toAction, message))
         v->notes.push_back(
@@ -266,7 +311,7 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
   const auto begin = std::chrono::steady_clock::now();
   ViolationSink sink;
   ScheduleIndex index(schedule);
-  if (!index.check(sink)) {
+  if (!index.check(sink) || !StepRules(index).check(sink)) {
     // Structural violations: Z3 refutes the facts they state.
     result.violations = sink.take();
     result.graphSeconds = secondsSince(begin);

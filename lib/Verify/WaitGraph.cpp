@@ -1,6 +1,7 @@
 //===- WaitGraph.cpp - who waits for whom in a schedule -------------------===//
 
 #include "lib/Verify/WaitGraph.h"
+#include "lib/Verify/StepRules.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
@@ -271,6 +272,10 @@ void WaitGraph::build() {
   addProgramOrder();
   addDataEdges();
   addAuxLossEdges();
+  StepRules(index).addOrders(
+      [this](ActionRef from, ActionRef to, WaitReason reason) {
+        addEdge(from, to, reason);
+      });
   // Dense class ids, over the actions and the nodes added for rendezvous.
   const uint32_t numNodes = static_cast<uint32_t>(parent.size());
   std::vector<uint32_t> dense(numNodes, UINT32_MAX);

@@ -34,6 +34,17 @@ enum class WaitReason : uint8_t {
   Rendezvous,
   /// Rendezvous: a p2p group completes when all of its transfers did.
   GroupCompletion,
+  /// FSDP: a compute of a sharded stage runs between an UNSHARD and the
+  /// next RESHARD of the stage.
+  Parameters,
+  /// REDUCE_GRAD or a collective declared after_backward waits for every
+  /// backward and weight gradient of its stage.
+  GradientReduction,
+  /// A collective declared before (after) the forwards or backwards of a
+  /// stage and the compute it serves.
+  DeclaredCollective,
+  /// The optimizer step waits for every other action of its rank.
+  OptimizerStep,
 };
 
 struct WaitEdge {

@@ -11,6 +11,11 @@
 // of model stage 3 runs on both of its copies (stage 3 on rank 3, stage 7
 // on rank 0).
 // CHECK: sched.group @replicas members {{\[}}[0, 3], [1, 2]]
+// The sums are declared too, one per stage, after its last gradient, so
+// that the verifier holds them there.
+// CHECK-NEXT: sched.collective all_reduce @replicas bytes 100 when after_backward stage 0
+// CHECK-NEXT: sched.collective all_reduce @replicas bytes 200 when after_backward stage 1
+// CHECK: sched.collective all_reduce @replicas bytes 400 when after_backward stage 7
 // CHECK: sched.rank 0 {
 // CHECK: sched.reduce_scatter @dp stage 7 bytes 64
 // CHECK: sched.all_reduce @replicas stage 0 bytes 100

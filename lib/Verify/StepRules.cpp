@@ -1,0 +1,456 @@
+//===- StepRules.cpp - the rest of the training step ----------------------===//
+
+#include "lib/Verify/StepRules.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace sched;
+
+static bool isCollective(ActionKind kind) {
+  switch (kind) {
+  case ActionKind::AllReduce:
+  case ActionKind::ReduceScatter:
+  case ActionKind::AllGather:
+  case ActionKind::AllToAll:
+  case ActionKind::Barrier:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static const char *timingName(CollectiveTiming when) {
+  switch (when) {
+  case CollectiveTiming::BeforeForward:
+    return "before_forward";
+  case CollectiveTiming::AfterForward:
+    return "after_forward";
+  case CollectiveTiming::BeforeBackward:
+    return "before_backward";
+  case CollectiveTiming::AfterBackward:
+    return "after_backward";
+  case CollectiveTiming::Step:
+    return "step";
+  }
+  return "";
+}
+
+/// True for the timings that pair each instance with one compute.
+static bool servesComputes(CollectiveTiming when) {
+  return when == CollectiveTiming::BeforeForward ||
+         when == CollectiveTiming::AfterForward ||
+         when == CollectiveTiming::BeforeBackward;
+}
+
+StepRules::StepRules(const ScheduleIndex &index)
+    : index(index), schedule(index.schedule), sharding(index.numStages),
+      reduceGrads(index.numStages), optimizerSteps(schedule.ranks.size()) {
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const Action &a = actions[i];
+      const ActionRef here{static_cast<int32_t>(r), static_cast<int32_t>(i)};
+      const bool inRange = a.stage >= 0 && a.stage < index.numStages;
+      switch (a.kind) {
+      case ActionKind::OptimizerStep:
+        optimizerSteps[r].push_back(here);
+        wholeStep = true;
+        continue;
+      case ActionKind::Unshard:
+      case ActionKind::Reshard:
+      case ActionKind::ReduceGrad:
+        if (!inRange)
+          outOfRange.push_back(here);
+        else if (a.kind == ActionKind::ReduceGrad)
+          reduceGrads[a.stage].push_back(here);
+        else
+          sharding[a.stage].push_back(here);
+        continue;
+      default:
+        break;
+      }
+      if (!isCollective(a.kind) || !inRange)
+        continue;
+      const int32_t d = declarationOf(a);
+      if (d >= 0)
+        instances[{d, a.stage}].push_back(here);
+    }
+  }
+}
+
+int32_t StepRules::declarationOf(const Action &a) const {
+  for (size_t d = 0; d < schedule.collectives.size(); ++d) {
+    const CollectiveDeclaration &decl = schedule.collectives[d];
+    if (decl.kind == a.kind && decl.group == a.group &&
+        (decl.stage < 0 || decl.stage == a.stage) &&
+        (a.bytes < 0 || a.bytes == decl.bytes))
+      return static_cast<int32_t>(d);
+  }
+  return -1;
+}
+
+const std::vector<ActionRef> &StepRules::issued(size_t d, int32_t stage) const {
+  static const std::vector<ActionRef> kNone;
+  auto it = instances.find({static_cast<int32_t>(d), stage});
+  return it == instances.end() ? kNone : it->second;
+}
+
+size_t StepRules::expectedInstances(const CollectiveDeclaration &d) const {
+  return servesComputes(d.when) ? schedule.microbatchesPerReplica() : 1;
+}
+
+std::vector<ActionRef> StepRules::servedComputes(int32_t stage,
+                                                 CollectiveTiming when) const {
+  std::vector<ActionRef> computes;
+  const int32_t first = schedule.firstMicrobatchOf(stage);
+  for (int32_t m = first; m < first + schedule.microbatchesPerReplica(); ++m)
+    computes.push_back(when == CollectiveTiming::BeforeBackward
+                           ? index.inputGradient(stage, m)
+                           : index.compute(ActionKind::Forward, stage, m));
+  llvm::sort(computes,
+             [](ActionRef x, ActionRef y) { return x.index < y.index; });
+  return computes;
+}
+
+std::vector<int32_t> StepRules::stagesOf(const CollectiveDeclaration &d) const {
+  if (d.stage >= 0)
+    return d.stage < index.numStages ? std::vector<int32_t>{d.stage}
+                                     : std::vector<int32_t>{};
+  std::vector<int32_t> stages(index.numStages);
+  for (int32_t s = 0; s < index.numStages; ++s)
+    stages[s] = s;
+  return stages;
+}
+
+std::string StepRules::describe(ActionRef ref) const {
+  return describeAction(schedule, index.action(ref));
+}
+
+int64_t StepRules::rankId(int32_t rank) const {
+  return schedule.ranks[rank].id;
+}
+
+//===----------------------------------------------------------------------===//
+// Counting and placement
+//===----------------------------------------------------------------------===//
+
+bool StepRules::check(ViolationSink &sink) const {
+  bool ok = checkPlacement(sink);
+  if (!ok)
+    return false;
+  ok &= checkSharding(sink);
+  ok &= checkReduceGrad(sink);
+  ok &= checkOptimizerStep(sink);
+  ok &= checkDeclarations(sink);
+  return ok;
+}
+
+bool StepRules::checkPlacement(ViolationSink &sink) const {
+  bool ok = true;
+  for (ActionRef ref : outOfRange) {
+    ok = false;
+    sink.add(ViolationKind::Missing, ref,
+             llvm::formatv("{0} is out of range: the schedule has {1} stages",
+                           describe(ref), index.numStages));
+  }
+  auto place = [&](ActionRef ref) {
+    const int32_t holder = index.stageRank[index.action(ref).stage];
+    if (ref.rank == holder)
+      return;
+    ok = false;
+    sink.add(ViolationKind::Placement, ref,
+             llvm::formatv("{0} is issued by rank {1}, but stage {2} runs on "
+                           "rank {3}",
+                           describe(ref), rankId(ref.rank),
+                           index.action(ref).stage, rankId(holder)),
+             /*observed=*/rankId(ref.rank), /*required=*/rankId(holder));
+  };
+  for (int32_t s = 0; s < index.numStages; ++s) {
+    llvm::for_each(sharding[s], place);
+    llvm::for_each(reduceGrads[s], place);
+  }
+  for (const auto &[key, refs] : instances)
+    llvm::for_each(refs, place);
+  return ok;
+}
+
+bool StepRules::checkSharding(ViolationSink &sink) const {
+  bool ok = true;
+  for (int32_t s = 0; s < index.numStages; ++s) {
+    bool gathered = false;
+    ActionRef previous;
+    for (ActionRef ref : sharding[s]) {
+      const bool unshard = index.action(ref).kind == ActionKind::Unshard;
+      if (unshard && gathered) {
+        ok = false;
+        if (Violation *v = sink.add(
+                ViolationKind::Duplicate, ref,
+                llvm::formatv("UNSHARD(stage {0}) on rank {1} while the "
+                              "stage is unsharded: it has no RESHARD since "
+                              "the previous UNSHARD",
+                              s, rankId(ref.rank)),
+                /*observed=*/2, /*required=*/1))
+          v->notes.push_back({previous, "the previous UNSHARD is here"});
+      } else if (!unshard && !gathered) {
+        ok = false;
+        Violation *v = sink.add(
+            ViolationKind::Missing, ref,
+            llvm::formatv("RESHARD(stage {0}) on rank {1} without an "
+                          "UNSHARD before it: the stage's parameters are "
+                          "not gathered",
+                          s, rankId(ref.rank)),
+            /*observed=*/0, /*required=*/1);
+        if (v && previous.rank >= 0)
+          v->notes.push_back({previous, "the stage was last resharded here"});
+      }
+      gathered = unshard;
+      previous = ref;
+    }
+  }
+  return ok;
+}
+
+/// At most one action per slot (`twice(slot)` reports a second one), and
+/// once any slot has one, one in every slot that `holder` places (a slot
+/// it gives rank -1 needs none; `missing(slot)` reports it). Returns false
+/// when it reported a violation.
+static bool checkOncePerSlot(ViolationSink &sink,
+                             const std::vector<std::vector<ActionRef>> &slots,
+                             llvm::function_ref<ActionRef(size_t)> holder,
+                             llvm::function_ref<std::string(size_t)> twice,
+                             llvm::function_ref<std::string(size_t)> missing,
+                             const char *otherNote) {
+  bool ok = true;
+  ActionRef any;
+  for (const std::vector<ActionRef> &refs : slots)
+    if (!refs.empty() && any.rank < 0)
+      any = refs.front();
+  for (size_t k = 0; k < slots.size(); ++k) {
+    const std::vector<ActionRef> &refs = slots[k];
+    if (refs.size() > 1) {
+      ok = false;
+      if (Violation *v = sink.add(ViolationKind::Duplicate, refs[1], twice(k),
+                                  /*observed=*/refs.size(), /*required=*/1))
+        v->notes.push_back({refs[0], "the first one is here"});
+    }
+    const ActionRef where = holder(k);
+    if (refs.empty() && any.rank >= 0 && where.rank >= 0) {
+      ok = false;
+      if (Violation *v = sink.add(ViolationKind::Missing, where, missing(k),
+                                  /*observed=*/0, /*required=*/1))
+        v->notes.push_back({any, otherNote});
+    }
+  }
+  return ok;
+}
+
+bool StepRules::checkReduceGrad(ViolationSink &sink) const {
+  return checkOncePerSlot(
+      sink, reduceGrads,
+      [&](size_t s) {
+        return ActionRef{index.stageRank[s], -1};
+      },
+      [&](size_t s) {
+        return llvm::formatv("REDUCE_GRAD(stage {0}) twice on rank {1}: a "
+                             "stage's gradients are reduced once per step",
+                             s, rankId(index.stageRank[s]))
+            .str();
+      },
+      [&](size_t s) {
+        return llvm::formatv("stage {0} on rank {1} has no REDUCE_GRAD, but "
+                             "the schedule reduces the gradients of other "
+                             "stages",
+                             s, rankId(index.stageRank[s]))
+            .str();
+      },
+      "a REDUCE_GRAD of another stage is here");
+}
+
+bool StepRules::checkOptimizerStep(ViolationSink &sink) const {
+  std::vector<bool> holds(schedule.ranks.size(), false);
+  for (int32_t rank : index.stageRank)
+    if (rank >= 0)
+      holds[rank] = true;
+  return checkOncePerSlot(
+      sink, optimizerSteps,
+      [&](size_t r) {
+        return ActionRef{holds[r] ? static_cast<int32_t>(r) : -1, -1};
+      },
+      [&](size_t r) {
+        return llvm::formatv("OPTIMIZER_STEP twice on rank {0}: a training "
+                             "step updates the parameters once",
+                             rankId(r))
+            .str();
+      },
+      [&](size_t r) {
+        return llvm::formatv("rank {0} holds stages but has no "
+                             "OPTIMIZER_STEP, while other ranks step",
+                             rankId(r))
+            .str();
+      },
+      "an optimizer step of another rank");
+}
+
+bool StepRules::checkDeclarations(ViolationSink &sink) const {
+  bool ok = true;
+  // Past the sink's capacity a violation is only counted: keep the cost of
+  // its message off schedules with many declarations and stages.
+  size_t reported = 0;
+  for (size_t d = 0; d < schedule.collectives.size(); ++d) {
+    const CollectiveDeclaration &decl = schedule.collectives[d];
+    const size_t expected = expectedInstances(decl);
+    for (int32_t s : stagesOf(decl)) {
+      const std::vector<ActionRef> &refs = issued(d, s);
+      if (refs.size() == expected || (!wholeStep && refs.empty()))
+        continue;
+      ok = false;
+      const bool extra = refs.size() > expected;
+      if (reported++ < ViolationSink::kMaxViolations)
+        reportDeclared(sink, decl, s, refs);
+      else
+        sink.add(extra ? ViolationKind::Duplicate : ViolationKind::Missing,
+                 {index.stageRank[s], -1}, "", refs.size(), expected);
+    }
+  }
+  return ok;
+}
+
+void StepRules::reportDeclared(ViolationSink &sink,
+                               const CollectiveDeclaration &decl, int32_t stage,
+                               const std::vector<ActionRef> &refs) const {
+  const size_t expected = expectedInstances(decl);
+  const int32_t rank = index.stageRank[stage];
+  Action declared;
+  declared.kind = decl.kind;
+  declared.group = decl.group;
+  declared.stage = stage;
+  const std::string what = describeAction(schedule, declared);
+  if (refs.size() > expected) {
+    if (Violation *v = sink.add(
+            ViolationKind::Duplicate, refs[expected],
+            llvm::formatv("{0} is issued {1} times on rank {2}, but its "
+                          "declaration ({3}) asks for {4} per step",
+                          what, refs.size(), rankId(rank),
+                          timingName(decl.when), expected),
+            /*observed=*/refs.size(), /*required=*/expected))
+      v->notes.push_back({refs.front(), "the first one is here"});
+    return;
+  }
+  if (servesComputes(decl.when)) {
+    const ActionRef unserved = servedComputes(stage, decl.when)[refs.size()];
+    sink.add(
+        ViolationKind::Missing, unserved,
+        llvm::formatv(
+            "{0} has no {1} {2} it: the collective is "
+            "declared {3}, and rank {4} issues it {5} times "
+            "for the stage's {6} {7}",
+            describe(unserved), what,
+            decl.when == CollectiveTiming::AfterForward ? "after" : "before",
+            timingName(decl.when), rankId(rank), refs.size(), expected,
+            decl.when == CollectiveTiming::BeforeBackward ? "backwards"
+                                                          : "forwards"),
+        /*observed=*/refs.size(), /*required=*/expected);
+    return;
+  }
+  sink.add(ViolationKind::Missing, {rank, -1},
+           llvm::formatv("rank {0} does not issue {1}, declared {2}{3}",
+                         rankId(rank), what, timingName(decl.when),
+                         decl.when == CollectiveTiming::Step
+                             ? " (before the optimizer step)"
+                             : " (after the stage's last gradient)"),
+           /*observed=*/0, /*required=*/1);
+}
+
+//===----------------------------------------------------------------------===//
+// Orders
+//===----------------------------------------------------------------------===//
+
+void StepRules::addOrders(
+    llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const {
+  addShardingOrders(edge);
+  addDeclarationOrders(edge);
+  // Gradient reduction after the stage's last gradient (B or W): earlier
+  // gradients of the rank precede that one in program order.
+  std::vector<ActionRef> lastGradient(index.numStages);
+  for (int32_t s = 0; s < index.numStages; ++s) {
+    const int32_t first = schedule.firstMicrobatchOf(s);
+    for (int32_t m = first; m < first + schedule.microbatchesPerReplica();
+         ++m) {
+      ActionRef gradient = index.compute(ActionKind::Backward, s, m);
+      if (gradient.rank < 0)
+        gradient = index.compute(ActionKind::BackwardWeight, s, m);
+      if (gradient.index > lastGradient[s].index)
+        lastGradient[s] = gradient;
+    }
+    for (ActionRef reduce : reduceGrads[s])
+      edge(lastGradient[s], reduce, WaitReason::GradientReduction);
+  }
+  for (const auto &[key, refs] : instances)
+    if (schedule.collectives[key.first].when == CollectiveTiming::AfterBackward)
+      for (ActionRef reduce : refs)
+        edge(lastGradient[key.second], reduce, WaitReason::GradientReduction);
+  // The optimizer step ends its rank's program: whatever follows it must
+  // come before it (what precedes it does by program order).
+  for (size_t r = 0; r < schedule.ranks.size(); ++r)
+    for (ActionRef step : optimizerSteps[r])
+      for (int32_t i = step.index + 1,
+                   end = static_cast<int32_t>(schedule.ranks[r].actions.size());
+           i < end; ++i)
+        edge({step.rank, i}, step, WaitReason::OptimizerStep);
+}
+
+void StepRules::addShardingOrders(
+    llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const {
+  // Every action of a stage sits on the rank that holds it (checked), so
+  // one state per stage serves all ranks.
+  const int32_t numStages = index.numStages;
+  std::vector<int32_t> lastUnshard(numStages, -1), lastReshard(numStages, -1);
+  // Computes of a sharded stage outside an UNSHARD..RESHARD window: the
+  // next UNSHARD must come before them, or else the RESHARD before them
+  // after them.
+  std::vector<std::vector<int32_t>> outside(numStages);
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const int32_t rank = static_cast<int32_t>(r);
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
+    for (int32_t i = 0, end = static_cast<int32_t>(actions.size()); i < end;
+         ++i) {
+      const Action &a = actions[i];
+      if (a.stage < 0 || a.stage >= numStages || sharding[a.stage].empty())
+        continue;
+      const int32_t s = a.stage;
+      if (isCompute(a.kind) && lastUnshard[s] <= lastReshard[s])
+        outside[s].push_back(i);
+      if (a.kind == ActionKind::Unshard) {
+        for (int32_t compute : outside[s])
+          edge({rank, i}, {rank, compute}, WaitReason::Parameters);
+        outside[s].clear();
+        lastUnshard[s] = i;
+      }
+      if (a.kind == ActionKind::Reshard)
+        lastReshard[s] = i;
+    }
+  }
+  for (int32_t s = 0; s < numStages; ++s) {
+    const int32_t rank = index.stageRank[s];
+    if (lastReshard[s] >= 0)
+      for (int32_t compute : outside[s])
+        edge({rank, compute}, {rank, lastReshard[s]}, WaitReason::Parameters);
+  }
+}
+
+void StepRules::addDeclarationOrders(
+    llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const {
+  for (const auto &[key, refs] : instances) {
+    const CollectiveTiming when = schedule.collectives[key.first].when;
+    if (!servesComputes(when))
+      continue;
+    const std::vector<ActionRef> computes = servedComputes(key.second, when);
+    for (size_t k = 0; k < refs.size() && k < computes.size(); ++k) {
+      if (when == CollectiveTiming::AfterForward)
+        edge(computes[k], refs[k], WaitReason::DeclaredCollective);
+      else
+        edge(refs[k], computes[k], WaitReason::DeclaredCollective);
+    }
+  }
+}

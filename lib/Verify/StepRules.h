@@ -1,0 +1,95 @@
+//===- StepRules.h - the rest of the training step --------------*- C++ -*-===//
+//
+// Internal to lib/Verify. The rules of what a training step does besides
+// the pipeline's compute and transfers (docs/verifier.md, section 5): FSDP
+// UNSHARD/RESHARD around every compute of a sharded stage, gradient
+// reduction after the stage's last gradient, declared collectives at the
+// computes they serve, one optimizer step at the end of each rank. Counting
+// and placement are checked here; every order becomes a wait-graph edge,
+// so that a broken order is a cycle the graph path and Z3 both see.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_VERIFY_STEPRULES_H
+#define LIB_VERIFY_STEPRULES_H
+
+#include "lib/Verify/WaitGraph.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <map>
+
+namespace sched {
+
+/// The actions of a schedule's training step, sorted by rule.
+class StepRules {
+public:
+  /// Indexes `index`'s schedule, which passed ScheduleIndex::check.
+  explicit StepRules(const ScheduleIndex &index);
+
+  /// Counting and placement: indices in range; UNSHARD, RESHARD,
+  /// REDUCE_GRAD and declared collectives on the rank of their stage; no
+  /// UNSHARD while unsharded, no RESHARD while sharded; one REDUCE_GRAD
+  /// per stage; declared collectives as often as declared; one optimizer
+  /// step per rank. Returns false when it reported a violation.
+  bool check(ViolationSink &sink) const;
+
+  /// Calls `edge(from, to, reason)` for each "from before to" the rules
+  /// impose, between actions of one rank.
+  void addOrders(
+      llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const;
+
+private:
+  /// The declaration `a` issues, or -1.
+  int32_t declarationOf(const Action &a) const;
+  /// How many instances of declaration `d` a stage issues in a complete
+  /// step.
+  size_t expectedInstances(const CollectiveDeclaration &d) const;
+  /// The computes of `stage` a declaration of timing `when` is ordered
+  /// with, in program order (forwards or backward starts).
+  std::vector<ActionRef> servedComputes(int32_t stage,
+                                        CollectiveTiming when) const;
+  /// The instances of declaration `d` for `stage`.
+  const std::vector<ActionRef> &issued(size_t d, int32_t stage) const;
+  /// The stages declaration `d` applies to.
+  std::vector<int32_t> stagesOf(const CollectiveDeclaration &d) const;
+  std::string describe(ActionRef ref) const;
+  int64_t rankId(int32_t rank) const;
+
+  bool checkPlacement(ViolationSink &sink) const;
+  bool checkSharding(ViolationSink &sink) const;
+  bool checkReduceGrad(ViolationSink &sink) const;
+  bool checkOptimizerStep(ViolationSink &sink) const;
+  bool checkDeclarations(ViolationSink &sink) const;
+  /// Reports that `stage` issues `refs` of declaration `decl`, not as many
+  /// as it declares.
+  void reportDeclared(ViolationSink &sink, const CollectiveDeclaration &decl,
+                      int32_t stage, const std::vector<ActionRef> &refs) const;
+
+  void addShardingOrders(
+      llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const;
+  void addDeclarationOrders(
+      llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const;
+
+  const ScheduleIndex &index;
+  const Schedule &schedule;
+  /// UNSHARD, RESHARD, REDUCE_GRAD, optimizer steps and declared
+  /// collectives whose stage is out of range.
+  std::vector<ActionRef> outOfRange;
+  /// Per stage, in program order of each rank: its UNSHARDs and RESHARDs,
+  /// and its REDUCE_GRADs.
+  std::vector<std::vector<ActionRef>> sharding;
+  std::vector<std::vector<ActionRef>> reduceGrads;
+  /// Per rank: its optimizer steps.
+  std::vector<std::vector<ActionRef>> optimizerSteps;
+  /// Per (declaration, stage) that issues any: its instances in program
+  /// order (sparse: declarations times stages may be large).
+  std::map<std::pair<int32_t, int32_t>, std::vector<ActionRef>> instances;
+  /// True when the schedule holds an optimizer step: then it is a whole
+  /// training step and every declaration must be issued in full.
+  bool wholeStep = false;
+};
+
+} // namespace sched
+
+#endif // LIB_VERIFY_STEPRULES_H

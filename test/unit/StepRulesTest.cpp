@@ -1,0 +1,294 @@
+//===- StepRulesTest.cpp - the rest of the training step, proved ---------===//
+//
+// Every strategy over a small grid, lowered with sched-insert-p2p and
+// sched-insert-collectives (with and without FSDP, with declared
+// collectives of every timing), verifies; and each way of breaking the step
+// (docs/verifier.md, section 5) is a violation that the graph path and Z3
+// agree on.
+//
+//===----------------------------------------------------------------------===//
+
+#include "StrategyTestSupport.h"
+
+#include "lib/ScheduleIR/ScheduleIR.h"
+#include "lib/Verify/Verifier.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "gtest/gtest.h"
+
+#include <functional>
+
+using namespace sched;
+
+namespace {
+
+/// Declarations of every timing on a data-parallel group of single-rank
+/// sets (no cross-rank matching involved).
+constexpr const char *kDeclarations = R"(
+  sched.collective all_gather @dp bytes 64 when before_forward
+  sched.collective all_to_all @dp bytes 8 when after_forward stage 0
+  sched.collective all_to_all @dp bytes 16 when before_backward
+  sched.collective reduce_scatter @dp bytes 64 when after_backward
+  sched.collective barrier @dp bytes 0 when step
+)";
+
+/// `compute` written as a sched.schedule with the declarations above, run
+/// through sched-insert-p2p and sched-insert-collectives, read back.
+Schedule lowerStep(mlir::MLIRContext &context, const Schedule &compute,
+                   bool fsdp) {
+  std::string groups;
+  for (const RankProgram &rank : compute.ranks)
+    groups += llvm::formatv("{0}[{1}]", groups.empty() ? "" : ", ", rank.id);
+  const std::string text = llvm::formatv(
+      "sched.schedule @step stages {0} microbatches {1} replicas {2} {{\n"
+      "  sched.group @dp members [{3}]\n{4}}\n",
+      compute.numStages, compute.numMicrobatches, compute.replicas, groups,
+      kDeclarations);
+  // The groups name ranks that the schedule gets only below.
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(
+          text, mlir::ParserConfig(&context, /*verifyAfterParse=*/false));
+  EXPECT_TRUE(module) << text;
+  if (!module)
+    return {};
+  auto op = *module->getOps<ScheduleOp>().begin();
+  mlir::OpBuilder builder(&context);
+  writeRankPrograms(builder, op, compute);
+  mlir::PassManager pm(&context);
+  pm.addPass(createInsertP2P());
+  InsertCollectivesOptions options;
+  options.fsdp = fsdp;
+  pm.addPass(createInsertCollectives(options));
+  EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
+  mlir::FailureOr<Schedule> step =
+      readSchedule(*module->getOps<ScheduleOp>().begin());
+  EXPECT_TRUE(mlir::succeeded(step));
+  return mlir::succeeded(step) ? *step : Schedule();
+}
+
+std::string firstProblem(const VerifyResult &result) {
+  return result.violations.empty() ? result.unknownReason
+                                   : result.violations.front().message;
+}
+
+/// The first action of the bundle `i` belongs to, and one past its last.
+size_t bundleBegin(const std::vector<Action> &actions, size_t i) {
+  while (i > 0 && actions[i].bundle != 0 &&
+         actions[i - 1].bundle == actions[i].bundle)
+    --i;
+  return i;
+}
+size_t bundleEnd(const std::vector<Action> &actions, size_t i) {
+  while (i + 1 < actions.size() && actions[i].bundle != 0 &&
+         actions[i + 1].bundle == actions[i].bundle)
+    ++i;
+  return i + 1;
+}
+
+/// Position of the first (or last) action of `actions` that `match` accepts
+/// at or after `from`, or -1.
+int64_t findFirst(const std::vector<Action> &actions,
+                  const std::function<bool(const Action &)> &match,
+                  size_t from = 0) {
+  for (size_t i = from; i < actions.size(); ++i)
+    if (match(actions[i]))
+      return static_cast<int64_t>(i);
+  return -1;
+}
+int64_t findLast(const std::vector<Action> &actions,
+                 const std::function<bool(const Action &)> &match) {
+  for (size_t i = actions.size(); i-- > 0;)
+    if (match(actions[i]))
+      return static_cast<int64_t>(i);
+  return -1;
+}
+
+/// Moves the action at `from` so that it lands before position `to` of the
+/// program as it was.
+void move(std::vector<Action> &actions, size_t from, size_t to) {
+  Action moved = actions[from];
+  actions.erase(actions.begin() + from);
+  actions.insert(actions.begin() + (to > from ? to - 1 : to), moved);
+}
+
+/// Moves the first action of `kind` after the next forward of its stage;
+/// false when the rank issues none.
+bool moveAfterItsForward(std::vector<Action> &actions, ActionKind kind) {
+  const int64_t first =
+      findFirst(actions, [&](const Action &a) { return a.kind == kind; });
+  if (first < 0)
+    return false;
+  const int32_t stage = actions[first].stage;
+  const int64_t forward = findFirst(
+      actions,
+      [&](const Action &a) {
+        return a.kind == ActionKind::Forward && a.stage == stage;
+      },
+      first);
+  move(actions, first, bundleEnd(actions, forward));
+  return true;
+}
+
+bool isGradient(const Action &a, int32_t stage) {
+  return a.stage == stage && (a.kind == ActionKind::Backward ||
+                              a.kind == ActionKind::BackwardWeight);
+}
+
+/// A way to break a training step; false when the step offers no place.
+struct Mutation {
+  const char *name;
+  bool fsdpOnly;
+  std::function<bool(std::vector<Action> &)> apply;
+};
+
+std::vector<Mutation> mutations() {
+  auto is = [](ActionKind kind) {
+    return [kind](const Action &a) { return a.kind == kind; };
+  };
+  return {
+      {"REDUCE_GRAD before the last backward", true,
+       [is](std::vector<Action> &actions) {
+         const int64_t reduce = findFirst(actions, is(ActionKind::ReduceGrad));
+         if (reduce < 0)
+           return false;
+         const int32_t stage = actions[reduce].stage;
+         const int64_t last = findLast(
+             actions, [&](const Action &a) { return isGradient(a, stage); });
+         move(actions, reduce, bundleBegin(actions, last));
+         return true;
+       }},
+      {"REDUCE_GRAD twice", true,
+       [is](std::vector<Action> &actions) {
+         const int64_t reduce = findFirst(actions, is(ActionKind::ReduceGrad));
+         if (reduce < 0)
+           return false;
+         actions.insert(actions.begin() + reduce, actions[reduce]);
+         return true;
+       }},
+      {"UNSHARD after a forward", true,
+       [](std::vector<Action> &actions) {
+         return moveAfterItsForward(actions, ActionKind::Unshard);
+       }},
+      {"UNSHARD dropped", true,
+       [is](std::vector<Action> &actions) {
+         const int64_t unshard = findFirst(actions, is(ActionKind::Unshard));
+         if (unshard < 0)
+           return false;
+         actions.erase(actions.begin() + unshard);
+         return true;
+       }},
+      {"OPTIMIZER_STEP twice", false,
+       [is](std::vector<Action> &actions) {
+         const int64_t step = findFirst(actions, is(ActionKind::OptimizerStep));
+         actions.insert(actions.begin() + step, actions[step]);
+         return true;
+       }},
+      {"OPTIMIZER_STEP before the last compute", false,
+       [is](std::vector<Action> &actions) {
+         const int64_t step = findFirst(actions, is(ActionKind::OptimizerStep));
+         const int64_t last = findLast(
+             actions, [](const Action &a) { return isCompute(a.kind); });
+         move(actions, step, bundleBegin(actions, last));
+         return true;
+       }},
+      {"compute after OPTIMIZER_STEP", false,
+       [](std::vector<Action> &actions) {
+         const int64_t last = findLast(
+             actions, [](const Action &a) { return isCompute(a.kind); });
+         const size_t begin = bundleBegin(actions, last),
+                      end = bundleEnd(actions, last);
+         std::vector<Action> bundle(actions.begin() + begin,
+                                    actions.begin() + end);
+         actions.erase(actions.begin() + begin, actions.begin() + end);
+         actions.insert(actions.end(), bundle.begin(), bundle.end());
+         return true;
+       }},
+      {"before_forward all_gather after its forward", false,
+       [](std::vector<Action> &actions) {
+         return moveAfterItsForward(actions, ActionKind::AllGather);
+       }},
+  };
+}
+
+TEST(StepRules, GeneratedStepsVerifyAndMutationsAreViolated) {
+  mlir::DialectRegistry registry;
+  registerSchedDialect(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  context.disableMultithreading();
+
+  llvm::SmallVector<llvm::StringRef> names;
+  const std::string list = strategyNames();
+  llvm::SplitString(list, names, ", ");
+  ASSERT_FALSE(names.empty());
+  size_t verified = 0, violated = 0, agreed = 0;
+  for (llvm::StringRef name : names) {
+    std::optional<Strategy> strategy = parseStrategy(name);
+    ASSERT_TRUE(strategy) << name.str();
+    size_t accepted = 0;
+    for (int32_t pp : {1, 2, 4})
+      for (int32_t vpp : {1, 2})
+        for (int32_t m : {pp, 2 * pp}) {
+          const PipelineShape shape = test::makeShape(pp, vpp, m);
+          llvm::Expected<Schedule> compute = generateSchedule(*strategy, shape);
+          if (!compute) {
+            llvm::consumeError(compute.takeError());
+            continue;
+          }
+          ++accepted;
+          for (bool fsdp : {false, true}) {
+            const std::string where =
+                test::describe(*strategy, shape) + (fsdp ? " fsdp" : "");
+            const Schedule step = lowerStep(context, *compute, fsdp);
+            ASSERT_FALSE(step.ranks.empty()) << where;
+            VerifyOptions options;
+            // Z3 (one call costs tens of milliseconds, mostly its setup)
+            // proves each strategy's first shape and judges the mutations
+            // of its FSDP step, every one of which applies there.
+            options.useZ3 = accepted == 1;
+            VerifyResult result = verifySchedule(step, options);
+            ASSERT_EQ(result.verdict, Verdict::Verified)
+                << where << ": " << firstProblem(result);
+            ++verified;
+            for (const Mutation &mutation : mutations()) {
+              if (mutation.fsdpOnly && !fsdp)
+                continue;
+              Schedule broken = step;
+              if (!mutation.apply(broken.ranks.front().actions))
+                continue;
+              // The graph path judges every mutation.
+              VerifyOptions graphOnly;
+              graphOnly.useZ3 = false;
+              const VerifyResult graph = verifySchedule(broken, graphOnly);
+              EXPECT_EQ(graph.verdict, Verdict::Violated)
+                  << where << ", " << mutation.name;
+              if (options.useZ3 && fsdp) {
+                const VerifyResult proved = verifySchedule(broken, options);
+                EXPECT_EQ(proved.verdict, Verdict::Violated)
+                    << where << ", " << mutation.name << ": "
+                    << proved.unknownReason;
+                if (!graph.violations.empty() && !proved.violations.empty()) {
+                  EXPECT_EQ(graph.violations.front().kind,
+                            proved.violations.front().kind)
+                      << where << ", " << mutation.name;
+                }
+                ++agreed;
+              }
+              ++violated;
+            }
+          }
+        }
+    EXPECT_GT(accepted, 0u) << name.str() << " accepts no shape of the grid";
+  }
+  std::printf("training steps verified: %zu, mutations violated: %zu (Z3 "
+              "agreed on %zu)\n",
+              verified, violated, agreed);
+}
+
+} // namespace
