@@ -17,8 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const bool comms = torchCsvHasComms(
       input.sourceMgr.getMemoryBuffer(input.sourceMgr.getMainFileID())
           ->getBuffer());
-  options.flavour = comms ? TorchCsvFlavour::ComputeAndComms
-                          : TorchCsvFlavour::Compute;
+  options.flavour =
+      comms ? TorchCsvFlavour::ComputeAndComms : TorchCsvFlavour::Compute;
   (void)importTorchCsv(input.sourceMgr, &input.context, options);
   return 0;
 }
