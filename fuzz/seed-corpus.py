@@ -18,8 +18,9 @@ def mlir_seeds(tests: pathlib.Path) -> Iterator[str]:
     for path in sorted(tests.rglob("*.mlir")):
         text = path.read_text()
         for chunk in re.split(r"^// -----.*$", text, flags=re.MULTILINE):
-            lines = [l for l in chunk.splitlines() if not l.lstrip().startswith("//")]
-            yield "\n".join(lines).strip() + "\n"
+            code = [line for line in chunk.splitlines()
+                    if not line.lstrip().startswith("//")]
+            yield "\n".join(code).strip() + "\n"
 
 
 def csv_seeds(tests: pathlib.Path) -> Iterator[str]:
@@ -34,9 +35,11 @@ def main() -> int:
     parser.add_argument("out", type=pathlib.Path, help="corpus folder to fill")
     args = parser.parse_args()
     if not args.tests.is_dir():
-        print(f"seed-corpus.py: error: no folder '{args.tests}'", file=sys.stderr)
+        print(f"seed-corpus.py: error: no folder '{args.tests}'",
+              file=sys.stderr)
         return 2
-    seeds = mlir_seeds(args.tests) if args.kind == "mlir" else csv_seeds(args.tests)
+    read = mlir_seeds if args.kind == "mlir" else csv_seeds
+    seeds = read(args.tests)
     args.out.mkdir(parents=True, exist_ok=True)
     names = set()
     for seed in seeds:
