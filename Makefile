@@ -9,12 +9,14 @@ PACKAGES := cmake ninja-build g++ ccache python3 llvm-22-dev libmlir-22-dev \
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build run test bench docs clean
+.PHONY: all deps configure build run test sanitize fuzz-deps fuzz-build fuzz \
+        bench docs clean
 
 all: build
 
-deps:
-	@missing=""; for p in $(PACKAGES); do \
+# $(call install-missing,PACKAGES): apt-get installs those not installed yet.
+define install-missing
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -22,18 +24,23 @@ deps:
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
+endef
+
+deps:
+	$(call install-missing,$(PACKAGES))
+
+CMAKE_LLVM := -DMLIR_DIR=$(LLVM_PREFIX)/lib/cmake/mlir \
+              -DLLVM_DIR=$(LLVM_PREFIX)/lib/cmake/llvm \
+              -DLLVM_EXTERNAL_LIT=$(LLVM_PREFIX)/bin/lit
+TOOLS := sched-opt sched-translate schedc SchedUnitTests
 
 $(BUILD_DIR)/build.ninja: | deps
-	cmake -G Ninja -S . -B $(BUILD_DIR) \
-	  -DCMAKE_BUILD_TYPE=Release \
-	  -DMLIR_DIR=$(LLVM_PREFIX)/lib/cmake/mlir \
-	  -DLLVM_DIR=$(LLVM_PREFIX)/lib/cmake/llvm \
-	  -DLLVM_EXTERNAL_LIT=$(LLVM_PREFIX)/bin/lit
+	cmake -G Ninja -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_LLVM)
 
 configure: deps $(BUILD_DIR)/build.ninja
 
 build: configure
-	ninja -C $(BUILD_DIR) -j $(JOBS) sched-opt sched-translate schedc SchedUnitTests
+	ninja -C $(BUILD_DIR) -j $(JOBS) $(TOOLS)
 
 run: build
 	$(BUILD_DIR)/bin/schedc generate --strategy 1f1b --pp 4 --microbatches 8 --emit text
@@ -42,6 +49,51 @@ run: build
 # --timeout needs python3-psutil).
 test: build
 	$(LLVM_PREFIX)/bin/lit -sv --timeout 1200 $(BUILD_DIR)/test
+
+# The lit suite on tools built with ASan and UBSan (docs/fuzzing.md); -O1
+# and line tables keep the build fast and the reports readable.
+SAN_BUILD_DIR ?= build-san
+SANITIZE ?= address,undefined
+SAN_CC ?= gcc
+SAN_CXX ?= g++
+# Extra lit flags, e.g. --filter-out to run a subset (CI: .ci/run).
+SAN_LIT_FLAGS ?=
+
+CMAKE_SAN := -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+             -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+             -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+             -DSCHEDC_SANITIZE=$(SANITIZE) $(CMAKE_LLVM)
+
+$(SAN_BUILD_DIR)/build.ninja: | deps
+	CC=$(SAN_CC) CXX=$(SAN_CXX) cmake -G Ninja -S . -B $(SAN_BUILD_DIR) \
+	  $(CMAKE_SAN)
+
+sanitize: $(SAN_BUILD_DIR)/build.ninja
+	ninja -C $(SAN_BUILD_DIR) -j $(JOBS) $(TOOLS)
+	$(LLVM_PREFIX)/bin/lit -sv --timeout 1200 $(SAN_LIT_FLAGS) $(SAN_BUILD_DIR)/test
+
+# libFuzzer targets (fuzz/, docs/fuzzing.md): clang-22, ASan and UBSan.
+# Each runs FUZZ_SECONDS; any finding fails the run.
+FUZZ_BUILD_DIR ?= build-fuzz
+FUZZ_PACKAGES := clang-22 libclang-rt-22-dev
+FUZZ_SECONDS ?= 60
+FUZZERS := torch-csv parse verify
+
+fuzz-deps: deps
+	$(call install-missing,$(FUZZ_PACKAGES))
+
+$(FUZZ_BUILD_DIR)/build.ninja: | fuzz-deps
+	CC=clang-22 CXX=clang++-22 cmake -G Ninja -S . -B $(FUZZ_BUILD_DIR) \
+	  $(CMAKE_SAN) -DSCHEDC_FUZZ=ON
+
+fuzz-build: $(FUZZ_BUILD_DIR)/build.ninja
+	ninja -C $(FUZZ_BUILD_DIR) -j $(JOBS) schedc-fuzzers
+
+fuzz: fuzz-build
+	@failed=""; for f in $(FUZZERS); do \
+	  fuzz/run-fuzzer.sh $(FUZZ_BUILD_DIR) $$f $(FUZZ_SECONDS) || failed="$$failed $$f"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzzers with findings:$$failed"; exit 1; fi
 
 bench: build
 	ninja -C $(BUILD_DIR) -j $(JOBS) schedc-bench

@@ -28,3 +28,17 @@ llvm_config.with_environment("PATH", config.schedc_tools_dir, append_path=True)
 # `%exit CMD` runs CMD and prints "exit status: N" after its output.
 config.substitutions.append(
     ("%exit", "bash " + os.path.join(config.test_source_root, "exit-status.sh")))
+
+# Tools built with sanitizers (make sanitize, docs/fuzzing.md): a report
+# aborts, so `not` and `%exit` see a crash rather than an ordinary failure.
+# Debian's LLVM is not instrumented; its allocators trip ASan's checks on
+# memory that LLVM's headers poisoned, hence allow_user_poisoning=0. Options
+# set in the environment come last and win.
+if config.schedc_sanitize:
+    sanitizer_defaults = {
+        "ASAN_OPTIONS": "allow_user_poisoning=0:abort_on_error=1",
+        "UBSAN_OPTIONS": "print_stacktrace=1:abort_on_error=1",
+    }
+    for name, defaults in sanitizer_defaults.items():
+        given = os.environ.get(name)
+        config.environment[name] = defaults + (":" + given if given else "")
