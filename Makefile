@@ -8,6 +8,9 @@ PACKAGES := cmake ninja-build g++ ccache python3 llvm-22-dev libmlir-22-dev \
             python3-psutil z3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JOBS ?= $(shell nproc)
+# ccache keys on paths relative to the checkout, so clones and worktrees of
+# the project share their cache.
+export CCACHE_BASEDIR ?= $(CURDIR)
 
 .PHONY: all deps configure build run test sanitize fuzz-deps fuzz-build fuzz \
         bench docs clean
