@@ -13,6 +13,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
@@ -60,6 +61,18 @@ int64_t farStage(const Action &transfer) {
                       : int64_t{transfer.stage} - 1;
 }
 
+/// Consumes the decimal digits at the front of `text` into `value`, which
+/// stops growing at `bound` (any value >= `bound` is too big alike).
+/// Returns how many digits there were.
+size_t consumeIndex(StringRef &text, int64_t bound, int64_t &value) {
+  size_t digits = 0;
+  value = 0;
+  for (; digits < text.size() && llvm::isDigit(text[digits]); ++digits)
+    value = std::min(bound, value * 10 + (text[digits] - '0'));
+  text = text.drop_front(digits);
+  return digits;
+}
+
 /// The most stages and microbatches (the dialect's own bounds); bigger
 /// indices are typos.
 constexpr int64_t kMaxStages = 1 << 20;
@@ -103,6 +116,8 @@ private:
   /// Line and column of the cell being read, both 1-based.
   unsigned line = 0;
   unsigned column = 0;
+  /// Cells, empty ones included, on the line being read.
+  size_t rowCells = 0;
   int64_t numStages = 0;
   int64_t numMicrobatches = 0;
   uint32_t lastBundle = 0;
@@ -141,15 +156,14 @@ LogicalResult CsvReader::parseAction(StringRef cell, Action &out) {
                                 "({a};{b})OVERLAP_F_B";
   };
   StringRef rest = cell;
-  size_t digits = rest.find_first_not_of("0123456789");
-  if (digits == 0 || digits == StringRef::npos)
-    return malformed();
   int64_t stage = 0;
-  if (rest.take_front(digits).getAsInteger(10, stage) || stage >= kMaxStages)
+  const size_t stageDigits = consumeIndex(rest, kMaxStages, stage);
+  if (stageDigits == 0 || rest.empty())
+    return malformed();
+  if (stage >= kMaxStages)
     return emitError(here())
            << "stage index in '" << cell << "' is out of range (at most "
            << kMaxStages - 1 << ")";
-  rest = rest.drop_front(digits);
   const CellWord *word = llvm::find_if(
       kCellWords, [&](const CellWord &w) { return rest.starts_with(w.word); });
   if (word == std::end(kCellWords))
@@ -165,9 +179,9 @@ LogicalResult CsvReader::parseAction(StringRef cell, Action &out) {
     return success();
   }
   int64_t microbatch = 0;
-  if (rest.empty() || rest.find_first_not_of("0123456789") != StringRef::npos)
+  if (consumeIndex(rest, kMaxMicrobatches, microbatch) == 0 || !rest.empty())
     return malformed();
-  if (rest.getAsInteger(10, microbatch) || microbatch >= kMaxMicrobatches)
+  if (microbatch >= kMaxMicrobatches)
     return emitError(here())
            << "microbatch index in '" << cell << "' is out of range (at most "
            << kMaxMicrobatches - 1 << ")";
@@ -203,6 +217,9 @@ LogicalResult CsvReader::parseCell(StringRef cell) {
   if (schedule.ranks.size() <= static_cast<size_t>(rank)) {
     schedule.ranks.resize(rank + 1);
     result.columns.resize(rank + 1);
+    // Most cells hold one action: no regrowth, no slack.
+    schedule.ranks[rank].actions.reserve(rowCells);
+    result.columns[rank].reserve(rowCells);
   }
   for (const Action &action : actions) {
     if (isTransfer(action.kind) && !firstComms)
@@ -228,6 +245,7 @@ LogicalResult CsvReader::parseLines() {
     rest = next;
     ++line;
     row.consume_back("\r");
+    rowCells = row.count(',') + 1;
     size_t start = 0;
     while (true) {
       const size_t comma = row.find(',', start);
