@@ -1,9 +1,10 @@
 //===- VerifyCommand.cpp - schedc verify ----------------------------------===//
 //
-// Reads a schedule (sched dialect or PyTorch pipelining CSV), verifies it
-// and reports: diagnostics on stderr at file:line:column, the verdict on
-// stdout (or JSON with --json), and the exit status 0 verified, 1
-// violated, 2 usage error or unreadable input, 3 unknown.
+// Reads a schedule (sched dialect, or PyTorch pipelining CSV read straight
+// into the plain schedule, no IR built), verifies it and reports:
+// diagnostics on stderr at file:line:column (a CSV's at its cells), the
+// verdict on stdout (or JSON with --json), and the exit status 0 verified,
+// 1 violated, 2 usage error or unreadable input, 3 unknown.
 //
 //===----------------------------------------------------------------------===//
 
