@@ -7,12 +7,15 @@
 //    requests with these figures;
 //  - generation: the plain generator, and generation plus building the
 //    sched.schedule IR (what sched-lower-* does);
-//  - verification end to end: parsing the MLIR text (or importing the
-//    PyTorch CSV of a lowered schedule), reading it into the plain form, the
-//    graph path, and Z3 (witness check and, up to a size, unaided search),
-//    each timed separately.
-// Every figure is the median of several runs in this process; the machine
-// is noisy, so compare ratios within one run.
+//  - verification end to end: parsing the MLIR text and reading it into the
+//    plain form (or reading the PyTorch CSV of a lowered schedule straight
+//    into it), the graph path, and Z3 (witness check and, up to a size,
+//    unaided search), each timed separately;
+//  - the schedc CLI on PyTorch CSV files (verify, simulate, and the IR
+//    import of sched-translate), each run in a child process under
+//    peak-rss: wall time and peak RSS as the kernel counts them.
+// Every figure is the median of several runs; the machine is noisy, so
+// compare ratios within one run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,8 +35,11 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -152,6 +158,25 @@ void benchGeneration(MLIRContext &context) {
   }
 }
 
+/// The PyTorch CSV, with a SEND/RECV cell per transfer, of the 1F1B of
+/// `shape` with transfers inserted (what schedc generate --emit
+/// torch-csv-comms writes).
+llvm::Expected<std::string> loweredOneFOneBCsv(const PipelineShape &shape) {
+  llvm::Expected<Schedule> compute =
+      generateSchedule(Strategy::OneFOneB, shape);
+  if (!compute)
+    return compute.takeError();
+  llvm::Expected<Schedule> lowered = insertTransfers(*compute);
+  if (!lowered)
+    return lowered.takeError();
+  std::string csv;
+  llvm::raw_string_ostream os(csv);
+  if (llvm::Error error =
+          writeTorchCsv(os, *lowered, TorchCsvContent::ComputeAndComms))
+    return std::move(error);
+  return csv;
+}
+
 /// One row of the verification table: `text` is MLIR or PyTorch CSV.
 struct VerifyCase {
   std::string label;
@@ -166,22 +191,33 @@ void benchVerifyCase(MLIRContext &context, const VerifyCase &c, int runs,
   size_t actions = 0, vars = 0, constraints = 0;
   for (int run = 0; run < runs; ++run) {
     auto begin = Clock::now();
-    OwningOpRef<ModuleOp> module;
+    // A CSV reads straight into the plain form, as schedc verify does;
+    // MLIR is parsed, then read.
+    FailureOr<Schedule> schedule = failure();
     if (c.csv) {
       llvm::SourceMgr sourceMgr;
       sourceMgr.AddNewSourceBuffer(
           llvm::MemoryBuffer::getMemBuffer(c.text, "bench.csv"), llvm::SMLoc());
       TorchCsvOptions options;
       options.flavour = TorchCsvFlavour::ComputeAndComms;
-      module = importTorchCsv(sourceMgr, &context, options);
+      FailureOr<TorchCsvSchedule> csv =
+          readTorchCsv(sourceMgr, &context, options);
+      if (succeeded(csv))
+        schedule = std::move(csv->schedule);
+      parse.push_back(seconds(begin));
+      read.push_back(0);
     } else {
-      module = parseSourceString<ModuleOp>(c.text, &context);
+      OwningOpRef<ModuleOp> module =
+          parseSourceString<ModuleOp>(c.text, &context);
+      parse.push_back(seconds(begin));
+      auto readBegin = Clock::now();
+      schedule = readSchedule(*module->getOps<ScheduleOp>().begin());
+      read.push_back(seconds(readBegin));
     }
-    parse.push_back(seconds(begin));
-    auto op = *module->getOps<ScheduleOp>().begin();
-    auto readBegin = Clock::now();
-    FailureOr<Schedule> schedule = readSchedule(op);
-    read.push_back(seconds(readBegin));
+    if (failed(schedule)) {
+      llvm::errs() << "bench: cannot read " << c.label << "\n";
+      return;
+    }
     actions = schedule->numActions();
     VerifyOptions options;
     options.p2p = c.p2p;
@@ -224,23 +260,13 @@ void benchVerify(MLIRContext &context) {
   }
   // Lowered schedules: a send and a receive for almost every compute.
   for (int64_t target : {1'000, 10'000, 100'000, 200'000}) {
-    PipelineShape shape = shapeFor(16, 1, target * 35 / 100);
-    llvm::Expected<Schedule> compute =
-        generateSchedule(Strategy::OneFOneB, shape);
-    llvm::Expected<Schedule> lowered =
-        compute ? insertTransfers(*compute) : compute.takeError();
-    if (!lowered) {
-      llvm::errs() << "bench: " << llvm::toString(lowered.takeError()) << "\n";
+    llvm::Expected<std::string> csv =
+        loweredOneFOneBCsv(shapeFor(16, 1, target * 35 / 100));
+    if (!csv) {
+      llvm::errs() << "bench: " << llvm::toString(csv.takeError()) << "\n";
       return;
     }
-    std::string csv;
-    llvm::raw_string_ostream os(csv);
-    if (llvm::Error error =
-            writeTorchCsv(os, *lowered, TorchCsvContent::ComputeAndComms)) {
-      llvm::errs() << "bench: " << llvm::toString(std::move(error)) << "\n";
-      return;
-    }
-    VerifyCase c{"lowered PyTorch CSV, eager", csv, /*csv=*/true,
+    VerifyCase c{"lowered PyTorch CSV, eager", std::move(*csv), /*csv=*/true,
                  P2PSemantics::Eager};
     benchVerifyCase(context, c, 3, target <= 10'000);
   }
@@ -436,18 +462,158 @@ void benchMemory() {
   llvm::outs() << "\n";
 }
 
+//===----------------------------------------------------------------------===//
+// The CLI on PyTorch CSV files
+//===----------------------------------------------------------------------===//
+
+/// Wall time, peak RSS and exit status of one command.
+struct ChildRun {
+  double seconds = 0;
+  double peakMiB = 0;
+  int status = -1;
+};
+
+/// Runs `argv` under peak-rss (next to this binary), which measures it
+/// from a small parent: the kernel would count this process's own peak in
+/// a child it forks.
+std::optional<ChildRun> runChild(llvm::StringRef binDir,
+                                 const std::vector<std::string> &argv) {
+  const std::string peakRss = (binDir + "/peak-rss").str();
+  std::vector<llvm::StringRef> args{peakRss};
+  args.insert(args.end(), argv.begin(), argv.end());
+  llvm::SmallString<128> report;
+  if (llvm::sys::fs::createTemporaryFile("schedc-bench", "txt", report))
+    return std::nullopt;
+  const std::optional<llvm::StringRef> redirects[] = {
+      std::nullopt, llvm::StringRef(report), std::nullopt};
+  const int status =
+      llvm::sys::ExecuteAndWait(peakRss, args, std::nullopt, redirects);
+  auto text = llvm::MemoryBuffer::getFile(report);
+  llvm::sys::fs::remove(report);
+  if (status != 0 || !text)
+    return std::nullopt;
+  llvm::SmallVector<llvm::StringRef, 3> fields;
+  (*text)->getBuffer().trim().split(fields, ' ');
+  ChildRun run;
+  double kib = 0;
+  if (fields.size() != 3 || fields[0].getAsDouble(run.seconds) ||
+      fields[1].getAsDouble(kib) || fields[2].getAsInteger(10, run.status))
+    return std::nullopt;
+  run.peakMiB = kib / 1024;
+  return run;
+}
+
+/// One CSV file the CLI rows read.
+struct CliCase {
+  std::string label;
+  std::string text;
+  size_t actions;
+  size_t ranks;
+};
+
+/// A rank per stage, one microbatch: rank r computes rF0 and rB0.
+CliCase manyRanks(size_t ranks) {
+  CliCase c{llvm::formatv("{0} ranks x 2 cells", ranks).str(), "", 2 * ranks,
+            ranks};
+  llvm::raw_string_ostream os(c.text);
+  for (size_t r = 0; r < ranks; ++r)
+    os << r << "F0," << r << "B0\n";
+  return c;
+}
+
+void benchCli(llvm::StringRef binDir) {
+  llvm::outs() << "\n## The CLI on PyTorch CSV (child processes, median of "
+                  "3)\n\n"
+               << "| file | actions | ranks | MB | command | exit | wall "
+                  "(s) | peak RSS (MiB) |\n"
+                  "|---|---|---|---|---|---|---|---|\n";
+  std::vector<CliCase> cases;
+  // The process floor: shared libraries and a two-cell schedule.
+  cases.push_back({"2 cells", "0F0,0B0\n", 2, 1});
+  // What `schedc generate --strategy 1f1b --pp 32 --microbatches M --emit
+  // torch-csv-comms` writes: 192,512 actions for M = 1,024, about 10^6 for
+  // M = 5,320.
+  for (int32_t microbatches : {1'024, 5'320}) {
+    PipelineShape shape;
+    shape.pp = 32;
+    shape.microbatches = microbatches;
+    llvm::Expected<std::string> text = loweredOneFOneBCsv(shape);
+    if (!text) {
+      llvm::errs() << "bench: " << llvm::toString(text.takeError()) << "\n";
+      return;
+    }
+    const size_t cells = llvm::count(*text, ',') + llvm::count(*text, '\n');
+    cases.push_back(
+        {llvm::formatv("lowered 1F1B, pp 32, M {0}", microbatches).str(),
+         std::move(*text), cells, 32});
+  }
+  cases.push_back(manyRanks(50'000));
+
+  const std::string schedc = (binDir + "/schedc").str();
+  const std::string translate = (binDir + "/sched-translate").str();
+  for (const CliCase &c : cases) {
+    llvm::SmallString<128> path;
+    int fd = -1;
+    if (llvm::sys::fs::createTemporaryFile("schedc-bench", "csv", fd, path)) {
+      llvm::errs() << "bench: cannot create a temporary file\n";
+      return;
+    }
+    {
+      llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+      os << c.text;
+    }
+    const std::string file = path.str().str();
+    const std::vector<std::vector<std::string>> commands = {
+        {schedc, "verify", file},
+        {schedc, "simulate", file},
+        {translate, "--import-torch-csv-comms", file, "-o", "/dev/null"},
+    };
+    for (const std::vector<std::string> &command : commands) {
+      std::vector<double> times, peaks;
+      int status = 0;
+      for (int run = 0; run < 3; ++run) {
+        std::optional<ChildRun> child = runChild(binDir, command);
+        if (!child) {
+          llvm::errs() << "bench: cannot run " << command[0] << "\n";
+          return;
+        }
+        times.push_back(child->seconds);
+        peaks.push_back(child->peakMiB);
+        status = child->status;
+      }
+      llvm::outs() << llvm::formatv(
+          "| {0} | {1} | {2} | {3:F1} | {4} {5} | {6} | {7:F3} | {8:F0} "
+          "|\n",
+          c.label, c.actions, c.ranks, c.text.size() / 1e6,
+          llvm::sys::path::filename(command[0]), command[1], status,
+          median(times), median(peaks));
+    }
+    llvm::sys::fs::remove(path);
+  }
+}
+
 } // namespace
 
-/// `schedc-bench memory` runs the memory table only.
+/// `schedc-bench memory` runs the memory table only, `schedc-bench cli` the
+/// CLI table only.
 int main(int argc, char **argv) {
-  // Before this process starts threads: the memory bench forks.
+  const llvm::StringRef only = argc > 1 ? argv[1] : "";
+  // schedc and sched-translate sit next to this binary.
+  const std::string self = llvm::sys::fs::getMainExecutable(
+      argc > 0 ? argv[0] : "", reinterpret_cast<void *>(&median));
   llvm::outs() << "# schedc benchmarks\n";
+  if (only == "cli") {
+    benchCli(llvm::sys::path::parent_path(self));
+    return 0;
+  }
+  // Before this process starts threads: the memory bench forks.
   benchMemory();
-  if (argc > 1 && llvm::StringRef(argv[1]) == "memory")
+  if (only == "memory")
     return 0;
   MLIRContext context;
   context.getOrLoadDialect<SchedDialect>();
   benchGeneration(context);
   benchVerify(context);
+  benchCli(llvm::sys::path::parent_path(self));
   return 0;
 }

@@ -73,7 +73,7 @@ struct VerifyPass : impl::VerifySchedulesBase<VerifyPass> {
       VerifyResult result = verifyScheduleOp(schedule, options);
       failedAny |= result.verdict != Verdict::Verified;
       if (smtlib)
-        smtlib->os() << smtlibSection(schedule, result);
+        smtlib->os() << smtlibSection(schedule.getSymName(), result);
     }
     if (smtlib)
       smtlib->keep();

@@ -12,6 +12,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -20,366 +21,402 @@ using namespace sched;
 
 namespace {
 
-enum class CellKind : uint8_t {
-  F,
-  I,
-  B,
-  W,
-  SendF,
-  RecvF,
-  SendB,
-  RecvB,
-  Unshard,
-  Reshard,
-  ReduceGrad,
-};
-
-struct CellAction {
-  CellKind kind = CellKind::F;
-  int64_t stage = 0;
-  int64_t microbatch = -1;
-};
-
-struct Cell {
-  int32_t rank = 0;
-  Location loc;
-  /// One action, or two for an overlap.
-  llvm::SmallVector<CellAction, 2> actions;
+/// A cell word: what it does, and for a transfer which way it goes.
+struct CellWord {
+  llvm::StringLiteral word;
+  ActionKind kind;
+  bool gradient;
 };
 
 /// Longest names first, so that "SEND_F" is not read as "S...".
-constexpr std::pair<llvm::StringLiteral, CellKind> kCellWords[] = {
-    {"REDUCE_GRAD", CellKind::ReduceGrad}, {"UNSHARD", CellKind::Unshard},
-    {"RESHARD", CellKind::Reshard},        {"SEND_F", CellKind::SendF},
-    {"RECV_F", CellKind::RecvF},           {"SEND_B", CellKind::SendB},
-    {"RECV_B", CellKind::RecvB},           {"F", CellKind::F},
-    {"I", CellKind::I},                    {"B", CellKind::B},
-    {"W", CellKind::W},
+constexpr CellWord kCellWords[] = {
+    {"REDUCE_GRAD", ActionKind::ReduceGrad, false},
+    {"UNSHARD", ActionKind::Unshard, false},
+    {"RESHARD", ActionKind::Reshard, false},
+    {"SEND_F", ActionKind::Send, false},
+    {"RECV_F", ActionKind::Recv, false},
+    {"SEND_B", ActionKind::Send, true},
+    {"RECV_B", ActionKind::Recv, true},
+    {"F", ActionKind::Forward, false},
+    {"I", ActionKind::BackwardInput, false},
+    {"B", ActionKind::Backward, false},
+    {"W", ActionKind::BackwardWeight, false},
 };
 
-bool hasMicrobatch(CellKind kind) {
-  return kind != CellKind::Unshard && kind != CellKind::Reshard &&
-         kind != CellKind::ReduceGrad;
+bool hasMicrobatch(ActionKind kind) {
+  return kind != ActionKind::Unshard && kind != ActionKind::Reshard &&
+         kind != ActionKind::ReduceGrad;
 }
 
-bool isTransfer(CellKind kind) {
-  return kind == CellKind::SendF || kind == CellKind::RecvF ||
-         kind == CellKind::SendB || kind == CellKind::RecvB;
+bool isTransfer(ActionKind kind) {
+  return kind == ActionKind::Send || kind == ActionKind::Recv;
 }
 
-/// The largest microbatch index accepted in a cell, and the most stages;
-/// bigger ones are typos (the dialect's own bounds).
-constexpr int64_t kMaxIndex = 1 << 26;
+/// The stage on the far side of a transfer: a forward send goes to stage
+/// + 1, a backward send to stage - 1; a receive mirrors it.
+int64_t farStage(const Action &transfer) {
+  const bool towardsLater =
+      (transfer.kind == ActionKind::Send) != transfer.gradient;
+  return towardsLater ? int64_t{transfer.stage} + 1
+                      : int64_t{transfer.stage} - 1;
+}
+
+/// Consumes the decimal digits at the front of `text` into `value`, which
+/// stops growing at `bound` (any value >= `bound` is too big alike).
+/// Returns how many digits there were.
+size_t consumeIndex(StringRef &text, int64_t bound, int64_t &value) {
+  size_t digits = 0;
+  value = 0;
+  for (; digits < text.size() && llvm::isDigit(text[digits]); ++digits)
+    value = std::min(bound, value * 10 + (text[digits] - '0'));
+  text = text.drop_front(digits);
+  return digits;
+}
+
+/// The most stages and microbatches (the dialect's own bounds); bigger
+/// indices are typos.
 constexpr int64_t kMaxStages = 1 << 20;
+constexpr int64_t kMaxMicrobatches = 1 << 26;
+
+/// Where a stage runs: the first row that computes it, else the first row
+/// that names it at all.
+struct StageHome {
+  int32_t computeRank = -1;
+  int32_t anyRank = -1;
+  int32_t rank() const { return computeRank >= 0 ? computeRank : anyRank; }
+};
 
 class CsvReader {
 public:
   CsvReader(llvm::SourceMgr &sourceMgr, MLIRContext *context,
             const TorchCsvOptions &options)
-      : sourceMgr(sourceMgr), context(context), options(options) {}
+      : options(options),
+        text(sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer()),
+        result(context, sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
+                            ->getBufferIdentifier()) {
+    result.name = options.name;
+  }
 
-  OwningOpRef<ModuleOp> read();
+  FailureOr<TorchCsvSchedule> read();
 
 private:
-  Location locate(unsigned line, unsigned column) {
-    const llvm::MemoryBuffer *buffer =
-        sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
-    return FileLineColLoc::get(context, buffer->getBufferIdentifier(), line,
-                               column);
-  }
-  LogicalResult parseAction(StringRef text, Location loc, CellAction &out);
-  LogicalResult parseCell(StringRef text, int32_t rank, Location loc);
+  /// The cell being read.
+  Location here() const { return result.locate(line, column); }
+  LogicalResult parseAction(StringRef cell, Action &out);
+  LogicalResult parseCell(StringRef cell);
   LogicalResult parseLines();
-  LogicalResult mapStages();
-  void build(OpBuilder &builder, ScheduleOp schedule);
-  /// The plain action of a cell action; transfers find their peer from
-  /// where the far stage runs.
-  Action toAction(const CellAction &cell) const;
-  /// Whether the indices of `cell` fit the schedule; reports those that do
-  /// not when the caller asked to count them.
-  bool inRange(const Cell &cell);
+  LogicalResult checkCounts();
+  /// Leaves out the cells outside the counts, each reported as a violation.
+  void dropOutOfRange();
+  void resolvePeers();
 
-  llvm::SourceMgr &sourceMgr;
-  MLIRContext *context;
   const TorchCsvOptions &options;
-  std::vector<Cell> cells;
-  int32_t numRanks = 0;
+  StringRef text;
+  TorchCsvSchedule result;
+  /// Line and column of the cell being read, both 1-based.
+  unsigned line = 0;
+  unsigned column = 0;
+  /// Cells, empty ones included, on the line being read.
+  size_t rowCells = 0;
   int64_t numStages = 0;
   int64_t numMicrobatches = 0;
-  std::vector<int32_t> stageRank;
+  uint32_t lastBundle = 0;
   std::optional<Location> firstComms;
+  llvm::DenseMap<int32_t, StageHome> stageHomes;
 };
 
 } // namespace
+
+TorchCsvSchedule::TorchCsvSchedule(MLIRContext *context, StringRef file)
+    : file(StringAttr::get(context, file)) {}
+
+Location TorchCsvSchedule::locate(unsigned line, unsigned column) const {
+  return FileLineColLoc::get(file, line, column);
+}
+
+Location TorchCsvSchedule::locateAction(int32_t rank, int32_t index) const {
+  if (rank < 0 || static_cast<size_t>(rank) >= columns.size())
+    return locate(1, 1);
+  const unsigned line = static_cast<unsigned>(rank) + 1;
+  if (index < 0 || static_cast<size_t>(index) >= columns[rank].size())
+    return locate(line, 1);
+  return locate(line, columns[rank][index]);
+}
 
 bool sched::torchCsvHasComms(StringRef text) {
   return text.contains("SEND_") || text.contains("RECV_");
 }
 
-LogicalResult CsvReader::parseAction(StringRef text, Location loc,
-                                     CellAction &out) {
+LogicalResult CsvReader::parseAction(StringRef cell, Action &out) {
   auto malformed = [&]() {
-    return emitError(loc) << "malformed cell '" << text
-                          << "': expected {stage}{F|I|B|W|SEND_F|RECV_F|"
-                             "SEND_B|RECV_B}{microbatch}, "
-                             "{stage}{UNSHARD|RESHARD|REDUCE_GRAD} or "
-                             "({a};{b})OVERLAP_F_B";
+    return emitError(here()) << "malformed cell '" << cell
+                             << "': expected {stage}{F|I|B|W|SEND_F|RECV_F|"
+                                "SEND_B|RECV_B}{microbatch}, "
+                                "{stage}{UNSHARD|RESHARD|REDUCE_GRAD} or "
+                                "({a};{b})OVERLAP_F_B";
   };
-  StringRef rest = text;
-  size_t digits = rest.find_first_not_of("0123456789");
-  if (digits == 0 || digits == StringRef::npos)
+  StringRef rest = cell;
+  int64_t stage = 0;
+  const size_t stageDigits = consumeIndex(rest, kMaxStages, stage);
+  if (stageDigits == 0 || rest.empty())
     return malformed();
-  if (rest.take_front(digits).getAsInteger(10, out.stage) ||
-      out.stage >= kMaxStages)
-    return emitError(loc) << "stage index in '" << text
-                          << "' is out of range (at most " << kMaxStages - 1
-                          << ")";
-  rest = rest.drop_front(digits);
-  bool matched = false;
-  for (auto [word, kind] : kCellWords) {
-    if (!rest.consume_front(word))
-      continue;
-    out.kind = kind;
-    matched = true;
-    break;
-  }
-  if (!matched)
+  if (stage >= kMaxStages)
+    return emitError(here())
+           << "stage index in '" << cell << "' is out of range (at most "
+           << kMaxStages - 1 << ")";
+  const CellWord *word = llvm::find_if(
+      kCellWords, [&](const CellWord &w) { return rest.starts_with(w.word); });
+  if (word == std::end(kCellWords))
     return malformed();
+  rest = rest.drop_front(word->word.size());
+  out = Action();
+  out.kind = word->kind;
+  out.gradient = word->gradient;
+  out.stage = static_cast<int32_t>(stage);
   if (!hasMicrobatch(out.kind)) {
     if (!rest.empty())
       return malformed();
     return success();
   }
-  if (rest.empty() || rest.find_first_not_of("0123456789") != StringRef::npos)
+  int64_t microbatch = 0;
+  if (consumeIndex(rest, kMaxMicrobatches, microbatch) == 0 || !rest.empty())
     return malformed();
-  if (rest.getAsInteger(10, out.microbatch) || out.microbatch > kMaxIndex)
-    return emitError(loc) << "microbatch index in '" << text
-                          << "' is out of range (at most " << kMaxIndex
-                          << ")";
+  if (microbatch >= kMaxMicrobatches)
+    return emitError(here())
+           << "microbatch index in '" << cell << "' is out of range (at most "
+           << kMaxMicrobatches - 1 << ")";
+  out.microbatch = static_cast<int32_t>(microbatch);
   return success();
 }
 
-LogicalResult CsvReader::parseCell(StringRef text, int32_t rank,
-                                   Location loc) {
-  Cell cell{rank, loc, {}};
-  if (text.consume_front("(")) {
-    if (!text.consume_back(")OVERLAP_F_B") || text.count(';') != 1)
-      return emitError(loc) << "malformed overlap cell: expected "
-                               "({forward};{backward})OVERLAP_F_B";
-    auto [first, second] = text.split(';');
-    for (StringRef part : {first.trim(), second.trim()}) {
-      CellAction action;
-      if (failed(parseAction(part, loc, action)))
+LogicalResult CsvReader::parseCell(StringRef cell) {
+  llvm::SmallVector<Action, 2> actions;
+  if (cell.consume_front("(")) {
+    if (!cell.consume_back(")OVERLAP_F_B") || cell.count(';') != 1)
+      return emitError(here()) << "malformed overlap cell: expected "
+                                  "({forward};{backward})OVERLAP_F_B";
+    auto [first, second] = cell.split(';');
+    for (StringRef part : {first.trim(), second.trim()})
+      if (failed(parseAction(part, actions.emplace_back())))
         return failure();
-      cell.actions.push_back(action);
-    }
-    const bool forwardFirst = cell.actions[0].kind == CellKind::F;
-    const CellKind other =
-        forwardFirst ? cell.actions[1].kind : cell.actions[0].kind;
-    if ((!forwardFirst && cell.actions[1].kind != CellKind::F) ||
-        (other != CellKind::B && other != CellKind::I))
-      return emitError(loc) << "an OVERLAP_F_B cell must pair one F with "
-                               "one B or I";
-  } else {
-    CellAction action;
-    if (failed(parseAction(text, loc, action)))
-      return failure();
-    cell.actions.push_back(action);
+    const bool forwardFirst = actions[0].kind == ActionKind::Forward;
+    const ActionKind other = actions[forwardFirst ? 1 : 0].kind;
+    if ((!forwardFirst && actions[1].kind != ActionKind::Forward) ||
+        (other != ActionKind::Backward && other != ActionKind::BackwardInput))
+      return emitError(here()) << "an OVERLAP_F_B cell must pair one F with "
+                                  "one B or I";
+    ++lastBundle;
+    for (Action &action : actions)
+      action.bundle = lastBundle;
+  } else if (failed(parseAction(cell, actions.emplace_back()))) {
+    return failure();
   }
-  for (const CellAction &action : cell.actions) {
+
+  const int32_t rank = static_cast<int32_t>(line - 1);
+  Schedule &schedule = result.schedule;
+  if (schedule.ranks.size() <= static_cast<size_t>(rank)) {
+    schedule.ranks.resize(rank + 1);
+    result.columns.resize(rank + 1);
+    // Most cells hold one action: no regrowth, no slack.
+    schedule.ranks[rank].actions.reserve(rowCells);
+    result.columns[rank].reserve(rowCells);
+  }
+  for (const Action &action : actions) {
     if (isTransfer(action.kind) && !firstComms)
-      firstComms = loc;
-    numStages = std::max(numStages, action.stage + 1);
-    numMicrobatches = std::max(numMicrobatches, action.microbatch + 1);
+      firstComms = here();
+    numStages = std::max<int64_t>(numStages, int64_t{action.stage} + 1);
+    numMicrobatches =
+        std::max<int64_t>(numMicrobatches, int64_t{action.microbatch} + 1);
+    StageHome &home = stageHomes[action.stage];
+    if (home.anyRank < 0)
+      home.anyRank = rank;
+    if (home.computeRank < 0 && isCompute(action.kind))
+      home.computeRank = rank;
+    schedule.ranks[rank].actions.push_back(action);
+    result.columns[rank].push_back(column);
   }
-  cells.push_back(std::move(cell));
   return success();
 }
 
 LogicalResult CsvReader::parseLines() {
-  StringRef text =
-      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
-  unsigned line = 0;
-  int32_t lastNonEmptyRow = -1;
-  while (!text.empty()) {
-    auto [row, rest] = text.split('\n');
-    text = rest;
+  StringRef rest = text;
+  while (!rest.empty()) {
+    auto [row, next] = rest.split('\n');
+    rest = next;
     ++line;
     row.consume_back("\r");
-    const int32_t rank = static_cast<int32_t>(line - 1);
-    size_t column = 0;
+    rowCells = row.count(',') + 1;
+    size_t start = 0;
     while (true) {
-      const size_t comma = row.find(',', column);
-      StringRef raw = row.slice(column, comma);
-      StringRef trimmed = raw.ltrim();
-      const size_t start = column + (raw.size() - trimmed.size());
-      trimmed = trimmed.rtrim();
+      const size_t comma = row.find(',', start);
+      StringRef raw = row.slice(start, comma);
+      StringRef cell = raw.ltrim();
+      column = static_cast<unsigned>(start + (raw.size() - cell.size()) + 1);
+      cell = cell.rtrim();
       // csv.writer quotes cells only when they need it; accept that.
-      if (trimmed.size() >= 2 && trimmed.front() == '"' &&
-          trimmed.back() == '"')
-        trimmed = trimmed.drop_front().drop_back().trim();
-      if (!trimmed.empty()) {
-        if (failed(parseCell(trimmed, rank, locate(line, start + 1))))
-          return failure();
-        lastNonEmptyRow = rank;
-      }
+      if (cell.size() >= 2 && cell.front() == '"' && cell.back() == '"')
+        cell = cell.drop_front().drop_back().trim();
+      if (!cell.empty() && failed(parseCell(cell)))
+        return failure();
       if (comma == StringRef::npos)
         break;
-      column = comma + 1;
+      start = comma + 1;
     }
   }
-  numRanks = lastNonEmptyRow + 1;
-  if (numRanks == 0)
-    return emitError(locate(1, 1)) << "the CSV holds no actions";
+  if (result.schedule.ranks.empty())
+    return emitError(result.locate(1, 1)) << "the CSV holds no actions";
+  for (size_t r = 0; r < result.schedule.ranks.size(); ++r)
+    result.schedule.ranks[r].id = static_cast<int64_t>(r);
   return success();
 }
 
-LogicalResult CsvReader::mapStages() {
+LogicalResult CsvReader::checkCounts() {
+  const Location file = result.locate(1, 1);
   if (options.stages) {
     if (*options.stages < 1)
-      return emitError(locate(1, 1)) << "--stages must be at least 1";
+      return emitError(file) << "--stages must be at least 1";
     numStages = *options.stages;
   }
   if (options.microbatches) {
     if (*options.microbatches < 1)
-      return emitError(locate(1, 1)) << "--microbatches must be at least 1";
+      return emitError(file) << "--microbatches must be at least 1";
     numMicrobatches = *options.microbatches;
   }
   numMicrobatches = std::max<int64_t>(numMicrobatches, 1);
   if (numStages > kMaxStages)
-    return emitError(locate(1, 1))
-           << numStages << " stages are too many (at most " << kMaxStages
-           << ")";
-  // Each stage lives where its actions are; the first row that names it
-  // wins here, and the verifier reports any other.
-  stageRank.assign(numStages, -1);
-  for (const Cell &cell : cells)
-    for (const CellAction &action : cell.actions)
-      if (action.stage < numStages && stageRank[action.stage] < 0)
-        stageRank[action.stage] = cell.rank;
-  for (const Cell &cell : cells)
-    for (const CellAction &action : cell.actions) {
-      if (!isTransfer(action.kind) || action.stage >= numStages)
-        continue;
-      const bool towardsLater =
-          action.kind == CellKind::SendF || action.kind == CellKind::RecvB;
-      const int64_t far = towardsLater ? action.stage + 1 : action.stage - 1;
-      if (far < 0 || far >= numStages || stageRank[far] < 0)
-        return emitError(cell.loc)
-               << "cannot find the peer of this transfer: stage " << far
-               << " runs on no rank of the file";
-    }
+    return emitError(file) << numStages << " stages are too many (at most "
+                           << kMaxStages << ")";
+  if (numMicrobatches > kMaxMicrobatches)
+    return emitError(file) << numMicrobatches
+                           << " microbatches are too many (at most "
+                           << kMaxMicrobatches << ")";
+  result.schedule.numStages = static_cast<int32_t>(numStages);
+  result.schedule.numMicrobatches = static_cast<int32_t>(numMicrobatches);
   return success();
 }
 
-Action CsvReader::toAction(const CellAction &cell) const {
-  static constexpr std::pair<CellKind, ActionKind> kKinds[] = {
-      {CellKind::F, ActionKind::Forward},
-      {CellKind::I, ActionKind::BackwardInput},
-      {CellKind::B, ActionKind::Backward},
-      {CellKind::W, ActionKind::BackwardWeight},
-      {CellKind::SendF, ActionKind::Send},
-      {CellKind::SendB, ActionKind::Send},
-      {CellKind::RecvF, ActionKind::Recv},
-      {CellKind::RecvB, ActionKind::Recv},
-      {CellKind::Unshard, ActionKind::Unshard},
-      {CellKind::Reshard, ActionKind::Reshard},
-      {CellKind::ReduceGrad, ActionKind::ReduceGrad},
-  };
-  Action action;
-  for (auto [from, to] : kKinds)
-    if (from == cell.kind)
-      action.kind = to;
-  action.stage = static_cast<int32_t>(cell.stage);
-  action.microbatch = static_cast<int32_t>(cell.microbatch);
-  if (isTransfer(cell.kind)) {
-    action.gradient =
-        cell.kind == CellKind::SendB || cell.kind == CellKind::RecvB;
-    const bool towardsLater =
-        cell.kind == CellKind::SendF || cell.kind == CellKind::RecvB;
-    action.peer = stageRank[towardsLater ? cell.stage + 1 : cell.stage - 1];
-  }
-  return action;
-}
-
-bool CsvReader::inRange(const Cell &cell) {
-  for (const CellAction &action : cell.actions) {
-    const bool stageOk = action.stage < numStages;
-    const bool mbOk =
-        !hasMicrobatch(action.kind) || action.microbatch < numMicrobatches;
-    if (stageOk && mbOk)
-      continue;
-    if (!options.outOfRangeCells)
-      return true; // the op verifiers report it at the cell
-    ++*options.outOfRangeCells;
-    InFlightDiagnostic diag = emitError(cell.loc);
-    diag << "[missing] ";
-    if (!stageOk)
-      diag << "stage " << action.stage << " is out of range: the schedule has "
-           << numStages << " stages";
-    else
-      diag << "microbatch " << action.microbatch
-           << " is out of range: the schedule has " << numMicrobatches
-           << " microbatches (0.." << numMicrobatches - 1 << ")";
-    return false;
-  }
-  return true;
-}
-
-void CsvReader::build(OpBuilder &builder, ScheduleOp schedule) {
-  Schedule plain;
-  plain.numStages = static_cast<int32_t>(numStages);
-  plain.numMicrobatches = static_cast<int32_t>(numMicrobatches);
-  plain.ranks.resize(numRanks);
-  ProgramLocations locations;
-  locations.actions.resize(numRanks);
-  for (int32_t r = 0; r < numRanks; ++r) {
-    plain.ranks[r].id = r;
-    locations.ranks.push_back(locate(r + 1, 1));
-  }
-  uint32_t bundle = 0;
-  for (const Cell &cell : cells) {
-    if (!inRange(cell))
-      continue;
-    const bool overlap = cell.actions.size() > 1;
-    bundle += overlap;
-    for (const CellAction &cellAction : cell.actions) {
-      Action action = toAction(cellAction);
-      action.bundle = overlap ? bundle : 0;
-      plain.ranks[cell.rank].actions.push_back(action);
-      locations.actions[cell.rank].push_back(cell.loc);
+void CsvReader::dropOutOfRange() {
+  for (size_t r = 0; r < result.schedule.ranks.size(); ++r) {
+    std::vector<Action> &actions = result.schedule.ranks[r].actions;
+    std::vector<uint32_t> &columns = result.columns[r];
+    size_t kept = 0;
+    // A cell is the run of actions that share a column.
+    for (size_t begin = 0, end; begin < actions.size(); begin = end) {
+      end = begin + 1;
+      while (end < actions.size() && columns[end] == columns[begin])
+        ++end;
+      auto outside = std::find_if(
+          actions.begin() + begin, actions.begin() + end, [&](const Action &a) {
+            return a.stage >= numStages ||
+                   (hasMicrobatch(a.kind) && a.microbatch >= numMicrobatches);
+          });
+      if (outside == actions.begin() + end) {
+        for (size_t i = begin; i < end; ++i, ++kept) {
+          actions[kept] = actions[i];
+          columns[kept] = columns[i];
+        }
+        continue;
+      }
+      ++*options.outOfRangeCells;
+      InFlightDiagnostic diag = emitError(result.locateAction(
+          static_cast<int32_t>(r), static_cast<int32_t>(begin)));
+      diag << "[missing] ";
+      if (outside->stage >= numStages)
+        diag << "stage " << outside->stage
+             << " is out of range: the schedule has " << numStages << " stages";
+      else
+        diag << "microbatch " << outside->microbatch
+             << " is out of range: the schedule has " << numMicrobatches
+             << " microbatches (0.." << numMicrobatches - 1 << ")";
     }
+    actions.resize(kept);
+    columns.resize(kept);
   }
-  builder.createBlock(&schedule.getBody());
-  writeRankPrograms(builder, schedule, plain, &locations);
 }
 
-OwningOpRef<ModuleOp> CsvReader::read() {
+void CsvReader::resolvePeers() {
+  for (RankProgram &rank : result.schedule.ranks)
+    for (Action &action : rank.actions) {
+      if (!isTransfer(action.kind))
+        continue;
+      const int64_t far = farStage(action);
+      auto home = stageHomes.find(static_cast<int32_t>(far));
+      action.peer = far >= 0 && far < numStages && home != stageHomes.end()
+                        ? home->second.rank()
+                        : -1;
+    }
+}
+
+FailureOr<TorchCsvSchedule> CsvReader::read() {
   if (failed(parseLines()))
-    return nullptr;
+    return failure();
   if (options.flavour == TorchCsvFlavour::Compute && firstComms) {
     emitError(*firstComms) << "a compute-only CSV (torch-csv) holds a "
                               "SEND/RECV cell; use the torch-csv-comms format";
-    return nullptr;
+    return failure();
   }
-  if (failed(mapStages()))
-    return nullptr;
-  OpBuilder builder(context);
-  OwningOpRef<ModuleOp> module = ModuleOp::create(locate(1, 1));
-  builder.setInsertionPointToEnd(module->getBody());
-  auto schedule = ScheduleOp::create(
-      builder, locate(1, 1), builder.getStringAttr(options.name),
-      static_cast<uint64_t>(numStages),
-      static_cast<uint64_t>(numMicrobatches), /*replicas=*/1, IntegerAttr());
-  build(builder, schedule);
-  if (failed(verify(*module)))
-    return nullptr;
-  return module;
+  if (failed(checkCounts()))
+    return failure();
+  if (options.outOfRangeCells)
+    dropOutOfRange();
+  resolvePeers();
+  stageHomes.clear();
+  return std::move(result);
+}
+
+FailureOr<TorchCsvSchedule>
+sched::readTorchCsv(llvm::SourceMgr &sourceMgr, MLIRContext *context,
+                    const TorchCsvOptions &options) {
+  return CsvReader(sourceMgr, context, options).read();
+}
+
+/// The sched ops cannot name a missing peer: reports the first transfer
+/// without one.
+static LogicalResult checkPeers(const TorchCsvSchedule &csv) {
+  const Schedule &schedule = csv.schedule;
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const Action &action = actions[i];
+      if (!isTransfer(action.kind) || action.peer >= 0)
+        continue;
+      return emitError(csv.locateAction(static_cast<int32_t>(r),
+                                        static_cast<int32_t>(i)))
+             << "cannot find the peer of this transfer: stage "
+             << farStage(action) << " runs on no rank of the file";
+    }
+  }
+  return success();
 }
 
 OwningOpRef<ModuleOp> sched::importTorchCsv(llvm::SourceMgr &sourceMgr,
                                             MLIRContext *context,
                                             const TorchCsvOptions &options) {
   context->getOrLoadDialect<SchedDialect>();
-  return CsvReader(sourceMgr, context, options).read();
+  FailureOr<TorchCsvSchedule> csv = readTorchCsv(sourceMgr, context, options);
+  if (failed(csv) || failed(checkPeers(*csv)))
+    return nullptr;
+  const Schedule &plain = csv->schedule;
+  ProgramLocations locations;
+  for (size_t r = 0; r < plain.ranks.size(); ++r) {
+    const auto rank = static_cast<int32_t>(r);
+    locations.ranks.push_back(csv->locateAction(rank, -1));
+    std::vector<Location> &actions = locations.actions.emplace_back();
+    for (size_t i = 0; i < plain.ranks[r].actions.size(); ++i)
+      actions.push_back(csv->locateAction(rank, static_cast<int32_t>(i)));
+  }
+  const Location file = csv->locate(1, 1);
+  OpBuilder builder(context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(file);
+  builder.setInsertionPointToEnd(module->getBody());
+  auto schedule =
+      ScheduleOp::create(builder, file, builder.getStringAttr(csv->name),
+                         static_cast<uint64_t>(plain.numStages),
+                         static_cast<uint64_t>(plain.numMicrobatches),
+                         /*replicas=*/1, IntegerAttr());
+  builder.createBlock(&schedule.getBody());
+  writeRankPrograms(builder, schedule, plain, &locations);
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
 }

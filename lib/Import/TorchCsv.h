@@ -2,13 +2,16 @@
 //
 // Reads the CSV that torch.distributed.pipelining writes with _dump_csv and
 // reads with _load_csv: a row per rank, a cell per action, an empty cell
-// for idle. Every op of the imported sched.schedule carries the
-// file:line:column of its cell, so diagnostics point into the CSV.
+// for idle. The plain reader keeps the column of every cell, so that
+// diagnostics point into the CSV without building IR; the importer builds a
+// sched.schedule whose ops carry the file:line:column of their cells.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef LIB_IMPORT_TORCHCSV_H
 #define LIB_IMPORT_TORCHCSV_H
+
+#include "lib/Schedule/Schedule.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -44,11 +47,45 @@ struct TorchCsvOptions {
   unsigned *outOfRangeCells = nullptr;
 };
 
+/// A PyTorch CSV read into the plain form. Rank r is line r + 1 of the
+/// file; every action remembers the column of its cell (the two actions of
+/// an overlap share theirs). A transfer whose far stage runs on no rank of
+/// the file has peer -1.
+class TorchCsvSchedule {
+public:
+  TorchCsvSchedule(mlir::MLIRContext *context, llvm::StringRef file);
+
+  /// The schedule's name (TorchCsvOptions::name).
+  std::string name;
+  Schedule schedule;
+  /// Per rank and action: the 1-based column of the action's cell.
+  std::vector<std::vector<uint32_t>> columns;
+
+  /// The cell of action `index` of rank `rank`; the start of the rank's row
+  /// when `index` is -1, of the file when `rank` is -1.
+  mlir::Location locateAction(int32_t rank, int32_t index) const;
+  /// Line `line`, column `column` of the file.
+  mlir::Location locate(unsigned line, unsigned column) const;
+
+private:
+  mlir::StringAttr file;
+};
+
 /// True if the CSV text holds SEND or RECV cells.
 bool torchCsvHasComms(llvm::StringRef text);
 
+/// Reads the main buffer of `sourceMgr` into the plain form, building no
+/// IR. Emits diagnostics at the cells and fails on malformed input; a
+/// well-formed schedule that is wrong reads fine, for the verifier to
+/// judge. Allocates in proportion to the file, whatever the counts in
+/// `options`.
+mlir::FailureOr<TorchCsvSchedule> readTorchCsv(llvm::SourceMgr &sourceMgr,
+                                               mlir::MLIRContext *context,
+                                               const TorchCsvOptions &options);
+
 /// Imports the main buffer of `sourceMgr` as a module holding one
-/// sched.schedule. Emits diagnostics and returns null on malformed input.
+/// sched.schedule. Emits diagnostics and returns null on malformed input,
+/// and on a transfer whose peer the IR cannot name.
 mlir::OwningOpRef<mlir::ModuleOp>
 importTorchCsv(llvm::SourceMgr &sourceMgr, mlir::MLIRContext *context,
                const TorchCsvOptions &options);

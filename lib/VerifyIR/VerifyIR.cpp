@@ -41,24 +41,32 @@ VerifyResult sched::verifyScheduleOp(ScheduleOp op, VerifyOptions options) {
           static_cast<int32_t>(head.getStage()));
 
   VerifyResult result = verifySchedule(*schedule, options);
-  for (const Violation &violation : result.violations) {
-    InFlightDiagnostic diag = emitError(origins.locate(violation.at))
-                              << "[" << violationKindName(violation.kind)
-                              << "] " << violation.message;
-    for (const ViolationNote &note : violation.notes)
-      diag.attachNote(origins.locate(note.at)) << note.message;
-  }
-  if (result.verdict == Verdict::Unknown)
-    emitWarning(op.getLoc())
-        << "verification inconclusive: " << result.unknownReason;
+  emitVerifyDiagnostics(result,
+                        [&](ActionRef ref) { return origins.locate(ref); });
   return result;
 }
 
-std::string sched::smtlibSection(ScheduleOp op, const VerifyResult &result) {
-  std::string text = "; schedule @" + op.getSymName().str() +
+void sched::emitVerifyDiagnostics(
+    const VerifyResult &result,
+    llvm::function_ref<Location(ActionRef)> locate) {
+  for (const Violation &violation : result.violations) {
+    InFlightDiagnostic diag = emitError(locate(violation.at))
+                              << "[" << violationKindName(violation.kind)
+                              << "] " << violation.message;
+    for (const ViolationNote &note : violation.notes)
+      diag.attachNote(locate(note.at)) << note.message;
+  }
+  if (result.verdict == Verdict::Unknown)
+    emitWarning(locate({}))
+        << "verification inconclusive: " << result.unknownReason;
+}
+
+std::string sched::smtlibSection(llvm::StringRef name,
+                                 const VerifyResult &result) {
+  std::string text = "; schedule @" + name.str() +
                      ": sat iff it is complete, dependency-correct, "
                      "deadlock-free and within its memory\n";
-  text += "(echo \"@" + op.getSymName().str() + "\")\n(push 1)\n";
+  text += "(echo \"@" + name.str() + "\")\n(push 1)\n";
   text += result.smtlib;
   text += "(pop 1)\n";
   return text;

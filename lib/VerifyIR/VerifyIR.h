@@ -11,6 +11,8 @@
 #include "dialects/Sched/SchedOps.h"
 #include "lib/Verify/Verifier.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 namespace sched {
 
 /// Verifies `op`. The schedule's memory_limit applies when `options` sets
@@ -19,11 +21,19 @@ namespace sched {
 /// warning at the schedule.
 VerifyResult verifyScheduleOp(ScheduleOp op, VerifyOptions options);
 
-/// The SMT-LIB 2 section of one schedule in a file that holds several:
+/// The SMT-LIB 2 section of schedule `name` in a file that holds several:
 /// its encoding (VerifyResult::smtlib) in a (push)/(pop) scope, after an
 /// (echo) of its name, so that a stock `z3 FILE` prints each schedule's
 /// name and then sat (verified) or unsat (violated).
-std::string smtlibSection(ScheduleOp op, const VerifyResult &result);
+std::string smtlibSection(llvm::StringRef name, const VerifyResult &result);
+
+/// Reports `result` as diagnostics: each violation an error at
+/// `locate(violation.at)` with its notes at theirs, an unknown verdict a
+/// warning at `locate({})` (the schedule as a whole). Schedules read
+/// without IR (a PyTorch CSV) locate their actions at their cells.
+void emitVerifyDiagnostics(
+    const VerifyResult &result,
+    llvm::function_ref<mlir::Location(ActionRef)> locate);
 
 } // namespace sched
 

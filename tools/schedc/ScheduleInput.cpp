@@ -42,14 +42,18 @@ int ScheduleInput::read(llvm::StringRef path, llvm::StringRef formatName,
                       "' from its extension; pass --format");
   }
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  if (format == InputFormat::Mlir) {
-    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  } else {
+  if (format != InputFormat::Mlir) {
     csvOptions.flavour = format == InputFormat::TorchCsv
                              ? TorchCsvFlavour::Compute
                              : TorchCsvFlavour::ComputeAndComms;
-    module = importTorchCsv(sourceMgr, &context, csvOptions);
+    FailureOr<TorchCsvSchedule> read =
+        readTorchCsv(sourceMgr, &context, csvOptions);
+    if (failed(read))
+      return ExitUsage;
+    csv = std::move(*read);
+    return ExitOk;
   }
+  module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return ExitUsage;
   if (module->getOps<ScheduleOp>().empty())

@@ -17,14 +17,16 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <memory>
+#include <optional>
 
 namespace sched {
 
 /// How a schedule file is written.
 enum class InputFormat : uint8_t { Mlir, TorchCsv, TorchCsvComms };
 
-/// A schedule file read into a module, with the context and the source
-/// manager its diagnostics point into.
+/// A schedule file read with the context and the source manager its
+/// diagnostics point into: MLIR parsed into a module, a PyTorch CSV read
+/// into the plain form (no IR), each action located at its cell.
 class ScheduleInput {
 public:
   ScheduleInput();
@@ -37,7 +39,10 @@ public:
            TorchCsvOptions csvOptions);
 
   InputFormat getFormat() const { return format; }
+  /// The module of an MLIR input.
   mlir::ModuleOp getModule() { return *module; }
+  /// The schedule of a CSV input; null for MLIR.
+  TorchCsvSchedule *getCsv() { return csv ? &*csv : nullptr; }
   mlir::MLIRContext &getContext() { return context; }
 
 private:
@@ -45,6 +50,7 @@ private:
   llvm::SourceMgr sourceMgr;
   std::unique_ptr<mlir::SourceMgrDiagnosticHandler> diagnostics;
   mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::optional<TorchCsvSchedule> csv;
   InputFormat format = InputFormat::Mlir;
 };
 

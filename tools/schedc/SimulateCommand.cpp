@@ -117,20 +117,16 @@ int sched::runSimulate() {
   ScheduleInput input;
   if (int status = input.read(inputFlag, formatFlag, TorchCsvOptions()))
     return status;
-  ModuleOp module = input.getModule();
 
   SimulationOptions options;
   if (costs && costs->comm)
     options.comm = *costs->comm;
   llvm::json::Array reports;
   int status = ExitOk;
-  for (auto scheduleOp : module.getOps<ScheduleOp>()) {
-    FailureOr<Schedule> schedule = readSchedule(scheduleOp);
-    if (failed(schedule))
-      return ExitUsage;
+  auto run = [&](llvm::StringRef name, Schedule &schedule, Location loc) {
     if (costs)
-      applyCostSpec(*schedule, *costs);
-    llvm::Expected<Timeline> timeline = simulate(*schedule, options);
+      applyCostSpec(schedule, *costs);
+    llvm::Expected<Timeline> timeline = simulate(schedule, options);
     if (!timeline) {
       // A schedule that cannot run is wrong; one whose times or sizes do
       // not fit is bad input.
@@ -143,14 +139,25 @@ int sched::runSimulate() {
             message = error.message;
           },
           [&](const llvm::ErrorInfoBase &error) { message = error.message(); });
-      scheduleOp.emitError() << message;
+      emitError(loc) << message;
       status = std::max(status, failure);
-      continue;
+      return;
     }
     if (jsonFlag)
       reports.push_back(toJson(*timeline));
     else
-      printText(llvm::outs(), scheduleOp.getSymName(), *schedule, *timeline);
+      printText(llvm::outs(), name, schedule, *timeline);
+  };
+  if (TorchCsvSchedule *csv = input.getCsv()) {
+    // A CSV runs from its plain form: no IR is built.
+    run(csv->name, csv->schedule, csv->locate(1, 1));
+  } else {
+    for (auto scheduleOp : input.getModule().getOps<ScheduleOp>()) {
+      FailureOr<Schedule> schedule = readSchedule(scheduleOp);
+      if (failed(schedule))
+        return ExitUsage;
+      run(scheduleOp.getSymName(), *schedule, scheduleOp.getLoc());
+    }
   }
   if (jsonFlag && status == ExitOk) {
     llvm::json::Value value = reports.size() == 1

@@ -1,9 +1,10 @@
 //===- VerifyCommand.cpp - schedc verify ----------------------------------===//
 //
-// Reads a schedule (sched dialect or PyTorch pipelining CSV), verifies it
-// and reports: diagnostics on stderr at file:line:column, the verdict on
-// stdout (or JSON with --json), and the exit status 0 verified, 1
-// violated, 2 usage error or unreadable input, 3 unknown.
+// Reads a schedule (sched dialect, or PyTorch pipelining CSV read straight
+// into the plain schedule, no IR built), verifies it and reports:
+// diagnostics on stderr at file:line:column (a CSV's at its cells), the
+// verdict on stdout (or JSON with --json), and the exit status 0 verified,
+// 1 violated, 2 usage error or unreadable input, 3 unknown.
 //
 //===----------------------------------------------------------------------===//
 
@@ -109,13 +110,15 @@ static std::optional<VerifyOptions> readOptions(InputFormat format,
   return options;
 }
 
-static llvm::json::Value toJson(ScheduleOp op, const VerifyResult &result) {
-  FailureOr<Schedule> schedule = readSchedule(op);
+/// The --json report of one schedule. `schedule` names the actions of the
+/// violations; without it they carry no rank or action.
+static llvm::json::Value toJson(llvm::StringRef name, const Schedule *schedule,
+                                const VerifyResult &result) {
   llvm::json::Array violations;
   for (const Violation &v : result.violations) {
     llvm::json::Object entry{{"kind", violationKindName(v.kind)},
                              {"message", v.message}};
-    if (v.at.rank >= 0 && succeeded(schedule)) {
+    if (v.at.rank >= 0 && schedule) {
       const RankProgram &rank = schedule->ranks[v.at.rank];
       entry["rank"] = rank.id;
       if (v.at.index >= 0) {
@@ -129,7 +132,7 @@ static llvm::json::Value toJson(ScheduleOp op, const VerifyResult &result) {
   for (double peak : result.peakMemory)
     peaks.push_back(peak);
   llvm::json::Object object{
-      {"schedule", op.getSymName()},
+      {"schedule", name},
       {"verdict", verdictName(result.verdict)},
       {"violations", std::move(violations)},
       {"peak_memory", std::move(peaks)},
@@ -140,6 +143,91 @@ static llvm::json::Value toJson(ScheduleOp op, const VerifyResult &result) {
   if (result.verdict == Verdict::Unknown)
     object["reason"] = result.unknownReason;
   return llvm::json::Value(std::move(object));
+}
+
+namespace {
+/// The verdicts of every schedule of the input, as text or JSON.
+class VerifyReport {
+public:
+  /// Opens the --emit-smtlib file when `options` ask for one. An output
+  /// that cannot be written is a usage error, found before any work:
+  /// returns why, or "".
+  std::string openSmtlib(const VerifyOptions &options) {
+    if (!options.emitSmtlib)
+      return "";
+    std::error_code error;
+    smtlib = std::make_unique<llvm::ToolOutputFile>(smtlibFlag, error,
+                                                    llvm::sys::fs::OF_Text);
+    if (!error)
+      return "";
+    return "cannot write the SMT-LIB file '" + smtlibFlag +
+           "': " + error.message();
+  }
+
+  /// Adds the result of schedule `name`.
+  void add(llvm::StringRef name, const Schedule *schedule,
+           const VerifyResult &result) {
+    if (smtlib)
+      smtlib->os() << smtlibSection(name, result);
+    if (result.verdict == Verdict::Violated)
+      overall = Verdict::Violated;
+    else if (result.verdict == Verdict::Unknown && overall == Verdict::Verified)
+      overall = Verdict::Unknown;
+    if (jsonFlag) {
+      reports.push_back(toJson(name, schedule, result));
+      return;
+    }
+    llvm::outs() << verdictName(result.verdict) << ": @" << name;
+    if (result.verdict == Verdict::Violated)
+      llvm::outs() << " (" << result.violations.size() << " violation"
+                   << (result.violations.size() == 1 ? "" : "s") << ")";
+    if (result.verdict == Verdict::Unknown)
+      llvm::outs() << " (" << result.unknownReason << ")";
+    llvm::outs() << "\n";
+  }
+
+  /// Keeps the SMT-LIB file, prints the JSON report, if asked for, and
+  /// returns the exit status.
+  int finish() {
+    if (smtlib)
+      smtlib->keep();
+    if (jsonFlag)
+      llvm::outs() << llvm::formatv("{0:2}",
+                                    llvm::json::Value(std::move(reports)))
+                   << "\n";
+    switch (overall) {
+    case Verdict::Verified:
+      return ExitOk;
+    case Verdict::Violated:
+      return ExitViolated;
+    case Verdict::Unknown:
+      return ExitUnknown;
+    }
+    return ExitUnknown;
+  }
+
+private:
+  Verdict overall = Verdict::Verified;
+  llvm::json::Array reports;
+  std::unique_ptr<llvm::ToolOutputFile> smtlib;
+};
+} // namespace
+
+/// Verifies a CSV from its plain form, with each diagnostic at its cell.
+/// Cells left out of the read (`outOfRange`) are violations of their own.
+static void verifyCsv(const TorchCsvSchedule &csv, const VerifyOptions &options,
+                      unsigned outOfRange, VerifyReport &report) {
+  VerifyResult result = verifySchedule(csv.schedule, options);
+  emitVerifyDiagnostics(result, [&](ActionRef ref) {
+    return csv.locateAction(ref.rank, ref.index);
+  });
+  if (outOfRange) {
+    result.verdict = Verdict::Violated;
+    for (unsigned k = 0; k < outOfRange; ++k)
+      result.violations.push_back(
+          {ViolationKind::Missing, {}, "a cell is out of range", {}});
+  }
+  report.add(csv.name, &csv.schedule, result);
 }
 
 int sched::runVerify() {
@@ -161,62 +249,21 @@ int sched::runVerify() {
       readOptions(input.getFormat(), problem);
   if (!options)
     return usageError(problem);
-  ModuleOp module = input.getModule();
-  // An output that cannot be written is a usage error, found before any
-  // work.
-  std::unique_ptr<llvm::ToolOutputFile> smtlib;
-  if (options->emitSmtlib) {
-    std::error_code error;
-    smtlib = std::make_unique<llvm::ToolOutputFile>(smtlibFlag, error,
-                                                    llvm::sys::fs::OF_Text);
-    if (error)
-      return usageError("cannot write the SMT-LIB file '" + smtlibFlag +
-                        "': " + error.message());
-  }
+  VerifyReport report;
+  if (std::string why = report.openSmtlib(*options); !why.empty())
+    return usageError(why);
 
-  Verdict overall = Verdict::Verified;
-  llvm::json::Array reports;
-  for (auto scheduleOp : module.getOps<ScheduleOp>()) {
+  if (const TorchCsvSchedule *csvSchedule = input.getCsv()) {
+    verifyCsv(*csvSchedule, *options, outOfRange, report);
+    return report.finish();
+  }
+  for (auto scheduleOp : input.getModule().getOps<ScheduleOp>()) {
     VerifyResult result = verifyScheduleOp(scheduleOp, *options);
-    if (outOfRange) {
-      // Cells left out of the import are violations of their own.
-      result.verdict = Verdict::Violated;
-      for (unsigned k = 0; k < outOfRange; ++k)
-        result.violations.push_back(
-            {ViolationKind::Missing, {}, "a cell is out of range", {}});
-    }
-    if (smtlib)
-      smtlib->os() << smtlibSection(scheduleOp, result);
-    if (result.verdict == Verdict::Violated)
-      overall = Verdict::Violated;
-    else if (result.verdict == Verdict::Unknown && overall == Verdict::Verified)
-      overall = Verdict::Unknown;
-    if (jsonFlag) {
-      reports.push_back(toJson(scheduleOp, result));
-      continue;
-    }
-    llvm::outs() << verdictName(result.verdict) << ": @"
-                 << scheduleOp.getSymName();
-    if (result.verdict == Verdict::Violated)
-      llvm::outs() << " (" << result.violations.size() << " violation"
-                   << (result.violations.size() == 1 ? "" : "s") << ")";
-    if (result.verdict == Verdict::Unknown)
-      llvm::outs() << " (" << result.unknownReason << ")";
-    llvm::outs() << "\n";
+    FailureOr<Schedule> schedule = failure();
+    if (jsonFlag)
+      schedule = readSchedule(scheduleOp);
+    report.add(scheduleOp.getSymName(),
+               succeeded(schedule) ? &*schedule : nullptr, result);
   }
-  if (smtlib)
-    smtlib->keep();
-  if (jsonFlag)
-    llvm::outs() << llvm::formatv("{0:2}",
-                                  llvm::json::Value(std::move(reports)))
-                 << "\n";
-  switch (overall) {
-  case Verdict::Verified:
-    return ExitOk;
-  case Verdict::Violated:
-    return ExitViolated;
-  case Verdict::Unknown:
-    return ExitUnknown;
-  }
-  return ExitUnknown;
+  return report.finish();
 }
