@@ -396,26 +396,24 @@ void ScheduleIndex::checkMessageOrder(ViolationSink &sink) {
     const size_t common = std::min(sends.size(), receives.size());
     for (size_t k = 0; k < common; ++k)
       checkPair(sends[k], receives[k], k, sink);
-    for (size_t k = common; k < sends.size(); ++k) {
-      const Action &a = action(sends[k]);
-      sink.add(ViolationKind::Transfer, sends[k],
-               llvm::formatv("{0} has no matching receive: it is the {1} "
-                             "send from rank {2} to rank {3}, which posts "
-                             "only {4} receive(s) from rank {2}",
-                             describeAction(schedule, a), ordinal(k),
-                             rankId(sends[k].rank), rankId(a.peer),
-                             receives.size()));
-    }
-    for (size_t k = common; k < receives.size(); ++k) {
-      const Action &a = action(receives[k]);
-      sink.add(ViolationKind::Transfer, receives[k],
-               llvm::formatv("{0} has no matching send: it is the {1} "
-                             "receive on rank {2} from rank {3}, which "
-                             "issues only {4} send(s) to rank {2}",
-                             describeAction(schedule, a), ordinal(k),
-                             rankId(receives[k].rank), rankId(a.peer),
-                             sends.size()));
-    }
+    // Operations left over on either side have no match.
+    auto leftOver = [&](const std::vector<ActionRef> &mine, size_t others,
+                        bool send) {
+      for (size_t k = common; k < mine.size(); ++k) {
+        const Action &a = action(mine[k]);
+        sink.add(ViolationKind::Transfer, mine[k],
+                 llvm::formatv(
+                     "{0} has no matching {1}: it is the {2} {3} "
+                     "rank {4} {5} rank {6}, which {7} only {8} "
+                     "{1}(s) {9} rank {4}",
+                     describeAction(schedule, a), send ? "receive" : "send",
+                     ordinal(k), send ? "send from" : "receive on",
+                     rankId(mine[k].rank), send ? "to" : "from", rankId(a.peer),
+                     send ? "posts" : "issues", others, send ? "from" : "to"));
+      }
+    };
+    leftOver(sends, receives.size(), /*send=*/true);
+    leftOver(receives, sends.size(), /*send=*/false);
   }
 }
 
