@@ -80,10 +80,10 @@ static const char *collectiveName(ActionKind kind) {
 }
 
 std::string sched::describeAction(const Schedule &schedule, const Action &a) {
-  auto rankId = [&](int32_t r) {
+  auto rankName = [&](int32_t r) {
     return r >= 0 && static_cast<size_t>(r) < schedule.ranks.size()
-               ? schedule.ranks[r].id
-               : static_cast<int64_t>(r);
+               ? "rank " + std::to_string(schedule.ranks[r].id)
+               : std::string("no rank");
   };
   if (isCompute(a.kind))
     return llvm::formatv("{0}(stage {1}, mb {2})", computeLetter(a.kind),
@@ -91,14 +91,14 @@ std::string sched::describeAction(const Schedule &schedule, const Action &a) {
         .str();
   switch (a.kind) {
   case ActionKind::Send:
-    return llvm::formatv("SEND_{0}(stage {1}, mb {2}) to rank {3}",
+    return llvm::formatv("SEND_{0}(stage {1}, mb {2}) to {3}",
                          a.gradient ? "B" : "F", a.stage, a.microbatch,
-                         rankId(a.peer))
+                         rankName(a.peer))
         .str();
   case ActionKind::Recv:
-    return llvm::formatv("RECV_{0}(stage {1}, mb {2}) from rank {3}",
+    return llvm::formatv("RECV_{0}(stage {1}, mb {2}) from {3}",
                          a.gradient ? "B" : "F", a.stage, a.microbatch,
-                         rankId(a.peer))
+                         rankName(a.peer))
         .str();
   case ActionKind::Unshard:
     return llvm::formatv("UNSHARD(stage {0})", a.stage).str();

@@ -309,6 +309,17 @@ void ScheduleIndex::checkTransfers(ViolationSink &sink) {
                  llvm::formatv("{0} names {1} as its peer, but stage {2} "
                                "runs on {3}",
                                what, rankName(a.peer), far, rankName(farRank)));
+        continue;
+      }
+      // Both stages on this rank: the data is already here, and a message
+      // to oneself is no transfer a runtime issues.
+      if (a.peer == r) {
+        pairable = false;
+        sink.add(ViolationKind::Transfer, here,
+                 llvm::formatv("{0} names its own rank as its peer: stages "
+                               "{1} and {2} both run on rank {3}, so the "
+                               "data needs no transfer",
+                               what, a.stage, far, schedule.ranks[r].id));
       }
     }
   }
