@@ -29,6 +29,17 @@ llvm_config.with_environment("PATH", config.schedc_tools_dir, append_path=True)
 config.substitutions.append(
     ("%exit", "bash " + os.path.join(config.test_source_root, "exit-status.sh")))
 
+# `%vmem-limit KB CMD...` runs CMD under `ulimit -v KB`, a cap on address
+# space that turns a memory blow-up into a failing test. ASan reserves terabytes
+# of shadow address space at start, so under sanitizers the cap is left off
+# (the test still checks the output; ASan checks the accesses).
+if config.schedc_sanitize:
+    config.substitutions.append(("%vmem-limit", "bash " + os.path.join(
+        config.test_source_root, "vmem-limit.sh") + " none"))
+else:
+    config.substitutions.append(("%vmem-limit", "bash " + os.path.join(
+        config.test_source_root, "vmem-limit.sh")))
+
 # Tools built with sanitizers (make sanitize, docs/fuzzing.md): a report
 # aborts, so `not` and `%exit` see a crash rather than an ordinary failure.
 # Debian's LLVM is not instrumented; its allocators trip ASan's checks on

@@ -3,7 +3,7 @@
 // 67,108,864 microbatches would take 2 GiB of flat tables (8 bytes per slot,
 // two tables); one microbatch runs, so the pass fits well within 1 GB of
 // address space.
-// RUN: bash -c "ulimit -v 1000000 && sched-opt %s --sched-insert-p2p" | FileCheck %s
+// RUN: %vmem-limit 1000000 sched-opt %s --sched-insert-p2p | FileCheck %s
 
 // CHECK-LABEL: sched.schedule @sparse
 // CHECK:       sched.rank 0 {
