@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 LLVM_PREFIX := /usr/lib/llvm-22
 PACKAGES := cmake ninja-build g++ ccache python3 llvm-22-dev libmlir-22-dev \
             mlir-22-tools llvm-22-tools libz3-dev libfmt-dev libgtest-dev \
-            python3-psutil z3
+            python3-psutil z3 pybind11-dev python3-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JOBS ?= $(shell nproc)
 # ccache keys on paths relative to the checkout, so clones and worktrees of
@@ -35,7 +35,7 @@ deps:
 CMAKE_LLVM := -DMLIR_DIR=$(LLVM_PREFIX)/lib/cmake/mlir \
               -DLLVM_DIR=$(LLVM_PREFIX)/lib/cmake/llvm \
               -DLLVM_EXTERNAL_LIT=$(LLVM_PREFIX)/bin/lit
-TOOLS := sched-opt sched-translate schedc SchedUnitTests
+TOOLS := sched-opt sched-translate schedc SchedUnitTests SchedPlugin _schedc
 
 $(BUILD_DIR)/build.ninja: | deps
 	cmake -G Ninja -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_LLVM)

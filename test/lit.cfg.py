@@ -53,3 +53,25 @@ if config.schedc_sanitize:
     for name, defaults in sanitizer_defaults.items():
         given = os.environ.get(name)
         config.environment[name] = defaults + (":" + given if given else "")
+
+# Ways in for other programs (docs/embedding.md): Debian's stock mlir-opt
+# with our plugin, the Python module on Debian's python3, and the installed
+# package for the downstream example.
+config.substitutions.append(
+    ("%stock-mlir-opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
+config.substitutions.append(
+    ("%sched-plugin", os.path.join(config.schedc_obj_root, "lib", "SchedPlugin.so")))
+config.substitutions.append(
+    ("%schedc-python", "env PYTHONPATH=" + os.path.join(config.schedc_obj_root, "python")
+     + " /usr/bin/python3"))
+config.substitutions.append(("%schedc-obj-root", config.schedc_obj_root))
+config.substitutions.append(("%schedc-src-root", config.schedc_src_root))
+# The example's build goes through ccache, as ours does, when there is one.
+import shutil
+config.substitutions.append(
+    ("%ccache-launcher",
+     "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache" if shutil.which("ccache") else ""))
+for name in ["CCACHE_BASEDIR", "CCACHE_DIR"]:
+    if name in os.environ:
+        config.environment[name] = os.environ[name]
+config.excludes.append("python-tests")
