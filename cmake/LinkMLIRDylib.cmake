@@ -21,4 +21,6 @@ function(schedc_link_with_mlir_dylib target)
   target_link_libraries(${target} PRIVATE
     -Wl,--start-group ${archives} -Wl,--end-group
     MLIR LLVM z3)
+  # Installed, it still finds the shared libraries it was linked against.
+  set_property(TARGET ${target} PROPERTY INSTALL_RPATH "${LLVM_LIBRARY_DIR}")
 endfunction()

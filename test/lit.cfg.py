@@ -74,4 +74,3 @@ config.substitutions.append(
 for name in ["CCACHE_BASEDIR", "CCACHE_DIR"]:
     if name in os.environ:
         config.environment[name] = os.environ[name]
-config.excludes.append("python-tests")

@@ -234,11 +234,8 @@ static Finding toFinding(const ScheduleSource &source, const Violation &v) {
   finding.position = v.at.rank >= 0 ? v.at.index : -1;
   finding.step = stepOf(source, v.at.rank, v.at.index);
   finding.action = describe(schedule, v.at);
-  for (const ViolationNote &note : v.notes) {
-    std::string action = describe(schedule, note.at);
-    finding.notes.push_back(action.empty() ? note.message
-                                           : action + ": " + note.message);
-  }
+  for (const ViolationNote &note : v.notes)
+    finding.notes.push_back(note.message);
   return finding;
 }
 

@@ -76,7 +76,8 @@ struct Finding {
   /// The action, as in diagnostics: "F(stage 1, mb 3)".
   std::string action;
   std::string message;
-  /// The why: each note's message, with its action when it names one.
+  /// The why: the verifier's notes (the cycle of waits of a deadlock, the
+  /// live set at a memory peak), one message each.
   std::vector<std::string> notes;
 };
 
