@@ -56,7 +56,12 @@ if config.schedc_sanitize:
 
 # Ways in for other programs (docs/embedding.md): Debian's stock mlir-opt
 # with our plugin, the Python module on Debian's python3, and the installed
-# package for the downstream example.
+# package for the downstream example. Under sanitizers they are not built:
+# an instrumented shared object cannot load into an uninstrumented mlir-opt
+# or python3, and the example would link instrumented archives without the
+# runtime; those tests say `UNSUPPORTED: sanitize`.
+if config.schedc_sanitize:
+    config.available_features.add("sanitize")
 config.substitutions.append(
     ("%stock-mlir-opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
 config.substitutions.append(
