@@ -2,6 +2,7 @@
 # lit configuration of the schedc test suite.
 
 import os
+import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -72,7 +73,6 @@ config.substitutions.append(
 config.substitutions.append(("%schedc-obj-root", config.schedc_obj_root))
 config.substitutions.append(("%schedc-src-root", config.schedc_src_root))
 # The example's build goes through ccache, as ours does, when there is one.
-import shutil
 config.substitutions.append(
     ("%ccache-launcher",
      "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache" if shutil.which("ccache") else ""))
