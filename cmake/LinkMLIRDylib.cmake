@@ -2,19 +2,42 @@
 #
 # A shared object that is loaded into a process that already holds MLIR and
 # LLVM (Debian's mlir-opt, python3 importing our module) must use that
-# process's copy: libMLIR.so and libLLVM.so. Linking the static archives
-# (libMLIRIR.a, libLLVMSupport.a) instead would give the module its own
-# MLIRContext internals, TypeIDs and llvm::cl registry, and a dialect it
-# registers would land in a registry mlir-opt never reads. So the module
-# takes our archives by file (their own link interfaces name the static
-# MLIR and LLVM libraries) and the two shared libraries for the rest.
+# process's copy: libMLIR.so and libLLVM.so. Our libraries' link interfaces
+# name the static MLIR archives (libMLIRIR.a, ...), which would put a second
+# copy of MLIR's core into the module (docs/embedding.md). So the module
+# takes our own archives by file and the two shared libraries for the rest.
 
-# schedc_link_with_mlir_dylib(target lib...): links the archives of the
-# schedc libraries `lib...` into `target`, then libMLIR.so, libLLVM.so and
-# Z3.
+# schedc_library_closure(out root...): the schedc libraries `root...` and
+# every schedc library they link, transitively (built targets only; imported
+# MLIR and LLVM targets and plain library names are left out).
+function(schedc_library_closure out)
+  set(seen)
+  set(pending ${ARGN})
+  while(pending)
+    list(POP_FRONT pending lib)
+    if(NOT TARGET ${lib} OR lib IN_LIST seen)
+      continue()
+    endif()
+    get_target_property(imported ${lib} IMPORTED)
+    if(imported)
+      continue()
+    endif()
+    list(APPEND seen ${lib})
+    get_target_property(deps ${lib} LINK_LIBRARIES)
+    if(deps)
+      list(APPEND pending ${deps})
+    endif()
+  endwhile()
+  set(${out} ${seen} PARENT_SCOPE)
+endfunction()
+
+# schedc_link_with_mlir_dylib(target root...): links the archives of the
+# schedc libraries `root...` and of everything of ours they need into
+# `target`, then libMLIR.so, libLLVM.so and Z3.
 function(schedc_link_with_mlir_dylib target)
+  schedc_library_closure(libs ${ARGN})
   set(archives)
-  foreach(lib ${ARGN})
+  foreach(lib ${libs})
     list(APPEND archives $<TARGET_FILE:${lib}>)
     add_dependencies(${target} ${lib})
   endforeach()
