@@ -102,8 +102,10 @@ double sched::dataParallelCriticalTokens(double peakFlops, double bandwidth,
 namespace {
 /// Per-token figures of one layer, before any parallelism.
 struct LayerShape {
-  /// Parameters of the attention block (projections and its norm).
+  /// Parameters of the attention block's projections.
   double attentionParams = 0;
+  /// RMSNorm/LayerNorm scales (parameters, but no matmul FLOPs).
+  double normParams = 0;
   /// Parameters every token uses in the MLP block (dense MLP, or router
   /// plus shared experts).
   double mlpDenseParams = 0;
@@ -140,10 +142,11 @@ static LayerShape layerShape(const ModelSpec &model, bool moeLayer) {
     const double kvLora = static_cast<double>(mla.kvLoraRank);
     const double rope = static_cast<double>(mla.qkRopeHeadDim);
     const double query =
-        qLora > 0 ? h * qLora + qLora + qLora * heads * qk : h * heads * qk;
-    const double keyValue = h * (kvLora + rope) + kvLora +
-                            kvLora * heads * (mla.qkNopeHeadDim + v);
-    shape.attentionParams = query + keyValue + heads * v * h + h;
+        qLora > 0 ? h * qLora + qLora * heads * qk : h * heads * qk;
+    const double keyValue =
+        h * (kvLora + rope) + kvLora * heads * (mla.qkNopeHeadDim + v);
+    shape.attentionParams = query + keyValue + heads * v * h;
+    shape.normParams = h + (qLora > 0 ? qLora : 0) + kvLora;
     shape.qkDims = heads * qk;
     shape.vDims = heads * v;
     // Norm input, then the latents and their norms, Q, K, V, the output.
@@ -155,7 +158,8 @@ static LayerShape layerShape(const ModelSpec &model, bool moeLayer) {
     const double hd = static_cast<double>(model.headDim);
     const double kv = static_cast<double>(model.kvHeads) * hd;
     const double q = heads * hd;
-    shape.attentionParams = h * q + 2 * h * kv + q * h + h;
+    shape.attentionParams = h * q + 2 * h * kv + q * h;
+    shape.normParams = h;
     shape.qkDims = q;
     shape.vDims = q;
     shape.activationElems = h + h + q + 2 * kv + q;
@@ -172,7 +176,8 @@ static LayerShape layerShape(const ModelSpec &model, bool moeLayer) {
     const double experts = static_cast<double>(moe.experts);
     const double topK = static_cast<double>(moe.topK);
     const double shared = static_cast<double>(moe.sharedExperts);
-    shape.mlpDenseParams = h * experts + shared * expert + h;
+    shape.mlpDenseParams = h * experts + shared * expert;
+    shape.normParams += h;
     shape.routedParams = experts * expert;
     shape.routedActiveParams = topK * expert;
     // Norm input, FP32 router logits (2 BF16 units each), per routed copy
@@ -184,7 +189,8 @@ static LayerShape layerShape(const ModelSpec &model, bool moeLayer) {
     shape.selectiveDropElems += (topK + shared) * eff;
   } else {
     const double f = static_cast<double>(model.ffnHidden);
-    shape.mlpDenseParams = width * h * f + h;
+    shape.mlpDenseParams = width * h * f;
+    shape.normParams += h;
     shape.activationElems += h + width * f;
     shape.selectiveDropElems += f;
   }
@@ -195,7 +201,8 @@ ParameterCounts CostModel::parameters() const {
   ParameterCounts counts;
   for (int64_t layer = 0; layer < model.layers; ++layer) {
     LayerShape shape = layerShape(model, model.isMoeLayer(layer));
-    const double dense = shape.attentionParams + shape.mlpDenseParams;
+    const double dense =
+        shape.attentionParams + shape.mlpDenseParams + shape.normParams;
     counts.total += dense + shape.routedParams;
     counts.active += dense + shape.routedActiveParams;
   }
@@ -216,12 +223,15 @@ static LayerShape mtpShape(const ModelSpec &model) {
 }
 
 double CostModel::modelFlopsPerToken() const {
-  ParameterCounts counts = parameters();
   const double h = static_cast<double>(model.hidden);
-  double active = counts.active - counts.embedding;
+  // Matmul parameters a token passes through: the output head (tied or
+  // not, it is a matmul), then every layer's.
+  double active = h * static_cast<double>(model.vocab);
   double attentionDims = 0;
   for (int64_t layer = 0; layer < model.layers; ++layer) {
     LayerShape shape = layerShape(model, model.isMoeLayer(layer));
+    active += shape.attentionParams + shape.mlpDenseParams +
+              shape.routedActiveParams;
     attentionDims += shape.qkDims + shape.vDims;
   }
   if (model.mtpLayers > 0) {
@@ -471,7 +481,8 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout,
                               cost.forward.tensorParallel +
                               cost.forward.expertParallel;
 
-  const double dense = shape.attentionParams + shape.mlpDenseParams;
+  const double dense =
+      shape.attentionParams + shape.mlpDenseParams + shape.normParams;
   cost.denseParams = dense / static_cast<double>(layout.tp);
   cost.expertParams = shape.routedParams / static_cast<double>(layout.ep);
   return cost;

@@ -153,8 +153,9 @@ public:
   llvm::Error checkLayout(Layout &layout) const;
 
   ParameterCounts parameters() const;
-  /// Model FLOPs per token for forward and backward: 6 x (active
-  /// parameters but the input embedding, MTP included) plus attention's
+  /// Model FLOPs per token for forward and backward: 6 x the matmul
+  /// parameters a token passes through (active experts, the output head,
+  /// MTP modules; not the input embedding or norms) plus attention's
   /// 6 x layers x heads x (d_qk + d_v) x seq_len (PaLM, appendix B).
   double modelFlopsPerToken() const;
   double modelFlopsPerStep() const {
