@@ -623,8 +623,13 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   if (candidates.empty())
     return llvm::createStringError(
         firstLayoutError.empty()
-            ? std::string("no layout of the ") + std::to_string(devices) +
-                  " devices suits this model and batch"
+            ? llvm::formatv("no layout of the {0} devices suits this model "
+                            "and batch: dp x tp x pp x cp must be {0}, with "
+                            "dp dividing the {1} sequences and pp at most "
+                            "the {2} layers",
+                            devices, training.globalBatchSequences(),
+                            spec.layers)
+                  .str()
             : firstLayoutError);
 
   // Candidates whose bound alone overflows memory are pruned, but the
@@ -718,8 +723,8 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   auto better = [](const Candidate &a, const Candidate &b) {
     const double ta = std::round(a.stepTime * 1e9);
     const double tb = std::round(b.stepTime * 1e9);
-    return std::make_tuple(ta, a.dimensions(), a.memory.peak) <
-           std::make_tuple(tb, b.dimensions(), b.memory.peak);
+    return std::make_tuple(ta, a.dimensions(), a.layout.zero, a.memory.peak) <
+           std::make_tuple(tb, b.dimensions(), b.layout.zero, b.memory.peak);
   };
   llvm::stable_sort(fitting, better);
 
@@ -778,13 +783,14 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   if (!report.empty()) {
     const double best = report.front().stepTime;
     // The simplest layout within 3% of the best: no PP before PP, fewer
-    // parallel dimensions before more.
+    // parallel dimensions before more, a lower ZeRO stage before a higher.
     const Candidate *simplest = nullptr;
     for (Candidate &candidate : fitting) {
       if (candidate.stepTime > 1.03 * best)
         break;
       auto key = [](const Candidate &c) {
-        return std::make_tuple(c.hasPipeline(), c.dimensions(), c.stepTime);
+        return std::make_tuple(c.hasPipeline(), c.dimensions(), c.layout.zero,
+                               std::round(c.stepTime * 1e9), c.memory.peak);
       };
       if (!simplest || key(candidate) < key(*simplest)) {
         verify(candidate);

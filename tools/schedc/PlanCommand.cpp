@@ -198,6 +198,8 @@ static void printTable(llvm::raw_ostream &os, const CostModel &model,
   printHeader(os);
   for (size_t i = 0; i < result.ranked.size(); ++i)
     printRow(os, std::to_string(i + 1), result.ranked[i]);
+  if (result.ranked.empty())
+    os << "    (no candidate fits in memory)\n";
   auto printBest = [&](llvm::StringRef label,
                        const std::optional<Candidate> &best) {
     if (!best)
@@ -303,11 +305,14 @@ static void explain(llvm::raw_ostream &os, const CostModel &model,
      << c.scheduleName() << "\n";
   const StepBreakdown &t = c.time;
   const double step = c.stepTime;
+  if (!c.evaluated)
+    os << "step time: not simulated (the schedule does not fit in memory)\n";
   auto term = [&](llvm::StringRef name, double value, llvm::StringRef note) {
     os << llvm::formatv("  {0,-26} {1,9} s {2,6}  {3}\n", name,
                         llvm::formatv("{0:f4}", value).str(),
                         step > 0 ? percent(value / step) : "-", note);
   };
+  if (c.evaluated) {
   os << "step time on the device that bounds it:\n";
   term("compute", t.compute, "matmuls, attention, memory-bound, recompute");
   term("tensor parallel", t.tensorParallel, "sequence-parallel all-gather "
@@ -328,6 +333,7 @@ static void explain(llvm::raw_ostream &os, const CostModel &model,
                       "device\n",
                       percent(c.mfu), c.tflopsPerDevice,
                       c.tokensPerSecondPerDevice);
+  }
   const MemoryBreakdown &m = c.memory;
   os << "memory of the fullest device:\n";
   for (auto [name, value] :
@@ -630,8 +636,8 @@ int sched::runPlan() {
                    << " " << result->overflowing.front().scheduleName() << ": "
                    << result->overflowing.front().overflow;
     llvm::errs() << "\n";
-    if (explainFlag && !result->overflowing.empty() &&
-        result->overflowing.front().evaluated)
+    if (explainFlag && !jsonFlag && !result->overflowing.empty() &&
+        result->overflowing.front().memory.limit > 0)
       explain(os, costs, result->overflowing.front());
     return ExitViolated;
   }
