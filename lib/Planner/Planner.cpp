@@ -730,11 +730,14 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
 
   // Verify what the report shows; a candidate the verifier rejects is
   // dropped (and says why in `overflowing`).
-  auto verify = [&](Candidate &candidate) {
+  auto detail = [&](Candidate &candidate) {
     if (!candidate.detailed)
       if (llvm::Error error = evaluator.simulateStep(
               candidate, stagesOf(model, candidate), /*detailed=*/true))
         candidate.verdict = "unknown: " + llvm::toString(std::move(error));
+  };
+  auto verify = [&](Candidate &candidate) {
+    detail(candidate);
     if (!options.verify || !candidate.verdict.empty())
       return;
     llvm::Expected<Schedule> lowered = buildSchedule(model, candidate);
@@ -770,49 +773,31 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
           *std::max_element(verdict.peakMemory.begin(), verdict.peakMemory.end()));
   };
 
-  // The report: the best `top`, then whatever the recommendation and the
-  // two classes need.
-  std::vector<Candidate> report;
-  for (Candidate &candidate : fitting) {
-    if (report.size() >= top)
-      break;
-    verify(candidate);
-    if (candidate.fits)
-      report.push_back(candidate);
-  }
-  if (!report.empty()) {
-    const double best = report.front().stepTime;
-    // The simplest layout within 3% of the best: no PP before PP, fewer
-    // parallel dimensions before more, a lower ZeRO stage before a higher.
-    const Candidate *simplest = nullptr;
-    for (Candidate &candidate : fitting) {
-      if (candidate.stepTime > 1.03 * best)
+  // The recommendation: the simplest layout within 3% of the best (no PP
+  // before PP, fewer parallel dimensions before more, a lower ZeRO stage
+  // before a higher), proved by the verifier.
+  auto simplicity = [](const Candidate &c) {
+    return std::make_tuple(c.hasPipeline(), c.dimensions(), c.layout.zero,
+                           std::round(c.stepTime * 1e9), c.memory.peak);
+  };
+  int recommended = -1;
+  if (!fitting.empty()) {
+    std::vector<size_t> within;
+    for (size_t i = 0; i < fitting.size(); ++i)
+      if (fitting[i].stepTime <= 1.03 * fitting.front().stepTime)
+        within.push_back(i);
+    llvm::stable_sort(within, [&](size_t a, size_t b) {
+      return simplicity(fitting[a]) < simplicity(fitting[b]);
+    });
+    for (size_t i : within) {
+      verify(fitting[i]);
+      if (fitting[i].fits) {
+        recommended = static_cast<int>(i);
         break;
-      auto key = [](const Candidate &c) {
-        return std::make_tuple(c.hasPipeline(), c.dimensions(), c.layout.zero,
-                               std::round(c.stepTime * 1e9), c.memory.peak);
-      };
-      if (!simplest || key(candidate) < key(*simplest)) {
-        verify(candidate);
-        if (candidate.fits)
-          simplest = &candidate;
       }
-    }
-    if (simplest) {
-      auto found = llvm::find_if(report, [&](const Candidate &c) {
-        return c.layout.str() == simplest->layout.str() &&
-               c.strategy == simplest->strategy &&
-               c.layout.zero == simplest->layout.zero &&
-               c.layout.recompute == simplest->layout.recompute &&
-               c.layout.microbatchSize == simplest->layout.microbatchSize;
-      });
-      if (found == report.end()) {
-        report.push_back(*simplest);
-        found = report.end() - 1;
-      }
-      result.recommended = static_cast<int>(found - report.begin());
     }
   }
+  // The best of each class, proved.
   for (Candidate &candidate : fitting) {
     std::optional<Candidate> &slot = candidate.hasPipeline()
                                          ? result.bestWithPipeline
@@ -822,6 +807,25 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
     verify(candidate);
     if (candidate.fits)
       slot = candidate;
+  }
+  // The report: the best `top` (each proved too with verifyAll), then the
+  // recommendation when it is not among them.
+  std::vector<Candidate> report;
+  for (size_t i = 0; i < fitting.size() && report.size() < top; ++i) {
+    Candidate &candidate = fitting[i];
+    if (options.verifyAll || static_cast<int>(i) == recommended)
+      verify(candidate);
+    else
+      detail(candidate);
+    if (!candidate.fits)
+      continue;
+    if (static_cast<int>(i) == recommended)
+      result.recommended = static_cast<int>(report.size());
+    report.push_back(candidate);
+  }
+  if (recommended >= 0 && result.recommended < 0) {
+    result.recommended = static_cast<int>(report.size());
+    report.push_back(fitting[recommended]);
   }
   result.ranked = std::move(report);
   llvm::stable_sort(result.overflowing, [](const Candidate &a,

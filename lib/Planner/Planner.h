@@ -102,8 +102,11 @@ struct PlanOptions {
   int top = 10;
   /// Most candidates simulated before the search stops.
   int maxEvaluations = 400;
-  /// Verify the reported candidates with the verifier (Z3).
+  /// Prove the recommendation and the best layout with and without PP
+  /// with the verifier (Z3) before reporting them; with `verifyAll`, every
+  /// listed candidate.
   bool verify = true;
+  bool verifyAll = false;
   /// Called with (done, total) while candidates are evaluated.
   std::function<void(size_t, size_t)> progress;
 };

@@ -110,6 +110,10 @@ static cl::opt<std::string> writePlanFlag(
     cl::desc("Write the recommended schedule to PREFIX.mlir (lowered from a "
              "sched.pipeline and verified) and its picture to PREFIX.txt"),
     cl::value_desc("prefix"));
+static cl::opt<bool> verifyAllFlag(
+    "verify-all", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Prove every listed candidate with the verifier, not only the "
+             "recommendation and the best with and without PP"));
 static cl::opt<int> maxEvaluationsFlag(
     "max-lowered", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("Most candidates lowered and simulated (default 400)"),
@@ -150,8 +154,8 @@ static void printRow(llvm::raw_ostream &os, llvm::StringRef index,
                      const Candidate &c) {
   const StepBreakdown &t = c.time;
   os << llvm::formatv(
-      "{0,3} {1,-38} {2,4} {3,-9} {4,8} {5,-16} {6,8} {7,6} {8,7} {9,7} "
-      "{10,6}  {11}/{12}/{13}/{14}/{15}\n",
+      "{0,3} {1,-38} {2,4} {3,-9} {4,8} {5,-16} {16,-7} {6,8} {7,6} {8,7} "
+      "{9,7} {10,6}  {11}/{12}/{13}/{14}/{15}\n",
       index, layoutColumn(c), c.layout.zero, recomputeName(c.layout.recompute),
       llvm::formatv("{0}x{1}", c.layout.microbatchSize, c.layout.microbatches)
           .str(),
@@ -159,16 +163,17 @@ static void printRow(llvm::raw_ostream &os, llvm::StringRef index,
       llvm::formatv("{0:f0}", c.tflopsPerDevice).str(), gb(c.memory.peak),
       percent(c.bubbleRatio), seconds(t.tensorParallel),
       seconds(t.contextParallel), seconds(t.expertParallel),
-      seconds(t.pipelineParallel), seconds(t.dataParallel));
+      seconds(t.pipelineParallel), seconds(t.dataParallel),
+      c.verdict == "verified" ? "yes" : c.verdict.empty() ? "-" : "NO");
 }
 
 static void printHeader(llvm::raw_ostream &os) {
   os << llvm::formatv(
-      "{0,3} {1,-38} {2,4} {3,-9} {4,8} {5,-16} {6,8} {7,6} {8,7} {9,7} "
-      "{10,6}  {11}\n",
+      "{0,3} {1,-38} {2,4} {3,-9} {4,8} {5,-16} {12,-7} {6,8} {7,6} {8,7} "
+      "{9,7} {10,6}  {11}\n",
       "#", "layout", "zero", "recompute", "mb x M", "schedule", "step(s)",
       "MFU", "TFLOP/s", "mem(GB)", "bubble",
-      "exposed comm s: tp/cp/ep/pp/dp");
+      "exposed comm s: tp/cp/ep/pp/dp", "proved");
 }
 
 static void describeSetting(llvm::raw_ostream &os, const CostModel &model) {
@@ -219,7 +224,8 @@ static void printTable(llvm::raw_ostream &os, const CostModel &model,
                         result.recommended + 1, rec.layout.str(),
                         rec.layout.zero, recomputeName(rec.layout.recompute),
                         rec.layout.microbatchSize, rec.layout.microbatches,
-                        rec.scheduleName(), rec.verdict.empty() ? "not verified" : rec.verdict);
+                        rec.scheduleName(),
+                        rec.verdict.empty() ? "not verified" : rec.verdict);
     os << "why: " << result.reason << "\n";
   }
 }
@@ -500,6 +506,7 @@ static PlanOptions planOptions() {
   if (recomputeFlag.getNumOccurrences())
     options.recompute = *parseRecompute(recomputeFlag);
   options.top = topFlag;
+  options.verifyAll = verifyAllFlag;
   options.maxEvaluations = maxEvaluationsFlag;
   return options;
 }
