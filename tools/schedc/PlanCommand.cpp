@@ -576,36 +576,12 @@ static int runSweep(const ModelSpec &model, const ClusterSpec &cluster,
   return ExitOk;
 }
 
-int sched::runPlan() {
-  if (std::string problem = checkPlanFlags(); !problem.empty())
-    return usageError(problem);
-  llvm::Expected<ModelSpec> model = loadModelSpec(modelFlag);
-  if (!model)
-    return usageError(llvm::toString(model.takeError()));
-  llvm::Expected<ClusterSpec> cluster = loadClusterSpec(clusterFlag);
-  if (!cluster)
-    return usageError(llvm::toString(cluster.takeError()));
-
-  TrainingSpec training;
-  training.devices = devicesFlag;
-  training.seqLen = seqLenFlag.getNumOccurrences() ? seqLenFlag
-                    : model->seqLen > 0            ? model->seqLen
-                                                   : 4096;
-  training.precision = *parsePrecision(precisionFlag);
-  if (batchTokensFlag.getNumOccurrences())
-    training.globalBatchTokens = batchTokensFlag;
-  else if (batchFlag.getNumOccurrences())
-    training.globalBatchTokens = batchFlag * training.seqLen;
-  else if (model->globalBatchTokens > 0)
-    training.globalBatchTokens = model->globalBatchTokens;
-  else
-    return usageError("the model names no global batch: give "
-                      "--global-batch-tokens or --global-batch");
-
-  if (sweepFlag.getNumOccurrences())
-    return runSweep(*model, *cluster, training);
-
-  CostModel costs(*model, *cluster, training);
+/// Plans for one cluster: prints the table (or JSON), explains and writes
+/// the plan as asked. `planPrefix` is where --write-plan goes for it.
+static int planOne(const ModelSpec &model, const ClusterSpec &cluster,
+                   const TrainingSpec &training, llvm::StringRef planPrefix,
+                   std::optional<PlanResult> &out) {
+  CostModel costs(model, cluster, training);
   PlanOptions options = planOptions();
   if (layoutFlag.getNumOccurrences()) {
     llvm::Expected<Layout> layout = parseLayout(layoutFlag);
@@ -635,12 +611,14 @@ int sched::runPlan() {
     printJson(os, costs, *result);
   else
     printTable(os, costs, *result);
+  out = *result;
 
   if (result->ranked.empty()) {
     llvm::errs() << "schedc: no candidate fits in memory";
     if (!result->overflowing.empty())
-      llvm::errs() << "; the nearest, " << result->overflowing.front().layout.str()
-                   << " " << result->overflowing.front().scheduleName() << ": "
+      llvm::errs() << "; the nearest, "
+                   << result->overflowing.front().layout.str() << " "
+                   << result->overflowing.front().scheduleName() << ": "
                    << result->overflowing.front().overflow;
     llvm::errs() << "\n";
     if (explainFlag && !jsonFlag && !result->overflowing.empty() &&
@@ -651,7 +629,118 @@ int sched::runPlan() {
   const Candidate &chosen = result->ranked[std::max(result->recommended, 0)];
   if (explainFlag && !jsonFlag)
     explain(os, costs, chosen);
-  if (writePlanFlag.getNumOccurrences())
-    return writePlan(costs, chosen, writePlanFlag);
+  if (!planPrefix.empty())
+    return writePlan(costs, chosen, planPrefix);
   return ExitOk;
+}
+
+/// The recommendations for several clusters, one column each.
+static void printComparison(llvm::raw_ostream &os,
+                            llvm::ArrayRef<ClusterSpec> clusters,
+                            llvm::ArrayRef<std::optional<PlanResult>> results) {
+  os << "\ncomparison\n";
+  auto row = [&](llvm::StringRef label, auto cell) {
+    os << llvm::formatv("  {0,-22}", label);
+    for (size_t i = 0; i < clusters.size(); ++i)
+      os << llvm::formatv(" {0,-44}", results[i] ? cell(*results[i]) : "-");
+    os << "\n";
+  };
+  os << llvm::formatv("  {0,-22}", "");
+  for (const ClusterSpec &c : clusters)
+    os << llvm::formatv(" {0,-44}", c.name);
+  os << "\n";
+  auto describe = [](const std::optional<Candidate> &c) {
+    return c ? llvm::formatv("{0} s, MFU {1} ({2})", seconds(c->stepTime),
+                             percent(c->mfu), c->scheduleName())
+                   .str()
+             : std::string("none fits");
+  };
+  row("best without PP", [&](const PlanResult &r) {
+    return describe(r.bestWithoutPipeline);
+  });
+  row("best with PP",
+      [&](const PlanResult &r) { return describe(r.bestWithPipeline); });
+  row("recommended", [&](const PlanResult &r) {
+    return r.recommended < 0 ? std::string("none fits")
+                             : r.ranked[r.recommended].layout.str();
+  });
+  row("  schedule", [&](const PlanResult &r) {
+    if (r.recommended < 0)
+      return std::string("-");
+    const Candidate &c = r.ranked[r.recommended];
+    return llvm::formatv("{0}, zero {1}, recompute {2}", c.scheduleName(),
+                         c.layout.zero, recomputeName(c.layout.recompute))
+        .str();
+  });
+  row("  step, MFU, memory", [&](const PlanResult &r) {
+    if (r.recommended < 0)
+      return std::string("-");
+    const Candidate &c = r.ranked[r.recommended];
+    return llvm::formatv("{0} s, {1}, {2} GB", seconds(c.stepTime),
+                         percent(c.mfu), gb(c.memory.peak))
+        .str();
+  });
+  for (size_t i = 0; i < clusters.size(); ++i)
+    if (results[i])
+      os << "  why (" << clusters[i].name << "): " << results[i]->reason
+         << "\n";
+}
+
+int sched::runPlan() {
+  if (std::string problem = checkPlanFlags(); !problem.empty())
+    return usageError(problem);
+  llvm::Expected<ModelSpec> model = loadModelSpec(modelFlag);
+  if (!model)
+    return usageError(llvm::toString(model.takeError()));
+  std::vector<ClusterSpec> clusters;
+  llvm::SmallVector<llvm::StringRef> names;
+  llvm::StringRef(clusterFlag).split(names, ',', -1, /*KeepEmpty=*/false);
+  if (names.empty())
+    return usageError("--cluster: expected a preset name or a .json file");
+  for (llvm::StringRef name : names) {
+    llvm::Expected<ClusterSpec> cluster = loadClusterSpec(name.trim());
+    if (!cluster)
+      return usageError(llvm::toString(cluster.takeError()));
+    clusters.push_back(*cluster);
+  }
+  if (clusters.size() > 1 && (jsonFlag || sweepFlag.getNumOccurrences()))
+    return usageError("--json and --sweep take one --cluster");
+
+  TrainingSpec training;
+  training.devices = devicesFlag;
+  training.seqLen = seqLenFlag.getNumOccurrences() ? seqLenFlag
+                    : model->seqLen > 0            ? model->seqLen
+                                                   : 4096;
+  training.precision = *parsePrecision(precisionFlag);
+  if (batchTokensFlag.getNumOccurrences())
+    training.globalBatchTokens = batchTokensFlag;
+  else if (batchFlag.getNumOccurrences())
+    training.globalBatchTokens = batchFlag * training.seqLen;
+  else if (model->globalBatchTokens > 0)
+    training.globalBatchTokens = model->globalBatchTokens;
+  else
+    return usageError("the model names no global batch: give "
+                      "--global-batch-tokens or --global-batch");
+
+  if (sweepFlag.getNumOccurrences())
+    return runSweep(*model, clusters.front(), training);
+
+  std::vector<std::optional<PlanResult>> results(clusters.size());
+  int status = ExitOk;
+  for (size_t i = 0; i < clusters.size(); ++i) {
+    if (i > 0)
+      llvm::outs() << "\n";
+    std::string prefix;
+    if (writePlanFlag.getNumOccurrences())
+      prefix = clusters.size() > 1
+                   ? writePlanFlag + "-" + clusters[i].name
+                   : writePlanFlag.getValue();
+    int one = planOne(*model, clusters[i], training, prefix, results[i]);
+    if (one == ExitUsage)
+      return one;
+    status = std::max(status, one);
+  }
+  if (clusters.size() > 1)
+    printComparison(llvm::outs(), clusters, results);
+  return status;
 }
