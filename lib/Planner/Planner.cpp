@@ -461,6 +461,14 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   const TrainingSpec &training = model.getTraining();
   const int64_t devices = training.devices;
 
+  if (options.strategy && spec.auxLoss == AuxLossScope::GlobalBatch &&
+      !keepsGlobalBatchOrder(*options.strategy))
+    return llvm::createStringError(
+        strategyName(*options.strategy) +
+        " cannot honour the model's global_batch auxiliary loss (every "
+        "microbatch's forward must come before any backward): use gpipe, "
+        "looped-bfs or no-pp, or an aux_free, sequence or microbatch scope");
+
   // The layouts to try.
   std::vector<Layout> layouts;
   auto addVariants = [&](Layout base) {
