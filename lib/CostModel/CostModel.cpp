@@ -121,6 +121,9 @@ struct LayerShape {
   double selectiveDropElems = 0;
   /// Elements of K and V (what context parallelism passes around).
   double kvElems = 0;
+  /// Kept elements that are inputs of the experts' linear layers, cached
+  /// in FP8 when training in FP8 (DeepSeek-V3 report, section 3.3).
+  double fp8CachedElems = 0;
 };
 } // namespace
 
@@ -187,6 +190,7 @@ static LayerShape layerShape(const ModelSpec &model, bool moeLayer) {
                              topK * (h + width * eff + h) +
                              shared * width * eff;
     shape.selectiveDropElems += (topK + shared) * eff;
+    shape.fp8CachedElems = topK * (h + eff) + shared * eff;
   } else {
     const double f = static_cast<double>(model.ffnHidden);
     shape.mlpDenseParams = width * h * f;
@@ -421,11 +425,21 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout,
   cost.forward.attention = attentionFlops / (cluster.peakBf16 * eff.attention);
 
   double keptElems = shape.activationElems;
-  if (layout.recompute == Recompute::Selective)
+  double fp8Elems =
+      training.precision == Precision::FP8 ? shape.fp8CachedElems : 0;
+  if (layout.recompute == Recompute::Selective) {
     keptElems -= shape.selectiveDropElems;
-  if (layout.recompute == Recompute::Full)
+    // The activation function's outputs go; the dispatched inputs stay.
+    if (fp8Elems > 0)
+      fp8Elems -= static_cast<double>(model.moe->topK +
+                                      model.moe->sharedExperts) *
+                  static_cast<double>(model.moe->expertFfnHidden);
+  }
+  if (layout.recompute == Recompute::Full) {
     keptElems = h;
-  cost.activationBytes = kBf16 * local * keptElems;
+    fp8Elems = 0;
+  }
+  cost.activationBytes = local * (kBf16 * (keptElems - fp8Elems) + fp8Elems);
   // Norms, activation functions, residuals, dropout-free softmax: each
   // element of the full set written once and read once, through HBM.
   cost.forward.memoryBound =
