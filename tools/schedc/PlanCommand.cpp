@@ -143,20 +143,13 @@ static std::string percent(double ratio) {
   return llvm::formatv("{0:f1}%", 100 * ratio).str();
 }
 
-static std::string layoutColumn(const Candidate &c) {
-  return llvm::formatv("dp={0},tp={1},pp={2},vpp={3},ep={4},cp={5}", c.layout.dp,
-                       c.layout.tp, c.layout.pp, c.layout.vpp, c.layout.ep,
-                       c.layout.cp)
-      .str();
-}
-
 static void printRow(llvm::raw_ostream &os, llvm::StringRef index,
                      const Candidate &c) {
   const StepBreakdown &t = c.time;
   os << llvm::formatv(
       "{0,3} {1,-38} {2,4} {3,-9} {4,8} {5,-16} {16,-7} {6,8} {7,6} {8,7} "
       "{9,7} {10,6}  {11}/{12}/{13}/{14}/{15}\n",
-      index, layoutColumn(c), c.layout.zero, recomputeName(c.layout.recompute),
+      index, c.layout.str(), c.layout.zero, recomputeName(c.layout.recompute),
       llvm::formatv("{0}x{1}", c.layout.microbatchSize, c.layout.microbatches)
           .str(),
       c.scheduleName(), seconds(c.stepTime), percent(c.mfu),
