@@ -48,8 +48,15 @@ configure: deps $(BUILD_DIR)/build.ninja
 build: configure
 	ninja -C $(BUILD_DIR) -j $(JOBS) $(TOOLS) $(EMBED)
 
+# The main job: which layout for DeepSeek-V3 on 2,048 H800s (NVLink nodes of
+# 8 on InfiniBand) and on 2,048 GB200s (NVL72 racks), with and without
+# pipeline parallelism; the recommended schedules are written lowered and
+# verified, with their pictures, under $(BUILD_DIR)/plans.
 run: build
-	$(BUILD_DIR)/bin/schedc generate --strategy 1f1b --pp 4 --microbatches 8 --emit text
+	@mkdir -p $(BUILD_DIR)/plans
+	$(BUILD_DIR)/bin/schedc plan --model deepseek-v3 \
+	  --cluster h800-ib,gb200-nvl72 --devices 2048 --precision fp8 --top 5 \
+	  --write-plan $(BUILD_DIR)/plans/deepseek-v3
 
 # A test that runs past 20 minutes fails instead of hanging the run (lit's
 # --timeout needs python3-psutil).
@@ -102,8 +109,9 @@ fuzz: fuzz-build
 	if [ -n "$$failed" ]; then echo "fuzzers with findings:$$failed"; exit 1; fi
 
 bench: build
-	ninja -C $(BUILD_DIR) -j $(JOBS) schedc-bench
+	ninja -C $(BUILD_DIR) -j $(JOBS) schedc-bench planner-bench
 	$(BUILD_DIR)/bin/schedc-bench
+	$(BUILD_DIR)/bin/planner-bench
 
 docs: configure
 	ninja -C $(BUILD_DIR) mlir-doc
