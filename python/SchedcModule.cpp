@@ -106,6 +106,77 @@ PYBIND11_MODULE(_schedc, m) {
                std::to_string(report.violations.size()) + ")";
       });
 
+  py::class_<api::PlannedCandidate>(m, "Candidate",
+                                    "A layout and schedule the planner rated")
+      .def_readonly("dp", &api::PlannedCandidate::dp)
+      .def_readonly("tp", &api::PlannedCandidate::tp)
+      .def_readonly("pp", &api::PlannedCandidate::pp)
+      .def_readonly("vpp", &api::PlannedCandidate::vpp)
+      .def_readonly("ep", &api::PlannedCandidate::ep)
+      .def_readonly("cp", &api::PlannedCandidate::cp)
+      .def_readonly("zero", &api::PlannedCandidate::zero)
+      .def_readonly("recompute", &api::PlannedCandidate::recompute)
+      .def_readonly("microbatch_size", &api::PlannedCandidate::microbatchSize)
+      .def_readonly("microbatches", &api::PlannedCandidate::microbatches)
+      .def_readonly("strategy", &api::PlannedCandidate::strategy)
+      .def_readonly("verdict", &api::PlannedCandidate::verdict)
+      .def_readonly("step_time", &api::PlannedCandidate::stepTime)
+      .def_readonly("mfu", &api::PlannedCandidate::mfu)
+      .def_readonly("bubble_ratio", &api::PlannedCandidate::bubbleRatio)
+      .def_readonly("tokens_per_second_per_device",
+                    &api::PlannedCandidate::tokensPerSecondPerDevice)
+      .def_readonly("peak_memory", &api::PlannedCandidate::peakMemory)
+      .def_readonly("memory_limit", &api::PlannedCandidate::memoryLimit)
+      .def("__repr__", [](const api::PlannedCandidate &c) {
+        std::ostringstream os;
+        os << "Candidate(dp=" << c.dp << ", tp=" << c.tp << ", pp=" << c.pp
+           << ", vpp=" << c.vpp << ", ep=" << c.ep << ", cp=" << c.cp
+           << ", zero=" << c.zero << ", recompute='" << c.recompute
+           << "', microbatch_size=" << c.microbatchSize << ", strategy='"
+           << c.strategy << "', step_time=" << c.stepTime << ")";
+        return os.str();
+      });
+
+  py::class_<api::PlanReport>(m, "Plan", "What the planner found")
+      .def_readonly("ranked", &api::PlanReport::ranked)
+      .def_readonly("recommended_index", &api::PlanReport::recommended)
+      .def_property_readonly(
+          "recommended",
+          [](const api::PlanReport &r) -> std::optional<api::PlannedCandidate> {
+            if (r.recommended < 0 ||
+                static_cast<size_t>(r.recommended) >= r.ranked.size())
+              return std::nullopt;
+            return r.ranked[r.recommended];
+          })
+      .def_readonly("reason", &api::PlanReport::reason)
+      .def_readonly("best_without_pp", &api::PlanReport::bestWithoutPipeline)
+      .def_readonly("best_with_pp", &api::PlanReport::bestWithPipeline)
+      .def_readonly("considered", &api::PlanReport::considered);
+
+  m.def(
+      "_plan",
+      [](const std::string &model, const std::string &cluster, int64_t devices,
+         std::optional<int64_t> globalBatchTokens,
+         std::optional<int64_t> globalBatch, std::optional<int64_t> seqLen,
+         const std::string &precision, const std::string &strategy, int top) {
+        api::PlanRequest request;
+        request.model = model;
+        request.cluster = cluster;
+        request.devices = devices;
+        request.globalBatchTokens = globalBatchTokens;
+        request.globalBatch = globalBatch;
+        request.seqLen = seqLen;
+        request.precision = precision;
+        request.strategy = strategy;
+        request.top = top;
+        py::gil_scoped_release release;
+        return orThrow(api::plan(request));
+      },
+      py::arg("model"), py::arg("cluster"), py::arg("devices"),
+      py::arg("global_batch_tokens"), py::arg("global_batch"),
+      py::arg("seq_len"), py::arg("precision"), py::arg("strategy"),
+      py::arg("top"));
+
   m.def("strategies", [] {
     std::vector<std::string> names;
     const std::string all = strategyNames();

@@ -6,10 +6,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Api/Api.h"
+#include "lib/CostModel/CostModel.h"
 #include "lib/Export/TorchCsv.h"
 #include "lib/Generate/Strategy.h"
 #include "lib/Import/TorchCsv.h"
 #include "lib/Limits/ResourceLimits.h"
+#include "lib/Planner/Planner.h"
 #include "lib/Lower/InsertTransfers.h"
 #include "lib/Schedule/CostSpec.h"
 #include "lib/Simulate/Simulate.h"
@@ -360,4 +362,118 @@ llvm::Expected<PipelineResult> api::runPipeline(const PipelineRequest &request,
   else
     result.planError = llvm::toString(plan.takeError());
   return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Planning
+//===----------------------------------------------------------------------===//
+
+/// Whether `text` is a JSON description rather than a name or a path.
+static bool isJsonText(llvm::StringRef text) {
+  return text.ltrim().starts_with("{");
+}
+
+static PlannedCandidate toPlanned(const Candidate &c) {
+  PlannedCandidate p;
+  p.dp = c.layout.dp;
+  p.tp = c.layout.tp;
+  p.pp = c.layout.pp;
+  p.vpp = c.layout.vpp;
+  p.ep = c.layout.ep;
+  p.cp = c.layout.cp;
+  p.zero = c.layout.zero;
+  p.recompute = recomputeName(c.layout.recompute).str();
+  p.microbatchSize = c.layout.microbatchSize;
+  p.microbatches = c.layout.microbatches;
+  p.strategy = c.scheduleName().str();
+  p.verdict = c.verdict;
+  p.stepTime = c.stepTime;
+  p.mfu = c.mfu;
+  p.bubbleRatio = c.bubbleRatio;
+  p.tokensPerSecondPerDevice = c.tokensPerSecondPerDevice;
+  p.peakMemory = c.memory.peak;
+  p.memoryLimit = c.memory.limit;
+  return p;
+}
+
+/// The training setting of `request` for `model`, as schedc plan reads it.
+static llvm::Expected<TrainingSpec> trainingOf(const PlanRequest &request,
+                                               const ModelSpec &model) {
+  if (request.devices < 1 || request.devices > (int64_t(1) << 24))
+    return failWith("devices must be in [1, 2^24], got " +
+                    llvm::Twine(request.devices));
+  if (request.globalBatchTokens && request.globalBatch)
+    return failWith("give global_batch_tokens or global_batch, not both");
+  if (request.globalBatchTokens &&
+      (*request.globalBatchTokens < 1 ||
+       *request.globalBatchTokens > (int64_t(1) << 40)))
+    return failWith("global_batch_tokens must be in [1, 2^40]");
+  if (request.globalBatch &&
+      (*request.globalBatch < 1 || *request.globalBatch > (int64_t(1) << 30)))
+    return failWith("global_batch must be in [1, 2^30]");
+  if (request.seqLen &&
+      (*request.seqLen < 1 || *request.seqLen > (int64_t(1) << 24)))
+    return failWith("seq_len must be in [1, 2^24]");
+  std::optional<Precision> precision = parsePrecision(request.precision);
+  if (!precision)
+    return failWith("precision must be bf16 or fp8, got '" +
+                    request.precision + "'");
+  TrainingSpec training;
+  training.devices = request.devices;
+  training.seqLen = request.seqLen        ? *request.seqLen
+                    : model.seqLen > 0    ? model.seqLen
+                                          : 4096;
+  training.precision = *precision;
+  if (request.globalBatchTokens)
+    training.globalBatchTokens = *request.globalBatchTokens;
+  else if (request.globalBatch)
+    training.globalBatchTokens = *request.globalBatch * training.seqLen;
+  else if (model.globalBatchTokens > 0)
+    training.globalBatchTokens = model.globalBatchTokens;
+  else
+    return failWith("the model names no global batch: give "
+                    "global_batch_tokens or global_batch");
+  return training;
+}
+
+llvm::Expected<PlanReport> api::plan(const PlanRequest &request) {
+  llvm::Expected<ModelSpec> model = isJsonText(request.model)
+                                        ? parseModelSpec(request.model)
+                                        : loadModelSpec(request.model);
+  if (!model)
+    return model.takeError();
+  llvm::Expected<ClusterSpec> cluster = isJsonText(request.cluster)
+                                            ? parseClusterSpec(request.cluster)
+                                            : loadClusterSpec(request.cluster);
+  if (!cluster)
+    return cluster.takeError();
+  llvm::Expected<TrainingSpec> training = trainingOf(request, *model);
+  if (!training)
+    return training.takeError();
+  if (request.top < 1)
+    return failWith("top must be at least 1");
+  PlanOptions options;
+  options.top = request.top;
+  if (!request.strategy.empty()) {
+    std::optional<Strategy> strategy = parseStrategy(request.strategy);
+    if (!strategy)
+      return failWith("unknown strategy '" + request.strategy +
+                      "'; expected one of: " + strategyNames());
+    options.strategy = *strategy;
+  }
+  CostModel costs(*model, *cluster, *training);
+  llvm::Expected<PlanResult> result = sched::plan(costs, options);
+  if (!result)
+    return result.takeError();
+  PlanReport report;
+  for (const Candidate &candidate : result->ranked)
+    report.ranked.push_back(toPlanned(candidate));
+  report.recommended = result->recommended;
+  report.reason = result->reason;
+  if (result->bestWithoutPipeline)
+    report.bestWithoutPipeline = toPlanned(*result->bestWithoutPipeline);
+  if (result->bestWithPipeline)
+    report.bestWithPipeline = toPlanned(*result->bestWithPipeline);
+  report.considered = static_cast<int64_t>(result->considered);
+  return report;
 }

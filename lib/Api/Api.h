@@ -149,6 +149,63 @@ llvm::Expected<std::string> toTorchCsv(const ScheduleSource &source,
 llvm::Expected<std::vector<std::vector<std::string>>>
 toPipelineOrder(const ScheduleSource &source, bool comms);
 
+/// A training run to plan: the inputs of `schedc plan` (docs/planner.md).
+struct PlanRequest {
+  /// A model preset (llama3-8b, deepseek-v3, ...), a .json file, or the
+  /// JSON text of a description (starting with '{').
+  std::string model;
+  /// A cluster preset (h100-ib, gb200-nvl72, ...), a .json file, or JSON.
+  std::string cluster;
+  int64_t devices = 0;
+  /// Tokens or sequences per step (one of them; default: the model's).
+  std::optional<int64_t> globalBatchTokens;
+  std::optional<int64_t> globalBatch;
+  /// Sequence length (default: the model's, else 4096).
+  std::optional<int64_t> seqLen;
+  /// bf16 or fp8.
+  std::string precision = "bf16";
+  /// Only this pipeline strategy, when set.
+  std::string strategy;
+  /// Candidates reported.
+  int top = 10;
+};
+
+/// One layout and schedule the planner evaluated.
+struct PlannedCandidate {
+  int64_t dp = 1, tp = 1, pp = 1, vpp = 1, ep = 1, cp = 1;
+  int zero = 1;
+  std::string recompute;
+  int64_t microbatchSize = 1;
+  int64_t microbatches = 0;
+  std::string strategy;
+  /// "verified", "violated: ..." or "unknown: ..."; empty when not proved.
+  std::string verdict;
+  double stepTime = 0;
+  double mfu = 0;
+  double bubbleRatio = 0;
+  double tokensPerSecondPerDevice = 0;
+  /// Bytes at the peak of the most loaded device, and the device's limit.
+  double peakMemory = 0;
+  double memoryLimit = 0;
+};
+
+/// What plan() found.
+struct PlanReport {
+  /// Fitting candidates, best first.
+  std::vector<PlannedCandidate> ranked;
+  /// Index into `ranked` of the recommendation (-1: none fits), and why.
+  int recommended = -1;
+  std::string reason;
+  std::optional<PlannedCandidate> bestWithoutPipeline;
+  std::optional<PlannedCandidate> bestWithPipeline;
+  /// Candidates the search considered.
+  int64_t considered = 0;
+};
+
+/// Plans `request` as `schedc plan` does. Fails, with the CLI's message,
+/// on an unknown preset, a malformed description or impossible counts.
+llvm::Expected<PlanReport> plan(const PlanRequest &request);
+
 /// Generates, checks and writes the plan of `request` in one call.
 struct PipelineResult {
   ScheduleSource schedule;

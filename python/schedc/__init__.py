@@ -24,11 +24,16 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
-from ._schedc import Metrics, Report, Schedule, Violation, strategies
+import json
+
+from ._schedc import (Candidate, Metrics, Plan, Report, Schedule, Violation,
+                      strategies)
 from . import _schedc
 
 __all__ = [
+    "Candidate",
     "Metrics",
+    "Plan",
     "Report",
     "Schedule",
     "Violation",
@@ -36,6 +41,7 @@ __all__ = [
     "from_pipeline_order",
     "generate",
     "pipeline_order",
+    "plan",
     "simulate",
     "strategies",
     "verify",
@@ -117,6 +123,34 @@ def simulate(schedule: ScheduleLike, cost: Optional[str] = None,
     Raises ValueError when the schedule cannot run to the end."""
     return _schedc._simulate(_schedule_of(schedule, stages, microbatches),
                              cost or "")
+
+
+def plan(model: Union[str, Mapping[str, Any]],
+         cluster: Union[str, Mapping[str, Any]], devices: int,
+         global_batch_tokens: Optional[int] = None,
+         global_batch: Optional[int] = None, seq_len: Optional[int] = None,
+         precision: str = "bf16", strategy: Optional[str] = None,
+         top: int = 10) -> Plan:
+    """Chooses a parallel layout and schedule, as ``schedc plan`` does
+    (docs/planner.md). ``model`` and ``cluster`` are preset names
+    (``"llama3-8b"``, ``"h100-ib"``), paths of JSON descriptions, or the
+    descriptions as dicts. The Plan's ``ranked`` candidates are the fitting
+    ones, best first; ``recommended`` is the one the planner picks, with
+    ``reason``."""
+    return _schedc._plan(_description("model", model),
+                         _description("cluster", cluster),
+                         _integer("devices", devices), global_batch_tokens,
+                         global_batch, seq_len, precision, strategy or "",
+                         _integer("top", top))
+
+
+def _description(what: str, value: Union[str, Mapping[str, Any]]) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        return json.dumps(value)
+    raise TypeError(f"{what} must be a preset name, a path or a dict, not "
+                    f"{type(value).__name__}")
 
 
 def _schedule_of(schedule: ScheduleLike, stages: Optional[int],
