@@ -82,10 +82,10 @@ namespace {
 /// The textual options of sched-generate-verify.
 struct GenerateVerifyPipelineOptions
     : mlir::PassPipelineOptions<GenerateVerifyPipelineOptions> {
-  Option<std::string> strategy{*this, "strategy",
-                               llvm::cl::desc("Pipeline strategy: " +
-                                              strategyNames()),
-                               llvm::cl::init("1f1b")};
+  Option<std::string> strategy{
+      *this, "strategy",
+      llvm::cl::desc("Pipeline strategy: " + strategyNames()),
+      llvm::cl::init("1f1b")};
   Option<std::string> p2p{
       *this, "p2p",
       llvm::cl::desc("Point-to-point semantics: eager or rendezvous"),
@@ -131,6 +131,7 @@ void sched::registerSchedPipelines() {
         return buildGenerateVerifyPipeline(pm, options.toOptions(),
                                            errorHandler);
       },
-      [](llvm::function_ref<void(const mlir::detail::PassOptions &)>
-             handler) { handler(GenerateVerifyPipelineOptions()); });
+      [](llvm::function_ref<void(const mlir::detail::PassOptions &)> handler) {
+        handler(GenerateVerifyPipelineOptions());
+      });
 }

@@ -1,4 +1,4 @@
-//===- GenerateVerifyPipeline.h - sched-generate-verify ----------*- C++ -*-===//
+//===- GenerateVerifyPipeline.h - sched-generate-verify -----*- C++ -*-===//
 //
 // Declares the named pass pipeline that takes a sched.pipeline through
 // lowering, communication, verification and simulation.

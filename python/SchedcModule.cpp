@@ -102,8 +102,9 @@ PYBIND11_MODULE(_schedc, m) {
       .def_readonly("simulation_error", &api::Report::simulationError)
       .def("__bool__", &api::Report::verified)
       .def("__repr__", [](const api::Report &report) {
-        return "Report(verdict='" + report.verdict + "', violations=" +
-               std::to_string(report.violations.size()) + ")";
+        return "Report(verdict='" + report.verdict +
+               "', violations=" + std::to_string(report.violations.size()) +
+               ")";
       });
 
   py::class_<api::PlannedCandidate>(m, "Candidate",

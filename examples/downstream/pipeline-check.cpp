@@ -60,10 +60,9 @@ static bool checkWithPasses(const std::string &strategy, int64_t pp,
     std::cout << "passes: " << diag.str() << "\n";
     return mlir::success();
   });
-  const std::string source =
-      "sched.pipeline @p pp " + std::to_string(pp) + " vpp " +
-      std::to_string(vpp) + " microbatches " + std::to_string(microbatches) +
-      " {}";
+  const std::string source = "sched.pipeline @p pp " + std::to_string(pp) +
+                             " vpp " + std::to_string(vpp) + " microbatches " +
+                             std::to_string(microbatches) + " {}";
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(source, &context);
   if (!module)
@@ -98,9 +97,8 @@ int main(int argc, char **argv) {
   const std::string verdict = checkWithApi(request, options);
   if (verdict.empty())
     return 2;
-  const bool passed =
-      checkWithPasses(request.strategy, request.pp, request.vpp,
-                      request.microbatches, memoryLimit);
+  const bool passed = checkWithPasses(request.strategy, request.pp, request.vpp,
+                                      request.microbatches, memoryLimit);
   std::cout << "passes: " << (passed ? "verified" : "failed") << "\n";
   if (passed != (verdict == "verified")) {
     std::cerr << "the two ways disagree\n";

@@ -11,8 +11,8 @@
 #include "lib/Generate/Strategy.h"
 #include "lib/Import/TorchCsv.h"
 #include "lib/Limits/ResourceLimits.h"
-#include "lib/Planner/Planner.h"
 #include "lib/Lower/InsertTransfers.h"
+#include "lib/Planner/Planner.h"
 #include "lib/Schedule/CostSpec.h"
 #include "lib/Simulate/Simulate.h"
 #include "lib/Verify/Verifier.h"
@@ -142,14 +142,13 @@ readCsv(llvm::StringRef text, std::optional<int64_t> stages,
   text.split(lines, '\n');
   mlir::MLIRContext context;
   std::string errors;
-  mlir::ScopedDiagnosticHandler collect(
-      &context, [&](mlir::Diagnostic &diag) {
-        if (!errors.empty())
-          errors += "\n";
-        errors += placeOf(diag.getLocation(), lines, asPipelineOrder);
-        errors += diag.str();
-        return mlir::success();
-      });
+  mlir::ScopedDiagnosticHandler collect(&context, [&](mlir::Diagnostic &diag) {
+    if (!errors.empty())
+      errors += "\n";
+    errors += placeOf(diag.getLocation(), lines, asPipelineOrder);
+    errors += diag.str();
+    return mlir::success();
+  });
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, name),
                                llvm::SMLoc());
@@ -318,9 +317,9 @@ llvm::Expected<std::string> api::toTorchCsv(const ScheduleSource &source,
                                             bool comms) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (llvm::Error error = writeTorchCsv(
-          os, source.schedule,
-          comms ? TorchCsvContent::ComputeAndComms : TorchCsvContent::Compute))
+  if (llvm::Error error = writeTorchCsv(os, source.schedule,
+                                        comms ? TorchCsvContent::ComputeAndComms
+                                              : TorchCsvContent::Compute))
     return std::move(error);
   return text;
 }
@@ -416,13 +415,13 @@ static llvm::Expected<TrainingSpec> trainingOf(const PlanRequest &request,
     return failWith("seq_len must be in [1, 2^24]");
   std::optional<Precision> precision = parsePrecision(request.precision);
   if (!precision)
-    return failWith("precision must be bf16 or fp8, got '" +
-                    request.precision + "'");
+    return failWith("precision must be bf16 or fp8, got '" + request.precision +
+                    "'");
   TrainingSpec training;
   training.devices = request.devices;
-  training.seqLen = request.seqLen        ? *request.seqLen
-                    : model.seqLen > 0    ? model.seqLen
-                                          : 4096;
+  training.seqLen = request.seqLen     ? *request.seqLen
+                    : model.seqLen > 0 ? model.seqLen
+                                       : 4096;
   training.precision = *precision;
   if (request.globalBatchTokens)
     training.globalBatchTokens = *request.globalBatchTokens;
