@@ -360,18 +360,32 @@ double CostModel::reduceScatterTime(double bytes, int64_t size,
   return time;
 }
 
-double CostModel::allToAllTime(double bytes, int64_t size,
-                               int64_t stride) const {
-  if (size <= 1 || bytes <= 0)
-    return 0;
-  const int64_t local = membersPerDomain(size, stride);
-  const double each = bytes / static_cast<double>(size);
-  const double inside = each * static_cast<double>(local - 1);
-  const double outside = each * static_cast<double>(size - local);
+double CostModel::expertAllToAllTime(double tokens, double elementBytes,
+                                     const Layout &layout) const {
+  const MoeSpec &moe = *model.moe;
+  const int64_t ep = layout.ep;
+  const int64_t local = membersPerDomain(ep, 1);
+  const double domains = static_cast<double>(ep / local);
+  const double h = static_cast<double>(model.hidden);
+  const double topK = static_cast<double>(moe.topK);
   const double eff = cluster.efficiency.allToAll;
+  // Inside the domain: the copies bound for the other local members.
+  const double inside = tokens * topK * h * elementBytes *
+                        static_cast<double>(local - 1) /
+                        static_cast<double>(ep);
+  // Across domains each token crosses once per remote domain holding one
+  // of its experts (DeepEP forwards inside the domain): the expected number
+  // of distinct domains among top_k uniform choices, at most node_limit
+  // (DeepSeek-V3's node-limited routing), of which (D-1)/D are remote.
+  double reached = domains * (1 - std::pow(1 - 1 / domains, topK));
+  if (moe.nodeLimit > 0)
+    reached = std::min(reached, static_cast<double>(moe.nodeLimit));
+  const double outside =
+      domains > 1 ? tokens * h * elementBytes * reached * (domains - 1) / domains
+                  : 0;
   double time = 0;
   if (inside > 0)
-    time = std::max(time, inside / (domainBandwidth(local, stride) * eff));
+    time = std::max(time, inside / (domainBandwidth(local, 1) * eff));
   if (outside > 0)
     time = std::max(time, outside / (cluster.scaleOutBandwidth * eff));
   return time + cluster.latency;
@@ -469,14 +483,12 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout,
   }
   if (moeLayer && layout.ep > 1) {
     // Dispatch (FP8 when training in FP8, as DeepSeek-V3 does) and combine
-    // (BF16), each top_k copies of every local token.
-    const double copies = local * static_cast<double>(model.moe->topK) * h;
-    const double dispatchBytes =
-        copies * (training.precision == Precision::FP8 ? 1 : kBf16);
-    const double combineBytes = copies * kBf16;
-    cost.forward.expertParallel = allToAllTime(dispatchBytes, layout.ep, 1) +
-                                  allToAllTime(combineBytes, layout.ep, 1);
-    cost.backward.expertParallel = 2 * allToAllTime(combineBytes, layout.ep, 1);
+    // (BF16) of every local token's top_k copies.
+    const double element =
+        training.precision == Precision::FP8 ? 1 : kBf16;
+    cost.forward.expertParallel = expertAllToAllTime(local, element, layout) +
+                                  expertAllToAllTime(local, kBf16, layout);
+    cost.backward.expertParallel = 2 * expertAllToAllTime(local, kBf16, layout);
   }
 
   // Backward: the input gradient repeats each matmul once (I), the weight

@@ -190,9 +190,12 @@ public:
   double allReduceTime(double bytes, int64_t size, int64_t stride) const {
     return 2 * reduceScatterTime(bytes, size, stride);
   }
-  /// An all-to-all in which every member sends `bytes` spread evenly over
-  /// the `size` members (ranks `stride` apart).
-  double allToAllTime(double bytes, int64_t size, int64_t stride) const;
+  /// One expert dispatch or combine of `tokens` local tokens (elements of
+  /// `elementBytes`) over the layout's `ep` consecutive ranks: the copies
+  /// for local experts over the domain link, one copy per remote domain
+  /// reached over scale-out (deduplicated, as DeepEP forwards it).
+  double expertAllToAllTime(double tokens, double elementBytes,
+                            const Layout &layout) const;
   /// Members of a group of `size` ranks `stride` apart that share one
   /// domain.
   int64_t membersPerDomain(int64_t size, int64_t stride) const;

@@ -50,7 +50,7 @@ static ModelSpec deepseekLike(llvm::StringRef name, int64_t heads,
                               int64_t vocab) {
   ModelSpec model = dense(name, 61, 7168, 18432, heads, heads, vocab);
   model.headDim = 128;
-  model.moe = MoeSpec{experts, 8, 1, 2048, denseLayers};
+  model.moe = MoeSpec{experts, 8, 1, 2048, denseLayers, 0};
   model.mla = MlaSpec{1536, 512, 128, 64, 128};
   model.seqLen = 4096;
   return model;
@@ -66,6 +66,8 @@ static const Preset kPresets[] = {
        ModelSpec model = deepseekLike("deepseek-v3", 128, 256, 3, 129280);
        model.mtpLayers = 1;
        model.auxLoss = AuxLossScope::AuxFree;
+       // Section 2.1.2: each token goes to at most 4 nodes.
+       model.moe->nodeLimit = 4;
        // DeepSeek-V3 report, section 4.2: 15360 sequences of 4K tokens.
        model.globalBatchTokens = 15360LL * 4096;
        return model;
@@ -158,6 +160,7 @@ llvm::Expected<ModelSpec> sched::parseModelSpec(llvm::StringRef jsonText) {
     spec.sharedExperts = m.integer("shared_experts", 0, 0);
     spec.expertFfnHidden = m.integer("expert_ffn_hidden", 1, model.ffnHidden);
     spec.denseLayers = m.integer("dense_layers", 0, 0);
+    spec.nodeLimit = m.integer("node_limit", 0, 0);
     if (m.ok() && spec.topK > spec.experts)
       m.fail("top_k", "more than experts");
     if (m.ok() && spec.denseLayers > model.layers)

@@ -40,6 +40,9 @@ struct MoeSpec {
   int64_t expertFfnHidden = 0;
   /// The first `denseLayers` layers have a dense MLP.
   int64_t denseLayers = 0;
+  /// Most domains (nodes) a token's experts may sit on (DeepSeek-V3's
+  /// node-limited routing); 0 for no limit.
+  int64_t nodeLimit = 0;
 };
 
 /// Multi-head latent attention (DeepSeek-V2/V3). qLoraRank 0 means the

@@ -178,6 +178,33 @@ TEST(CostModelFlops, MoeLayerByHand) {
   EXPECT_DOUBLE_EQ(s.expertParameters, 8.0 / 4 * 3 * 1024 * 512);
 }
 
+TEST(CostModelCollectives, ExpertAllToAllAcrossDomainsByHand) {
+  // ep = 16 over domains of 8: a token's 2 experts reach on average
+  // 2 x (1 - (1/2)^2) = 1.5 of the 2 domains, half of them remote, so 0.75
+  // copies cross; 7/16 of the 2 copies stay inside for other members.
+  ClusterSpec c = ideal(cluster("h100-ib"));
+  CostModel model(parse(kMoe), c, training(16, 2048, 2048 * 16));
+  Layout layout;
+  layout.dp = 16;
+  layout.ep = 8;
+  const double row = 1024 * 2; // one BF16 token
+  EXPECT_DOUBLE_EQ(model.expertAllToAllTime(1000, 2, layout),
+                   1000 * 2 * row * 7.0 / 8 / 450e9);
+  ModelSpec wide = parse(kMoe);
+  wide.moe->experts = 16;
+  CostModel sixteen(wide, c, training(16, 2048, 2048 * 16));
+  layout.ep = 16;
+  const double inside = 1000 * 2 * row * 7.0 / 16 / 450e9;
+  const double outside = 1000 * row * 0.75 / 50e9;
+  EXPECT_DOUBLE_EQ(sixteen.expertAllToAllTime(1000, 2, layout),
+                   std::max(inside, outside));
+  // Node-limited routing caps the domains reached.
+  wide.moe->nodeLimit = 1;
+  CostModel limited(wide, c, training(16, 2048, 2048 * 16));
+  EXPECT_DOUBLE_EQ(limited.expertAllToAllTime(1000, 2, layout),
+                   std::max(inside, 1000 * row * 0.5 / 50e9));
+}
+
 TEST(CostModelCollectives, HierarchicalReduceScatterByHand) {
   ClusterSpec c = ideal(cluster("h100-ib"));
   CostModel model(preset("llama3-8b"), c, training(1024, 8192, 8192 * 1024));
