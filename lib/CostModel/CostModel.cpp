@@ -345,7 +345,9 @@ double CostModel::reduceScatterTime(double bytes, int64_t size,
   if (size <= 1 || bytes <= 0)
     return 0;
   const int64_t local = membersPerDomain(size, stride);
-  const int64_t domains = size / local;
+  // Domains the group spans; fractional when the domain size does not
+  // divide the group (128 ranks over NVL72 racks span 1.78 of them).
+  const double domains = static_cast<double>(size) / static_cast<double>(local);
   const Efficiency &eff = cluster.efficiency;
   double time = 0;
   if (local > 1)
@@ -353,10 +355,9 @@ double CostModel::reduceScatterTime(double bytes, int64_t size,
                 (domainBandwidth(local, stride) * eff.domainCollective) +
             cluster.latency * static_cast<double>(local - 1);
   if (domains > 1)
-    time += (static_cast<double>(domains - 1) / domains) *
-                (bytes / static_cast<double>(local)) /
+    time += ((domains - 1) / domains) * (bytes / static_cast<double>(local)) /
                 (cluster.scaleOutBandwidth * eff.scaleOutCollective) +
-            cluster.latency * static_cast<double>(domains - 1);
+            cluster.latency * std::ceil(domains - 1);
   return time;
 }
 
@@ -365,7 +366,7 @@ double CostModel::expertAllToAllTime(double tokens, double elementBytes,
   const MoeSpec &moe = *model.moe;
   const int64_t ep = layout.ep;
   const int64_t local = membersPerDomain(ep, 1);
-  const double domains = static_cast<double>(ep / local);
+  const double domains = static_cast<double>(ep) / static_cast<double>(local);
   const double h = static_cast<double>(model.hidden);
   const double topK = static_cast<double>(moe.topK);
   const double eff = cluster.efficiency.allToAll;

@@ -875,15 +875,39 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
           "PP: no layout without pipeline parallelism fits in memory";
     } else {
       const Candidate &flat = *result.bestWithoutPipeline;
-      const double exposed = flat.time.dataParallel + flat.time.expertParallel +
-                             flat.time.tensorParallel +
-                             flat.time.contextParallel;
+      // The term that differs most between the two.
+      const std::pair<const char *, double> terms[] = {
+          {"compute", flat.time.compute - rec.time.compute},
+          {"tensor-parallel communication",
+           flat.time.tensorParallel - rec.time.tensorParallel},
+          {"context-parallel communication",
+           flat.time.contextParallel - rec.time.contextParallel},
+          {"expert all-to-all", flat.time.expertParallel - rec.time.expertParallel},
+          {"data-parallel communication",
+           flat.time.dataParallel - rec.time.dataParallel},
+      };
+      const auto *largest =
+          std::max_element(std::begin(terms), std::end(terms),
+                           [](const auto &a, const auto &b) {
+                             return a.second < b.second;
+                           });
+      std::string detail;
+      if (largest->second > 0)
+        detail = llvm::formatv("; most of the gap is {0} ({1:f2} s more{2})",
+                               largest->first, largest->second,
+                               largest == std::begin(terms) &&
+                                       flat.layout.recompute != Recompute::None
+                                   ? llvm::formatv(", with {0} recomputation "
+                                                   "to fit in memory",
+                                                   recomputeName(
+                                                       flat.layout.recompute))
+                                         .str()
+                                   : std::string())
+                     .str();
       result.reason = llvm::formatv(
-          "PP: the best layout without it ({0}, {1}) is {2:f1}% slower; its "
-          "exposed communication is {3:f2}x of its compute",
+          "PP: the best layout without it ({0}, {1}) is {2:f1}% slower{3}",
           flat.layout.str(), flat.scheduleName(),
-          100 * (flat.stepTime / rec.stepTime - 1),
-          flat.time.compute > 0 ? exposed / flat.time.compute : 0);
+          100 * (flat.stepTime / rec.stepTime - 1), detail);
     }
   }
   result.seconds = std::chrono::duration<double>(
