@@ -53,3 +53,31 @@ if config.schedc_sanitize:
     for name, defaults in sanitizer_defaults.items():
         given = os.environ.get(name)
         config.environment[name] = defaults + (":" + given if given else "")
+
+# The torch.distributed executor (integrations/torch) runs with Debian's
+# python3, which sees python3-torch (`make deps` installs it); tests that
+# run it say `REQUIRES: torch`. `%run-plan` runs integrations/torch/run_plan.py,
+# `%debian-python` that interpreter.
+import subprocess
+
+torch_python = "/usr/bin/python3"
+try:
+    probe = subprocess.run([torch_python, "-c", "import torch.distributed"],
+                           capture_output=True, timeout=120)
+    if probe.returncode == 0:
+        config.available_features.add("torch")
+except (OSError, subprocess.TimeoutExpired):
+    pass
+config.substitutions.append(("%debian-python", torch_python))
+config.substitutions.append(("%run-plan", torch_python + " " + os.path.join(
+    config.schedc_src_root, "integrations", "torch", "run_plan.py")))
+
+# Plans are checked against docs/runtime-plan.schema.json where Debian's
+# python3-jsonschema is installed (`make deps`).
+try:
+    probe = subprocess.run([torch_python, "-c", "import jsonschema"],
+                           capture_output=True, timeout=60)
+    if probe.returncode == 0:
+        config.available_features.add("jsonschema")
+except (OSError, subprocess.TimeoutExpired):
+    pass
