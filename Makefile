@@ -103,11 +103,14 @@ bench: build
 	ninja -C $(BUILD_DIR) -j $(JOBS) schedc-bench
 	$(BUILD_DIR)/bin/schedc-bench
 
-docs: configure
+# Generated references, and one timeline picture per strategy
+# (docs/pictures, from schedc generate --emit svg).
+docs: build
 	ninja -C $(BUILD_DIR) mlir-doc
 	mkdir -p docs/Dialects docs/Passes
 	cp $(BUILD_DIR)/docs/Dialects/SchedDialect.md docs/Dialects/
 	cp $(BUILD_DIR)/docs/Passes/SchedPasses.md docs/Passes/
+	docs/pictures/make-pictures.sh $(BUILD_DIR)/bin docs/pictures
 
 clean:
 	rm -rf $(BUILD_DIR)

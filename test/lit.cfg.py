@@ -68,6 +68,19 @@ try:
         config.available_features.add("torch")
 except (OSError, subprocess.TimeoutExpired):
     pass
+# PyTorch's own pipelining runtime (torch >= 2.4) runs our CSVs where it is
+# installed (`REQUIRES: torch-pipelining`); Debian 12's 1.13 has none.
+try:
+    probe = subprocess.run(
+        [torch_python, "-c",
+         "import torch.distributed.pipelining.schedules as s; "
+         "s._PipelineScheduleRuntime"], capture_output=True, timeout=120)
+    if probe.returncode == 0:
+        config.available_features.add("torch-pipelining")
+except (OSError, subprocess.TimeoutExpired):
+    pass
+config.substitutions.append(("%run-csv", torch_python + " " + os.path.join(
+    config.schedc_src_root, "integrations", "torch", "run_csv.py")))
 config.substitutions.append(("%debian-python", torch_python))
 config.substitutions.append(("%run-plan", torch_python + " " + os.path.join(
     config.schedc_src_root, "integrations", "torch", "run_plan.py")))

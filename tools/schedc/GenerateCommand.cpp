@@ -62,10 +62,11 @@ static cl::opt<std::string> emitFlag(
     cl::desc("Output form: mlir (sched dialect), text (a grid, a row per "
              "rank and a column per time step), torch-csv (PyTorch "
              "pipelining CSV, compute only), torch-csv-comms (the same "
-             "with a SEND/RECV cell per transfer) or json (a runtime plan "
+             "with a SEND/RECV cell per transfer), json (a runtime plan "
              "with transfers, optimizer step and buffer slots; written only "
-             "when verified under rendezvous, docs/runtime-plan.md)"),
-    cl::value_desc("mlir|text|torch-csv|torch-csv-comms|json"));
+             "when verified under rendezvous, docs/runtime-plan.md), svg (a "
+             "timeline at simulated times) or trace (Chrome trace JSON)"),
+    cl::value_desc("mlir|text|torch-csv|torch-csv-comms|json|svg|trace"));
 static cl::opt<bool> allowUnverifiedFlag(
     "allow-unverified", cl::sub(generateCommand), cl::cat(schedcOptions),
     cl::desc("--emit json: write the plan even when the verifier does not "
@@ -107,9 +108,11 @@ static std::string checkFlags() {
     return "--microbatches must be at least 1, got " +
            std::to_string(microbatchesFlag);
   if (emitFlag != "mlir" && emitFlag != "text" && emitFlag != "torch-csv" &&
-      emitFlag != "torch-csv-comms" && emitFlag != "json")
+      emitFlag != "torch-csv-comms" && emitFlag != "json" &&
+      emitFlag != "svg" && emitFlag != "trace")
     return "unknown --emit '" + emitFlag +
-           "'; expected mlir, text, torch-csv, torch-csv-comms or json";
+           "'; expected mlir, text, torch-csv, torch-csv-comms, json, svg or "
+           "trace";
   if (allowUnverifiedFlag && emitFlag != "json")
     return "--allow-unverified applies to --emit json only";
   return "";
@@ -134,7 +137,10 @@ static MemoryPath emitPath() {
     return MemoryPath::EmitText;
   if (emitFlag == "torch-csv")
     return MemoryPath::EmitTorchCsv;
-  if (emitFlag == "torch-csv-comms")
+  // The pictures simulate the schedule with its transfers, as the comms CSV
+  // holds them.
+  if (emitFlag == "torch-csv-comms" || emitFlag == "svg" ||
+      emitFlag == "trace")
     return MemoryPath::EmitTorchCsvComms;
   return MemoryPath::EmitMlir;
 }
@@ -202,6 +208,13 @@ static llvm::Error emitPlain(Strategy strategy, const PipelineShape &shape,
   llvm::Expected<Schedule> lowered = insertTransfers(*schedule);
   if (!lowered)
     return lowered.takeError();
+  if (emitFlag == "svg" || emitFlag == "trace") {
+    std::string error;
+    if (writePicture(emitFlag, "pipeline", *lowered, SimulationOptions(), os,
+                     error))
+      return llvm::createStringError(error);
+    return llvm::Error::success();
+  }
   return writeTorchCsv(os, *lowered, TorchCsvContent::ComputeAndComms);
 }
 

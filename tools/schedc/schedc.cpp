@@ -95,7 +95,8 @@ static std::optional<std::string> parseCommandLine(int argc, char **argv) {
       "schedc: generate, verify and simulate pipeline-parallel training "
       "schedules\n\n"
       "  schedc generate --strategy 1f1b --pp 4 --microbatches 8\n"
-      "  schedc verify schedule.csv --memory-limit 4\n\n"
+      "  schedc verify schedule.csv --memory-limit 4\n"
+      "  schedc show plan.json -o plan.svg\n\n"
       "Run 'schedc <subcommand> --help' for the options of each.\n",
       &errorStream);
   std::string printed;
@@ -127,7 +128,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   for (llvm::cl::SubCommand *command :
        {&llvm::cl::SubCommand::getTopLevel(), &generateCommand, &verifyCommand,
-        &simulateCommand})
+        &simulateCommand, &showCommand})
     llvm::cl::HideUnrelatedOptions(schedcOptions, *command);
   if (std::optional<std::string> error = parseCommandLine(argc, argv))
     return usageError(*error);
@@ -137,5 +138,7 @@ int main(int argc, char **argv) {
     return runVerify();
   if (simulateCommand)
     return runSimulate();
+  if (showCommand)
+    return runShow();
   return usageError("no subcommand given; try 'schedc --help'");
 }
