@@ -176,7 +176,8 @@ llvm::Error sched::writeJsonPlan(llvm::raw_ostream &os,
 
   llvm::json::Array mesh;
   for (const MeshAxis &axis : plan.mesh)
-    mesh.push_back(llvm::json::Object{{"axis", axis.name}, {"size", axis.size}});
+    mesh.push_back(
+        llvm::json::Object{{"axis", axis.name}, {"size", axis.size}});
   field("mesh", std::move(mesh));
   llvm::json::Array groups;
   for (const ProcessGroup &group : schedule.groups)

@@ -155,8 +155,8 @@ Location JsonPlanInput::locate(unsigned line, unsigned column) const {
 }
 
 Location JsonPlanInput::locateAction(int32_t rank, int32_t index) const {
-  if (rank < 0 || static_cast<size_t>(rank) >= positions.size() ||
-      index < 0 || static_cast<size_t>(index) >= positions[rank].size())
+  if (rank < 0 || static_cast<size_t>(rank) >= positions.size() || index < 0 ||
+      static_cast<size_t>(index) >= positions[rank].size())
     return locate(1, 1);
   auto [line, column] = positions[rank][index];
   return locate(line, column);
@@ -179,8 +179,7 @@ LogicalResult PlanReader::checkKeys(const llvm::json::Object &object,
 
 LogicalResult PlanReader::readInt(const llvm::json::Object &object,
                                   StringRef key, StringRef where, int64_t low,
-                                  int64_t high,
-                                  std::optional<int64_t> fallback,
+                                  int64_t high, std::optional<int64_t> fallback,
                                   int64_t &out) {
   const llvm::json::Value *value = object.get(key);
   if (!value) {
@@ -260,8 +259,8 @@ LogicalResult PlanReader::readHeader(const llvm::json::Object &root) {
   RuntimePlan &plan = result.plan;
   Schedule &schedule = plan.schedule;
   int64_t stages = 0, microbatches = 0, replicas = 1, dp = 1;
-  if (failed(readString(root, "schedc_version", "plan", StringRef(""),
-                        ignored)) ||
+  if (failed(
+          readString(root, "schedc_version", "plan", StringRef(""), ignored)) ||
       failed(readString(root, "name", "plan", StringRef("plan"), plan.name)) ||
       failed(readInt(root, "stages", "plan", 1, kMaxStages, std::nullopt,
                      stages)) ||
@@ -474,18 +473,17 @@ LogicalResult PlanReader::readStageCosts(const llvm::json::Object &root) {
   Schedule &schedule = result.plan.schedule;
   if (!costs->empty() &&
       costs->size() != static_cast<size_t>(schedule.numStages))
-    return error("stage_costs") << "holds " << costs->size()
-                                << " entries for " << schedule.numStages
-                                << " stages";
+    return error("stage_costs") << "holds " << costs->size() << " entries for "
+                                << schedule.numStages << " stages";
   for (size_t s = 0; s < costs->size(); ++s) {
     const std::string where = llvm::formatv("stage_costs[{0}]", s).str();
     const llvm::json::Object *cost = (*costs)[s].getAsObject();
     if (!cost)
       return error(where) << "must be an object";
-    if (failed(checkKeys(*cost, where,
-                         {"forward", "backward_input", "backward_weight",
-                          "activation", "weight_grad", "parameters",
-                          "output"})))
+    if (failed(
+            checkKeys(*cost, where,
+                      {"forward", "backward_input", "backward_weight",
+                       "activation", "weight_grad", "parameters", "output"})))
       return failure();
     StageCost &out = schedule.stageCosts.emplace_back();
     for (auto [key, field] :
@@ -495,8 +493,7 @@ LogicalResult PlanReader::readStageCosts(const llvm::json::Object &root) {
       const llvm::json::Value *value = cost->get(key);
       std::optional<double> number = value ? value->getAsNumber() : 1.0;
       if (!number || !(*number >= 0) || !std::isfinite(*number))
-        return error(where) << "\"" << key
-                            << "\" must be a finite number >= 0";
+        return error(where) << "\"" << key << "\" must be a finite number >= 0";
       *field = *number;
     }
     if (failed(readInt(*cost, "activation", where, 0, INT64_MAX, 0,
@@ -581,10 +578,10 @@ LogicalResult PlanReader::readInstruction(const llvm::json::Value &value,
   if (transfer) {
     std::string direction;
     int64_t peer = 0;
-    if (failed(readString(*object, "direction", where, std::nullopt,
-                          direction)) ||
-        failed(readInt(*object, "peer", where, 0, kMaxIndex, std::nullopt,
-                       peer)))
+    if (failed(
+            readString(*object, "direction", where, std::nullopt, direction)) ||
+        failed(
+            readInt(*object, "peer", where, 0, kMaxIndex, std::nullopt, peer)))
       return failure();
     if (direction != "forward" && direction != "backward")
       return error(where) << "\"direction\" must be forward or backward";

@@ -9,9 +9,8 @@ using namespace sched;
 
 /// Compute runs on thread 0 of its rank, everything else on thread 1.
 static int threadOf(const Action &action) {
-  return isCompute(action.kind) || action.kind == ActionKind::OptimizerStep
-             ? 0
-             : 1;
+  return isCompute(action.kind) || action.kind == ActionKind::OptimizerStep ? 0
+                                                                            : 1;
 }
 
 /// The event name: the grid's label for computes ("F3"), else the kind.

@@ -19,16 +19,15 @@ using namespace sched;
 
 namespace {
 
-constexpr double kLeft = 70;        // room for the rank labels
-constexpr double kTop = 40;         // room for the title
-constexpr double kPlotWidth = 960;  // the makespan's width
+constexpr double kLeft = 70;       // room for the rank labels
+constexpr double kTop = 40;        // room for the title
+constexpr double kPlotWidth = 960; // the makespan's width
 constexpr double kComputeLane = 26;
 constexpr double kCommLane = 12;
 constexpr double kMemoryStrip = 24;
 constexpr double kRowGap = 10;
-constexpr double kRowHeight =
-    kComputeLane + kCommLane + kMemoryStrip + kRowGap;
-constexpr double kMinBox = 2;       // zero-time actions stay visible
+constexpr double kRowHeight = kComputeLane + kCommLane + kMemoryStrip + kRowGap;
+constexpr double kMinBox = 2; // zero-time actions stay visible
 
 /// A kind of box: its legend label, CSS class and colour.
 struct BoxStyle {
@@ -174,11 +173,11 @@ private:
     const double comm = top + kComputeLane;
     const double memory = comm + kCommLane;
     os << "<g class=\"rank\" id=\"rank" << rank.id << "\">\n";
-    os << "<text x=\"4\" y=\"" << px(top + kComputeLane / 2 + 4)
-       << "\">rank " << rank.id << "</text>\n";
+    os << "<text x=\"4\" y=\"" << px(top + kComputeLane / 2 + 4) << "\">rank "
+       << rank.id << "</text>\n";
     os << "<rect class=\"lane\" x=\"" << px(kLeft) << "\" y=\"" << px(top)
-       << "\" width=\"" << px(kPlotWidth) << "\" height=\""
-       << px(kComputeLane) << "\"/>\n";
+       << "\" width=\"" << px(kPlotWidth) << "\" height=\"" << px(kComputeLane)
+       << "\"/>\n";
     for (size_t i = 0; i < rank.actions.size(); ++i) {
       const Action &action = rank.actions[i];
       const bool compute = isCompute(action.kind);
@@ -234,8 +233,8 @@ private:
          << style.label << "</text>\n";
       x += 200;
     }
-    os << "<polyline class=\"memory\" points=\"" << px(x) << ","
-       << px(y + 8) << " " << px(x + 10) << "," << px(y + 2) << "\"/>";
+    os << "<polyline class=\"memory\" points=\"" << px(x) << "," << px(y + 8)
+       << " " << px(x + 10) << "," << px(y + 2) << "\"/>";
     os << "<text x=\"" << px(x + 14) << "\" y=\"" << px(y + 9)
        << "\">live activations</text>\n";
     os << "</g>\n";

@@ -30,8 +30,8 @@ FailureOr<RuntimePlan> sched::readRuntimePlan(ScheduleOp op) {
   Block &body = op.getBody().front();
   for (auto mesh : body.getOps<MeshOp>())
     for (auto [axis, size] : llvm::zip(mesh.getAxes(), mesh.getSizes()))
-      plan.mesh.push_back(
-          {cast<StringAttr>(axis).getValue().str(), static_cast<int64_t>(size)});
+      plan.mesh.push_back({cast<StringAttr>(axis).getValue().str(),
+                           static_cast<int64_t>(size)});
   for (auto head : body.getOps<AuxHeadOp>())
     plan.auxHeads.push_back({static_cast<int32_t>(head.getStage()),
                              stringifyAuxScope(head.getScope()).str()});
@@ -93,8 +93,9 @@ static void writeDeclarations(OpBuilder &builder, Location loc,
   for (const CollectiveDeclaration &decl : schedule.collectives)
     CollectiveOp::create(
         builder, loc,
-        CollectiveKindAttr::get(builder.getContext(),
-                                *symbolizeCollectiveKind(planOpName(decl.kind))),
+        CollectiveKindAttr::get(
+            builder.getContext(),
+            *symbolizeCollectiveKind(planOpName(decl.kind))),
         FlatSymbolRefAttr::get(builder.getContext(),
                                schedule.groups[decl.group].name),
         builder.getI64IntegerAttr(decl.bytes),
@@ -138,10 +139,10 @@ ScheduleOp sched::writeRuntimePlan(OpBuilder &builder, Location loc,
   const Schedule &schedule = plan.schedule;
   IntegerAttr memoryLimit;
   if (plan.verdict.memoryLimit &&
-      *plan.verdict.memoryLimit == static_cast<double>(static_cast<int64_t>(
-                                       *plan.verdict.memoryLimit)))
-    memoryLimit =
-        builder.getI64IntegerAttr(static_cast<int64_t>(*plan.verdict.memoryLimit));
+      *plan.verdict.memoryLimit ==
+          static_cast<double>(static_cast<int64_t>(*plan.verdict.memoryLimit)))
+    memoryLimit = builder.getI64IntegerAttr(
+        static_cast<int64_t>(*plan.verdict.memoryLimit));
   auto op = ScheduleOp::create(
       builder, loc, builder.getStringAttr(plan.name),
       builder.getI64IntegerAttr(schedule.numStages),

@@ -139,8 +139,7 @@ static MemoryPath emitPath() {
     return MemoryPath::EmitTorchCsv;
   // The pictures simulate the schedule with its transfers, as the comms CSV
   // holds them.
-  if (emitFlag == "torch-csv-comms" || emitFlag == "svg" ||
-      emitFlag == "trace")
+  if (emitFlag == "torch-csv-comms" || emitFlag == "svg" || emitFlag == "trace")
     return MemoryPath::EmitTorchCsvComms;
   return MemoryPath::EmitMlir;
 }
@@ -167,8 +166,8 @@ static int emitJsonPlan(ModuleOp module, int64_t budget,
   registerSchedPasses();
   auto pm = PassManager::on<ModuleOp>(module.getContext());
   const std::string passes =
-      "sched-lower-" + strategyFlag + "{memory-budget=" +
-      std::to_string(budget) +
+      "sched-lower-" + strategyFlag +
+      "{memory-budget=" + std::to_string(budget) +
       "},sched-insert-p2p,sched-insert-collectives,sched-assign-buffers";
   if (failed(parsePassPipeline(passes, pm)) || failed(pm.run(module)))
     return ExitUsage;
