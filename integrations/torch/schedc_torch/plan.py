@@ -24,6 +24,23 @@ ALL_OPS = COMPUTE_OPS + TRANSFER_OPS + COLLECTIVE_OPS + STAGE_OPS + (
     "optimizer_step",)
 
 
+# The ops each instruction key belongs to (docs/runtime-plan.md).
+INSTRUCTION_KEYS = {
+    "op": ALL_OPS,
+    "stage": COMPUTE_OPS + TRANSFER_OPS + COLLECTIVE_OPS + STAGE_OPS,
+    "microbatch": COMPUTE_OPS + TRANSFER_OPS,
+    "direction": TRANSFER_OPS,
+    "peer": TRANSFER_OPS,
+    "group": COLLECTIVE_OPS,
+    "bytes": TRANSFER_OPS + COLLECTIVE_OPS,
+    "p2p_group": TRANSFER_OPS,
+    "overlap": COMPUTE_OPS,
+    "stream": ALL_OPS,
+    "slot": ALL_OPS,
+    "recv_slot": ALL_OPS,
+}
+
+
 class PlanError(Exception):
     """The plan cannot be read, or the executor cannot run it."""
 
@@ -130,6 +147,11 @@ def _instruction(obj: object, where: str, groups: Dict[str, list],
     op = obj.get("op")
     if op not in ALL_OPS:
         raise PlanError(f"{where}: unknown op {op!r}")
+    for key in obj:
+        if key not in INSTRUCTION_KEYS:
+            raise PlanError(f"{where}: unknown key {key!r}")
+        if op not in INSTRUCTION_KEYS[key]:
+            raise PlanError(f"{where}: a {op} has no {key!r}")
     stage = -1
     if op != "optimizer_step":
         optional = op in COLLECTIVE_OPS
