@@ -178,11 +178,25 @@ private:
     os << "<rect class=\"lane\" x=\"" << px(kLeft) << "\" y=\"" << px(top)
        << "\" width=\"" << px(kPlotWidth) << "\" height=\"" << px(kComputeLane)
        << "\"/>\n";
-    for (size_t i = 0; i < rank.actions.size(); ++i) {
-      const Action &action = rank.actions[i];
-      const bool compute = isCompute(action.kind);
-      writeBox(action, timeline.times[r][i], compute ? top : comm + 1,
-               compute ? kComputeLane : kCommLane - 2);
+    const std::vector<Action> &actions = rank.actions;
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const Action &action = actions[i];
+      if (!isCompute(action.kind)) {
+        writeBox(action, timeline.times[r][i], comm + 1, kCommLane - 2);
+        continue;
+      }
+      // The members of an overlap run at once: they share the lane's
+      // height, first member on top.
+      size_t first = i, end = i + 1;
+      if (action.bundle != 0) {
+        while (first > 0 && actions[first - 1].bundle == action.bundle)
+          --first;
+        while (end < actions.size() && actions[end].bundle == action.bundle)
+          ++end;
+      }
+      const double height = kComputeLane / (end - first);
+      writeBox(action, timeline.times[r][i], top + height * (i - first),
+               height);
     }
     writeMemory(r, memory);
     os << "</g>\n";
