@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 LLVM_PREFIX := /usr/lib/llvm-22
 PACKAGES := cmake ninja-build g++ ccache python3 llvm-22-dev libmlir-22-dev \
             mlir-22-tools llvm-22-tools libz3-dev libfmt-dev libgtest-dev \
-            python3-psutil z3 python3-torch \
+            python3-psutil z3 pybind11-dev python3-dev python3-torch \
             python3-jsonschema
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JOBS ?= $(shell nproc)
@@ -37,6 +37,9 @@ CMAKE_LLVM := -DMLIR_DIR=$(LLVM_PREFIX)/lib/cmake/mlir \
               -DLLVM_DIR=$(LLVM_PREFIX)/lib/cmake/llvm \
               -DLLVM_EXTERNAL_LIT=$(LLVM_PREFIX)/bin/lit
 TOOLS := sched-opt sched-translate schedc SchedUnitTests
+# What other programs load (docs/embedding.md): the mlir-opt plugin and the
+# Python module; not built under sanitizers (test/lit.cfg.py says why).
+EMBED := SchedPlugin _schedc
 
 $(BUILD_DIR)/build.ninja: | deps
 	cmake -G Ninja -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_LLVM)
@@ -44,10 +47,17 @@ $(BUILD_DIR)/build.ninja: | deps
 configure: deps $(BUILD_DIR)/build.ninja
 
 build: configure
-	ninja -C $(BUILD_DIR) -j $(JOBS) $(TOOLS)
+	ninja -C $(BUILD_DIR) -j $(JOBS) $(TOOLS) $(EMBED)
 
+# The main job: which layout for DeepSeek-V3 on 2,048 H800s (NVLink nodes of
+# 8 on InfiniBand) and on 2,048 GB200s (NVL72 racks), with and without
+# pipeline parallelism; the recommended schedules are written lowered and
+# verified, with their pictures, under $(BUILD_DIR)/plans.
 run: build
-	$(BUILD_DIR)/bin/schedc generate --strategy 1f1b --pp 4 --microbatches 8 --emit text
+	@mkdir -p $(BUILD_DIR)/plans
+	$(BUILD_DIR)/bin/schedc plan --model deepseek-v3 \
+	  --cluster h800-ib,gb200-nvl72 --devices 2048 --precision fp8 --top 5 \
+	  --write-plan $(BUILD_DIR)/plans/deepseek-v3
 
 # A test that runs past 20 minutes fails instead of hanging the run (lit's
 # --timeout needs python3-psutil).
@@ -100,8 +110,9 @@ fuzz: fuzz-build
 	if [ -n "$$failed" ]; then echo "fuzzers with findings:$$failed"; exit 1; fi
 
 bench: build
-	ninja -C $(BUILD_DIR) -j $(JOBS) schedc-bench
+	ninja -C $(BUILD_DIR) -j $(JOBS) schedc-bench planner-bench
 	$(BUILD_DIR)/bin/schedc-bench
+	$(BUILD_DIR)/bin/planner-bench
 
 # Generated references, and one timeline picture per strategy
 # (docs/pictures, from schedc generate --emit svg).

@@ -2,6 +2,8 @@
 # lit configuration of the schedc test suite.
 
 import os
+import shutil
+import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -54,12 +56,35 @@ if config.schedc_sanitize:
         given = os.environ.get(name)
         config.environment[name] = defaults + (":" + given if given else "")
 
+# Ways in for other programs (docs/embedding.md): Debian's stock mlir-opt
+# with our plugin, the Python module on Debian's python3, and the installed
+# package for the downstream example. Under sanitizers they are not built:
+# an instrumented shared object cannot load into an uninstrumented mlir-opt
+# or python3, and the example would link instrumented archives without the
+# runtime; those tests say `UNSUPPORTED: sanitize`.
+if config.schedc_sanitize:
+    config.available_features.add("sanitize")
+config.substitutions.append(
+    ("%stock-mlir-opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
+config.substitutions.append(
+    ("%sched-plugin", os.path.join(config.schedc_obj_root, "lib", "SchedPlugin.so")))
+config.substitutions.append(
+    ("%schedc-python", "env PYTHONPATH=" + os.path.join(config.schedc_obj_root, "python")
+     + " /usr/bin/python3"))
+config.substitutions.append(("%schedc-obj-root", config.schedc_obj_root))
+config.substitutions.append(("%schedc-src-root", config.schedc_src_root))
+# The example's build goes through ccache, as ours does, when there is one.
+config.substitutions.append(
+    ("%ccache-launcher",
+     "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache" if shutil.which("ccache") else ""))
+for name in ["CCACHE_BASEDIR", "CCACHE_DIR"]:
+    if name in os.environ:
+        config.environment[name] = os.environ[name]
+
 # The torch.distributed executor (integrations/torch) runs with Debian's
 # python3, which sees python3-torch (`make deps` installs it); tests that
 # run it say `REQUIRES: torch`. `%run-plan` runs integrations/torch/run_plan.py,
 # `%debian-python` that interpreter.
-import subprocess
-
 torch_python = "/usr/bin/python3"
 try:
     probe = subprocess.run([torch_python, "-c", "import torch.distributed"],

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Sched/SchedDialect.h"
+#include "passes/GenerateVerifyPipeline.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -14,6 +15,7 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   sched::registerSchedDialect(registry);
   sched::registerSchedPasses();
+  sched::registerSchedPipelines();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "schedc optimizer driver (sched dialect)\n", registry));
 }

@@ -50,6 +50,10 @@ extern llvm::cl::SubCommand generateCommand;
 /// Runs `schedc generate` with the parsed options.
 int runGenerate();
 
+extern llvm::cl::SubCommand planCommand;
+/// Runs `schedc plan` with the parsed options.
+int runPlan();
+
 extern llvm::cl::SubCommand simulateCommand;
 /// Runs `schedc simulate` with the parsed options.
 int runSimulate();

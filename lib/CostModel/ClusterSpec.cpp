@@ -1,0 +1,187 @@
+//===- ClusterSpec.cpp - device and network descriptions and presets ------===//
+//
+// Preset figures: docs/cost-model.md names the source of every number.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/CostModel/ClusterSpec.h"
+#include "lib/CostModel/DescriptionReader.h"
+
+using namespace sched;
+
+namespace {
+struct ClusterPreset {
+  llvm::StringLiteral name;
+  ClusterSpec (*make)();
+};
+} // namespace
+
+static ClusterSpec cluster(llvm::StringRef name, llvm::StringRef device,
+                           double bf16, double fp8, double hbm,
+                           double hbmBandwidth, int64_t domain,
+                           double domainBandwidth, double scaleOut) {
+  ClusterSpec spec;
+  spec.name = name.str();
+  spec.deviceName = device.str();
+  spec.peakBf16 = bf16;
+  spec.peakFp8 = fp8;
+  spec.hbmBytes = hbm;
+  spec.hbmBandwidth = hbmBandwidth;
+  spec.domainSize = domain;
+  spec.domainBandwidth = domainBandwidth;
+  spec.scaleOutBandwidth = scaleOut;
+  spec.latency = 10e-6;
+  return spec;
+}
+
+static ClusterSpec tpu(llvm::StringRef name, llvm::StringRef device,
+                       double bf16, double hbm, double hbmBandwidth,
+                       int64_t pod, double linkOneWay) {
+  // Three torus axes, each a bidirectional ring: 2 links per axis.
+  ClusterSpec spec = cluster(name, device, bf16, 0, hbm, hbmBandwidth, pod,
+                             3 * 2 * linkOneWay, 25e9 / 4);
+  spec.topology = Topology::Torus3D;
+  spec.efficiency.matmul = 0.8;
+  return spec;
+}
+
+static const ClusterPreset kClusterPresets[] = {
+    {"h100-ib",
+     [] {
+       return cluster("h100-ib", "H100 SXM", 989e12, 1979e12, 80e9, 3.35e12,
+                      8, 450e9, 50e9);
+     }},
+    {"h800-ib",
+     [] {
+       return cluster("h800-ib", "H800 SXM", 989e12, 1979e12, 80e9, 3.35e12,
+                      8, 200e9, 50e9);
+     }},
+    {"a100-ib",
+     [] {
+       return cluster("a100-ib", "A100 SXM 80GB", 312e12, 0, 80e9, 2.039e12,
+                      8, 300e9, 25e9);
+     }},
+    {"b200-ib",
+     [] {
+       return cluster("b200-ib", "B200 (HGX)", 2.25e15, 4.5e15, 180e9, 8e12,
+                      8, 900e9, 50e9);
+     }},
+    {"gb200-nvl72",
+     [] {
+       return cluster("gb200-nvl72", "B200 (GB200 NVL72)", 2.5e15, 5e15,
+                      186e9, 8e12, 72, 900e9, 50e9);
+     }},
+    {"tpu-v4",
+     [] {
+       return tpu("tpu-v4", "TPU v4", 275e12, 32.0 * (1 << 30), 1.2e12, 4096,
+                  45e9);
+     }},
+    {"tpu-v5p",
+     [] {
+       return tpu("tpu-v5p", "TPU v5p", 459e12, 95e9, 2.765e12, 8960, 90e9);
+     }},
+};
+
+std::vector<llvm::StringRef> sched::clusterPresetNames() {
+  std::vector<llvm::StringRef> names;
+  for (const ClusterPreset &preset : kClusterPresets)
+    names.push_back(preset.name);
+  return names;
+}
+
+std::optional<ClusterSpec> sched::clusterPreset(llvm::StringRef name) {
+  for (const ClusterPreset &preset : kClusterPresets)
+    if (preset.name == name)
+      return preset.make();
+  return std::nullopt;
+}
+
+llvm::StringRef sched::precisionName(Precision precision) {
+  return precision == Precision::FP8 ? "fp8" : "bf16";
+}
+
+std::optional<Precision> sched::parsePrecision(llvm::StringRef name) {
+  if (name == "bf16")
+    return Precision::BF16;
+  if (name == "fp8")
+    return Precision::FP8;
+  return std::nullopt;
+}
+
+llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
+  llvm::Expected<llvm::json::Value> json = parseDescriptionJson(jsonText);
+  if (!json)
+    return json.takeError();
+  DescriptionReader in(*json->getAsObject());
+  ClusterSpec spec;
+  spec.name = in.string("name", std::string("cluster"));
+  const llvm::json::Object *device = in.nested("device");
+  if (!device && in.ok())
+    in.fail("device", "missing");
+  if (device) {
+    DescriptionReader d(*device, "device.");
+    spec.deviceName = d.string("name", std::string("device"));
+    const llvm::json::Object *peak = d.nested("peak_flops");
+    if (!peak && d.ok())
+      d.fail("peak_flops", "missing");
+    if (peak) {
+      DescriptionReader p(*peak, "device.peak_flops.");
+      spec.peakBf16 = p.number("bf16", std::nullopt);
+      spec.peakFp8 = p.number("fp8", 0.0, /*allowZero=*/true);
+      d.adopt(p);
+    }
+    spec.hbmBytes = d.number("hbm_bytes", std::nullopt);
+    spec.hbmBandwidth = d.number("hbm_bandwidth", std::nullopt);
+    in.adopt(d);
+  }
+  spec.domainSize = in.integer("domain_size", 1);
+  spec.domainBandwidth = in.number("domain_bandwidth", std::nullopt);
+  spec.scaleOutBandwidth = in.number("scale_out_bandwidth", std::nullopt);
+  spec.latency = in.number("latency_s", 10e-6, /*allowZero=*/true);
+  std::string topology = in.string("topology", std::string("switch"));
+  if (topology == "switch")
+    spec.topology = Topology::Switch;
+  else if (topology == "torus3d")
+    spec.topology = Topology::Torus3D;
+  else
+    in.fail("topology",
+            "expected \"switch\" or \"torus3d\", got \"" + topology + "\"");
+  if (const llvm::json::Object *eff = in.nested("efficiency")) {
+    DescriptionReader e(*eff, "efficiency.");
+    Efficiency &out = spec.efficiency;
+    out.matmul = e.fraction("matmul", out.matmul);
+    out.attention = e.fraction("attention", out.attention);
+    out.domainCollective = e.fraction("domain_collective", out.domainCollective);
+    out.scaleOutCollective =
+        e.fraction("scale_out_collective", out.scaleOutCollective);
+    out.allToAll = e.fraction("all_to_all", out.allToAll);
+    out.usableMemory = e.fraction("usable_memory", out.usableMemory);
+    in.adopt(e);
+  }
+  if (in.ok() && spec.domainSize > (int64_t(1) << 24))
+    in.fail("domain_size", "larger than 2^24 devices");
+  if (llvm::Error error = in.takeError())
+    return std::move(error);
+  return spec;
+}
+
+llvm::Expected<ClusterSpec> sched::loadClusterSpec(llvm::StringRef nameOrPath) {
+  if (std::optional<ClusterSpec> preset = clusterPreset(nameOrPath))
+    return *preset;
+  if (!nameOrPath.ends_with(".json")) {
+    std::string names;
+    for (llvm::StringRef name : clusterPresetNames())
+      names += (names.empty() ? "" : ", ") + name.str();
+    return llvm::createStringError("unknown cluster '" + nameOrPath +
+                                   "' (presets: " + names +
+                                   "; or a .json file)");
+  }
+  llvm::Expected<std::string> text = readDescriptionFile(nameOrPath);
+  if (!text)
+    return text.takeError();
+  llvm::Expected<ClusterSpec> spec = parseClusterSpec(*text);
+  if (!spec)
+    return llvm::createStringError(nameOrPath + ": " +
+                                   llvm::toString(spec.takeError()));
+  return spec;
+}

@@ -1,0 +1,88 @@
+//===- ClusterSpec.h - device and network descriptions ----------*- C++ -*-===//
+//
+// A cluster as the cost model sees it (docs/cost-model.md, "Cluster"): one
+// kind of device, grouped into high-bandwidth domains (an NVLink node, an
+// NVL72 rack, a TPU pod) joined by a scale-out network, plus the achievable
+// efficiencies that turn peak figures into times. Read from JSON or taken
+// from a built-in preset; every preset figure has its source in
+// docs/cost-model.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_COSTMODEL_CLUSTERSPEC_H
+#define LIB_COSTMODEL_CLUSTERSPEC_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sched {
+
+enum class Precision : uint8_t { BF16, FP8 };
+
+/// How the devices of one domain are wired.
+enum class Topology : uint8_t {
+  /// Any-to-any through switches (NVSwitch): every group gets the full
+  /// per-device domain bandwidth.
+  Switch,
+  /// A 3D torus (TPU): `domain_bandwidth` is the sum over the three axes; a
+  /// group that spans fewer axes gets that share of it.
+  Torus3D,
+};
+
+/// Fractions of peak that real kernels and collectives reach. Named
+/// parameters with sourced defaults (docs/cost-model.md), never fitted.
+struct Efficiency {
+  /// Dense matrix multiplications, of the precision's peak.
+  double matmul = 0.75;
+  /// Flash attention's core (softmax(QK^T)V), of the BF16 peak.
+  double attention = 0.6;
+  /// Ring collectives inside a domain, of domain_bandwidth.
+  double domainCollective = 0.8;
+  /// Collectives across domains, of scale_out_bandwidth.
+  double scaleOutCollective = 0.8;
+  /// All-to-all (expert dispatch and combine), of the bandwidth it uses.
+  double allToAll = 0.5;
+  /// Of HBM, what training may use (the rest: CUDA context, communication
+  /// buffers, allocator fragmentation).
+  double usableMemory = 0.9;
+};
+
+struct ClusterSpec {
+  std::string name;
+  std::string deviceName;
+  /// Dense peak FLOP/s; fp8 0 when the device has none.
+  double peakBf16 = 0;
+  double peakFp8 = 0;
+  double hbmBytes = 0;
+  double hbmBandwidth = 0;
+  int64_t domainSize = 1;
+  /// Bytes/s per device, one direction.
+  double domainBandwidth = 0;
+  double scaleOutBandwidth = 0;
+  double latency = 0;
+  Topology topology = Topology::Switch;
+  Efficiency efficiency;
+
+  /// Dense peak for `precision` (0 when the device lacks it).
+  double peak(Precision precision) const {
+    return precision == Precision::FP8 ? peakFp8 : peakBf16;
+  }
+};
+
+std::vector<llvm::StringRef> clusterPresetNames();
+std::optional<ClusterSpec> clusterPreset(llvm::StringRef name);
+llvm::Expected<ClusterSpec> parseClusterSpec(llvm::StringRef jsonText);
+/// A preset name, or the path of a JSON file.
+llvm::Expected<ClusterSpec> loadClusterSpec(llvm::StringRef nameOrPath);
+
+llvm::StringRef precisionName(Precision precision);
+std::optional<Precision> parsePrecision(llvm::StringRef name);
+
+} // namespace sched
+
+#endif // LIB_COSTMODEL_CLUSTERSPEC_H

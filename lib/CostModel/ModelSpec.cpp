@@ -1,0 +1,241 @@
+//===- ModelSpec.cpp - transformer descriptions and presets ---------------===//
+//
+// Preset figures are the public architecture descriptions; docs/cost-model.md
+// lists the source of each.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/CostModel/ModelSpec.h"
+#include "lib/CostModel/DescriptionReader.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace sched;
+
+namespace {
+struct Preset {
+  llvm::StringLiteral name;
+  ModelSpec (*make)();
+};
+} // namespace
+
+static ModelSpec dense(llvm::StringRef name, int64_t layers, int64_t hidden,
+                       int64_t ffn, int64_t heads, int64_t kvHeads,
+                       int64_t vocab) {
+  ModelSpec model;
+  model.name = name.str();
+  model.layers = layers;
+  model.hidden = hidden;
+  model.ffnHidden = ffn;
+  model.heads = heads;
+  model.kvHeads = kvHeads;
+  model.headDim = hidden / heads;
+  model.vocab = vocab;
+  return model;
+}
+
+static ModelSpec llama3(llvm::StringRef name, int64_t layers, int64_t hidden,
+                        int64_t ffn, int64_t heads) {
+  ModelSpec model = dense(name, layers, hidden, ffn, heads, 8, 128256);
+  model.seqLen = 8192;
+  // Llama 3 paper, section 3.4.1: the batch grows to 16M tokens.
+  model.globalBatchTokens = 16 * 1024 * 1024;
+  return model;
+}
+
+/// DeepSeek-V3 and Kimi K2 share the layer shape: MLA with DeepSeek's
+/// dimensions, 7168 hidden, expert FFN 2048, one shared expert.
+static ModelSpec deepseekLike(llvm::StringRef name, int64_t heads,
+                              int64_t experts, int64_t denseLayers,
+                              int64_t vocab) {
+  ModelSpec model = dense(name, 61, 7168, 18432, heads, heads, vocab);
+  model.headDim = 128;
+  model.moe = MoeSpec{experts, 8, 1, 2048, denseLayers};
+  model.mla = MlaSpec{1536, 512, 128, 64, 128};
+  model.seqLen = 4096;
+  return model;
+}
+
+static const Preset kPresets[] = {
+    {"llama3-8b", [] { return llama3("llama3-8b", 32, 4096, 14336, 32); }},
+    {"llama3-70b", [] { return llama3("llama3-70b", 80, 8192, 28672, 64); }},
+    {"llama3-405b",
+     [] { return llama3("llama3-405b", 126, 16384, 53248, 128); }},
+    {"deepseek-v3",
+     [] {
+       ModelSpec model = deepseekLike("deepseek-v3", 128, 256, 3, 129280);
+       model.mtpLayers = 1;
+       model.auxLoss = AuxLossScope::AuxFree;
+       // DeepSeek-V3 report, section 4.2: 15360 sequences of 4K tokens.
+       model.globalBatchTokens = 15360LL * 4096;
+       return model;
+     }},
+    {"kimi-k2",
+     [] {
+       ModelSpec model = deepseekLike("kimi-k2", 64, 384, 1, 163840);
+       // Kimi K2 report: a 67M-token global batch.
+       model.globalBatchTokens = 16384LL * 4096;
+       return model;
+     }},
+    {"gpt3-175b",
+     [] {
+       ModelSpec model = dense("gpt3-175b", 96, 12288, 49152, 96, 96, 50257);
+       model.mlp = MlpKind::Plain;
+       model.tiedEmbeddings = true;
+       model.seqLen = 2048;
+       // GPT-3 paper, table 2.1: 3.2M tokens.
+       model.globalBatchTokens = 1536LL * 2048;
+       return model;
+     }},
+};
+
+std::vector<llvm::StringRef> sched::modelPresetNames() {
+  std::vector<llvm::StringRef> names;
+  for (const Preset &preset : kPresets)
+    names.push_back(preset.name);
+  return names;
+}
+
+std::optional<ModelSpec> sched::modelPreset(llvm::StringRef name) {
+  for (const Preset &preset : kPresets)
+    if (preset.name == name)
+      return preset.make();
+  return std::nullopt;
+}
+
+llvm::StringRef sched::auxLossScopeName(AuxLossScope scope) {
+  switch (scope) {
+  case AuxLossScope::None:
+    return "none";
+  case AuxLossScope::Microbatch:
+    return "microbatch";
+  case AuxLossScope::Sequence:
+    return "sequence";
+  case AuxLossScope::GlobalBatch:
+    return "global_batch";
+  case AuxLossScope::AuxFree:
+    return "aux_free";
+  }
+  return "none";
+}
+
+llvm::Expected<ModelSpec> sched::parseModelSpec(llvm::StringRef jsonText) {
+  llvm::Expected<llvm::json::Value> json = parseDescriptionJson(jsonText);
+  if (!json)
+    return json.takeError();
+  DescriptionReader in(*json->getAsObject());
+  ModelSpec model;
+  model.name = in.string("name", std::string("model"));
+  model.layers = in.integer("layers", 1);
+  model.hidden = in.integer("hidden", 1);
+  model.ffnHidden = in.integer("ffn_hidden", 1);
+  model.heads = in.integer("heads", 1);
+  model.kvHeads = in.integer("kv_heads", 1, model.heads);
+  model.headDim = in.integer("head_dim", 1, model.heads > 0
+                                                ? model.hidden / model.heads
+                                                : 1);
+  if (model.headDim < 1)
+    in.fail("head_dim", "hidden / heads is 0; give head_dim");
+  model.vocab = in.integer("vocab", 1);
+  model.tiedEmbeddings = in.boolean("tied_embeddings", false);
+  std::string mlp = in.string("mlp", std::string("gated"));
+  if (mlp == "gated")
+    model.mlp = MlpKind::Gated;
+  else if (mlp == "plain")
+    model.mlp = MlpKind::Plain;
+  else
+    in.fail("mlp", "expected \"gated\" or \"plain\", got \"" + mlp + "\"");
+  if (in.ok() && model.kvHeads > model.heads)
+    in.fail("kv_heads", "more key/value heads than heads");
+  if (in.ok() && model.heads % model.kvHeads != 0)
+    in.fail("kv_heads", "does not divide heads");
+
+  if (const llvm::json::Object *moe = in.nested("moe")) {
+    DescriptionReader m(*moe, "moe.");
+    MoeSpec spec;
+    spec.experts = m.integer("experts", 1);
+    spec.topK = m.integer("top_k", 1);
+    spec.sharedExperts = m.integer("shared_experts", 0, 0);
+    spec.expertFfnHidden = m.integer("expert_ffn_hidden", 1, model.ffnHidden);
+    spec.denseLayers = m.integer("dense_layers", 0, 0);
+    if (m.ok() && spec.topK > spec.experts)
+      m.fail("top_k", "more than experts");
+    if (m.ok() && spec.denseLayers > model.layers)
+      m.fail("dense_layers", "more than layers");
+    if (m.ok() && (spec.experts > (1 << 20) || spec.expertFfnHidden > (1 << 24)))
+      m.fail("experts", "too large (at most 2^20 experts of FFN 2^24)");
+    in.adopt(m);
+    model.moe = spec;
+  }
+  if (const llvm::json::Object *mla = in.nested("mla")) {
+    DescriptionReader a(*mla, "mla.");
+    MlaSpec spec;
+    spec.qLoraRank = a.integer("q_lora_rank", 0, 0);
+    spec.kvLoraRank = a.integer("kv_lora_rank", 1);
+    spec.qkNopeHeadDim = a.integer("qk_nope_head_dim", 1);
+    spec.qkRopeHeadDim = a.integer("qk_rope_head_dim", 0);
+    spec.vHeadDim = a.integer("v_head_dim", 1);
+    for (int64_t dim : {spec.qLoraRank, spec.kvLoraRank, spec.qkNopeHeadDim,
+                        spec.qkRopeHeadDim, spec.vHeadDim})
+      if (a.ok() && dim > (1 << 24))
+        a.fail("kv_lora_rank", "dimensions larger than 2^24");
+    in.adopt(a);
+    model.mla = spec;
+  }
+  model.mtpLayers = in.integer("mtp_layers", 0, 0);
+  if (const llvm::json::Object *aux = in.nested("aux_loss")) {
+    DescriptionReader a(*aux, "aux_loss.");
+    std::string scope = a.string("scope");
+    if (scope == "microbatch")
+      model.auxLoss = AuxLossScope::Microbatch;
+    else if (scope == "sequence")
+      model.auxLoss = AuxLossScope::Sequence;
+    else if (scope == "global_batch")
+      model.auxLoss = AuxLossScope::GlobalBatch;
+    else if (scope == "aux_free")
+      model.auxLoss = AuxLossScope::AuxFree;
+    else if (a.ok())
+      a.fail("scope", "expected microbatch, sequence, global_batch or "
+                      "aux_free, got \"" +
+                          scope + "\"");
+    in.adopt(a);
+  }
+  model.seqLen = in.integer("seq_len", 0, 0);
+  model.globalBatchTokens = in.integer("global_batch_tokens", 0, 0);
+  // Sizes beyond these make every product below overflow-prone and are not
+  // models anyone trains.
+  constexpr int64_t kMaxDim = int64_t(1) << 24;
+  for (auto [key, value] :
+       {std::pair<llvm::StringRef, int64_t>{"layers", model.layers},
+        {"hidden", model.hidden},
+        {"ffn_hidden", model.ffnHidden},
+        {"heads", model.heads},
+        {"head_dim", model.headDim},
+        {"vocab", model.vocab}})
+    if (in.ok() && value > kMaxDim)
+      in.fail(key, "larger than " + llvm::Twine(kMaxDim));
+  if (llvm::Error error = in.takeError())
+    return std::move(error);
+  return model;
+}
+
+llvm::Expected<ModelSpec> sched::loadModelSpec(llvm::StringRef nameOrPath) {
+  if (std::optional<ModelSpec> preset = modelPreset(nameOrPath))
+    return *preset;
+  if (!nameOrPath.ends_with(".json")) {
+    std::string names;
+    for (llvm::StringRef name : modelPresetNames())
+      names += (names.empty() ? "" : ", ") + name.str();
+    return llvm::createStringError("unknown model '" + nameOrPath +
+                                   "' (presets: " + names +
+                                   "; or a .json file)");
+  }
+  llvm::Expected<std::string> text = readDescriptionFile(nameOrPath);
+  if (!text)
+    return text.takeError();
+  llvm::Expected<ModelSpec> model = parseModelSpec(*text);
+  if (!model)
+    return llvm::createStringError(nameOrPath + ": " +
+                                   llvm::toString(model.takeError()));
+  return model;
+}

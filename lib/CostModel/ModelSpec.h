@@ -1,0 +1,98 @@
+//===- ModelSpec.h - transformer descriptions for the cost model -*- C++ -*-===//
+//
+// A transformer as the cost model sees it (docs/cost-model.md, "Model"):
+// dense or mixture-of-experts, multi-head, grouped-query or multi-head
+// latent attention, multi-token prediction. Read from JSON (the field names
+// of docs/cost-model.md) or taken from a built-in preset.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_COSTMODEL_MODELSPEC_H
+#define LIB_COSTMODEL_MODELSPEC_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sched {
+
+/// The feed-forward block: `gated` has three matrices (SwiGLU), `plain`
+/// two (GELU).
+enum class MlpKind : uint8_t { Gated, Plain };
+
+/// Over what an auxiliary (load-balancing) loss is computed.
+enum class AuxLossScope : uint8_t {
+  None,
+  Microbatch,
+  Sequence,
+  GlobalBatch,
+  AuxFree,
+};
+
+struct MoeSpec {
+  int64_t experts = 0;
+  int64_t topK = 0;
+  int64_t sharedExperts = 0;
+  int64_t expertFfnHidden = 0;
+  /// The first `denseLayers` layers have a dense MLP.
+  int64_t denseLayers = 0;
+};
+
+/// Multi-head latent attention (DeepSeek-V2/V3). qLoraRank 0 means the
+/// query is projected without compression.
+struct MlaSpec {
+  int64_t qLoraRank = 0;
+  int64_t kvLoraRank = 0;
+  int64_t qkNopeHeadDim = 0;
+  int64_t qkRopeHeadDim = 0;
+  int64_t vHeadDim = 0;
+};
+
+struct ModelSpec {
+  std::string name;
+  int64_t layers = 0;
+  int64_t hidden = 0;
+  int64_t ffnHidden = 0;
+  int64_t heads = 0;
+  int64_t kvHeads = 0;
+  int64_t headDim = 0;
+  int64_t vocab = 0;
+  bool tiedEmbeddings = false;
+  MlpKind mlp = MlpKind::Gated;
+  std::optional<MoeSpec> moe;
+  std::optional<MlaSpec> mla;
+  int64_t mtpLayers = 0;
+  AuxLossScope auxLoss = AuxLossScope::None;
+  /// The sequence length and global batch (tokens) the model was trained
+  /// with, used when `schedc plan` is not given them; 0 when unknown.
+  int64_t seqLen = 0;
+  int64_t globalBatchTokens = 0;
+
+  /// Whether layer `layer` (0-based) has a mixture-of-experts MLP.
+  bool isMoeLayer(int64_t layer) const {
+    return moe && layer >= moe->denseLayers;
+  }
+};
+
+/// The names of the built-in model presets.
+std::vector<llvm::StringRef> modelPresetNames();
+
+/// The preset called `name`, if any.
+std::optional<ModelSpec> modelPreset(llvm::StringRef name);
+
+/// Parses a model description from JSON text; errors name the field
+/// ("layers: expected a positive integer").
+llvm::Expected<ModelSpec> parseModelSpec(llvm::StringRef jsonText);
+
+/// A preset name, or the path of a JSON file.
+llvm::Expected<ModelSpec> loadModelSpec(llvm::StringRef nameOrPath);
+
+llvm::StringRef auxLossScopeName(AuxLossScope scope);
+
+} // namespace sched
+
+#endif // LIB_COSTMODEL_MODELSPEC_H

@@ -1,0 +1,150 @@
+//===- Planner.h - search layouts and schedules for a training run -*- C++ -*-===//
+//
+// The planner answers "which layout and which schedule, and do we need
+// pipeline parallelism?" (docs/planner.md). It enumerates dp/tp/pp/vpp/ep/cp,
+// ZeRO stage, recomputation, microbatch size and pipeline strategy; bounds
+// each candidate's step time and memory from the cost model; and, in order
+// of the bound, turns candidates into real schedules: stage costs from
+// lib/CostModel go into the strategy's generator, transfers are inserted,
+// the result is simulated for its step time and verified against the
+// device's memory in bytes. Branch and bound: once the bound of the next
+// candidate exceeds the step time of the last one the report keeps, no
+// remaining candidate can enter the report.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_PLANNER_PLANNER_H
+#define LIB_PLANNER_PLANNER_H
+
+#include "lib/CostModel/CostModel.h"
+#include "lib/Generate/Strategy.h"
+#include "lib/Schedule/Schedule.h"
+
+#include "llvm/Support/Error.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sched {
+
+/// Exposed time of a step by kind, in seconds, on the device that bounds
+/// the step.
+struct StepBreakdown {
+  /// Matmuls, attention, memory-bound work and recomputation.
+  double compute = 0;
+  /// Idle time of that device inside the pipeline (bubble), transfers
+  /// excluded.
+  double bubble = 0;
+  double tensorParallel = 0;
+  double contextParallel = 0;
+  double expertParallel = 0;
+  /// What point-to-point transfers add to the pipeline's makespan.
+  double pipelineParallel = 0;
+  double dataParallel = 0;
+  double optimizer = 0;
+};
+
+/// Bytes of the device with the highest peak.
+struct MemoryBreakdown {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;
+  /// Activations (and receive buffers) at the peak, from the schedule.
+  double activations = 0;
+  double peak = 0;
+  double limit = 0;
+};
+
+struct Candidate {
+  Layout layout;
+  Strategy strategy = Strategy::NoPipeline;
+  /// Lower bounds from the cost model alone (no schedule).
+  double timeBound = 0;
+  double memoryBound = 0;
+
+  /// Filled by evaluation.
+  bool evaluated = false;
+  /// Whether the pipeline's idle time is split into bubble and transfers
+  /// (done for the candidates a report shows).
+  bool detailed = false;
+  bool fits = false;
+  /// When it does not fit: which term overflows.
+  std::string overflow;
+  /// "verified", "violated: ..." or "unknown: ..." once verified.
+  std::string verdict;
+  double stepTime = 0;
+  double makespan = 0;
+  double bubbleRatio = 0;
+  double mfu = 0;
+  double tflopsPerDevice = 0;
+  double tokensPerSecondPerDevice = 0;
+  StepBreakdown time;
+  MemoryBreakdown memory;
+
+  bool hasPipeline() const { return layout.pp > 1; }
+  /// Parallel dimensions in use besides data parallelism (tp, pp, ep, cp
+  /// over 1).
+  int dimensions() const;
+  /// "1f1b" or "no-pp".
+  llvm::StringRef scheduleName() const { return strategyName(strategy); }
+};
+
+struct PlanOptions {
+  /// Evaluate only this layout (dp/tp/pp/vpp/ep/cp), when set.
+  std::optional<Layout> layout;
+  std::optional<Strategy> strategy;
+  std::optional<int64_t> microbatchSize;
+  std::optional<int> zero;
+  std::optional<Recompute> recompute;
+  /// Candidates reported.
+  int top = 10;
+  /// Most candidates simulated before the search stops.
+  int maxEvaluations = 400;
+  /// Prove the recommendation and the best layout with and without PP
+  /// with the verifier (Z3) before reporting them; with `verifyAll`, every
+  /// listed candidate.
+  bool verify = true;
+  bool verifyAll = false;
+  /// Called with (done, total) while candidates are evaluated.
+  std::function<void(size_t, size_t)> progress;
+};
+
+struct PlanResult {
+  /// Evaluated candidates that fit, best first, at most `top`.
+  std::vector<Candidate> ranked;
+  /// The best fitting candidate without and with pipeline parallelism.
+  std::optional<Candidate> bestWithoutPipeline;
+  std::optional<Candidate> bestWithPipeline;
+  /// Index into `ranked` of the recommendation, and why.
+  int recommended = -1;
+  std::string reason;
+  /// Evaluated candidates that do not fit, nearest first (for --layout
+  /// and for explaining an empty table).
+  std::vector<Candidate> overflowing;
+  size_t considered = 0;
+  size_t prunedMemory = 0;
+  size_t prunedBound = 0;
+  /// Candidates whose exact memory was measured on their schedule's order,
+  /// and those of them that fit and were simulated.
+  size_t memoryChecked = 0;
+  size_t lowered = 0;
+  size_t verified = 0;
+  bool truncated = false;
+  double seconds = 0;
+};
+
+/// Runs the search. Fails with one line when nothing can be enumerated
+/// (an impossible --layout, a batch that does not split).
+llvm::Expected<PlanResult> plan(const CostModel &model,
+                                const PlanOptions &options);
+
+/// The lowered schedule (compute and transfers) of `candidate` with its
+/// stage costs in seconds and bytes, as the planner simulated it.
+llvm::Expected<Schedule> buildSchedule(const CostModel &model,
+                                       const Candidate &candidate);
+
+} // namespace sched
+
+#endif // LIB_PLANNER_PLANNER_H

@@ -1,0 +1,171 @@
+"""schedc from Python: generate, verify and simulate pipeline schedules.
+
+A schedule comes in as one of
+  * a :class:`Schedule` (from :func:`generate`, :func:`from_csv` or
+    :func:`from_pipeline_order`),
+  * the text of a PyTorch pipelining CSV (``_dump_csv`` / ``_load_csv``),
+  * PyTorch's in-memory form: a dict from rank to the list of its actions,
+    as ``torch.distributed.pipelining`` schedules keep in ``pipeline_order``;
+    an action is a string such as ``"0F1"`` or ``"1SEND_F0"``, an object whose
+    ``str()`` is one (torch's ``_Action``), or ``None`` for an idle step.
+
+Violations are :class:`Violation` objects with ``kind``, ``rank``,
+``position`` (the index of the action in its rank's program), ``step`` (its
+cell in the CSV row or ``pipeline_order`` list), ``action``, ``message`` and
+``notes``. Malformed input raises ``ValueError`` with the reader's message.
+
+    >>> import schedc
+    >>> report = schedc.verify({0: ["0F0", "0B0"]})
+    >>> report.verdict
+    'verified'
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+import json
+
+from ._schedc import (Candidate, Metrics, Plan, Report, Schedule, Violation,
+                      strategies)
+from . import _schedc
+
+__all__ = [
+    "Candidate",
+    "Metrics",
+    "Plan",
+    "Report",
+    "Schedule",
+    "Violation",
+    "from_csv",
+    "from_pipeline_order",
+    "generate",
+    "pipeline_order",
+    "plan",
+    "simulate",
+    "strategies",
+    "verify",
+]
+
+ScheduleLike = Union[Schedule, str, Mapping[int, Sequence[Any]]]
+
+
+def generate(strategy: str, pp: int, microbatches: int, vpp: Optional[int] = None,
+             cost: Optional[str] = None, transfers: bool = True) -> Schedule:
+    """Generates the schedule of ``strategy`` (see :func:`strategies`) for
+    ``pp`` ranks and ``microbatches`` microbatches, with the sends and
+    receives when ``transfers`` (a runnable plan). ``vpp`` defaults to the
+    strategy's (2 for the V shapes); ``cost`` gives stage times
+    (``"f=1,b=2"``)."""
+    return _schedc._generate(strategy, _integer("pp", pp),
+                             _integer("microbatches", microbatches),
+                             0 if vpp is None else _integer("vpp", vpp),
+                             cost or "", bool(transfers))
+
+
+def from_csv(text: str, stages: Optional[int] = None,
+             microbatches: Optional[int] = None) -> Schedule:
+    """Reads the text of a PyTorch pipelining CSV (row r is rank r)."""
+    if not isinstance(text, str):
+        raise TypeError(f"CSV text must be a str, not {type(text).__name__}")
+    return _schedc._read_csv(text, stages, microbatches)
+
+
+def from_pipeline_order(order: Mapping[int, Sequence[Any]],
+                        stages: Optional[int] = None,
+                        microbatches: Optional[int] = None) -> Schedule:
+    """Reads PyTorch's ``pipeline_order``: rank -> actions per time step,
+    ``None`` for idle. Ranks missing from the dict run nothing."""
+    if not isinstance(order, Mapping):
+        raise TypeError("pipeline_order must be a dict from rank to a list "
+                        f"of actions, not {type(order).__name__}")
+    rows: List[List[str]] = []
+    for rank in order:
+        if isinstance(rank, bool) or not isinstance(rank, int) or rank < 0:
+            raise ValueError(f"pipeline_order key {rank!r} is not a rank "
+                             "(an int >= 0)")
+    if order and max(order) >= 1 << 20:
+        raise ValueError(f"rank {max(order)} is out of range (at most "
+                         f"{(1 << 20) - 1})")
+    for rank in range(max(order) + 1 if order else 0):
+        actions = order.get(rank, [])
+        if isinstance(actions, (str, bytes)) or not isinstance(actions, Sequence):
+            raise ValueError(f"rank {rank}: actions must be a list, not "
+                             f"{type(actions).__name__}")
+        rows.append(["" if action is None else str(action)
+                     for action in actions])
+    return _schedc._read_pipeline_order(rows, stages, microbatches)
+
+
+def pipeline_order(schedule: Schedule, comms: bool = True) -> Dict[int, List[str]]:
+    """The schedule in PyTorch's in-memory form: rank -> action strings."""
+    return dict(enumerate(schedule._pipeline_order(comms)))
+
+
+def verify(schedule: ScheduleLike, p2p: Optional[str] = None,
+           memory_limit: Optional[float] = None, timeout: float = 0,
+           stages: Optional[int] = None,
+           microbatches: Optional[int] = None) -> Report:
+    """Proves ``schedule`` complete, dependency-correct, deadlock-free and
+    within ``memory_limit``. ``p2p`` is ``"eager"`` (PyTorch's runtime; the
+    default for CSV text and pipeline_order) or ``"rendezvous"`` (NCCL; the
+    default for generated schedules). The report also carries the
+    simulation's metrics when the schedule runs to the end."""
+    return _schedc._check(_schedule_of(schedule, stages, microbatches),
+                          p2p or "", memory_limit, float(timeout), "")
+
+
+def simulate(schedule: ScheduleLike, cost: Optional[str] = None,
+             stages: Optional[int] = None,
+             microbatches: Optional[int] = None) -> Metrics:
+    """Simulates ``schedule``: makespan, bubble ratio and peak activations
+    per rank. ``cost`` replaces stage times (``"f=1,b=2,comm=0.1"``).
+    Raises ValueError when the schedule cannot run to the end."""
+    return _schedc._simulate(_schedule_of(schedule, stages, microbatches),
+                             cost or "")
+
+
+def plan(model: Union[str, Mapping[str, Any]],
+         cluster: Union[str, Mapping[str, Any]], devices: int,
+         global_batch_tokens: Optional[int] = None,
+         global_batch: Optional[int] = None, seq_len: Optional[int] = None,
+         precision: str = "bf16", strategy: Optional[str] = None,
+         top: int = 10) -> Plan:
+    """Chooses a parallel layout and schedule, as ``schedc plan`` does
+    (docs/planner.md). ``model`` and ``cluster`` are preset names
+    (``"llama3-8b"``, ``"h100-ib"``), paths of JSON descriptions, or the
+    descriptions as dicts. The Plan's ``ranked`` candidates are the fitting
+    ones, best first; ``recommended`` is the one the planner picks, with
+    ``reason``."""
+    return _schedc._plan(_description("model", model),
+                         _description("cluster", cluster),
+                         _integer("devices", devices), global_batch_tokens,
+                         global_batch, seq_len, precision, strategy or "",
+                         _integer("top", top))
+
+
+def _description(what: str, value: Union[str, Mapping[str, Any]]) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        return json.dumps(value)
+    raise TypeError(f"{what} must be a preset name, a path or a dict, not "
+                    f"{type(value).__name__}")
+
+
+def _schedule_of(schedule: ScheduleLike, stages: Optional[int],
+                 microbatches: Optional[int]) -> Schedule:
+    if isinstance(schedule, Schedule):
+        return schedule
+    if isinstance(schedule, str):
+        return from_csv(schedule, stages, microbatches)
+    if isinstance(schedule, Mapping):
+        return from_pipeline_order(schedule, stages, microbatches)
+    raise TypeError("expected a schedc.Schedule, CSV text or a "
+                    f"pipeline_order dict, not {type(schedule).__name__}")
+
+
+def _integer(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    return value

@@ -1,0 +1,319 @@
+//===- CostModelTest.cpp - the cost model against hand computations -------===//
+//
+// Parameter counts against the published (Hugging Face) counts, FLOPs and
+// bytes of a dense and an MoE layer computed by hand, the ZeRO memory
+// terms, and the jax-ml scaling book's data-parallel thresholds, both as
+// the book states them and as this cost model's own collective times
+// reproduce them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/CostModel/CostModel.h"
+
+#include "gtest/gtest.h"
+
+using namespace sched;
+
+namespace {
+
+ModelSpec preset(llvm::StringRef name) {
+  std::optional<ModelSpec> model = modelPreset(name);
+  EXPECT_TRUE(model.has_value()) << name.str();
+  return model.value_or(ModelSpec());
+}
+
+ClusterSpec cluster(llvm::StringRef name) {
+  std::optional<ClusterSpec> spec = clusterPreset(name);
+  EXPECT_TRUE(spec.has_value()) << name.str();
+  return spec.value_or(ClusterSpec());
+}
+
+/// Efficiencies of 1 and no latency: the raw figures the book uses.
+ClusterSpec ideal(ClusterSpec spec) {
+  spec.efficiency.matmul = 1;
+  spec.efficiency.attention = 1;
+  spec.efficiency.domainCollective = 1;
+  spec.efficiency.scaleOutCollective = 1;
+  spec.efficiency.allToAll = 1;
+  spec.latency = 0;
+  return spec;
+}
+
+TrainingSpec training(int64_t devices, int64_t seq, int64_t tokens) {
+  TrainingSpec t;
+  t.devices = devices;
+  t.seqLen = seq;
+  t.globalBatchTokens = tokens;
+  return t;
+}
+
+ModelSpec parse(llvm::StringRef json) {
+  llvm::Expected<ModelSpec> model = parseModelSpec(json);
+  if (!model) {
+    ADD_FAILURE() << llvm::toString(model.takeError());
+    return ModelSpec();
+  }
+  return *model;
+}
+
+TEST(CostModelParameters, Llama3MatchesPublishedCounts) {
+  // Hugging Face's counts of Meta-Llama-3-8B and -70B.
+  CostModel small(preset("llama3-8b"), cluster("h100-ib"),
+                  training(8, 8192, 8192 * 8));
+  EXPECT_DOUBLE_EQ(small.parameters().total, 8030261248.0);
+  CostModel large(preset("llama3-70b"), cluster("h100-ib"),
+                  training(8, 8192, 8192 * 8));
+  EXPECT_DOUBLE_EQ(large.parameters().total, 70553706496.0);
+}
+
+TEST(CostModelParameters, DeepSeekV3AndGpt3WithinRounding) {
+  CostModel v3(preset("deepseek-v3"), cluster("h800-ib"),
+               training(8, 4096, 4096 * 8));
+  // DeepSeek-V3 report: 671B total, 37B activated (MTP excluded).
+  EXPECT_NEAR(v3.parameters().total / 1e9, 671, 671 * 0.005);
+  EXPECT_NEAR(v3.parameters().active / 1e9, 37, 37 * 0.02);
+  // GPT-3: 175.0B with biases and learned positions, which we omit.
+  CostModel gpt3(preset("gpt3-175b"), cluster("a100-ib"),
+                 training(8, 2048, 2048 * 8));
+  EXPECT_NEAR(gpt3.parameters().total / 1e9, 175, 175 * 0.005);
+}
+
+// A dense layer by hand: hidden 1024, 8 heads of 128, gated FFN 4096,
+// sequence 2048, one microbatch of one sequence, one device.
+constexpr llvm::StringLiteral kDense = R"({
+  "name": "dense", "layers": 2, "hidden": 1024, "ffn_hidden": 4096,
+  "heads": 8, "vocab": 1000 })";
+
+TEST(CostModelFlops, DenseLayerByHand) {
+  ClusterSpec c = ideal(cluster("h100-ib"));
+  CostModel model(parse(kDense), c, training(1, 2048, 2048));
+  Layout layout;
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+  std::vector<StageEstimate> stages = model.stages(layout);
+  ASSERT_EQ(stages.size(), 1u);
+  const double tokens = 2048;
+  // Q, K, V, O: 4 h^2; gated MLP: 3 h f; per layer, 2 FLOPs per weight.
+  const double layerMatmul = 2 * tokens * (4.0 * 1024 * 1024 + 3.0 * 1024 * 4096);
+  const double head = 2 * tokens * 1024.0 * 1000;
+  EXPECT_DOUBLE_EQ(stages[0].forwardTerms.matmul * c.peakBf16,
+                   2 * layerMatmul + head);
+  // Causal attention: QK^T and AV over (2048 + 1) / 2 keys per query.
+  const double attention = 2 * tokens * (1024.0 + 1024.0) * 2049 / 2;
+  EXPECT_DOUBLE_EQ(stages[0].forwardTerms.attention * c.peakBf16,
+                   2 * attention);
+  // Backward: the input gradient repeats the matmuls, W repeats them.
+  EXPECT_DOUBLE_EQ(stages[0].backwardWeight * c.peakBf16,
+                   2 * layerMatmul + head);
+  // PaLM's model FLOPs: 6 x matmul weights (layers and head) + 6 x L x H x
+  // (d_qk + d_v) x seq.
+  const double perToken = 6 * (2 * (4.0 * 1024 * 1024 + 3.0 * 1024 * 4096) +
+                               1024.0 * 1000) +
+                          6 * 2 * 8 * (128 + 128) * 2048.0;
+  EXPECT_DOUBLE_EQ(model.modelFlopsPerToken(), perToken);
+}
+
+TEST(CostModelMemory, ZeroStagesShardWhatTheySay) {
+  ClusterSpec c = cluster("h100-ib");
+  ModelSpec m = parse(kDense);
+  const double params = 2 * (4.0 * 1024 * 1024 + 3.0 * 1024 * 4096 + 2 * 1024) +
+                        2 * 1024.0 * 1000 + 1024;
+  for (int zero = 0; zero <= 2; ++zero) {
+    CostModel model(m, c, training(4, 2048, 2048 * 4));
+    Layout layout;
+    layout.dp = 4;
+    layout.zero = zero;
+    ASSERT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+    StageEstimate s = model.stages(layout)[0];
+    EXPECT_DOUBLE_EQ(s.weightBytes, 2 * params);
+    EXPECT_DOUBLE_EQ(s.gradientBytes, zero >= 2 ? 2 * params / 4 : 2 * params);
+    EXPECT_DOUBLE_EQ(s.optimizerBytes,
+                     zero >= 1 ? 12 * params / 4 : 12 * params);
+  }
+}
+
+TEST(CostModelMemory, ActivationsByHand) {
+  CostModel model(parse(kDense), cluster("h100-ib"), training(1, 2048, 2048));
+  Layout layout;
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+  // Per token and layer: norm input, QKV input, Q, K, V, attention output
+  // (6 h), MLP norm input, then gate, up and their product (3 f); BF16.
+  const double perLayer = 2 * 2048 * (6 * 1024.0 + 1024 + 3 * 4096);
+  // The head keeps FP32 logits.
+  const double logits = 4 * 2048 * 1000.0;
+  EXPECT_DOUBLE_EQ(model.stages(layout)[0].activationBytes,
+                   2 * perLayer + logits);
+  layout.recompute = Recompute::Full;
+  EXPECT_DOUBLE_EQ(model.stages(layout)[0].activationBytes,
+                   2 * (2 * 2048 * 1024.0) + logits);
+}
+
+// An MoE layer by hand: 8 experts of FFN 512, top-2, one shared expert.
+constexpr llvm::StringLiteral kMoe = R"({
+  "name": "moe", "layers": 1, "hidden": 1024, "ffn_hidden": 4096,
+  "heads": 8, "vocab": 1000,
+  "moe": {"experts": 8, "top_k": 2, "shared_experts": 1,
+          "expert_ffn_hidden": 512} })";
+
+TEST(CostModelFlops, MoeLayerByHand) {
+  ClusterSpec c = ideal(cluster("h100-ib"));
+  c.domainBandwidth = 100e9;
+  CostModel model(parse(kMoe), c, training(4, 2048, 2048 * 4));
+  Layout layout;
+  layout.dp = 4;
+  layout.ep = 4;
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+  StageEstimate s = model.stages(layout)[0];
+  const double tokens = 2048;
+  // Attention 4 h^2, router h x E, shared and top-2 routed experts 3 h f'.
+  const double matmul =
+      2 * tokens *
+      (4.0 * 1024 * 1024 + 1024.0 * 8 + 3 * (3.0 * 1024 * 512)) +
+      2 * tokens * 1024.0 * 1000;
+  EXPECT_DOUBLE_EQ(s.forwardTerms.matmul * c.peakBf16, matmul);
+  // Dispatch and combine: 2 copies of 2048 tokens x 1024 x 2 bytes each,
+  // 3/4 of them to the 3 other members, all inside the 8-device domain.
+  const double bytes = 2048.0 * 2 * 1024 * 2;
+  EXPECT_DOUBLE_EQ(s.forwardTerms.expertParallel, 2 * (bytes * 3 / 4) / 100e9);
+  // Experts on this device: 8 / 4 of them.
+  EXPECT_DOUBLE_EQ(s.expertParameters, 8.0 / 4 * 3 * 1024 * 512);
+}
+
+TEST(CostModelCollectives, HierarchicalReduceScatterByHand) {
+  ClusterSpec c = ideal(cluster("h100-ib"));
+  CostModel model(preset("llama3-8b"), c, training(1024, 8192, 8192 * 1024));
+  // 1024 consecutive ranks: 8 per node inside, then 128 nodes, each GPU
+  // moving its 1/8 over its own 50 GB/s link.
+  const double bytes = 1e9;
+  EXPECT_DOUBLE_EQ(model.reduceScatterTime(bytes, 1024, 1),
+                   7.0 / 8 * bytes / 450e9 + 127.0 / 128 * (bytes / 8) / 50e9);
+  // One rank per node: a flat ring over the scale-out links.
+  EXPECT_DOUBLE_EQ(model.reduceScatterTime(bytes, 16, 8),
+                   15.0 / 16 * bytes / 50e9);
+}
+
+TEST(ScalingBook, DataParallelThresholds) {
+  // "How to Scale Your Model": C / W.
+  ClusterSpec v5p = cluster("tpu-v5p");
+  EXPECT_DOUBLE_EQ(
+      dataParallelCriticalTokens(v5p.peakBf16, v5p.domainBandwidth / 3), 2550);
+  EXPECT_DOUBLE_EQ(
+      dataParallelCriticalTokens(v5p.peakBf16, v5p.domainBandwidth), 850);
+  ClusterSpec h100 = cluster("h100-ib");
+  EXPECT_NEAR(dataParallelCriticalTokens(h100.peakBf16, h100.domainBandwidth),
+              2200, 5);
+  EXPECT_NEAR(dataParallelCriticalTokens(
+                  h100.peakBf16, h100.scaleOutBandwidth * h100.domainSize),
+              2475, 5);
+  ClusterSpec b200 = cluster("b200-ib");
+  EXPECT_DOUBLE_EQ(dataParallelCriticalTokens(
+                       b200.peakBf16, b200.scaleOutBandwidth * b200.domainSize),
+                   5625);
+  // An MoE multiplies the bound by E / k; EP over Z divides it by Z.
+  EXPECT_DOUBLE_EQ(
+      dataParallelCriticalTokens(v5p.peakBf16, v5p.domainBandwidth / 3, 256.0 / 8),
+      2550 * 32);
+  EXPECT_DOUBLE_EQ(dataParallelCriticalTokens(v5p.peakBf16,
+                                              v5p.domainBandwidth / 3,
+                                              256.0 / 8, 8),
+                   2550 * 4);
+}
+
+TEST(ScalingBook, CostModelReproducesTheThreshold) {
+  // The book's condition: the backward pass (4 x P x T FLOPs) hides the
+  // all-reduce of 2P bytes of BF16 gradients. With this cost model's own
+  // ring all-reduce over one v5p ICI axis (16 chips), compute and
+  // communication break even at 2550 x (g - 1) / g tokens per chip.
+  ClusterSpec v5p = ideal(cluster("tpu-v5p"));
+  CostModel model(preset("llama3-8b"), v5p, training(16, 8192, 8192 * 16));
+  const double params = 1e9;
+  const double tokens = 2550.0 * 15 / 16;
+  const double backward = 4 * params * tokens / v5p.peakBf16;
+  EXPECT_NEAR(model.allReduceTime(2 * params, 16, 1) / backward, 1, 1e-12);
+
+  // Across H100 nodes (the intra-node share made free), at 2475-ish
+  // tokens: the same break-even, each GPU moving 1/8 over its own link.
+  ClusterSpec h100 = ideal(cluster("h100-ib"));
+  h100.domainBandwidth = 1e30;
+  CostModel gpus(preset("llama3-8b"), h100, training(128, 8192, 8192 * 128));
+  const double gpuTokens = 989e12 / 400e9 * 15.0 / 16;
+  EXPECT_NEAR(gpus.allReduceTime(2 * params, 128, 1) /
+                  (4 * params * gpuTokens / h100.peakBf16),
+              1, 1e-9);
+}
+
+TEST(CostModelChecks, ImpossibleLayoutsSayWhy) {
+  CostModel model(parse(kDense), cluster("h100-ib"), training(8, 2048, 2048 * 8));
+  auto error = [&](Layout layout) {
+    llvm::Error e = model.checkLayout(layout);
+    return e ? llvm::toString(std::move(e)) : std::string();
+  };
+  Layout wrongCount;
+  EXPECT_NE(error(wrongCount).find("--devices is 8"), std::string::npos);
+  Layout badTp;
+  badTp.dp = 2;
+  badTp.tp = 4;
+  badTp.pp = 1;
+  badTp.cp = 1;
+  EXPECT_EQ(error(badTp), "");
+  badTp.tp = 8;
+  badTp.dp = 1;
+  EXPECT_EQ(error(badTp), "");
+  Layout ep;
+  ep.dp = 8;
+  ep.ep = 2;
+  EXPECT_NE(error(ep).find("mixture-of-experts"), std::string::npos);
+  Layout deep;
+  deep.pp = 8;
+  EXPECT_NE(error(deep).find("8 stages (pp x vpp) for 2 layers"),
+            std::string::npos);
+  CostModel odd(parse(kDense), cluster("h100-ib"), training(8, 2048, 2048 * 12));
+  Layout dp8;
+  dp8.dp = 8;
+  llvm::Error e = odd.checkLayout(dp8);
+  ASSERT_TRUE(static_cast<bool>(e));
+  EXPECT_NE(llvm::toString(std::move(e)).find("12 sequences do not split"),
+            std::string::npos);
+}
+
+TEST(Descriptions, ErrorsNameTheField) {
+  auto modelError = [](llvm::StringRef json) {
+    llvm::Expected<ModelSpec> m = parseModelSpec(json);
+    return m ? std::string() : llvm::toString(m.takeError());
+  };
+  EXPECT_EQ(modelError(R"({"layers": 2})"), "hidden: missing");
+  EXPECT_EQ(modelError(R"({"layers": 0, "hidden": 8})"),
+            "layers: expected an integer >= 1");
+  EXPECT_EQ(modelError(R"({"layers": 2, "hidden": 8, "ffn_hidden": 8,
+                            "heads": 2, "vocab": 8, "mlp": "swish"})"),
+            "mlp: expected \"gated\" or \"plain\", got \"swish\"");
+  EXPECT_EQ(modelError(R"({"layers": 2, "hidden": 8, "ffn_hidden": 8,
+                            "heads": 2, "vocab": 8,
+                            "moe": {"experts": 4, "top_k": 8}})"),
+            "moe.top_k: more than experts");
+  EXPECT_NE(modelError("{").find("malformed JSON"), std::string::npos);
+  EXPECT_EQ(modelError("[1]"), "expected a JSON object at the top level");
+
+  auto clusterError = [](llvm::StringRef json) {
+    llvm::Expected<ClusterSpec> c = parseClusterSpec(json);
+    return c ? std::string() : llvm::toString(c.takeError());
+  };
+  EXPECT_EQ(clusterError(R"({"domain_size": 8})"), "device: missing");
+  EXPECT_EQ(clusterError(R"({"device": {"peak_flops": {"bf16": 1e15},
+      "hbm_bytes": 8e10, "hbm_bandwidth": 3e12}, "domain_size": 8,
+      "domain_bandwidth": 4e11, "scale_out_bandwidth": 5e10,
+      "topology": "ring"})"),
+            "topology: expected \"switch\" or \"torus3d\", got \"ring\"");
+  EXPECT_EQ(clusterError(R"({"device": {"peak_flops": {"bf16": -1},
+      "hbm_bytes": 8e10, "hbm_bandwidth": 3e12}})"),
+            "device.peak_flops.bf16: expected a finite number > 0");
+
+  llvm::Expected<Layout> layout = parseLayout("dp=2,tq=4");
+  ASSERT_FALSE(static_cast<bool>(layout));
+  EXPECT_EQ(llvm::toString(layout.takeError()),
+            "--layout: unknown key 'tq' (expected dp, tp, pp, vpp, ep or cp)");
+  layout = parseLayout("dp=2,dp=4");
+  ASSERT_FALSE(static_cast<bool>(layout));
+  EXPECT_EQ(llvm::toString(layout.takeError()), "--layout: 'dp' given twice");
+}
+
+} // namespace

@@ -1,0 +1,739 @@
+//===- PlanCommand.cpp - schedc plan --------------------------------------===//
+//
+// Answers "which layout and which schedule, and do we need pipeline
+// parallelism?" for a model on a cluster (docs/planner.md): runs the search
+// of lib/Planner and prints a table (or JSON) with a recommendation;
+// --layout evaluates one layout, --explain breaks a candidate into its
+// terms, --sweep shows where PP stops paying, --write-plan writes the
+// recommended schedule, lowered from a sched.pipeline by the passes and
+// verified, with its picture. Exit status 0 with a recommendation, 1 when
+// nothing fits, 2 for bad flags, descriptions or impossible layouts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Sched/SchedDialect.h"
+#include "dialects/Sched/SchedOps.h"
+#include "lib/CostModel/CostModel.h"
+#include "lib/Planner/Planner.h"
+#include "lib/Render/TextGrid.h"
+#include "lib/Simulate/Simulate.h"
+#include "passes/Passes.h"
+#include "tools/schedc/Commands.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace sched;
+namespace cl = llvm::cl;
+
+cl::SubCommand sched::planCommand(
+    "plan", "Choose a parallel layout and schedule for a model on a cluster");
+
+static cl::opt<std::string>
+    modelFlag("model", cl::sub(planCommand), cl::cat(schedcOptions),
+              cl::desc("Model: a preset (llama3-8b, llama3-70b, llama3-405b, "
+                       "deepseek-v3, kimi-k2, gpt3-175b) or a .json file"),
+              cl::value_desc("name|file"));
+static cl::opt<std::string> clusterFlag(
+    "cluster", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Cluster: a preset (h100-ib, h800-ib, a100-ib, b200-ib, "
+             "gb200-nvl72, tpu-v4, tpu-v5p) or a .json file"),
+    cl::value_desc("name|file"));
+static cl::opt<int64_t> devicesFlag("devices", cl::sub(planCommand),
+                                    cl::cat(schedcOptions),
+                                    cl::desc("Devices to train on"));
+static cl::opt<int64_t> batchTokensFlag(
+    "global-batch-tokens", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Tokens per step (default: the model's)"));
+static cl::opt<int64_t> batchFlag(
+    "global-batch", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Sequences per step (instead of --global-batch-tokens)"));
+static cl::opt<int64_t> seqLenFlag(
+    "seq-len", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Sequence length (default: the model's, else 4096)"));
+static cl::opt<std::string> precisionFlag(
+    "precision", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Matmul precision: bf16 or fp8 (default bf16)"),
+    cl::init("bf16"));
+static cl::opt<int> topFlag("top", cl::sub(planCommand),
+                            cl::cat(schedcOptions),
+                            cl::desc("Candidates to list (default 10)"),
+                            cl::init(10));
+static cl::opt<bool> jsonFlag("json", cl::sub(planCommand),
+                              cl::cat(schedcOptions),
+                              cl::desc("Print the result as JSON"));
+static cl::opt<std::string> layoutFlag(
+    "layout", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Evaluate this layout instead of searching: "
+             "dp=64,tp=8,pp=16,vpp=2,ep=1,cp=1"),
+    cl::value_desc("spec"));
+static cl::opt<std::string> scheduleFlag(
+    "schedule", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Only this pipeline strategy (or no-pp)"),
+    cl::value_desc("strategy"));
+static cl::opt<int64_t> microbatchSizeFlag(
+    "microbatch-size", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Sequences per microbatch (default: searched)"));
+static cl::opt<int> zeroFlag("zero", cl::sub(planCommand),
+                             cl::cat(schedcOptions),
+                             cl::desc("ZeRO stage 0-3 (default: searched)"));
+static cl::opt<std::string> recomputeFlag(
+    "recompute", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("none, selective or full (default: searched)"));
+static cl::opt<bool> explainFlag(
+    "explain", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Break the recommended (or --layout) candidate's step time and "
+             "memory into their terms"));
+static cl::opt<std::string> sweepFlag(
+    "sweep", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Show the best step time with and without PP as the cluster's "
+             "domain_size or scale_out_bandwidth changes"),
+    cl::value_desc("domain_size|scale_out_bandwidth"));
+static cl::opt<std::string> sweepValuesFlag(
+    "sweep-values", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Comma-separated values for --sweep (default: a range around "
+             "the cluster's)"),
+    cl::value_desc("list"));
+static cl::opt<std::string> writePlanFlag(
+    "write-plan", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Write the recommended schedule to PREFIX.mlir (lowered from a "
+             "sched.pipeline and verified) and its picture to PREFIX.txt"),
+    cl::value_desc("prefix"));
+static cl::opt<bool> verifyAllFlag(
+    "verify-all", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Prove every listed candidate with the verifier, not only the "
+             "recommendation and the best with and without PP"));
+static cl::opt<int> maxEvaluationsFlag(
+    "max-lowered", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Most candidates lowered and simulated (default 400)"),
+    cl::init(400));
+
+//===----------------------------------------------------------------------===//
+// Formatting
+//===----------------------------------------------------------------------===//
+
+static std::string seconds(double s) {
+  if (s == 0)
+    return "0";
+  if (s >= 100)
+    return llvm::formatv("{0:f0}", s).str();
+  if (s >= 1)
+    return llvm::formatv("{0:f2}", s).str();
+  if (s >= 1e-3)
+    return llvm::formatv("{0:f1}m", s * 1e3).str();
+  return llvm::formatv("{0:f0}u", s * 1e6).str();
+}
+
+static std::string gb(double bytes) {
+  return llvm::formatv("{0:f1}", bytes / 1e9).str();
+}
+
+static std::string percent(double ratio) {
+  return llvm::formatv("{0:f1}%", 100 * ratio).str();
+}
+
+static void printRow(llvm::raw_ostream &os, llvm::StringRef index,
+                     const Candidate &c) {
+  const StepBreakdown &t = c.time;
+  os << llvm::formatv(
+      "{0,3} {1,-38} {2,4} {3,-9} {4,8} {5,-16} {16,-7} {6,8} {7,6} {8,7} "
+      "{9,7} {10,6}  {11}/{12}/{13}/{14}/{15}\n",
+      index, c.layout.str(), c.layout.zero, recomputeName(c.layout.recompute),
+      llvm::formatv("{0}x{1}", c.layout.microbatchSize, c.layout.microbatches)
+          .str(),
+      c.scheduleName(), seconds(c.stepTime), percent(c.mfu),
+      llvm::formatv("{0:f0}", c.tflopsPerDevice).str(), gb(c.memory.peak),
+      percent(c.bubbleRatio), seconds(t.tensorParallel),
+      seconds(t.contextParallel), seconds(t.expertParallel),
+      seconds(t.pipelineParallel), seconds(t.dataParallel),
+      c.verdict == "verified" ? "yes" : c.verdict.empty() ? "-" : "NO");
+}
+
+static void printHeader(llvm::raw_ostream &os) {
+  os << llvm::formatv(
+      "{0,3} {1,-38} {2,4} {3,-9} {4,8} {5,-16} {12,-7} {6,8} {7,6} {8,7} "
+      "{9,7} {10,6}  {11}\n",
+      "#", "layout", "zero", "recompute", "mb x M", "schedule", "step(s)",
+      "MFU", "TFLOP/s", "mem(GB)", "bubble",
+      "exposed comm s: tp/cp/ep/pp/dp", "proved");
+}
+
+static void describeSetting(llvm::raw_ostream &os, const CostModel &model) {
+  const ClusterSpec &c = model.getCluster();
+  const TrainingSpec &t = model.getTraining();
+  os << llvm::formatv(
+      "{0} on {1} x {2} ({3}: {4}-device {5} domains at {6} GB/s, {7} GB/s "
+      "scale-out, {8} GB HBM), {9} tokens/step ({10} x {11}), {12}\n",
+      model.getModel().name, t.devices, c.deviceName, c.name, c.domainSize,
+      c.topology == Topology::Torus3D ? "torus" : "switched",
+      llvm::formatv("{0:f0}", c.domainBandwidth / 1e9).str(),
+      llvm::formatv("{0:f1}", c.scaleOutBandwidth / 1e9).str(),
+      llvm::formatv("{0:f0}", c.hbmBytes / 1e9).str(), t.globalBatchTokens,
+      t.globalBatchSequences(), t.seqLen, precisionName(t.precision));
+}
+
+static void printTable(llvm::raw_ostream &os, const CostModel &model,
+                       const PlanResult &result) {
+  describeSetting(os, model);
+  os << llvm::formatv(
+      "searched {0} candidates: {1} pruned by their memory bound, {2} by "
+      "their time bound; {3} scheduled and measured for memory, {4} of them "
+      "fitting and simulated, {5} lowered and verified; {6:f2} s{7}\n\n",
+      result.considered, result.prunedMemory, result.prunedBound,
+      result.memoryChecked, result.lowered, result.verified, result.seconds,
+      result.truncated ? " (stopped at --max-lowered)" : "");
+  printHeader(os);
+  for (size_t i = 0; i < result.ranked.size(); ++i)
+    printRow(os, std::to_string(i + 1), result.ranked[i]);
+  if (result.ranked.empty())
+    os << "    (no candidate fits in memory)\n";
+  auto printBest = [&](llvm::StringRef label,
+                       const std::optional<Candidate> &best) {
+    if (!best)
+      os << llvm::formatv("best {0}: none fits\n", label);
+    else
+      os << llvm::formatv("best {0}: {1} {2}, {3} s, MFU {4}\n", label,
+                          best->layout.str(), best->scheduleName(),
+                          seconds(best->stepTime), percent(best->mfu));
+  };
+  os << "\n";
+  printBest("without PP", result.bestWithoutPipeline);
+  printBest("with PP", result.bestWithPipeline);
+  if (result.recommended >= 0) {
+    const Candidate &rec = result.ranked[result.recommended];
+    os << llvm::formatv("recommended: #{0} {1} zero={2} recompute={3} "
+                        "microbatch {4} x {5}, {6} ({7})\n",
+                        result.recommended + 1, rec.layout.str(),
+                        rec.layout.zero, recomputeName(rec.layout.recompute),
+                        rec.layout.microbatchSize, rec.layout.microbatches,
+                        rec.scheduleName(),
+                        rec.verdict.empty() ? "not verified" : rec.verdict);
+    os << "why: " << result.reason << "\n";
+  }
+}
+
+static llvm::json::Object candidateJson(const Candidate &c) {
+  const StepBreakdown &t = c.time;
+  return llvm::json::Object{
+      {"layout",
+       llvm::json::Object{{"dp", c.layout.dp},
+                          {"tp", c.layout.tp},
+                          {"pp", c.layout.pp},
+                          {"vpp", c.layout.vpp},
+                          {"ep", c.layout.ep},
+                          {"cp", c.layout.cp},
+                          {"zero", c.layout.zero},
+                          {"recompute", recomputeName(c.layout.recompute)},
+                          {"microbatch_size", c.layout.microbatchSize},
+                          {"microbatches", c.layout.microbatches}}},
+      {"schedule", c.scheduleName()},
+      {"step_time_s", c.stepTime},
+      {"mfu", c.mfu},
+      {"tflops_per_device", c.tflopsPerDevice},
+      {"tokens_per_second_per_device", c.tokensPerSecondPerDevice},
+      {"peak_memory_bytes", c.memory.peak},
+      {"fits", c.fits},
+      {"verdict", c.verdict},
+      {"bubble_ratio", c.bubbleRatio},
+      {"breakdown",
+       llvm::json::Object{
+           {"compute_s", t.compute},
+           {"bubble_s", t.bubble},
+           {"tensor_parallel_s", t.tensorParallel},
+           {"context_parallel_s", t.contextParallel},
+           {"expert_parallel_s", t.expertParallel},
+           {"pipeline_parallel_s", t.pipelineParallel},
+           {"data_parallel_s", t.dataParallel},
+           {"optimizer_s", t.optimizer},
+           {"weights_bytes", c.memory.weights},
+           {"gradients_bytes", c.memory.gradients},
+           {"optimizer_state_bytes", c.memory.optimizer},
+           {"activations_bytes", c.memory.activations},
+           {"memory_limit_bytes", c.memory.limit}}},
+  };
+}
+
+static void printJson(llvm::raw_ostream &os, const CostModel &model,
+                      const PlanResult &result) {
+  llvm::json::Array candidates;
+  for (const Candidate &c : result.ranked)
+    candidates.push_back(candidateJson(c));
+  llvm::json::Object out{
+      {"model", model.getModel().name},
+      {"cluster", model.getCluster().name},
+      {"devices", model.getTraining().devices},
+      {"global_batch_tokens", model.getTraining().globalBatchTokens},
+      {"seq_len", model.getTraining().seqLen},
+      {"precision", precisionName(model.getTraining().precision)},
+      {"candidates", std::move(candidates)},
+      {"recommended", result.recommended >= 0
+                          ? llvm::json::Value(candidateJson(
+                                result.ranked[result.recommended]))
+                          : llvm::json::Value(nullptr)},
+      {"recommended_index", result.recommended},
+      {"reason", result.reason},
+      {"search",
+       llvm::json::Object{{"considered", result.considered},
+                          {"pruned_memory", result.prunedMemory},
+                          {"pruned_bound", result.prunedBound},
+                          {"memory_checked", result.memoryChecked},
+                          {"lowered", result.lowered},
+                          {"verified", result.verified},
+                          {"truncated", result.truncated},
+                          {"seconds", result.seconds}}},
+  };
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
+}
+
+static void explain(llvm::raw_ostream &os, const CostModel &model,
+                    const Candidate &c) {
+  os << "\nexplain: " << c.layout.str() << " zero=" << c.layout.zero
+     << " recompute=" << recomputeName(c.layout.recompute) << " microbatch "
+     << c.layout.microbatchSize << " x " << c.layout.microbatches << ", "
+     << c.scheduleName() << "\n";
+  const StepBreakdown &t = c.time;
+  const double step = c.stepTime;
+  if (!c.evaluated)
+    os << "step time: not simulated (the schedule does not fit in memory)\n";
+  auto term = [&](llvm::StringRef name, double value, llvm::StringRef note) {
+    os << llvm::formatv("  {0,-26} {1,9} s {2,6}  {3}\n", name,
+                        llvm::formatv("{0:f4}", value).str(),
+                        step > 0 ? percent(value / step) : "-", note);
+  };
+  if (c.evaluated) {
+  os << "step time on the device that bounds it:\n";
+  term("compute", t.compute, "matmuls, attention, memory-bound, recompute");
+  term("tensor parallel", t.tensorParallel, "sequence-parallel all-gather "
+                                            "and reduce-scatter");
+  term("context parallel", t.contextParallel, "ring attention not hidden "
+                                              "under attention");
+  term("expert parallel", t.expertParallel, "all-to-all dispatch and combine");
+  term("pipeline bubble", t.bubble, "idle in the simulated schedule");
+  term("pipeline transfers", t.pipelineParallel,
+       "what send/recv add to the makespan");
+  term("data parallel", t.dataParallel,
+       "gradient reduce / weight gather not hidden");
+  term("optimizer", t.optimizer, "the Adam update, memory-bound");
+  os << llvm::formatv("  {0,-26} {1,9} s   (makespan {2} s)\n", "step",
+                      llvm::formatv("{0:f4}", step).str(),
+                      llvm::formatv("{0:f4}", c.makespan).str());
+  os << llvm::formatv("  MFU {0}, {1:f0} TFLOP/s and {2:f0} tokens/s per "
+                      "device\n",
+                      percent(c.mfu), c.tflopsPerDevice,
+                      c.tokensPerSecondPerDevice);
+  }
+  const MemoryBreakdown &m = c.memory;
+  os << "memory of the fullest device:\n";
+  for (auto [name, value] :
+       {std::pair<llvm::StringRef, double>{"weights", m.weights},
+        {"gradients", m.gradients},
+        {"optimizer state", m.optimizer},
+        {"activations (schedule)", m.activations}})
+    os << llvm::formatv("  {0,-26} {1,9} GB\n", name, gb(value));
+  os << llvm::formatv("  {0,-26} {1,9} GB of {2} GB usable{3}\n", "peak",
+                      gb(m.peak), gb(m.limit),
+                      c.fits ? "" : " (does not fit)");
+  if (!c.fits)
+    os << "  overflow: " << c.overflow << "\n";
+  Layout layout = c.layout;
+  if (c.strategy == Strategy::DualPipe)
+    layout.vpp = 1;
+  std::vector<StageEstimate> stages = model.stages(layout);
+  os << "stages (per microbatch, one device):\n";
+  os << llvm::formatv("  {0,5} {1,8} {2,9} {3,9} {4,9} {5,11} {6,10}\n",
+                      "stage", "layers", "F ms", "I ms", "W ms",
+                      "act MB", "static GB");
+  for (size_t s = 0; s < stages.size(); ++s) {
+    const StageEstimate &e = stages[s];
+    os << llvm::formatv("  {0,5} {1,8} {2,9} {3,9} {4,9} {5,11} {6,10}\n", s,
+                        llvm::formatv("{0}-{1}", e.firstLayer,
+                                      e.firstLayer + e.numLayers - 1)
+                            .str(),
+                        llvm::formatv("{0:f2}", e.forward * 1e3).str(),
+                        llvm::formatv("{0:f2}", e.backwardInput * 1e3).str(),
+                        llvm::formatv("{0:f2}", e.backwardWeight * 1e3).str(),
+                        llvm::formatv("{0:f0}", e.activationBytes / 1e6).str(),
+                        gb(e.staticBytes()));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The recommended plan, through the IR
+//===----------------------------------------------------------------------===//
+
+/// Builds a sched.pipeline with the candidate's stage costs and sizes,
+/// lowers it with the strategy's pass, inserts transfers and verifies it
+/// against the device memory; writes the IR and a text picture.
+static int writePlan(const CostModel &model, const Candidate &c,
+                     llvm::StringRef prefix) {
+  MLIRContext context;
+  context.getOrLoadDialect<SchedDialect>();
+  installDiagnosticPrinter(context);
+  OpBuilder builder(&context);
+  Location loc = builder.getUnknownLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  builder.setInsertionPointToEnd(module->getBody());
+  Layout layout = c.layout;
+  if (c.strategy == Strategy::DualPipe)
+    layout.vpp = 1;
+  std::vector<StageEstimate> stages = model.stages(layout);
+  llvm::Expected<Schedule> planned = buildSchedule(model, c);
+  if (!planned)
+    return usageError(llvm::toString(planned.takeError()));
+  const int64_t vpp = c.strategy == Strategy::DualPipe ? 1 : c.layout.vpp;
+  auto pipeline = PipelineOp::create(
+      builder, loc, builder.getStringAttr("plan"),
+      static_cast<uint64_t>(c.layout.pp), static_cast<uint64_t>(vpp),
+      static_cast<uint64_t>(c.layout.microbatches), Placement::Loop,
+      builder.getI64IntegerAttr(static_cast<int64_t>(model.memoryLimit())));
+  builder.createBlock(&pipeline.getBody());
+  // The stage costs as the planner simulated them (DualPipe's replica
+  // copies and overlap are the lowering's business).
+  for (size_t s = 0; s < static_cast<size_t>(c.layout.pp * vpp); ++s) {
+    const StageCost &cost = planned->stageCosts[s];
+    StageOp::create(builder, loc, s, stages[s].numLayers,
+                    llvm::APFloat(cost.forward),
+                    llvm::APFloat(cost.backwardInput),
+                    llvm::APFloat(cost.backwardWeight), cost.activation,
+                    cost.weightGrad, cost.parameters,
+                    builder.getI64IntegerAttr(cost.output));
+  }
+  registerSchedPasses();
+  auto pm = PassManager::on<ModuleOp>(&context);
+  const std::string passes = "sched-lower-" + c.scheduleName().str() +
+                             ",sched-insert-p2p,sched-verify";
+  if (failed(parsePassPipeline(passes, pm)) || failed(pm.run(*module)))
+    return ExitViolated;
+  std::string error;
+  auto ir = openOutputFile((prefix + ".mlir").str(), &error);
+  if (!ir)
+    return usageError(error);
+  module->print(ir->os());
+  auto picture = openOutputFile((prefix + ".txt").str(), &error);
+  if (!picture)
+    return usageError(error);
+  describeSetting(picture->os(), model);
+  picture->os() << c.layout.str() << ", " << c.scheduleName()
+                << ", one pipeline (all " << c.layout.dp
+                << " data-parallel replicas run the same):\n";
+  if (llvm::Error e = printTextGrid(picture->os(), *planned))
+    return usageError(llvm::toString(std::move(e)));
+  ir->keep();
+  picture->keep();
+  llvm::outs() << "wrote " << prefix << ".mlir (verified) and " << prefix
+               << ".txt\n";
+  return ExitOk;
+}
+
+//===----------------------------------------------------------------------===//
+// The command
+//===----------------------------------------------------------------------===//
+
+static std::string checkPlanFlags() {
+  for (const cl::Option *flag :
+       {static_cast<const cl::Option *>(&modelFlag),
+        static_cast<const cl::Option *>(&clusterFlag),
+        static_cast<const cl::Option *>(&devicesFlag)})
+    if (flag->getNumOccurrences() == 0)
+      return "--" + flag->ArgStr.str() + " is required";
+  if (devicesFlag < 1 || devicesFlag > (int64_t(1) << 24))
+    return "--devices must be in [1, 2^24], got " + std::to_string(devicesFlag);
+  if (batchTokensFlag.getNumOccurrences() && batchFlag.getNumOccurrences())
+    return "give --global-batch-tokens or --global-batch, not both";
+  if (batchTokensFlag.getNumOccurrences() &&
+      (batchTokensFlag < 1 || batchTokensFlag > (int64_t(1) << 40)))
+    return "--global-batch-tokens must be in [1, 2^40]";
+  if (batchFlag.getNumOccurrences() &&
+      (batchFlag < 1 || batchFlag > (int64_t(1) << 30)))
+    return "--global-batch must be in [1, 2^30]";
+  if (seqLenFlag.getNumOccurrences() &&
+      (seqLenFlag < 1 || seqLenFlag > (int64_t(1) << 24)))
+    return "--seq-len must be in [1, 2^24]";
+  if (!parsePrecision(precisionFlag))
+    return "--precision must be bf16 or fp8, got '" + precisionFlag + "'";
+  if (topFlag < 1)
+    return "--top must be at least 1";
+  if (maxEvaluationsFlag < 1)
+    return "--max-lowered must be at least 1";
+  if (zeroFlag.getNumOccurrences() && (zeroFlag < 0 || zeroFlag > 3))
+    return "--zero must be 0, 1, 2 or 3";
+  if (recomputeFlag.getNumOccurrences() && !parseRecompute(recomputeFlag))
+    return "--recompute must be none, selective or full, got '" +
+           recomputeFlag + "'";
+  if (microbatchSizeFlag.getNumOccurrences() &&
+      (microbatchSizeFlag < 1 || microbatchSizeFlag > (1 << 20)))
+    return "--microbatch-size must be in [1, 2^20]";
+  if (scheduleFlag.getNumOccurrences() && !parseStrategy(scheduleFlag))
+    return "unknown --schedule '" + scheduleFlag +
+           "'; expected one of: " + strategyNames();
+  if (sweepFlag.getNumOccurrences() && sweepFlag != "domain_size" &&
+      sweepFlag != "scale_out_bandwidth")
+    return "--sweep must be domain_size or scale_out_bandwidth, got '" +
+           sweepFlag + "'";
+  if (sweepValuesFlag.getNumOccurrences() && !sweepFlag.getNumOccurrences())
+    return "--sweep-values needs --sweep";
+  if (sweepFlag.getNumOccurrences() && layoutFlag.getNumOccurrences())
+    return "--sweep searches; it does not take --layout";
+  return "";
+}
+
+static PlanOptions planOptions() {
+  PlanOptions options;
+  if (scheduleFlag.getNumOccurrences())
+    options.strategy = *parseStrategy(scheduleFlag);
+  if (microbatchSizeFlag.getNumOccurrences())
+    options.microbatchSize = microbatchSizeFlag;
+  if (zeroFlag.getNumOccurrences())
+    options.zero = zeroFlag;
+  if (recomputeFlag.getNumOccurrences())
+    options.recompute = *parseRecompute(recomputeFlag);
+  options.top = topFlag;
+  options.verifyAll = verifyAllFlag;
+  options.maxEvaluations = maxEvaluationsFlag;
+  return options;
+}
+
+static int runSweep(const ModelSpec &model, const ClusterSpec &cluster,
+                    const TrainingSpec &training) {
+  std::vector<double> values;
+  if (sweepValuesFlag.getNumOccurrences()) {
+    llvm::SmallVector<llvm::StringRef> items;
+    llvm::StringRef(sweepValuesFlag).split(items, ',', -1, false);
+    for (llvm::StringRef item : items) {
+      double v = 0;
+      if (item.trim().getAsDouble(v) || !(v > 0) || !std::isfinite(v))
+        return usageError("--sweep-values: '" + item +
+                          "' is not a positive number");
+      values.push_back(v);
+    }
+  } else if (sweepFlag == "domain_size") {
+    for (double v : {8.0, 16.0, 32.0, 64.0, 72.0, 128.0, 256.0, 512.0})
+      if (v <= static_cast<double>(training.devices))
+        values.push_back(v);
+  } else {
+    for (double f : {0.25, 0.5, 1.0, 2.0, 4.0, 8.0})
+      values.push_back(f * cluster.scaleOutBandwidth);
+  }
+  llvm::raw_ostream &os = llvm::outs();
+  describeSetting(os, CostModel(model, cluster, training));
+  os << llvm::formatv("sweep of {0}: best step time with and without PP\n",
+                      sweepFlag);
+  os << llvm::formatv("{0,20} {1,12} {2,10} {3,12} {4,10}  {5}\n", sweepFlag,
+                      "no PP (s)", "MFU", "PP (s)", "MFU", "PP gains");
+  for (double v : values) {
+    ClusterSpec swept = cluster;
+    if (sweepFlag == "domain_size") {
+      if (v != std::floor(v) || v > (1 << 24))
+        return usageError("--sweep-values: domain sizes are integers");
+      swept.domainSize = static_cast<int64_t>(v);
+    } else {
+      swept.scaleOutBandwidth = v;
+    }
+    CostModel costs(model, swept, training);
+    PlanOptions options = planOptions();
+    options.top = 1;
+    options.verify = false;
+    llvm::Expected<PlanResult> result = plan(costs, options);
+    if (!result)
+      return usageError(llvm::toString(result.takeError()));
+    auto cell = [](const std::optional<Candidate> &c) {
+      return c ? std::make_pair(seconds(c->stepTime), percent(c->mfu))
+               : std::make_pair(std::string("no fit"), std::string("-"));
+    };
+    auto [flatTime, flatMfu] = cell(result->bestWithoutPipeline);
+    auto [ppTime, ppMfu] = cell(result->bestWithPipeline);
+    std::string gain = "-";
+    if (result->bestWithoutPipeline && result->bestWithPipeline)
+      gain = percent(result->bestWithoutPipeline->stepTime /
+                         result->bestWithPipeline->stepTime -
+                     1);
+    else if (result->bestWithPipeline)
+      gain = "PP needed";
+    os << llvm::formatv("{0,20} {1,12} {2,10} {3,12} {4,10}  {5}\n",
+                        sweepFlag == "domain_size"
+                            ? llvm::formatv("{0:f0}", v).str()
+                            : llvm::formatv("{0:f2} GB/s", v / 1e9).str(),
+                        flatTime, flatMfu, ppTime, ppMfu, gain);
+  }
+  return ExitOk;
+}
+
+/// Plans for one cluster: prints the table (or JSON), explains and writes
+/// the plan as asked. `planPrefix` is where --write-plan goes for it.
+static int planOne(const ModelSpec &model, const ClusterSpec &cluster,
+                   const TrainingSpec &training, llvm::StringRef planPrefix,
+                   std::optional<PlanResult> &out) {
+  CostModel costs(model, cluster, training);
+  PlanOptions options = planOptions();
+  if (layoutFlag.getNumOccurrences()) {
+    llvm::Expected<Layout> layout = parseLayout(layoutFlag);
+    if (!layout)
+      return usageError(llvm::toString(layout.takeError()));
+    if (recomputeFlag.getNumOccurrences())
+      layout->recompute = *options.recompute;
+    options.layout = *layout;
+  }
+  const bool bar = !jsonFlag && llvm::errs().is_displayed();
+  if (bar)
+    options.progress = [](size_t done, size_t total) {
+      const size_t width = 30;
+      const size_t filled = total ? done * width / total : width;
+      llvm::errs() << "\rplanning [" << std::string(filled, '#')
+                   << std::string(width - filled, '.') << "] " << done << "/"
+                   << total;
+      if (done == total)
+        llvm::errs() << "\r" << std::string(60, ' ') << "\r";
+    };
+  llvm::Expected<PlanResult> result = plan(costs, options);
+  if (!result)
+    return usageError(llvm::toString(result.takeError()));
+
+  llvm::raw_ostream &os = llvm::outs();
+  if (jsonFlag)
+    printJson(os, costs, *result);
+  else
+    printTable(os, costs, *result);
+  out = *result;
+
+  if (result->ranked.empty()) {
+    llvm::errs() << "schedc: no candidate fits in memory";
+    if (!result->overflowing.empty())
+      llvm::errs() << "; the nearest, "
+                   << result->overflowing.front().layout.str() << " "
+                   << result->overflowing.front().scheduleName() << ": "
+                   << result->overflowing.front().overflow;
+    llvm::errs() << "\n";
+    if (explainFlag && !jsonFlag && !result->overflowing.empty() &&
+        result->overflowing.front().memory.limit > 0)
+      explain(os, costs, result->overflowing.front());
+    return ExitViolated;
+  }
+  const Candidate &chosen = result->ranked[std::max(result->recommended, 0)];
+  if (explainFlag && !jsonFlag)
+    explain(os, costs, chosen);
+  if (!planPrefix.empty())
+    return writePlan(costs, chosen, planPrefix);
+  return ExitOk;
+}
+
+/// The recommendations for several clusters, one column each.
+static void printComparison(llvm::raw_ostream &os,
+                            llvm::ArrayRef<ClusterSpec> clusters,
+                            llvm::ArrayRef<std::optional<PlanResult>> results) {
+  os << "\ncomparison\n";
+  auto row = [&](llvm::StringRef label, auto cell) {
+    os << llvm::formatv("  {0,-22}", label);
+    for (size_t i = 0; i < clusters.size(); ++i)
+      os << llvm::formatv(" {0,-44}", results[i] ? cell(*results[i]) : "-");
+    os << "\n";
+  };
+  os << llvm::formatv("  {0,-22}", "");
+  for (const ClusterSpec &c : clusters)
+    os << llvm::formatv(" {0,-44}", c.name);
+  os << "\n";
+  auto describe = [](const std::optional<Candidate> &c) {
+    return c ? llvm::formatv("{0} s, MFU {1} ({2})", seconds(c->stepTime),
+                             percent(c->mfu), c->scheduleName())
+                   .str()
+             : std::string("none fits");
+  };
+  row("best without PP", [&](const PlanResult &r) {
+    return describe(r.bestWithoutPipeline);
+  });
+  row("best with PP",
+      [&](const PlanResult &r) { return describe(r.bestWithPipeline); });
+  row("recommended", [&](const PlanResult &r) {
+    return r.recommended < 0 ? std::string("none fits")
+                             : r.ranked[r.recommended].layout.str();
+  });
+  row("  schedule", [&](const PlanResult &r) {
+    if (r.recommended < 0)
+      return std::string("-");
+    const Candidate &c = r.ranked[r.recommended];
+    return llvm::formatv("{0}, zero {1}, recompute {2}", c.scheduleName(),
+                         c.layout.zero, recomputeName(c.layout.recompute))
+        .str();
+  });
+  row("  step, MFU, memory", [&](const PlanResult &r) {
+    if (r.recommended < 0)
+      return std::string("-");
+    const Candidate &c = r.ranked[r.recommended];
+    return llvm::formatv("{0} s, {1}, {2} GB", seconds(c.stepTime),
+                         percent(c.mfu), gb(c.memory.peak))
+        .str();
+  });
+  for (size_t i = 0; i < clusters.size(); ++i)
+    if (results[i])
+      os << "  why (" << clusters[i].name << "): " << results[i]->reason
+         << "\n";
+}
+
+int sched::runPlan() {
+  if (std::string problem = checkPlanFlags(); !problem.empty())
+    return usageError(problem);
+  llvm::Expected<ModelSpec> model = loadModelSpec(modelFlag);
+  if (!model)
+    return usageError(llvm::toString(model.takeError()));
+  std::vector<ClusterSpec> clusters;
+  llvm::SmallVector<llvm::StringRef> names;
+  llvm::StringRef(clusterFlag).split(names, ',', -1, /*KeepEmpty=*/false);
+  if (names.empty())
+    return usageError("--cluster: expected a preset name or a .json file");
+  for (llvm::StringRef name : names) {
+    llvm::Expected<ClusterSpec> cluster = loadClusterSpec(name.trim());
+    if (!cluster)
+      return usageError(llvm::toString(cluster.takeError()));
+    clusters.push_back(*cluster);
+  }
+  if (clusters.size() > 1 && (jsonFlag || sweepFlag.getNumOccurrences()))
+    return usageError("--json and --sweep take one --cluster");
+
+  TrainingSpec training;
+  training.devices = devicesFlag;
+  training.seqLen = seqLenFlag.getNumOccurrences() ? seqLenFlag
+                    : model->seqLen > 0            ? model->seqLen
+                                                   : 4096;
+  training.precision = *parsePrecision(precisionFlag);
+  if (batchTokensFlag.getNumOccurrences())
+    training.globalBatchTokens = batchTokensFlag;
+  else if (batchFlag.getNumOccurrences())
+    training.globalBatchTokens = batchFlag * training.seqLen;
+  else if (model->globalBatchTokens > 0)
+    training.globalBatchTokens = model->globalBatchTokens;
+  else
+    return usageError("the model names no global batch: give "
+                      "--global-batch-tokens or --global-batch");
+
+  if (sweepFlag.getNumOccurrences())
+    return runSweep(*model, clusters.front(), training);
+
+  std::vector<std::optional<PlanResult>> results(clusters.size());
+  int status = ExitOk;
+  for (size_t i = 0; i < clusters.size(); ++i) {
+    if (i > 0)
+      llvm::outs() << "\n";
+    std::string prefix;
+    if (writePlanFlag.getNumOccurrences())
+      prefix = clusters.size() > 1
+                   ? writePlanFlag + "-" + clusters[i].name
+                   : writePlanFlag.getValue();
+    int one = planOne(*model, clusters[i], training, prefix, results[i]);
+    if (one == ExitUsage)
+      return one;
+    status = std::max(status, one);
+  }
+  if (clusters.size() > 1)
+    printComparison(llvm::outs(), clusters, results);
+  return status;
+}
