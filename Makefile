@@ -5,7 +5,8 @@ BUILD_DIR ?= build
 LLVM_PREFIX := /usr/lib/llvm-22
 PACKAGES := cmake ninja-build g++ ccache python3 llvm-22-dev libmlir-22-dev \
             mlir-22-tools llvm-22-tools libz3-dev libfmt-dev libgtest-dev \
-            python3-psutil z3 pybind11-dev python3-dev
+            python3-psutil z3 pybind11-dev python3-dev python3-torch \
+            python3-jsonschema
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JOBS ?= $(shell nproc)
 # ccache keys on paths relative to the checkout, so clones and worktrees of
@@ -113,11 +114,14 @@ bench: build
 	$(BUILD_DIR)/bin/schedc-bench
 	$(BUILD_DIR)/bin/planner-bench
 
-docs: configure
+# Generated references, and one timeline picture per strategy
+# (docs/pictures, from schedc generate --emit svg).
+docs: build
 	ninja -C $(BUILD_DIR) mlir-doc
 	mkdir -p docs/Dialects docs/Passes
 	cp $(BUILD_DIR)/docs/Dialects/SchedDialect.md docs/Dialects/
 	cp $(BUILD_DIR)/docs/Passes/SchedPasses.md docs/Passes/
+	docs/pictures/make-pictures.sh $(BUILD_DIR)/bin docs/pictures
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -3,6 +3,7 @@
 
 import os
 import shutil
+import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -79,3 +80,42 @@ config.substitutions.append(
 for name in ["CCACHE_BASEDIR", "CCACHE_DIR"]:
     if name in os.environ:
         config.environment[name] = os.environ[name]
+
+# The torch.distributed executor (integrations/torch) runs with Debian's
+# python3, which sees python3-torch (`make deps` installs it); tests that
+# run it say `REQUIRES: torch`. `%run-plan` runs integrations/torch/run_plan.py,
+# `%debian-python` that interpreter.
+torch_python = "/usr/bin/python3"
+try:
+    probe = subprocess.run([torch_python, "-c", "import torch.distributed"],
+                           capture_output=True, timeout=120)
+    if probe.returncode == 0:
+        config.available_features.add("torch")
+except (OSError, subprocess.TimeoutExpired):
+    pass
+# PyTorch's own pipelining runtime (torch >= 2.4) runs our CSVs where it is
+# installed (`REQUIRES: torch-pipelining`); Debian 12's 1.13 has none.
+try:
+    probe = subprocess.run(
+        [torch_python, "-c",
+         "import torch.distributed.pipelining.schedules as s; "
+         "s._PipelineScheduleRuntime"], capture_output=True, timeout=120)
+    if probe.returncode == 0:
+        config.available_features.add("torch-pipelining")
+except (OSError, subprocess.TimeoutExpired):
+    pass
+config.substitutions.append(("%run-csv", torch_python + " " + os.path.join(
+    config.schedc_src_root, "integrations", "torch", "run_csv.py")))
+config.substitutions.append(("%debian-python", torch_python))
+config.substitutions.append(("%run-plan", torch_python + " " + os.path.join(
+    config.schedc_src_root, "integrations", "torch", "run_plan.py")))
+
+# Plans are checked against docs/runtime-plan.schema.json where Debian's
+# python3-jsonschema is installed (`make deps`).
+try:
+    probe = subprocess.run([torch_python, "-c", "import jsonschema"],
+                           capture_output=True, timeout=60)
+    if probe.returncode == 0:
+        config.available_features.add("jsonschema")
+except (OSError, subprocess.TimeoutExpired):
+    pass

@@ -11,6 +11,7 @@
 #include "dialects/Sched/SchedOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "lib/Generate/Strategy.h"
+#include "lib/Schedule/RuntimePlan.h"
 #include "lib/Schedule/Schedule.h"
 
 namespace sched {
@@ -36,6 +37,19 @@ struct ProgramLocations {
 void writeRankPrograms(mlir::OpBuilder &builder, ScheduleOp op,
                        const Schedule &schedule,
                        const ProgramLocations *locations = nullptr);
+
+/// The runtime plan of a `sched.schedule`: its plain form plus mesh, aux
+/// heads, buffer slots (when sched-assign-buffers ran) and its memory_limit
+/// as the verdict's limit. The verdict is "unverified"; the caller that
+/// verified it says so.
+mlir::FailureOr<RuntimePlan> readRuntimePlan(ScheduleOp op);
+
+/// Creates a `sched.schedule` at the builder's insertion point that holds
+/// `plan`: its declarations, rank programs and slot attributes. The plan's
+/// group and peer indices must be in range.
+ScheduleOp writeRuntimePlan(mlir::OpBuilder &builder, mlir::Location loc,
+                            const RuntimePlan &plan,
+                            const ProgramLocations *locations = nullptr);
 
 /// Replaces `pipeline` by a `sched.schedule` of the same name that runs
 /// `strategy`; declarations (stages, groups, aux heads, collectives) move

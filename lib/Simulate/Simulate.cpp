@@ -265,14 +265,24 @@ llvm::Error ListSimulator::computeMemory() {
   const size_t numRanks = schedule.ranks.size();
   timeline.peakActivations.assign(numRanks, 0);
   timeline.peakActivationBytes.assign(numRanks, 0);
+  if (options.recordMemory)
+    timeline.liveActivations.assign(numRanks, {});
   for (size_t r = 0; r < numRanks; ++r) {
     double live = 0;
+    std::vector<double> scratch;
+    std::vector<double> &liveAfter =
+        options.recordMemory ? timeline.liveActivations[r] : scratch;
+    if (options.recordMemory)
+      liveAfter.reserve(schedule.ranks[r].actions.size());
     // Each size is below 2^63 and a rank has fewer than 2^64 actions, so the
     // sum is exact in 128 bits; only the peak must fit the report's 64.
     __int128 liveBytes = 0, peakBytes = 0;
     for (const Action &action : schedule.ranks[r].actions) {
-      if (!isCompute(action.kind))
+      if (!isCompute(action.kind)) {
+        if (options.recordMemory)
+          liveAfter.push_back(live);
         continue;
+      }
       StageCost cost;
       if (!schedule.stageCosts.empty())
         cost = schedule.stageCosts[action.stage];
@@ -299,6 +309,8 @@ llvm::Error ListSimulator::computeMemory() {
         break;
       }
       timeline.peakActivations[r] = std::max(timeline.peakActivations[r], live);
+      if (options.recordMemory)
+        liveAfter.push_back(live);
       peakBytes = std::max(peakBytes, liveBytes);
     }
     if (peakBytes > std::numeric_limits<int64_t>::max())

@@ -28,6 +28,8 @@ struct SimulationOptions {
   /// Part of a stage-microbatch activation that survives I until W when
   /// stages declare no sizes.
   double weightGradFraction = 0.5;
+  /// Fill Timeline::liveActivations (8 bytes per action).
+  bool recordMemory = false;
 };
 
 /// When one action ran.
@@ -48,6 +50,10 @@ struct Timeline {
   std::vector<double> peakActivations;
   /// Per rank: the same in bytes, when stages declare sizes.
   std::vector<int64_t> peakActivationBytes;
+  /// Per rank, per action: the stage-microbatch activations alive after
+  /// it (memory over time, for pictures); only with
+  /// SimulationOptions::recordMemory.
+  std::vector<std::vector<double>> liveActivations;
 };
 
 /// Why a schedule that runs to the end has no report: its numbers leave the

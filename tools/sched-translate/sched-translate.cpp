@@ -6,11 +6,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Sched/SchedOps.h"
+#include "lib/Export/JsonPlan.h"
 #include "lib/Export/TorchCsv.h"
+#include "lib/Import/JsonPlan.h"
 #include "lib/Import/TorchCsv.h"
 #include "lib/Lower/InsertTransfers.h"
 #include "lib/Render/TextGrid.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
+#include "lib/VerifyIR/VerifyIR.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -18,6 +21,17 @@
 #include "mlir/Tools/mlir-translate/Translation.h"
 
 using namespace mlir;
+
+static llvm::cl::opt<std::string> planP2PFlag(
+    "json-plan-p2p", llvm::cl::init("rendezvous"),
+    llvm::cl::desc("--export-json-plan: the point-to-point semantics the "
+                   "plan is verified under (rendezvous or eager)"),
+    llvm::cl::value_desc("rendezvous|eager"));
+static llvm::cl::opt<bool> planUnverifiedFlag(
+    "json-plan-allow-unverified",
+    llvm::cl::desc("--export-json-plan: write the plan even when the "
+                   "verifier does not prove it (its verdict says "
+                   "unverified)"));
 
 /// Prints every sched.schedule of the module as a text grid.
 static LogicalResult scheduleToTextGrid(Operation *op, raw_ostream &os) {
@@ -75,6 +89,44 @@ static LogicalResult scheduleToTorchCsv(Operation *op, raw_ostream &os,
   return success();
 }
 
+/// Verifies the one sched.schedule of the module and writes it as a JSON
+/// runtime plan; a schedule the verifier does not prove is refused unless
+/// --json-plan-allow-unverified.
+static LogicalResult scheduleToJsonPlan(Operation *op, raw_ostream &os) {
+  auto module = dyn_cast<ModuleOp>(op);
+  if (!module)
+    return op->emitError("expected a builtin.module");
+  auto schedules = module.getOps<sched::ScheduleOp>();
+  if (schedules.empty() || std::next(schedules.begin()) != schedules.end())
+    return module.emitError("a runtime plan holds one schedule; the module "
+                            "must hold exactly one sched.schedule");
+  sched::ScheduleOp scheduleOp = *schedules.begin();
+  if (planP2PFlag != "rendezvous" && planP2PFlag != "eager")
+    return scheduleOp.emitError() << "unknown --json-plan-p2p '"
+                                  << planP2PFlag
+                                  << "'; expected rendezvous or eager";
+  sched::VerifyOptions options;
+  options.p2p = planP2PFlag == "eager" ? sched::P2PSemantics::Eager
+                                       : sched::P2PSemantics::Rendezvous;
+  const sched::VerifyResult result =
+      sched::verifyScheduleOp(scheduleOp, options);
+  const bool verified = result.verdict == sched::Verdict::Verified;
+  if (!verified && !planUnverifiedFlag)
+    return scheduleOp.emitError()
+           << "is not verified under " << planP2PFlag << " ("
+           << sched::verdictName(result.verdict)
+           << "); no plan written (--json-plan-allow-unverified writes it "
+              "anyway)";
+  FailureOr<sched::RuntimePlan> plan = sched::readRuntimePlan(scheduleOp);
+  if (failed(plan))
+    return failure();
+  plan->verdict.verified = verified;
+  plan->verdict.p2p = planP2PFlag;
+  if (llvm::Error error = sched::writeJsonPlan(os, *plan))
+    return scheduleOp.emitError() << llvm::toString(std::move(error));
+  return success();
+}
+
 /// Registers a CSV import translation of `flavour`.
 static TranslateToMLIRRegistration
 registerCsvImport(llvm::StringRef flag, llvm::StringRef description,
@@ -100,6 +152,20 @@ int main(int argc, char **argv) {
       "import a PyTorch pipelining CSV with SEND/RECV cells as a "
       "sched.schedule",
       sched::TorchCsvFlavour::ComputeAndComms);
+  TranslateToMLIRRegistration importPlan(
+      "import-json-plan",
+      "import a JSON runtime plan (docs/runtime-plan.md) as a sched.schedule",
+      [](llvm::SourceMgr &sourceMgr,
+         MLIRContext *context) -> OwningOpRef<Operation *> {
+        return sched::importJsonPlan(sourceMgr, context);
+      },
+      [](DialectRegistry &registry) { sched::registerSchedDialect(registry); });
+  TranslateFromMLIRRegistration toJsonPlan(
+      "export-json-plan",
+      "verify the sched.schedule and write it as a JSON runtime plan",
+      scheduleToJsonPlan, [](DialectRegistry &registry) {
+        sched::registerSchedDialect(registry);
+      });
   TranslateFromMLIRRegistration toTextGrid(
       "export-text-grid",
       "print each sched.schedule as a grid (a row per rank, a column per "

@@ -15,6 +15,9 @@ namespace mlir {
 class MLIRContext;
 } // namespace mlir
 
+#include "lib/Schedule/Schedule.h"
+#include "lib/Simulate/Simulate.h"
+
 namespace sched {
 
 /// Exit statuses shared by all subcommands.
@@ -54,6 +57,18 @@ int runPlan();
 extern llvm::cl::SubCommand simulateCommand;
 /// Runs `schedc simulate` with the parsed options.
 int runSimulate();
+
+extern llvm::cl::SubCommand showCommand;
+/// Runs `schedc show` with the parsed options.
+int runShow();
+
+/// Simulates `schedule` with `options` and draws it as `form` ("svg" or
+/// "trace") on `os`. Returns ExitOk, or the exit status with `error` set
+/// (the schedule cannot run: ExitViolated; its numbers do not fit:
+/// ExitUsage).
+int writePicture(llvm::StringRef form, llvm::StringRef name,
+                 const Schedule &schedule, SimulationOptions options,
+                 llvm::raw_ostream &os, std::string &error);
 
 } // namespace sched
 

@@ -2,18 +2,22 @@
 //
 // Builds a sched.pipeline from flags, checks the request against the
 // working-memory budget (lib/Limits), and emits the schedule: --emit mlir
-// lowers the pipeline with the strategy's pass; the text and CSV forms are
-// written from the plain schedule, without building its IR.
+// lowers the pipeline with the strategy's pass; --emit json lowers it to a
+// runtime plan (transfers, collectives, buffers), verifies it and writes it
+// only when verified; the text and CSV forms are written from the plain
+// schedule, without building its IR.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Sched/SchedOps.h"
+#include "lib/Export/JsonPlan.h"
 #include "lib/Export/TorchCsv.h"
 #include "lib/Limits/ResourceLimits.h"
 #include "lib/Lower/InsertTransfers.h"
 #include "lib/Render/TextGrid.h"
 #include "lib/Schedule/CostSpec.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
+#include "lib/VerifyIR/VerifyIR.h"
 #include "passes/Passes.h"
 #include "tools/schedc/Commands.h"
 
@@ -57,9 +61,16 @@ static cl::opt<std::string> emitFlag(
     "emit", cl::sub(generateCommand), cl::cat(schedcOptions), cl::init("mlir"),
     cl::desc("Output form: mlir (sched dialect), text (a grid, a row per "
              "rank and a column per time step), torch-csv (PyTorch "
-             "pipelining CSV, compute only) or torch-csv-comms (the same "
-             "with a SEND/RECV cell per transfer)"),
-    cl::value_desc("mlir|text|torch-csv|torch-csv-comms"));
+             "pipelining CSV, compute only), torch-csv-comms (the same "
+             "with a SEND/RECV cell per transfer), json (a runtime plan "
+             "with transfers, optimizer step and buffer slots; written only "
+             "when verified under rendezvous, docs/runtime-plan.md), svg (a "
+             "timeline at simulated times) or trace (Chrome trace JSON)"),
+    cl::value_desc("mlir|text|torch-csv|torch-csv-comms|json|svg|trace"));
+static cl::opt<bool> allowUnverifiedFlag(
+    "allow-unverified", cl::sub(generateCommand), cl::cat(schedcOptions),
+    cl::desc("--emit json: write the plan even when the verifier does not "
+             "prove it (its verdict then says unverified)"));
 static cl::opt<std::string>
     costFlag("cost", cl::sub(generateCommand), cl::cat(schedcOptions),
              cl::desc("Per-stage times, the same for every stage: f=1,b=2 or "
@@ -97,9 +108,13 @@ static std::string checkFlags() {
     return "--microbatches must be at least 1, got " +
            std::to_string(microbatchesFlag);
   if (emitFlag != "mlir" && emitFlag != "text" && emitFlag != "torch-csv" &&
-      emitFlag != "torch-csv-comms")
+      emitFlag != "torch-csv-comms" && emitFlag != "json" &&
+      emitFlag != "svg" && emitFlag != "trace")
     return "unknown --emit '" + emitFlag +
-           "'; expected mlir, text, torch-csv or torch-csv-comms";
+           "'; expected mlir, text, torch-csv, torch-csv-comms, json, svg or "
+           "trace";
+  if (allowUnverifiedFlag && emitFlag != "json")
+    return "--allow-unverified applies to --emit json only";
   return "";
 }
 
@@ -122,7 +137,9 @@ static MemoryPath emitPath() {
     return MemoryPath::EmitText;
   if (emitFlag == "torch-csv")
     return MemoryPath::EmitTorchCsv;
-  if (emitFlag == "torch-csv-comms")
+  // The pictures simulate the schedule with its transfers, as the comms CSV
+  // holds them.
+  if (emitFlag == "torch-csv-comms" || emitFlag == "svg" || emitFlag == "trace")
     return MemoryPath::EmitTorchCsvComms;
   return MemoryPath::EmitMlir;
 }
@@ -141,6 +158,41 @@ static LogicalResult emitMlir(ModuleOp module, int64_t budget,
   return success();
 }
 
+/// Lowers `module` to a runtime plan (the strategy's pass, then transfers,
+/// collectives and buffers), verifies it under rendezvous and writes it as
+/// JSON. Returns the exit status.
+static int emitJsonPlan(ModuleOp module, int64_t budget,
+                        llvm::raw_ostream &os) {
+  registerSchedPasses();
+  auto pm = PassManager::on<ModuleOp>(module.getContext());
+  const std::string passes =
+      "sched-lower-" + strategyFlag +
+      "{memory-budget=" + std::to_string(budget) +
+      "},sched-insert-p2p,sched-insert-collectives,sched-assign-buffers";
+  if (failed(parsePassPipeline(passes, pm)) || failed(pm.run(module)))
+    return ExitUsage;
+  auto scheduleOp = *module.getOps<ScheduleOp>().begin();
+  VerifyOptions options;
+  options.p2p = P2PSemantics::Rendezvous;
+  const VerifyResult result = verifyScheduleOp(scheduleOp, options);
+  const bool verified = result.verdict == Verdict::Verified;
+  if (!verified && !allowUnverifiedFlag) {
+    usageError(llvm::Twine("the ") + strategyFlag +
+               " schedule is not verified under rendezvous (" +
+               verdictName(result.verdict) +
+               "); no plan written (--allow-unverified writes it anyway)");
+    return result.verdict == Verdict::Violated ? ExitViolated : ExitUnknown;
+  }
+  FailureOr<RuntimePlan> plan = readRuntimePlan(scheduleOp);
+  if (failed(plan))
+    return ExitUsage;
+  plan->verdict.verified = verified;
+  plan->verdict.p2p = "rendezvous";
+  if (llvm::Error error = writeJsonPlan(os, *plan))
+    return usageError(llvm::toString(std::move(error)));
+  return ExitOk;
+}
+
 /// Writes the plain schedule of `shape` as a grid or a CSV, without
 /// building its IR.
 static llvm::Error emitPlain(Strategy strategy, const PipelineShape &shape,
@@ -155,6 +207,13 @@ static llvm::Error emitPlain(Strategy strategy, const PipelineShape &shape,
   llvm::Expected<Schedule> lowered = insertTransfers(*schedule);
   if (!lowered)
     return lowered.takeError();
+  if (emitFlag == "svg" || emitFlag == "trace") {
+    std::string error;
+    if (writePicture(emitFlag, "pipeline", *lowered, SimulationOptions(), os,
+                     error))
+      return llvm::createStringError(error);
+    return llvm::Error::success();
+  }
   return writeTorchCsv(os, *lowered, TorchCsvContent::ComputeAndComms);
 }
 
@@ -216,6 +275,9 @@ int sched::runGenerate() {
   if (emitFlag == "mlir") {
     if (failed(emitMlir(*module, *budget, output->os())))
       return ExitUsage;
+  } else if (emitFlag == "json") {
+    if (int status = emitJsonPlan(*module, *budget, output->os()))
+      return status;
   } else if (llvm::Error error =
                  emitPlain(strategy, shape, *budget, output->os())) {
     return usageError(llvm::toString(std::move(error)));

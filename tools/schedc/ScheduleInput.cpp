@@ -30,18 +30,29 @@ int ScheduleInput::read(llvm::StringRef path, llvm::StringRef formatName,
     format = InputFormat::TorchCsv;
   } else if (formatName == "torch-csv-comms") {
     format = InputFormat::TorchCsvComms;
+  } else if (formatName == "json") {
+    format = InputFormat::JsonPlan;
   } else if (!formatName.empty()) {
     return usageError("unknown --format '" + formatName +
-                      "'; expected mlir, torch-csv or torch-csv-comms");
+                      "'; expected mlir, torch-csv, torch-csv-comms or json");
   } else if (path.ends_with(".csv")) {
     format = comms ? InputFormat::TorchCsvComms : InputFormat::TorchCsv;
   } else if (path.ends_with(".mlir")) {
     format = InputFormat::Mlir;
+  } else if (path.ends_with(".json")) {
+    format = InputFormat::JsonPlan;
   } else {
     return usageError("cannot tell the format of '" + path +
                       "' from its extension; pass --format");
   }
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  if (format == InputFormat::JsonPlan) {
+    FailureOr<JsonPlanInput> read = readJsonPlan(sourceMgr, &context);
+    if (failed(read))
+      return ExitUsage;
+    plan = std::move(*read);
+    return ExitOk;
+  }
   if (format != InputFormat::Mlir) {
     csvOptions.flavour = format == InputFormat::TorchCsv
                              ? TorchCsvFlavour::Compute

@@ -9,6 +9,7 @@
 #ifndef TOOLS_SCHEDC_SCHEDULEINPUT_H
 #define TOOLS_SCHEDC_SCHEDULEINPUT_H
 
+#include "lib/Import/JsonPlan.h"
 #include "lib/Import/TorchCsv.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -22,7 +23,7 @@
 namespace sched {
 
 /// How a schedule file is written.
-enum class InputFormat : uint8_t { Mlir, TorchCsv, TorchCsvComms };
+enum class InputFormat : uint8_t { Mlir, TorchCsv, TorchCsvComms, JsonPlan };
 
 /// A schedule file read with the context and the source manager its
 /// diagnostics point into: MLIR parsed into a module, a PyTorch CSV read
@@ -32,7 +33,8 @@ public:
   ScheduleInput();
 
   /// Reads `path` ("-" for stdin) in `format` (empty: .mlir is MLIR, .csv is
-  /// PyTorch CSV, with SEND/RECV cells the comms flavour). A CSV read in
+  /// PyTorch CSV, with SEND/RECV cells the comms flavour, .json a runtime
+  /// plan). A CSV read in
   /// the torch-csv format must hold no SEND/RECV cells. Returns ExitOk, or
   /// the exit status after printing why not.
   int read(llvm::StringRef path, llvm::StringRef format,
@@ -43,6 +45,8 @@ public:
   mlir::ModuleOp getModule() { return *module; }
   /// The schedule of a CSV input; null for MLIR.
   TorchCsvSchedule *getCsv() { return csv ? &*csv : nullptr; }
+  /// The plan of a JSON input; null otherwise.
+  JsonPlanInput *getJsonPlan() { return plan ? &*plan : nullptr; }
   mlir::MLIRContext &getContext() { return context; }
 
 private:
@@ -51,6 +55,7 @@ private:
   std::unique_ptr<mlir::SourceMgrDiagnosticHandler> diagnostics;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::optional<TorchCsvSchedule> csv;
+  std::optional<JsonPlanInput> plan;
   InputFormat format = InputFormat::Mlir;
 };
 

@@ -34,10 +34,10 @@ static cl::opt<std::string> inputFlag(cl::Positional, cl::sub(simulateCommand),
                                       cl::desc("<schedule file>"));
 static cl::opt<std::string> formatFlag(
     "format", cl::sub(simulateCommand), cl::cat(schedcOptions),
-    cl::desc("Input format: mlir, torch-csv (compute only) or "
-             "torch-csv-comms (with SEND/RECV); default from the extension "
-             "and contents"),
-    cl::value_desc("mlir|torch-csv|torch-csv-comms"));
+    cl::desc("Input format: mlir, torch-csv (compute only), "
+             "torch-csv-comms (with SEND/RECV) or json (a runtime plan); "
+             "default from the extension and contents"),
+    cl::value_desc("mlir|torch-csv|torch-csv-comms|json"));
 static cl::opt<std::string> costFlag(
     "cost", cl::sub(simulateCommand), cl::cat(schedcOptions),
     cl::desc("Times that replace every stage's: f=1,b=2 or f=1,i=1,w=1, "
@@ -148,7 +148,9 @@ int sched::runSimulate() {
     else
       printText(llvm::outs(), name, schedule, *timeline);
   };
-  if (TorchCsvSchedule *csv = input.getCsv()) {
+  if (JsonPlanInput *plan = input.getJsonPlan()) {
+    run(plan->plan.name, plan->plan.schedule, plan->locate(1, 1));
+  } else if (TorchCsvSchedule *csv = input.getCsv()) {
     // A CSV runs from its plain form: no IR is built.
     run(csv->name, csv->schedule, csv->locate(1, 1));
   } else {

@@ -34,10 +34,10 @@ static cl::opt<std::string> inputFlag(cl::Positional, cl::sub(verifyCommand),
                                       cl::desc("<schedule file>"));
 static cl::opt<std::string> formatFlag(
     "format", cl::sub(verifyCommand), cl::cat(schedcOptions),
-    cl::desc("Input format: mlir, torch-csv (compute only) or "
-             "torch-csv-comms (with SEND/RECV); default from the extension "
-             "and contents"),
-    cl::value_desc("mlir|torch-csv|torch-csv-comms"));
+    cl::desc("Input format: mlir, torch-csv (compute only), "
+             "torch-csv-comms (with SEND/RECV) or json (a runtime plan); "
+             "default from the extension and contents"),
+    cl::value_desc("mlir|torch-csv|torch-csv-comms|json"));
 static cl::opt<int64_t> stagesFlag(
     "stages", cl::sub(verifyCommand), cl::cat(schedcOptions),
     cl::desc("Number of stages (CSV; default: what the file shows)"));
@@ -47,7 +47,8 @@ static cl::opt<int64_t> microbatchesFlag(
 static cl::opt<std::string> p2pFlag(
     "p2p", cl::sub(verifyCommand), cl::cat(schedcOptions),
     cl::desc("Point-to-point semantics: eager (a send never blocks; default "
-             "for CSV) or rendezvous (default for MLIR)"),
+             "for CSV) or rendezvous (default for MLIR); a JSON plan's "
+             "default is the semantics it was emitted under"),
     cl::value_desc("eager|rendezvous"));
 static cl::opt<double> memoryLimitFlag(
     "memory-limit", cl::sub(verifyCommand), cl::cat(schedcOptions),
@@ -230,6 +231,27 @@ static void verifyCsv(const TorchCsvSchedule &csv, const VerifyOptions &options,
   report.add(csv.name, &csv.schedule, result);
 }
 
+/// Verifies a JSON plan from its plain form, with each diagnostic at its
+/// instruction. The plan's verdict gives the p2p semantics and memory limit
+/// unless flags override them; its global-batch aux heads add their edges.
+static void verifyJsonPlan(const JsonPlanInput &input, VerifyOptions options,
+                           VerifyReport &report) {
+  const RuntimePlan &plan = input.plan;
+  if (p2pFlag.empty())
+    options.p2p = plan.verdict.p2p == "eager" ? P2PSemantics::Eager
+                                              : P2PSemantics::Rendezvous;
+  if (!memoryLimitFlag.getNumOccurrences() && plan.verdict.memoryLimit)
+    options.memoryLimit = *plan.verdict.memoryLimit;
+  for (const AuxHead &head : plan.auxHeads)
+    if (head.scope == "global_batch")
+      options.globalBatchAuxStages.push_back(head.stage);
+  VerifyResult result = verifySchedule(plan.schedule, options);
+  emitVerifyDiagnostics(result, [&](ActionRef ref) {
+    return input.locateAction(ref.rank, ref.index);
+  });
+  report.add(plan.name, &plan.schedule, result);
+}
+
 int sched::runVerify() {
   if (inputFlag.empty())
     return usageError("verify needs a schedule file; try 'schedc verify "
@@ -253,6 +275,10 @@ int sched::runVerify() {
   if (std::string why = report.openSmtlib(*options); !why.empty())
     return usageError(why);
 
+  if (const JsonPlanInput *plan = input.getJsonPlan()) {
+    verifyJsonPlan(*plan, *options, report);
+    return report.finish();
+  }
   if (const TorchCsvSchedule *csvSchedule = input.getCsv()) {
     verifyCsv(*csvSchedule, *options, outOfRange, report);
     return report.finish();

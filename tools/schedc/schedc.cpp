@@ -96,6 +96,7 @@ static std::optional<std::string> parseCommandLine(int argc, char **argv) {
       "training schedules\n\n"
       "  schedc generate --strategy 1f1b --pp 4 --microbatches 8\n"
       "  schedc verify schedule.csv --memory-limit 4\n"
+      "  schedc show plan.json -o plan.svg\n"
       "  schedc plan --model deepseek-v3 --cluster h800-ib --devices 2048\n\n"
       "Run 'schedc <subcommand> --help' for the options of each.\n",
       &errorStream);
@@ -128,7 +129,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   for (llvm::cl::SubCommand *command :
        {&llvm::cl::SubCommand::getTopLevel(), &generateCommand, &verifyCommand,
-        &simulateCommand, &planCommand})
+        &simulateCommand, &showCommand, &planCommand})
     llvm::cl::HideUnrelatedOptions(schedcOptions, *command);
   if (std::optional<std::string> error = parseCommandLine(argc, argv))
     return usageError(*error);
@@ -138,6 +139,8 @@ int main(int argc, char **argv) {
     return runVerify();
   if (simulateCommand)
     return runSimulate();
+  if (showCommand)
+    return runShow();
   if (planCommand)
     return runPlan();
   return usageError("no subcommand given; try 'schedc --help'");

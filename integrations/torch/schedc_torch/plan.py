@@ -1,0 +1,274 @@
+"""Reading a JSON runtime plan into records the executor runs.
+
+The executor checks what it needs to run a plan (ops, fields, groups); it
+does not re-verify the schedule: that is schedc verify's job, and a plan
+that is wrong in a way the verifier would catch shows up here as a
+deadlock, an instruction that cannot run, or gradients that differ.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+PLAN_FORMAT = "schedc-runtime-plan"
+PLAN_VERSION = 1
+
+COMPUTE_OPS = ("forward", "backward", "backward_input", "backward_weight")
+TRANSFER_OPS = ("send", "recv")
+COLLECTIVE_OPS = ("all_reduce", "reduce_scatter", "all_gather", "all_to_all",
+                  "barrier")
+STAGE_OPS = ("unshard", "reshard", "reduce_grad")
+ALL_OPS = COMPUTE_OPS + TRANSFER_OPS + COLLECTIVE_OPS + STAGE_OPS + (
+    "optimizer_step",)
+
+
+# The ops each instruction key belongs to (docs/runtime-plan.md).
+INSTRUCTION_KEYS = {
+    "op": ALL_OPS,
+    "stage": COMPUTE_OPS + TRANSFER_OPS + COLLECTIVE_OPS + STAGE_OPS,
+    "microbatch": COMPUTE_OPS + TRANSFER_OPS,
+    "direction": TRANSFER_OPS,
+    "peer": TRANSFER_OPS,
+    "group": COLLECTIVE_OPS,
+    "bytes": TRANSFER_OPS + COLLECTIVE_OPS,
+    "p2p_group": TRANSFER_OPS,
+    "overlap": COMPUTE_OPS,
+    "stream": ALL_OPS,
+    "slot": ALL_OPS,
+    "recv_slot": ALL_OPS,
+}
+
+
+class PlanError(Exception):
+    """The plan cannot be read, or the executor cannot run it."""
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One instruction of a rank, as the plan says it."""
+    op: str
+    stage: int = -1
+    microbatch: int = -1
+    direction: str = ""
+    peer: int = -1
+    group: str = ""
+    bytes: int = -1
+    p2p_group: int = -1
+    overlap: int = -1
+
+    def describe(self) -> str:
+        """A short description for messages: 'send forward stage 0 mb 1 to
+        rank 1'."""
+        if self.op in TRANSFER_OPS:
+            where = "to" if self.op == "send" else "from"
+            return (f"{self.op} {self.direction} stage {self.stage} "
+                    f"mb {self.microbatch} {where} rank {self.peer}")
+        if self.op in COMPUTE_OPS:
+            return f"{self.op} stage {self.stage} mb {self.microbatch}"
+        if self.op in COLLECTIVE_OPS:
+            text = f"{self.op} @{self.group}"
+            return text + (f" stage {self.stage}" if self.stage >= 0 else "")
+        if self.op in STAGE_OPS:
+            return f"{self.op} stage {self.stage}"
+        return self.op
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A declared collective: `when` after_backward on all_reduce or
+    reduce_scatter marks a gradient reduction."""
+    kind: str
+    group: str
+    when: str
+    stage: int
+
+
+@dataclass
+class Plan:
+    """A plan: shape, groups and every rank's instructions."""
+    name: str
+    stages: int
+    microbatches: int
+    replicas: int
+    data_parallel: int
+    verified: bool
+    p2p: str
+    rank_ids: List[int]
+    programs: List[List[Instruction]]
+    groups: Dict[str, List[List[int]]] = field(default_factory=dict)
+    declarations: List[Declaration] = field(default_factory=list)
+
+    @property
+    def stages_per_replica(self) -> int:
+        return self.stages // self.replicas
+
+    def model_stage(self, stage: int) -> int:
+        """The model stage a (replica's) stage computes."""
+        return stage % self.stages_per_replica
+
+    def is_first_stage(self, stage: int) -> bool:
+        return stage % self.stages_per_replica == 0
+
+    def is_last_stage(self, stage: int) -> bool:
+        per = self.stages_per_replica
+        return stage % per == per - 1
+
+    def index_of(self, rank_id: int) -> int:
+        """The position of rank `rank_id` in the plan."""
+        return self.rank_ids.index(rank_id)
+
+    def reduces_gradients(self, ins: Instruction) -> bool:
+        """Whether a collective instruction is a declared gradient reduction
+        (all_reduce or reduce_scatter, when after_backward)."""
+        if ins.op not in ("all_reduce", "reduce_scatter"):
+            return False
+        return any(d.kind == ins.op and d.group == ins.group and
+                   d.when == "after_backward" and
+                   (d.stage < 0 or d.stage == ins.stage)
+                   for d in self.declarations)
+
+
+def _int(obj: dict, key: str, where: str, default: Optional[int] = None,
+         low: int = 0) -> int:
+    value = obj.get(key, default)
+    if value is None:
+        raise PlanError(f"{where}: \"{key}\" is missing")
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        raise PlanError(f"{where}: \"{key}\" must be an integer >= {low}")
+    return value
+
+
+def _instruction(obj: object, where: str, groups: Dict[str, list],
+                 rank_ids: List[int]) -> Instruction:
+    if not isinstance(obj, dict):
+        raise PlanError(f"{where}: an instruction must be an object")
+    op = obj.get("op")
+    if op not in ALL_OPS:
+        raise PlanError(f"{where}: unknown op {op!r}")
+    for key in obj:
+        if key not in INSTRUCTION_KEYS:
+            raise PlanError(f"{where}: unknown key {key!r}")
+        if op not in INSTRUCTION_KEYS[key]:
+            raise PlanError(f"{where}: a {op} has no {key!r}")
+    stage = -1
+    if op != "optimizer_step":
+        optional = op in COLLECTIVE_OPS
+        stage = _int(obj, "stage", where, -1 if optional else None,
+                     low=-1 if optional else 0)
+    microbatch = -1
+    direction = ""
+    peer = -1
+    group = ""
+    if op in COMPUTE_OPS or op in TRANSFER_OPS:
+        microbatch = _int(obj, "microbatch", where)
+    if op in TRANSFER_OPS:
+        direction = obj.get("direction")
+        if direction not in ("forward", "backward"):
+            raise PlanError(f"{where}: \"direction\" must be forward or "
+                            f"backward")
+        peer = _int(obj, "peer", where)
+        if peer not in rank_ids:
+            raise PlanError(f"{where}: peer {peer} is no rank of the plan")
+    if op in COLLECTIVE_OPS:
+        group = obj.get("group")
+        if group not in groups:
+            raise PlanError(f"{where}: group {group!r} is not declared")
+    return Instruction(op=op, stage=stage, microbatch=microbatch,
+                       direction=direction, peer=peer, group=group,
+                       bytes=_int(obj, "bytes", where, -1, low=-1),
+                       p2p_group=_int(obj, "p2p_group", where, -1, low=-1),
+                       overlap=_int(obj, "overlap", where, -1, low=-1))
+
+
+def parse_plan(data: object) -> Plan:
+    """Checks a decoded plan and returns its records."""
+    if not isinstance(data, dict):
+        raise PlanError("the top level must be a JSON object")
+    if data.get("format") != PLAN_FORMAT:
+        raise PlanError(f"\"format\" must be {PLAN_FORMAT!r}")
+    if data.get("version") != PLAN_VERSION:
+        raise PlanError(f"unsupported plan version {data.get('version')!r}; "
+                        f"this executor runs version {PLAN_VERSION}")
+    stages = _int(data, "stages", "plan", low=1)
+    microbatches = _int(data, "microbatches", "plan", low=1)
+    replicas = _int(data, "replicas", "plan", 1, low=1)
+    dp = _int(data, "data_parallel", "plan", 1, low=1)
+    if stages % replicas or microbatches % replicas:
+        raise PlanError(f"{replicas} replicas do not divide {stages} stages "
+                        f"and {microbatches} microbatches")
+    ranks = data.get("ranks")
+    if not isinstance(ranks, list) or not ranks:
+        raise PlanError("\"ranks\" must be a non-empty array")
+    rank_ids = [_int(r, "rank", f"ranks[{k}]") if isinstance(r, dict) else
+                -1 for k, r in enumerate(ranks)]
+    if len(set(rank_ids)) != len(rank_ids) or -1 in rank_ids:
+        raise PlanError("rank ids must be distinct integers >= 0")
+    groups: Dict[str, List[List[int]]] = {}
+    for k, g in enumerate(data.get("groups", [])):
+        if not isinstance(g, dict) or not isinstance(g.get("name"), str):
+            raise PlanError(f"groups[{k}]: must be {{\"name\", \"members\"}}")
+        members = g.get("members")
+        if not isinstance(members, list) or not all(
+                isinstance(s, list) and all(m in rank_ids for m in s)
+                for s in members):
+            raise PlanError(f"groups[{k}]: members must be lists of rank ids")
+        groups[g["name"]] = members
+    declarations = []
+    for k, d in enumerate(data.get("collectives", [])):
+        if not isinstance(d, dict) or d.get("group") not in groups:
+            raise PlanError(f"collectives[{k}]: must name a declared group")
+        declarations.append(Declaration(kind=str(d.get("kind")),
+                                        group=d["group"],
+                                        when=str(d.get("when")),
+                                        stage=d.get("stage", -1)))
+    programs = []
+    for r, rank in enumerate(ranks):
+        instructions = rank.get("instructions")
+        if not isinstance(instructions, list):
+            raise PlanError(f"ranks[{r}]: \"instructions\" must be an array")
+        programs.append([
+            _instruction(obj, f"ranks[{r}].instructions[{i}]", groups,
+                         rank_ids) for i, obj in enumerate(instructions)])
+    verdict = data.get("verdict") or {}
+    return Plan(name=str(data.get("name", "plan")), stages=stages,
+                microbatches=microbatches, replicas=replicas,
+                data_parallel=dp, verified=verdict.get("status") == "verified",
+                p2p=str(verdict.get("p2p", "rendezvous")), rank_ids=rank_ids,
+                programs=programs, groups=groups, declarations=declarations)
+
+
+def load_plan(path: str) -> Plan:
+    """Reads the plan at `path`; raises PlanError when it cannot."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as e:
+        raise PlanError(f"cannot read {path!r}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise PlanError(f"{path}:{e.lineno}:{e.colno}: malformed JSON: "
+                        f"{e.msg}") from None
+    return parse_plan(data)
+
+
+def bundles(program: List[Instruction]) -> List[Tuple[int, int]]:
+    """The runs [begin, end) of a program that issue together: a p2p group
+    or an overlap; a lone instruction is a run of one."""
+    runs = []
+    i = 0
+    while i < len(program):
+        ins = program[i]
+        key = ("p2p", ins.p2p_group) if ins.p2p_group >= 0 else (
+            ("overlap", ins.overlap) if ins.overlap >= 0 else None)
+        end = i + 1
+        while key is not None and end < len(program):
+            nxt = program[end]
+            nkey = ("p2p", nxt.p2p_group) if nxt.p2p_group >= 0 else (
+                ("overlap", nxt.overlap) if nxt.overlap >= 0 else None)
+            if nkey != key:
+                break
+            end += 1
+        runs.append((i, end))
+        i = end
+    return runs

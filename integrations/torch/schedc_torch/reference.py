@@ -1,0 +1,47 @@
+"""The training step on one process without pipelining: the numbers a plan's
+run must reproduce."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List
+
+import torch
+
+from .models import LEARNING_RATE, ModelSpec, loss_fn, make_stage, microbatch
+
+
+@dataclass
+class Reference:
+    """Loss, per-model-stage flat gradients, and flat parameters after the
+    optimizer step."""
+    loss: float
+    grads: Dict[int, torch.Tensor]
+    params: Dict[int, torch.Tensor]
+
+
+def flat(tensors: List[torch.Tensor]) -> torch.Tensor:
+    return torch.cat([t.reshape(-1) for t in tensors])
+
+
+def run_reference(spec: ModelSpec, model_stages: int,
+                  total_microbatches: int) -> Reference:
+    """One SGD step of the whole model over `total_microbatches`
+    microbatches; the loss is their mean."""
+    stages = [make_stage(spec, s) for s in range(model_stages)]
+    loss = torch.zeros((), dtype=torch.float64)
+    for m in range(total_microbatches):
+        x, target = microbatch(spec, m)
+        for stage in stages:
+            x = stage(x)
+        loss = loss + loss_fn(x, target) / total_microbatches
+    loss.backward()
+    grads, params = {}, {}
+    with torch.no_grad():
+        for s, stage in enumerate(stages):
+            ps = list(stage.parameters())
+            grads[s] = flat([p.grad for p in ps]).clone()
+            for p in ps:
+                p -= LEARNING_RATE * p.grad
+            params[s] = flat(list(ps)).clone()
+    return Reference(loss=float(loss), grads=grads, params=params)

@@ -1,0 +1,446 @@
+"""One process of a plan's run: executes one rank's instructions for real.
+
+Process g runs plan rank g % R (R ranks in the plan) in data-parallel
+replica g // R. Transfers are torch.distributed send/recv (a p2p group is
+one batch_isend_irecv), computes are autograd on the rank's stage modules
+(I and W split the backward with torch.autograd.grad), collectives run on
+process groups made from the plan's groups, FSDP stages keep a shard of
+their parameters between UNSHARD and RESHARD.
+"""
+
+from __future__ import annotations
+
+import math
+import traceback
+from datetime import timedelta
+from typing import Dict, List, Optional, Tuple
+
+import torch
+import torch.distributed as dist
+
+from .models import LEARNING_RATE, ModelSpec, loss_fn, make_stage, microbatch
+from .plan import (COMPUTE_OPS, Instruction, Plan, PlanError, bundles)
+
+# Progress states shared with the runner.
+STARTING, RUNNING, DONE, FAILED = 0, 1, 2, 3
+
+
+def physical_group(plan: Plan, group: str, rank_id: int,
+                   replica: int) -> Tuple[int, ...]:
+    """The processes of the member set of `group` that holds `rank_id`: the
+    group named dp spans every data-parallel replica, the others stay in
+    `replica`."""
+    rank_count = len(plan.rank_ids)
+    for members in plan.groups[group]:
+        if rank_id not in members:
+            continue
+        indices = [plan.index_of(m) for m in members]
+        replicas = range(plan.data_parallel) if group == "dp" else [replica]
+        return tuple(sorted(d * rank_count + i for d in replicas
+                            for i in indices))
+    raise PlanError(f"no member set of group @{group} holds rank {rank_id}")
+
+
+def dp_group(plan: Plan, index: int) -> Tuple[int, ...]:
+    """The processes that run plan rank `index` in each replica."""
+    return tuple(d * len(plan.rank_ids) + index
+                 for d in range(plan.data_parallel))
+
+
+def all_groups(plan: Plan) -> List[Tuple[int, ...]]:
+    """Every process group of more than one process the run needs, in one
+    order for every process (torch's new_group must be called alike)."""
+    found = set()
+    for d in range(plan.data_parallel):
+        for rank_id in plan.rank_ids:
+            for name, sets in plan.groups.items():
+                if any(rank_id in s for s in sets):
+                    found.add(physical_group(plan, name, rank_id, d))
+    for index in range(len(plan.rank_ids)):
+        found.add(dp_group(plan, index))
+    return sorted(g for g in found if len(g) > 1)
+
+
+def flat(tensors: List[torch.Tensor]) -> torch.Tensor:
+    return torch.cat([t.reshape(-1) for t in tensors])
+
+
+class RankExecutor:
+    """The state of one rank while it runs its program."""
+
+    def __init__(self, plan: Plan, spec: ModelSpec, process: int,
+                 groups: Dict[Tuple[int, ...], object]) -> None:
+        self.plan = plan
+        self.spec = spec
+        self.process = process
+        self.index = process % len(plan.rank_ids)
+        self.replica = process // len(plan.rank_ids)
+        self.rank_id = plan.rank_ids[self.index]
+        self.program = plan.programs[self.index]
+        self.groups = groups
+        self.scale = 1.0 / (plan.microbatches * plan.data_parallel)
+        held = sorted({i.stage for i in self.program
+                       if i.op in COMPUTE_OPS or i.op in (
+                           "unshard", "reshard", "reduce_grad")})
+        for stage in held:
+            if stage >= plan.stages:
+                raise PlanError(f"stage {stage} is out of range: the plan "
+                                f"has {plan.stages} stages")
+        self.modules = {s: make_stage(spec, plan.model_stage(s))
+                        for s in held}
+        self.fsdp = {i.stage for i in self.program if i.op == "unshard"}
+        self.unsharded = set(held) - self.fsdp
+        self.shards: Dict[int, torch.Tensor] = {}
+        for s in self.fsdp:
+            full = flat([p.data for p in self.modules[s].parameters()])
+            self.shards[s] = self._slice(full, s).clone()
+            self._drop_parameters(s)
+        self.inputs: Dict[Tuple[int, int], torch.Tensor] = {}
+        self.outputs: Dict[Tuple[int, int], torch.Tensor] = {}
+        self.output_grads: Dict[Tuple[int, int], Optional[torch.Tensor]] = {}
+        self.input_grads: Dict[Tuple[int, int], torch.Tensor] = {}
+        self.received: Dict[Tuple[str, int, int], torch.Tensor] = {}
+        self.reduced: Dict[int, torch.Tensor] = {}
+        self.loss = 0.0
+        self.stepped = False
+
+    # -- FSDP shards ------------------------------------------------------
+    def _shard_bounds(self, stage: int, length: int) -> Tuple[int, int]:
+        dp = self.plan.data_parallel
+        size = -(-length // dp)
+        begin = min(self.replica * size, length)
+        return begin, min(begin + size, length)
+
+    def _slice(self, full: torch.Tensor, stage: int) -> torch.Tensor:
+        begin, end = self._shard_bounds(stage, full.numel())
+        return full[begin:end]
+
+    def _drop_parameters(self, stage: int) -> None:
+        for p in self.modules[stage].parameters():
+            p.data = torch.full_like(p.data, math.nan)
+
+    def _set_parameters(self, stage: int, full: torch.Tensor) -> None:
+        offset = 0
+        for p in self.modules[stage].parameters():
+            n = p.numel()
+            p.data = full[offset:offset + n].view_as(p).clone()
+            offset += n
+
+    def _dp_process_group(self):
+        return self.groups.get(dp_group(self.plan, self.index))
+
+    # -- instructions -----------------------------------------------------
+    def _module(self, ins: Instruction):
+        if ins.stage not in self.unsharded:
+            raise PlanError(f"{ins.describe()} runs while the stage's "
+                            f"parameters are sharded (no unshard before it)")
+        return self.modules[ins.stage]
+
+    def forward(self, ins: Instruction) -> None:
+        module = self._module(ins)
+        key = (ins.stage, ins.microbatch)
+        if key in self.outputs:
+            raise PlanError(f"{ins.describe()} runs twice")
+        global_mb = self.replica * self.plan.microbatches + ins.microbatch
+        x, target = microbatch(self.spec, global_mb)
+        if not self.plan.is_first_stage(ins.stage):
+            x = self.received.pop(("forward",) + key, None)
+            local = self.outputs.get((ins.stage - 1, ins.microbatch))
+            if x is None and local is not None:
+                # The producer runs on this rank (a V placement's turn).
+                x = local.detach().clone()
+            if x is None:
+                raise PlanError(f"{ins.describe()} has no input: no recv "
+                                f"forward of it came first")
+            x.requires_grad_(True)
+        out = module(x)
+        if self.plan.is_last_stage(ins.stage):
+            out = loss_fn(out, target) * self.scale
+            self.loss += float(out)
+        self.inputs[key] = x
+        self.outputs[key] = out
+
+    def _output_grad(self, ins: Instruction) -> Optional[torch.Tensor]:
+        key = (ins.stage, ins.microbatch)
+        if key not in self.outputs:
+            raise PlanError(f"{ins.describe()} runs before the forward of "
+                            f"its microbatch")
+        if self.plan.is_last_stage(ins.stage):
+            return None
+        grad = self.received.pop(("backward",) + key, None)
+        if grad is None and (ins.stage + 1) in self.modules:
+            # The consumer runs on this rank (a V placement's turn).
+            grad = self.input_grads.pop((ins.stage + 1, ins.microbatch), None)
+        if grad is None:
+            raise PlanError(f"{ins.describe()} has no output gradient: no "
+                            f"recv backward of it came first")
+        return grad
+
+    def backward(self, ins: Instruction) -> None:
+        self._module(ins)
+        key = (ins.stage, ins.microbatch)
+        grad = self._output_grad(ins)
+        out = self.outputs.pop(key)
+        x = self.inputs.pop(key)
+        torch.autograd.backward(out, grad)
+        if x.requires_grad:
+            self.input_grads[key] = x.grad
+
+    def backward_input(self, ins: Instruction) -> None:
+        self._module(ins)
+        key = (ins.stage, ins.microbatch)
+        grad = self._output_grad(ins)
+        self.output_grads[key] = grad
+        x = self.inputs[key]
+        if x.requires_grad:
+            (gx,) = torch.autograd.grad(self.outputs[key], [x], grad,
+                                        retain_graph=True)
+            self.input_grads[key] = gx
+
+    def backward_weight(self, ins: Instruction) -> None:
+        module = self._module(ins)
+        key = (ins.stage, ins.microbatch)
+        if key not in self.output_grads:
+            raise PlanError(f"{ins.describe()} runs before its "
+                            f"backward_input")
+        grad = self.output_grads.pop(key)
+        out = self.outputs.pop(key)
+        self.inputs.pop(key)
+        params = list(module.parameters())
+        grads = torch.autograd.grad(out, params, grad, allow_unused=True)
+        for p, g in zip(params, grads):
+            if g is not None:
+                p.grad = g if p.grad is None else p.grad + g
+
+    def _payload(self, ins: Instruction) -> torch.Tensor:
+        key = (ins.stage, ins.microbatch)
+        if ins.direction == "forward":
+            out = self.outputs.get(key)
+            if out is None or self.plan.is_last_stage(ins.stage):
+                raise PlanError(f"{ins.describe()} has nothing to send: no "
+                                f"forward of a non-last stage made it")
+            return out.detach().contiguous()
+        grad = self.input_grads.pop(key, None)
+        if grad is None:
+            raise PlanError(f"{ins.describe()} has nothing to send: no "
+                            f"backward of it ran on this rank")
+        return grad.contiguous()
+
+    def _peer(self, ins: Instruction) -> int:
+        return (self.replica * len(self.plan.rank_ids) +
+                self.plan.index_of(ins.peer))
+
+    def transfers(self, run: List[Instruction]) -> None:
+        """A lone send or recv, or a p2p group issued together."""
+        ops = []
+        landed = []
+        for ins in run:
+            if ins.peer == self.rank_id:
+                raise PlanError(f"{ins.describe()} names its own rank")
+            if ins.op == "send":
+                ops.append(dist.P2POp(dist.isend, self._payload(ins),
+                                      self._peer(ins)))
+            else:
+                buf = torch.empty(self.spec.activation_shape(),
+                                  dtype=torch.float64)
+                ops.append(dist.P2POp(dist.irecv, buf, self._peer(ins)))
+                landed.append(((ins.direction, ins.stage, ins.microbatch),
+                               buf))
+        if len(ops) == 1:
+            op = ops[0]
+            if op.op is dist.isend:
+                dist.send(op.tensor, op.peer)
+            else:
+                dist.recv(op.tensor, op.peer)
+        else:
+            for request in dist.batch_isend_irecv(ops):
+                request.wait()
+        for key, buf in landed:
+            self.received[key] = buf
+
+    def _flat_grad(self, stage: int) -> torch.Tensor:
+        return flat([p.grad if p.grad is not None else torch.zeros_like(p)
+                     for p in self.modules[stage].parameters()])
+
+    def _set_grad(self, stage: int, full: torch.Tensor) -> None:
+        offset = 0
+        for p in self.modules[stage].parameters():
+            n = p.numel()
+            p.grad = full[offset:offset + n].view_as(p).clone()
+            offset += n
+
+    def collective(self, ins: Instruction) -> None:
+        members = physical_group(self.plan, ins.group, self.rank_id,
+                                 self.replica)
+        group = self.groups.get(members)
+        if self.plan.reduces_gradients(ins):
+            if ins.stage not in self.modules:
+                raise PlanError(f"{ins.describe()} reduces the gradients of "
+                                f"a stage this rank does not hold")
+            if ins.stage in self.reduced:
+                # After reduce_grad the gradient the optimizer will use is
+                # the reduced one (a shard under FSDP): sum that.
+                if group is not None:
+                    dist.all_reduce(self.reduced[ins.stage], group=group)
+                return
+            grad = self._flat_grad(ins.stage)
+            if group is not None:
+                dist.all_reduce(grad, group=group)
+            self._set_grad(ins.stage, grad)
+            return
+        if group is None:
+            return
+        size = len(members)
+        count = max(1, -(-max(ins.bytes, 0) // 8))
+        count = -(-count // size) * size
+        data = torch.ones(count, dtype=torch.float64)
+        if ins.op in ("all_reduce", "reduce_scatter"):
+            dist.all_reduce(data, group=group)
+        elif ins.op == "all_gather":
+            parts = [torch.empty_like(data) for _ in range(size)]
+            dist.all_gather(parts, data, group=group)
+        elif ins.op == "all_to_all":
+            out = torch.empty_like(data)
+            dist.all_to_all_single(out, data, group=group)
+        else:
+            dist.barrier(group=group)
+
+    def unshard(self, ins: Instruction) -> None:
+        stage = ins.stage
+        if stage in self.unsharded:
+            raise PlanError(f"{ins.describe()}: the stage is unsharded "
+                            f"already")
+        shard = self.shards[stage]
+        group = self._dp_process_group()
+        if group is None:
+            full = shard
+        else:
+            length = sum(p.numel() for p in self.modules[stage].parameters())
+            size = -(-length // self.plan.data_parallel)
+            padded = torch.zeros(size, dtype=torch.float64)
+            padded[:shard.numel()] = shard
+            parts = [torch.empty_like(padded)
+                     for _ in range(self.plan.data_parallel)]
+            dist.all_gather(parts, padded, group=group)
+            full = torch.cat(parts)[:length]
+        self._set_parameters(stage, full)
+        self.unsharded.add(stage)
+
+    def reshard(self, ins: Instruction) -> None:
+        if ins.stage not in self.fsdp or ins.stage not in self.unsharded:
+            raise PlanError(f"{ins.describe()} without an unshard before it")
+        self._drop_parameters(ins.stage)
+        self.unsharded.discard(ins.stage)
+
+    def reduce_grad(self, ins: Instruction) -> None:
+        """Sums the stage's gradients over the data-parallel replicas and
+        keeps this rank's shard (all of it for a stage not sharded).
+        Gradients computed later never reach the optimizer, as in FSDP."""
+        if ins.stage in self.reduced:
+            raise PlanError(f"{ins.describe()} runs twice")
+        grad = self._flat_grad(ins.stage)
+        group = self._dp_process_group()
+        if group is not None:
+            dist.all_reduce(grad, group=group)
+        if ins.stage in self.fsdp:
+            grad = self._slice(grad, ins.stage)
+        self.reduced[ins.stage] = grad.clone()
+        for p in self.modules[ins.stage].parameters():
+            p.grad = None
+
+    def optimizer_step(self, ins: Instruction) -> None:
+        if self.stepped:
+            raise PlanError("optimizer_step runs twice")
+        self.stepped = True
+        self.results = {}
+        with torch.no_grad():
+            for stage, module in self.modules.items():
+                grad = self.reduced.get(stage)
+                if grad is None:
+                    grad = self._flat_grad(stage)
+                    if stage in self.fsdp:
+                        grad = self._slice(grad, stage)
+                if stage in self.fsdp:
+                    self.shards[stage] -= LEARNING_RATE * grad
+                    param = self.shards[stage]
+                else:
+                    full = flat([p.data for p in module.parameters()])
+                    param = full - LEARNING_RATE * grad
+                    self._set_parameters(stage, param)
+                self.results[stage] = (grad.clone(), param.clone())
+
+    def run(self, progress) -> None:
+        dispatch = {"forward": self.forward, "backward": self.backward,
+                    "backward_input": self.backward_input,
+                    "backward_weight": self.backward_weight,
+                    "unshard": self.unshard, "reshard": self.reshard,
+                    "reduce_grad": self.reduce_grad,
+                    "optimizer_step": self.optimizer_step}
+        for begin, end in bundles(self.program):
+            progress(begin)
+            run = self.program[begin:end]
+            try:
+                if run[0].op in ("send", "recv"):
+                    if any(i.op not in ("send", "recv") for i in run):
+                        raise PlanError("a p2p group holds a non-transfer")
+                    self.transfers(run)
+                    continue
+                for ins in run:
+                    if ins.op in dispatch:
+                        dispatch[ins.op](ins)
+                    else:
+                        self.collective(ins)
+            except PlanError as e:
+                raise PlanError(f"instruction {begin} "
+                                f"({self.program[begin].describe()}): "
+                                f"{e}") from None
+
+    def report(self) -> dict:
+        """Loss and, per stage, gradient and parameters after the step (the
+        step's values even when the plan has none: then the stage is
+        reported unstepped)."""
+        stages = {}
+        results = getattr(self, "results", {})
+        for stage, module in self.modules.items():
+            if stage in results:
+                grad, param = results[stage]
+            else:
+                grad = self.reduced.get(stage, self._flat_grad(stage))
+                param = (self.shards[stage] if stage in self.fsdp else
+                         flat([p.data for p in module.parameters()]))
+            length = sum(p.numel() for p in module.parameters())
+            begin, _ = (self._shard_bounds(stage, length)
+                        if stage in self.fsdp else (0, length))
+            stages[stage] = {"grad": grad.tolist(), "param": param.tolist(),
+                             "offset": begin}
+        return {"process": self.process, "rank": self.rank_id,
+                "replica": self.replica, "loss": self.loss,
+                "stepped": self.stepped, "stages": stages}
+
+
+def worker_main(plan: Plan, spec: ModelSpec, process: int, world: int,
+                init_method: str, timeout: float, progress, states,
+                results) -> None:
+    """Entry point of one process."""
+    torch.set_num_threads(1)
+    try:
+        dist.init_process_group(
+            "gloo", init_method=init_method, rank=process, world_size=world,
+            timeout=timedelta(seconds=max(4 * timeout, 30)))
+        groups = {members: dist.new_group(ranks=list(members))
+                  for members in all_groups(plan)}
+        executor = RankExecutor(plan, spec, process, groups)
+        states[process] = RUNNING
+
+        def mark(index: int) -> None:
+            progress[process] = index
+
+        executor.run(mark)
+        results.put(("ok", process, executor.report()))
+        states[process] = DONE
+    except PlanError as e:
+        results.put(("plan", process, str(e)))
+        states[process] = FAILED
+    except Exception:  # a bug or a torch error: say everything
+        results.put(("crash", process, traceback.format_exc()))
+        states[process] = FAILED

@@ -1,0 +1,768 @@
+//===- JsonPlan.cpp - import JSON runtime plans ---------------------------===//
+//
+// llvm::json parses the text; this file checks the plan's structure field
+// by field (docs/runtime-plan.schema.json) and builds the plain schedule.
+// llvm::json keeps no source positions, so a scan of the text finds the `{`
+// of each instruction (the objects that hold an "op" key) for diagnostics.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Import/JsonPlan.h"
+#include "dialects/Sched/SchedOps.h"
+#include "lib/ScheduleIR/ScheduleIR.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace sched;
+
+namespace {
+
+/// The dialect's bounds; bigger indices are typos.
+constexpr int64_t kMaxStages = 1 << 20;
+constexpr int64_t kMaxMicrobatches = 1 << 26;
+constexpr int64_t kMaxIndex = int64_t{1} << 40;
+
+constexpr llvm::StringLiteral kPlanFormat = "schedc-runtime-plan";
+
+/// The positions of the objects that hold an "op" key, in document order:
+/// the instructions. Tracks strings and escapes so that braces and "op"
+/// inside strings do not count.
+std::vector<std::pair<unsigned, unsigned>> scanInstructions(StringRef text) {
+  std::vector<std::pair<unsigned, unsigned>> found;
+  std::vector<std::pair<unsigned, unsigned>> open;
+  unsigned line = 1, column = 1;
+  for (size_t i = 0; i < text.size(); ++i, ++column) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      column = 0;
+    } else if (c == '{') {
+      open.emplace_back(line, column);
+    } else if (c == '}') {
+      if (!open.empty())
+        open.pop_back();
+    } else if (c == '"') {
+      const size_t start = i + 1;
+      for (++i; i < text.size() && text[i] != '"'; ++i, ++column)
+        if (text[i] == '\\') {
+          ++i;
+          ++column;
+        }
+      ++column;
+      if (text.slice(start, i) != "op" || open.empty())
+        continue;
+      size_t next = text.find_first_not_of(" \t\r\n", i + 1);
+      if (next != StringRef::npos && text[next] == ':')
+        found.push_back(open.back());
+    }
+  }
+  return found;
+}
+
+/// Turns "[3:7, byte=40]: Expected ..." into the line, column and message.
+void splitParseError(StringRef logged, unsigned &line, unsigned &column,
+                     std::string &message) {
+  line = column = 1;
+  message = logged.str();
+  if (!logged.consume_front("["))
+    return;
+  auto [position, rest] = logged.split("]: ");
+  auto [lineText, columnText] = position.split(',').first.split(':');
+  unsigned l = 0, c = 0;
+  if (lineText.getAsInteger(10, l) || columnText.getAsInteger(10, c))
+    return;
+  line = std::max(l, 1u);
+  column = std::max(c, 1u);
+  message = rest.str();
+}
+
+class PlanReader {
+public:
+  PlanReader(llvm::SourceMgr &sourceMgr, MLIRContext *context)
+      : text(sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer()),
+        result(context, sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
+                            ->getBufferIdentifier()) {}
+
+  FailureOr<JsonPlanInput> read();
+
+private:
+  /// An error about `where` (a path into the plan), at the instruction
+  /// being read when there is one, else at the top of the file.
+  InFlightDiagnostic error(const Twine &where) {
+    Location loc = result.locate(1, 1);
+    if (rank >= 0)
+      loc = result.locateAction(rank, instruction);
+    return emitError(loc) << "malformed plan: " << where << ": ";
+  }
+
+  LogicalResult checkKeys(const llvm::json::Object &object, StringRef where,
+                          llvm::ArrayRef<StringRef> allowed);
+  LogicalResult readInt(const llvm::json::Object &object, StringRef key,
+                        StringRef where, int64_t low, int64_t high,
+                        std::optional<int64_t> fallback, int64_t &out);
+  LogicalResult readString(const llvm::json::Object &object, StringRef key,
+                           StringRef where, std::optional<StringRef> fallback,
+                           std::string &out);
+  const llvm::json::Array *readArray(const llvm::json::Object &object,
+                                     StringRef key, StringRef where,
+                                     bool required);
+
+  LogicalResult readHeader(const llvm::json::Object &root);
+  LogicalResult readVerdict(const llvm::json::Object &root);
+  LogicalResult readMesh(const llvm::json::Object &root);
+  LogicalResult readRankIds(const llvm::json::Array &ranks);
+  LogicalResult readGroups(const llvm::json::Object &root);
+  LogicalResult readCollectives(const llvm::json::Object &root);
+  LogicalResult readAuxHeads(const llvm::json::Object &root);
+  LogicalResult readStageCosts(const llvm::json::Object &root);
+  LogicalResult readStageRanks(const llvm::json::Object &root);
+  LogicalResult readInstruction(const llvm::json::Value &value,
+                                RankProgram &program,
+                                std::vector<BufferSlots> &slots);
+  LogicalResult readRanks(const llvm::json::Array &ranks);
+
+  StringRef text;
+  JsonPlanInput result;
+  /// The instruction being read, -1 when none.
+  int32_t rank = -1;
+  int32_t instruction = -1;
+  llvm::DenseMap<int64_t, int32_t> rankIndex;
+  llvm::StringMap<int32_t> groupIndex;
+  /// Bundles of the rank being read: plan id -> bundle, and the last one.
+  llvm::DenseMap<int64_t, uint32_t> bundles;
+  uint32_t lastBundle = 0;
+};
+
+} // namespace
+
+JsonPlanInput::JsonPlanInput(MLIRContext *context, StringRef file)
+    : file(StringAttr::get(context, file)) {}
+
+Location JsonPlanInput::locate(unsigned line, unsigned column) const {
+  return FileLineColLoc::get(file, line, column);
+}
+
+Location JsonPlanInput::locateAction(int32_t rank, int32_t index) const {
+  if (rank < 0 || static_cast<size_t>(rank) >= positions.size() || index < 0 ||
+      static_cast<size_t>(index) >= positions[rank].size())
+    return locate(1, 1);
+  auto [line, column] = positions[rank][index];
+  return locate(line, column);
+}
+
+bool sched::looksLikeJsonPlan(StringRef text) {
+  return text.ltrim().starts_with("{");
+}
+
+LogicalResult PlanReader::checkKeys(const llvm::json::Object &object,
+                                    StringRef where,
+                                    llvm::ArrayRef<StringRef> allowed) {
+  for (const auto &entry : object)
+    if (!llvm::is_contained(allowed, entry.first.str()))
+      return error(where) << "unknown key \"" << entry.first.str()
+                          << "\"; expected one of: "
+                          << llvm::join(allowed, ", ");
+  return success();
+}
+
+LogicalResult PlanReader::readInt(const llvm::json::Object &object,
+                                  StringRef key, StringRef where, int64_t low,
+                                  int64_t high, std::optional<int64_t> fallback,
+                                  int64_t &out) {
+  const llvm::json::Value *value = object.get(key);
+  if (!value) {
+    if (fallback) {
+      out = *fallback;
+      return success();
+    }
+    return error(where) << "\"" << key << "\" is missing";
+  }
+  std::optional<int64_t> number = value->getAsInteger();
+  if (!number || *number < low || *number > high)
+    return error(where) << "\"" << key << "\" must be an integer from " << low
+                        << " to " << high;
+  out = *number;
+  return success();
+}
+
+LogicalResult PlanReader::readString(const llvm::json::Object &object,
+                                     StringRef key, StringRef where,
+                                     std::optional<StringRef> fallback,
+                                     std::string &out) {
+  const llvm::json::Value *value = object.get(key);
+  if (!value) {
+    if (fallback) {
+      out = fallback->str();
+      return success();
+    }
+    return error(where) << "\"" << key << "\" is missing";
+  }
+  std::optional<StringRef> string = value->getAsString();
+  if (!string)
+    return error(where) << "\"" << key << "\" must be a string";
+  out = string->str();
+  return success();
+}
+
+const llvm::json::Array *PlanReader::readArray(const llvm::json::Object &object,
+                                               StringRef key, StringRef where,
+                                               bool required) {
+  static const llvm::json::Array empty;
+  const llvm::json::Value *value = object.get(key);
+  if (!value) {
+    if (required) {
+      error(where) << "\"" << key << "\" is missing";
+      return nullptr;
+    }
+    return &empty;
+  }
+  const llvm::json::Array *array = value->getAsArray();
+  if (!array)
+    error(where) << "\"" << key << "\" must be an array";
+  return array;
+}
+
+LogicalResult PlanReader::readHeader(const llvm::json::Object &root) {
+  if (failed(checkKeys(root, "plan",
+                       {"format", "version", "schedc_version", "name",
+                        "verdict", "stages", "microbatches", "replicas",
+                        "data_parallel", "stage_ranks", "mesh", "groups",
+                        "collectives", "aux_heads", "stage_costs", "ranks"})))
+    return failure();
+  std::string format;
+  if (failed(readString(root, "format", "plan", std::nullopt, format)))
+    return failure();
+  if (format != kPlanFormat)
+    return error("plan") << "\"format\" is '" << format << "', expected '"
+                         << kPlanFormat << "'";
+  int64_t version = 0;
+  if (failed(readInt(root, "version", "plan", 1, kMaxIndex, std::nullopt,
+                     version)))
+    return failure();
+  if (version != kRuntimePlanVersion)
+    return error("plan") << "unsupported plan version " << version
+                         << "; this schedc reads version "
+                         << kRuntimePlanVersion;
+  std::string ignored;
+  RuntimePlan &plan = result.plan;
+  Schedule &schedule = plan.schedule;
+  int64_t stages = 0, microbatches = 0, replicas = 1, dp = 1;
+  if (failed(
+          readString(root, "schedc_version", "plan", StringRef(""), ignored)) ||
+      failed(readString(root, "name", "plan", StringRef("plan"), plan.name)) ||
+      failed(readInt(root, "stages", "plan", 1, kMaxStages, std::nullopt,
+                     stages)) ||
+      failed(readInt(root, "microbatches", "plan", 1, kMaxMicrobatches,
+                     std::nullopt, microbatches)) ||
+      failed(readInt(root, "replicas", "plan", 1, kMaxStages, 1, replicas)) ||
+      failed(readInt(root, "data_parallel", "plan", 1, kMaxIndex, 1, dp)))
+    return failure();
+  if (plan.name.empty())
+    return error("plan") << "\"name\" must not be empty";
+  schedule.numStages = static_cast<int32_t>(stages);
+  schedule.numMicrobatches = static_cast<int32_t>(microbatches);
+  schedule.replicas = static_cast<int32_t>(replicas);
+  schedule.dataParallel = dp;
+  if (std::string why = schedule.replicaError(); !why.empty())
+    return error("plan") << why;
+  return success();
+}
+
+LogicalResult PlanReader::readVerdict(const llvm::json::Object &root) {
+  const llvm::json::Value *value = root.get("verdict");
+  if (!value)
+    return success();
+  const llvm::json::Object *verdict = value->getAsObject();
+  if (!verdict)
+    return error("verdict") << "must be an object";
+  if (failed(checkKeys(*verdict, "verdict", {"status", "p2p", "memory_limit"})))
+    return failure();
+  PlanVerdict &out = result.plan.verdict;
+  std::string status;
+  if (failed(readString(*verdict, "status", "verdict", StringRef("unverified"),
+                        status)) ||
+      failed(readString(*verdict, "p2p", "verdict", StringRef("rendezvous"),
+                        out.p2p)))
+    return failure();
+  if (status != "verified" && status != "unverified")
+    return error("verdict") << "\"status\" must be verified or unverified";
+  out.verified = status == "verified";
+  if (out.p2p != "rendezvous" && out.p2p != "eager")
+    return error("verdict") << "\"p2p\" must be rendezvous or eager";
+  if (const llvm::json::Value *limit = verdict->get("memory_limit")) {
+    if (limit->kind() == llvm::json::Value::Null)
+      return success();
+    std::optional<double> number = limit->getAsNumber();
+    if (!number || !(*number >= 0))
+      return error("verdict")
+             << "\"memory_limit\" must be a number >= 0 or null";
+    out.memoryLimit = *number;
+  }
+  return success();
+}
+
+LogicalResult PlanReader::readMesh(const llvm::json::Object &root) {
+  const llvm::json::Array *mesh = readArray(root, "mesh", "plan", false);
+  if (!mesh)
+    return failure();
+  for (size_t k = 0; k < mesh->size(); ++k) {
+    const std::string where = llvm::formatv("mesh[{0}]", k).str();
+    const llvm::json::Object *axis = (*mesh)[k].getAsObject();
+    if (!axis)
+      return error(where) << "must be an object {\"axis\", \"size\"}";
+    MeshAxis &out = result.plan.mesh.emplace_back();
+    if (failed(checkKeys(*axis, where, {"axis", "size"})) ||
+        failed(readString(*axis, "axis", where, std::nullopt, out.name)) ||
+        failed(readInt(*axis, "size", where, 1, kMaxIndex, std::nullopt,
+                       out.size)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult PlanReader::readRankIds(const llvm::json::Array &ranks) {
+  Schedule &schedule = result.plan.schedule;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const std::string where = llvm::formatv("ranks[{0}]", r).str();
+    const llvm::json::Object *object = ranks[r].getAsObject();
+    if (!object)
+      return error(where) << "must be an object {\"rank\", \"instructions\"}";
+    if (failed(checkKeys(*object, where, {"rank", "instructions"})))
+      return failure();
+    int64_t id = 0;
+    if (failed(readInt(*object, "rank", where, 0, kMaxIndex, std::nullopt, id)))
+      return failure();
+    if (!rankIndex.try_emplace(id, static_cast<int32_t>(r)).second)
+      return error(where) << "rank " << id << " appears twice";
+    schedule.ranks.push_back({id, {}});
+  }
+  return success();
+}
+
+LogicalResult PlanReader::readGroups(const llvm::json::Object &root) {
+  const llvm::json::Array *groups = readArray(root, "groups", "plan", false);
+  if (!groups)
+    return failure();
+  Schedule &schedule = result.plan.schedule;
+  for (size_t g = 0; g < groups->size(); ++g) {
+    const std::string where = llvm::formatv("groups[{0}]", g).str();
+    const llvm::json::Object *group = (*groups)[g].getAsObject();
+    if (!group)
+      return error(where) << "must be an object {\"name\", \"members\"}";
+    ProcessGroup out;
+    if (failed(checkKeys(*group, where, {"name", "members"})) ||
+        failed(readString(*group, "name", where, std::nullopt, out.name)))
+      return failure();
+    if (!groupIndex.try_emplace(out.name, static_cast<int32_t>(g)).second)
+      return error(where) << "group '" << out.name << "' is declared twice";
+    const llvm::json::Array *sets = readArray(*group, "members", where, true);
+    if (!sets)
+      return failure();
+    llvm::DenseMap<int64_t, bool> seen;
+    for (const llvm::json::Value &setValue : *sets) {
+      const llvm::json::Array *set = setValue.getAsArray();
+      if (!set)
+        return error(where) << "\"members\" must be an array of arrays of "
+                               "rank ids";
+      std::vector<int32_t> &indices = out.members.emplace_back();
+      for (const llvm::json::Value &idValue : *set) {
+        std::optional<int64_t> id = idValue.getAsInteger();
+        auto index = id ? rankIndex.find(*id) : rankIndex.end();
+        if (index == rankIndex.end())
+          return error(where) << "a member is not a rank id of the plan";
+        if (!seen.try_emplace(*id, true).second)
+          return error(where) << "rank " << *id << " is in two member sets";
+        indices.push_back(index->second);
+      }
+    }
+    schedule.groups.push_back(std::move(out));
+  }
+  return success();
+}
+
+LogicalResult PlanReader::readCollectives(const llvm::json::Object &root) {
+  const llvm::json::Array *decls =
+      readArray(root, "collectives", "plan", false);
+  if (!decls)
+    return failure();
+  for (size_t k = 0; k < decls->size(); ++k) {
+    const std::string where = llvm::formatv("collectives[{0}]", k).str();
+    const llvm::json::Object *decl = (*decls)[k].getAsObject();
+    if (!decl)
+      return error(where) << "must be an object";
+    std::string kind, group, when;
+    int64_t bytes = 0, stage = -1;
+    if (failed(checkKeys(*decl, where,
+                         {"kind", "group", "bytes", "when", "stage"})) ||
+        failed(readString(*decl, "kind", where, std::nullopt, kind)) ||
+        failed(readString(*decl, "group", where, std::nullopt, group)) ||
+        failed(readString(*decl, "when", where, std::nullopt, when)) ||
+        failed(readInt(*decl, "bytes", where, 0, INT64_MAX, std::nullopt,
+                       bytes)) ||
+        failed(readInt(*decl, "stage", where, 0, kMaxStages - 1, -1, stage)))
+      return failure();
+    CollectiveDeclaration out;
+    std::optional<ActionKind> parsed = parsePlanOpName(kind);
+    if (!parsed || !isCollective(*parsed))
+      return error(where) << "unknown collective kind '" << kind
+                          << "'; expected all_reduce, reduce_scatter, "
+                             "all_gather, all_to_all or barrier";
+    std::optional<CollectiveTiming> timing = parseCollectiveTiming(when);
+    if (!timing)
+      return error(where) << "unknown \"when\" '" << when
+                          << "'; expected before_forward, after_forward, "
+                             "before_backward, after_backward or step";
+    auto index = groupIndex.find(group);
+    if (index == groupIndex.end())
+      return error(where) << "names group '" << group
+                          << "', which the plan does not declare";
+    out.kind = *parsed;
+    out.group = index->second;
+    out.bytes = bytes;
+    out.when = *timing;
+    out.stage = static_cast<int32_t>(stage);
+    result.plan.schedule.collectives.push_back(out);
+  }
+  return success();
+}
+
+LogicalResult PlanReader::readAuxHeads(const llvm::json::Object &root) {
+  const llvm::json::Array *heads = readArray(root, "aux_heads", "plan", false);
+  if (!heads)
+    return failure();
+  for (size_t k = 0; k < heads->size(); ++k) {
+    const std::string where = llvm::formatv("aux_heads[{0}]", k).str();
+    const llvm::json::Object *head = (*heads)[k].getAsObject();
+    if (!head)
+      return error(where) << "must be an object {\"stage\", \"scope\"}";
+    AuxHead out;
+    int64_t stage = 0;
+    if (failed(checkKeys(*head, where, {"stage", "scope"})) ||
+        failed(readInt(*head, "stage", where, 0,
+                       result.plan.schedule.numStages - 1, std::nullopt,
+                       stage)) ||
+        failed(readString(*head, "scope", where, std::nullopt, out.scope)))
+      return failure();
+    if (!symbolizeAuxScope(out.scope))
+      return error(where) << "unknown scope '" << out.scope
+                          << "'; expected microbatch, sequence, global_batch "
+                             "or aux_free";
+    out.stage = static_cast<int32_t>(stage);
+    result.plan.auxHeads.push_back(out);
+  }
+  return success();
+}
+
+LogicalResult PlanReader::readStageCosts(const llvm::json::Object &root) {
+  const llvm::json::Array *costs =
+      readArray(root, "stage_costs", "plan", false);
+  if (!costs)
+    return failure();
+  Schedule &schedule = result.plan.schedule;
+  if (!costs->empty() &&
+      costs->size() != static_cast<size_t>(schedule.numStages))
+    return error("stage_costs") << "holds " << costs->size() << " entries for "
+                                << schedule.numStages << " stages";
+  for (size_t s = 0; s < costs->size(); ++s) {
+    const std::string where = llvm::formatv("stage_costs[{0}]", s).str();
+    const llvm::json::Object *cost = (*costs)[s].getAsObject();
+    if (!cost)
+      return error(where) << "must be an object";
+    if (failed(
+            checkKeys(*cost, where,
+                      {"forward", "backward_input", "backward_weight",
+                       "activation", "weight_grad", "parameters", "output"})))
+      return failure();
+    StageCost &out = schedule.stageCosts.emplace_back();
+    for (auto [key, field] :
+         {std::pair<StringRef, double *>{"forward", &out.forward},
+          {"backward_input", &out.backwardInput},
+          {"backward_weight", &out.backwardWeight}}) {
+      const llvm::json::Value *value = cost->get(key);
+      std::optional<double> number = value ? value->getAsNumber() : 1.0;
+      if (!number || !(*number >= 0) || !std::isfinite(*number))
+        return error(where) << "\"" << key << "\" must be a finite number >= 0";
+      *field = *number;
+    }
+    if (failed(readInt(*cost, "activation", where, 0, INT64_MAX, 0,
+                       out.activation)) ||
+        failed(readInt(*cost, "weight_grad", where, 0, INT64_MAX, 0,
+                       out.weightGrad)) ||
+        failed(readInt(*cost, "parameters", where, 0, INT64_MAX, 0,
+                       out.parameters)) ||
+        failed(readInt(*cost, "output", where, 0, INT64_MAX, -1, out.output)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult PlanReader::readStageRanks(const llvm::json::Object &root) {
+  // Informational: the verifier judges placement from the instructions.
+  const llvm::json::Array *ranks =
+      readArray(root, "stage_ranks", "plan", false);
+  if (!ranks)
+    return failure();
+  for (const llvm::json::Value &value : *ranks) {
+    if (value.kind() == llvm::json::Value::Null)
+      continue;
+    std::optional<int64_t> id = value.getAsInteger();
+    if (!id || !rankIndex.count(*id))
+      return error("stage_ranks") << "must hold rank ids of the plan or null";
+  }
+  return success();
+}
+
+LogicalResult PlanReader::readInstruction(const llvm::json::Value &value,
+                                          RankProgram &program,
+                                          std::vector<BufferSlots> &slots) {
+  const std::string where =
+      llvm::formatv("ranks[{0}].instructions[{1}]", rank, instruction).str();
+  const llvm::json::Object *object = value.getAsObject();
+  if (!object)
+    return error(where) << "must be an object";
+  if (failed(checkKeys(*object, where,
+                       {"op", "stage", "microbatch", "direction", "peer",
+                        "group", "bytes", "p2p_group", "overlap", "stream",
+                        "slot", "recv_slot"})))
+    return failure();
+  std::string opName;
+  if (failed(readString(*object, "op", where, std::nullopt, opName)))
+    return failure();
+  std::optional<ActionKind> kind = parsePlanOpName(opName);
+  if (!kind)
+    return error(where) << "unknown op '" << opName
+                        << "'; expected forward, backward, backward_input, "
+                           "backward_weight, send, recv, all_reduce, "
+                           "reduce_scatter, all_gather, all_to_all, barrier, "
+                           "unshard, reshard, reduce_grad or optimizer_step";
+  Action action;
+  action.kind = *kind;
+  const bool transfer = *kind == ActionKind::Send || *kind == ActionKind::Recv;
+  const bool collective = isCollective(*kind);
+  const bool step = *kind == ActionKind::OptimizerStep;
+  auto forbid = [&](StringRef key) -> LogicalResult {
+    if (object->get(key))
+      return error(where) << "a " << opName << " has no \"" << key << "\"";
+    return success();
+  };
+  int64_t stage = -1, microbatch = -1, bytes = -1;
+  std::optional<int64_t> stageDefault;
+  if (collective || step)
+    stageDefault = -1;
+  if (step && failed(forbid("stage")))
+    return failure();
+  if (failed(readInt(*object, "stage", where, 0, kMaxStages - 1, stageDefault,
+                     stage)))
+    return failure();
+  action.stage = static_cast<int32_t>(stage);
+  if (isCompute(*kind) || transfer) {
+    if (failed(readInt(*object, "microbatch", where, 0, kMaxMicrobatches - 1,
+                       std::nullopt, microbatch)))
+      return failure();
+    action.microbatch = static_cast<int32_t>(microbatch);
+  } else if (failed(forbid("microbatch"))) {
+    return failure();
+  }
+  if (transfer) {
+    std::string direction;
+    int64_t peer = 0;
+    if (failed(
+            readString(*object, "direction", where, std::nullopt, direction)) ||
+        failed(
+            readInt(*object, "peer", where, 0, kMaxIndex, std::nullopt, peer)))
+      return failure();
+    if (direction != "forward" && direction != "backward")
+      return error(where) << "\"direction\" must be forward or backward";
+    action.gradient = direction == "backward";
+    auto index = rankIndex.find(peer);
+    action.peer = index == rankIndex.end() ? -1 : index->second;
+  } else if (failed(forbid("direction")) || failed(forbid("peer"))) {
+    return failure();
+  }
+  if (collective) {
+    std::string group;
+    if (failed(readString(*object, "group", where, std::nullopt, group)))
+      return failure();
+    auto index = groupIndex.find(group);
+    if (index == groupIndex.end())
+      return error(where) << "names group '" << group
+                          << "', which the plan does not declare";
+    action.group = index->second;
+  } else if (failed(forbid("group"))) {
+    return failure();
+  }
+  if (failed(readInt(*object, "bytes", where, 0, INT64_MAX, -1, bytes)))
+    return failure();
+  if (bytes >= 0 && !transfer && !collective)
+    return error(where) << "a " << opName << " has no \"bytes\"";
+  action.bytes = bytes;
+
+  // Bundles: consecutive instructions with the same id run together.
+  const StringRef bundleKey = isCompute(*kind) ? "overlap" : "p2p_group";
+  if (failed(forbid(isCompute(*kind) ? "p2p_group" : "overlap")))
+    return failure();
+  if (!isCompute(*kind) && !transfer && failed(forbid("p2p_group")))
+    return failure();
+  int64_t bundleId = -1;
+  if (failed(readInt(*object, bundleKey, where, 0, kMaxIndex, -1, bundleId)))
+    return failure();
+  if (bundleId >= 0) {
+    const Action *previous =
+        program.actions.empty() ? nullptr : &program.actions.back();
+    auto known = bundles.find(bundleId);
+    if (known == bundles.end()) {
+      bundles[bundleId] = ++lastBundle;
+      action.bundle = lastBundle;
+    } else if (previous && previous->bundle == known->second &&
+               isCompute(previous->kind) == isCompute(*kind)) {
+      action.bundle = known->second;
+    } else {
+      return error(where) << bundleKey << " " << bundleId
+                          << " is not one run of consecutive instructions";
+    }
+  }
+
+  std::string stream;
+  const StringRef expected =
+      isCompute(*kind) || step ? StringRef("compute") : StringRef("comm");
+  if (failed(readString(*object, "stream", where, expected, stream)))
+    return failure();
+  if (stream != expected)
+    return error(where) << "a " << opName << " runs on the " << expected
+                        << " stream, not '" << stream << "'";
+  BufferSlots &slot = slots.emplace_back();
+  if (failed(readInt(*object, "slot", where, 0, kMaxIndex, -1, slot.slot)) ||
+      failed(readInt(*object, "recv_slot", where, 0, kMaxIndex, -1,
+                     slot.recvSlot)))
+    return failure();
+  program.actions.push_back(action);
+  return success();
+}
+
+LogicalResult PlanReader::readRanks(const llvm::json::Array &ranks) {
+  Schedule &schedule = result.plan.schedule;
+  bool anySlot = false;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const std::string where = llvm::formatv("ranks[{0}]", r).str();
+    const llvm::json::Array *instructions =
+        readArray(*ranks[r].getAsObject(), "instructions", where, true);
+    if (!instructions)
+      return failure();
+    rank = static_cast<int32_t>(r);
+    bundles.clear();
+    RankProgram &program = schedule.ranks[r];
+    program.actions.reserve(instructions->size());
+    std::vector<BufferSlots> &slots = result.plan.slots.emplace_back();
+    for (size_t i = 0; i < instructions->size(); ++i) {
+      instruction = static_cast<int32_t>(i);
+      if (failed(readInstruction((*instructions)[i], program, slots)))
+        return failure();
+      anySlot |= slots.back().slot >= 0 || slots.back().recvSlot >= 0;
+    }
+  }
+  rank = instruction = -1;
+  if (!anySlot)
+    result.plan.slots.clear();
+  return success();
+}
+
+FailureOr<JsonPlanInput> PlanReader::read() {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  if (!parsed) {
+    unsigned line, column;
+    std::string message;
+    splitParseError(llvm::toString(parsed.takeError()), line, column, message);
+    emitError(result.locate(line, column)) << "malformed JSON: " << message;
+    return failure();
+  }
+  const llvm::json::Object *root = parsed->getAsObject();
+  if (!root) {
+    emitError(result.locate(1, 1))
+        << "malformed plan: the top level must be a JSON object";
+    return failure();
+  }
+  if (failed(readHeader(*root)) || failed(readVerdict(*root)) ||
+      failed(readMesh(*root)))
+    return failure();
+  const llvm::json::Array *ranks = readArray(*root, "ranks", "plan", true);
+  if (!ranks || failed(readRankIds(*ranks)))
+    return failure();
+  // Locate the instructions before reading them, for the diagnostics.
+  std::vector<std::pair<unsigned, unsigned>> found = scanInstructions(text);
+  size_t total = 0;
+  for (const llvm::json::Value &value : *ranks)
+    if (const llvm::json::Array *list =
+            value.getAsObject()->getArray("instructions"))
+      total += list->size();
+  if (found.size() == total) {
+    size_t next = 0;
+    for (const llvm::json::Value &value : *ranks) {
+      std::vector<std::pair<unsigned, unsigned>> &rankPositions =
+          result.positions.emplace_back();
+      if (const llvm::json::Array *list =
+              value.getAsObject()->getArray("instructions"))
+        for (size_t i = 0; i < list->size(); ++i)
+          rankPositions.push_back(found[next++]);
+    }
+  }
+  if (failed(readGroups(*root)) || failed(readCollectives(*root)) ||
+      failed(readAuxHeads(*root)) || failed(readStageCosts(*root)) ||
+      failed(readStageRanks(*root)) || failed(readRanks(*ranks)))
+    return failure();
+  if (result.plan.schedule.ranks.empty()) {
+    emitError(result.locate(1, 1)) << "malformed plan: it holds no ranks";
+    return failure();
+  }
+  return std::move(result);
+}
+
+FailureOr<JsonPlanInput> sched::readJsonPlan(llvm::SourceMgr &sourceMgr,
+                                             MLIRContext *context) {
+  return PlanReader(sourceMgr, context).read();
+}
+
+OwningOpRef<ModuleOp> sched::importJsonPlan(llvm::SourceMgr &sourceMgr,
+                                            MLIRContext *context) {
+  context->getOrLoadDialect<SchedDialect>();
+  FailureOr<JsonPlanInput> input = readJsonPlan(sourceMgr, context);
+  if (failed(input))
+    return nullptr;
+  const Schedule &plain = input->plan.schedule;
+  ProgramLocations locations;
+  for (size_t r = 0; r < plain.ranks.size(); ++r) {
+    const auto rank = static_cast<int32_t>(r);
+    locations.ranks.push_back(input->locateAction(rank, -1));
+    std::vector<Location> &actions = locations.actions.emplace_back();
+    for (size_t i = 0; i < plain.ranks[r].actions.size(); ++i) {
+      const Action &action = plain.ranks[r].actions[i];
+      actions.push_back(input->locateAction(rank, static_cast<int32_t>(i)));
+      if ((action.kind == ActionKind::Send ||
+           action.kind == ActionKind::Recv) &&
+          action.peer < 0) {
+        emitError(actions.back())
+            << "the peer of this transfer is no rank of the plan";
+        return nullptr;
+      }
+    }
+  }
+  const Location file = input->locate(1, 1);
+  OpBuilder builder(context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(file);
+  builder.setInsertionPointToEnd(module->getBody());
+  writeRuntimePlan(builder, file, input->plan, &locations);
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
