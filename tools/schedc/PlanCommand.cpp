@@ -15,7 +15,8 @@
 #include "dialects/Sched/SchedOps.h"
 #include "lib/CostModel/CostModel.h"
 #include "lib/Planner/Planner.h"
-#include "lib/Render/TextGrid.h"
+#include "lib/Export/JsonPlan.h"
+#include "lib/ScheduleIR/ScheduleIR.h"
 #include "lib/Simulate/Simulate.h"
 #include "passes/Passes.h"
 #include "tools/schedc/Commands.h"
@@ -107,8 +108,9 @@ static cl::opt<std::string> sweepValuesFlag(
     cl::value_desc("list"));
 static cl::opt<std::string> writePlanFlag(
     "write-plan", cl::sub(planCommand), cl::cat(schedcOptions),
-    cl::desc("Write the recommended schedule to PREFIX.mlir (lowered from a "
-             "sched.pipeline and verified) and its picture to PREFIX.txt"),
+    cl::desc("Write the recommended schedule, lowered from a sched.pipeline "
+             "and verified, to PREFIX.mlir and as a runtime plan to "
+             "PREFIX.json, and its timeline to PREFIX.svg"),
     cl::value_desc("prefix"));
 static cl::opt<bool> verifyAllFlag(
     "verify-all", cl::sub(planCommand), cl::cat(schedcOptions),
@@ -412,27 +414,44 @@ static int writePlan(const CostModel &model, const Candidate &c,
   registerSchedPasses();
   auto pm = PassManager::on<ModuleOp>(&context);
   const std::string passes = "sched-lower-" + c.scheduleName().str() +
-                             ",sched-insert-p2p,sched-verify";
+                             ",sched-insert-p2p,sched-insert-collectives,"
+                             "sched-assign-buffers,"
+                             "sched-verify";
   if (failed(parsePassPipeline(passes, pm)) || failed(pm.run(*module)))
     return ExitViolated;
+  auto scheduleOp = *module->getOps<ScheduleOp>().begin();
+  FailureOr<RuntimePlan> runtimePlan = readRuntimePlan(scheduleOp);
+  if (failed(runtimePlan))
+    return ExitUsage;
+  runtimePlan->verdict.verified = true;
+  runtimePlan->verdict.p2p = "rendezvous";
+  runtimePlan->verdict.memoryLimit = model.memoryLimit();
+
   std::string error;
   auto ir = openOutputFile((prefix + ".mlir").str(), &error);
   if (!ir)
     return usageError(error);
   module->print(ir->os());
-  auto picture = openOutputFile((prefix + ".txt").str(), &error);
+  auto json = openOutputFile((prefix + ".json").str(), &error);
+  if (!json)
+    return usageError(error);
+  if (llvm::Error e = writeJsonPlan(json->os(), *runtimePlan))
+    return usageError(llvm::toString(std::move(e)));
+  auto picture = openOutputFile((prefix + ".svg").str(), &error);
   if (!picture)
     return usageError(error);
-  describeSetting(picture->os(), model);
-  picture->os() << c.layout.str() << ", " << c.scheduleName()
-                << ", one pipeline (all " << c.layout.dp
-                << " data-parallel replicas run the same):\n";
-  if (llvm::Error e = printTextGrid(picture->os(), *planned))
-    return usageError(llvm::toString(std::move(e)));
+  SimulationOptions timing;
+  timing.comm = model.p2pTime(c.layout, stages.front().outputBytes);
+  if (int status = writePicture("svg", "plan", *planned, timing,
+                                picture->os(), error))
+    return status == ExitUsage ? usageError(error) : status;
   ir->keep();
+  json->keep();
   picture->keep();
-  llvm::outs() << "wrote " << prefix << ".mlir (verified) and " << prefix
-               << ".txt\n";
+  llvm::outs() << "wrote " << prefix << ".mlir and " << prefix
+               << ".json (verified under rendezvous against "
+               << gb(model.memoryLimit()) << " GB) and " << prefix
+               << ".svg\n";
   return ExitOk;
 }
 
