@@ -376,7 +376,8 @@ static void explain(llvm::raw_ostream &os, const CostModel &model,
 
 /// Builds a sched.pipeline with the candidate's stage costs and sizes,
 /// lowers it with the strategy's pass, inserts transfers and verifies it
-/// against the device memory; writes the IR and a text picture.
+/// against the device memory; writes the IR, the runtime plan and an SVG
+/// timeline.
 static int writePlan(const CostModel &model, const Candidate &c,
                      llvm::StringRef prefix) {
   MLIRContext context;
