@@ -217,6 +217,7 @@ private:
 
   const CostModel &model;
   std::map<std::tuple<Strategy, int64_t, int64_t, int64_t>, Schedule> orders;
+  size_t cachedActions = 0;
 };
 } // namespace
 
@@ -236,6 +237,14 @@ llvm::Expected<const Schedule *> Evaluator::order(const Candidate &candidate) {
       generateSchedule(candidate.strategy, shape);
   if (!generated)
     return generated.takeError();
+  // Orders are kept while they take fewer than 2^23 actions in all (about
+  // 200 MB); past that the cache starts over.
+  const size_t actions = generated->numActions();
+  if (cachedActions + actions > (size_t(1) << 23)) {
+    orders.clear();
+    cachedActions = 0;
+  }
+  cachedActions += actions;
   return &orders.emplace(key, std::move(*generated)).first->second;
 }
 
@@ -596,11 +605,19 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
       probe.vpp = static_cast<int32_t>(layout.vpp);
       probe.microbatches = static_cast<int32_t>(
           std::min<int64_t>(layout.microbatches, INT32_MAX));
-      if (layout.microbatches > (int64_t(1) << 20)) {
+      // A schedule is generated for every candidate the search reaches:
+      // one of more than kMaxActions compute actions (about 100 MB) is left
+      // out, and says so if nothing else is left.
+      constexpr int64_t kMaxActions = int64_t(1) << 22;
+      if (layout.microbatches > kMaxActions / 3 ||
+          3 * layout.pp * layout.vpp * layout.microbatches > kMaxActions) {
+        ++result.prunedSize;
         if (firstLayoutError.empty())
-          firstLayoutError = "layout " + layout.str() + ": " +
-                             std::to_string(layout.microbatches) +
-                             " microbatches (more than 2^20)";
+          firstLayoutError = llvm::formatv(
+              "layout {0}: {1} microbatches through {2} stages is more than "
+              "the planner generates (2^22 actions); raise the microbatch "
+              "size or lower the global batch",
+              layout.str(), layout.microbatches, layout.pp * layout.vpp);
         continue;
       }
       if (llvm::Error error = checkPipelineShape(strategy, probe)) {

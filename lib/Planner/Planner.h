@@ -124,6 +124,9 @@ struct PlanResult {
   /// and for explaining an empty table).
   std::vector<Candidate> overflowing;
   size_t considered = 0;
+  /// Candidates left out because their schedule would be too large to
+  /// generate (more than 2^22 compute actions).
+  size_t prunedSize = 0;
   size_t prunedMemory = 0;
   size_t prunedBound = 0;
   /// Candidates whose exact memory was measured on their schedule's order,

@@ -191,10 +191,15 @@ static void printTable(llvm::raw_ostream &os, const CostModel &model,
   os << llvm::formatv(
       "searched {0} candidates: {1} pruned by their memory bound, {2} by "
       "their time bound; {3} scheduled and measured for memory, {4} of them "
-      "fitting and simulated, {5} lowered and verified; {6:f2} s{7}\n\n",
+      "fitting and simulated, {5} lowered and verified; {6:f2} s{7}{8}\n\n",
       result.considered, result.prunedMemory, result.prunedBound,
       result.memoryChecked, result.lowered, result.verified, result.seconds,
-      result.truncated ? " (stopped at --max-lowered)" : "");
+      result.truncated ? " (stopped at --max-lowered)" : "",
+      result.prunedSize
+          ? llvm::formatv(" ({0} more left out: schedules over 2^22 actions)",
+                          result.prunedSize)
+                .str()
+          : std::string());
   printHeader(os);
   for (size_t i = 0; i < result.ranked.size(); ++i)
     printRow(os, std::to_string(i + 1), result.ranked[i]);
@@ -289,6 +294,7 @@ static void printJson(llvm::raw_ostream &os, const CostModel &model,
        llvm::json::Object{{"considered", result.considered},
                           {"pruned_memory", result.prunedMemory},
                           {"pruned_bound", result.prunedBound},
+                          {"pruned_size", result.prunedSize},
                           {"memory_checked", result.memoryChecked},
                           {"lowered", result.lowered},
                           {"verified", result.verified},
