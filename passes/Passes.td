@@ -736,6 +736,10 @@ def InsertCollectives : Pass<"sched-insert-collectives", "mlir::ModuleOp"> {
       or all-reduce;
     - `step`: once, at the end of the rank, before its optimizer step.
 
+    An `aux_free` aux head with a bias update (`bias @group bytes N`) gets
+    its all-reduce once, after the action that completes the stage's last
+    weight gradient, unless the rank issues it already.
+
     With `fsdp`, each stage's parameters are gathered (`sched.unshard`)
     `prefetch` actions before the stage's first compute on the rank, freed
     (`sched.reshard`) after its last, and its gradients reduced

@@ -444,7 +444,8 @@ static LogicalResult checkAuxHeads(PipelineOp pipeline, Strategy strategy,
       continue;
     ok = false;
     head.emitError() << "the " << strategyName(strategy)
-                     << " order breaks this head: "
+                     << " order breaks the global_batch aux head at stage "
+                     << head.getStage() << ": "
                      << describeAuxLossConflict(*conflict)
                      << "; ways out: reorder the stages at and below the "
                         "head into all forwards, then all backwards "
