@@ -60,7 +60,7 @@ struct LegalizeAuxLossPass
       getOperation().emitError()
           << "sched-legalize-aux-loss: mode must be error, reorder or "
              "aux-free, got '"
-          << mode << "'";
+          << std::string(mode) << "'";
       return signalPassFailure();
     }
     bool ok = true;
@@ -209,12 +209,13 @@ struct LegalizeAuxLossPass
   /// The bias group: the schedule's, or a data-parallel group in which each
   /// rank stands alone (its peers are the same rank of the other replicas).
   FailureOr<GroupOp> biasGroupOf(ScheduleOp op) {
-    Operation *symbol = SymbolTable::lookupSymbolIn(op, biasGroup);
+    const std::string name = biasGroup;
+    Operation *symbol = SymbolTable::lookupSymbolIn(op, name);
     if (auto group = dyn_cast_or_null<GroupOp>(symbol))
       return group;
     if (symbol)
       return op.emitError() << "sched-legalize-aux-loss: bias-group '"
-                            << biasGroup << "' names a symbol that is not "
+                            << name << "' names a symbol that is not "
                                             "a sched.group";
     Block &body = op.getBody().front();
     OpBuilder builder(op.getContext());
@@ -227,7 +228,7 @@ struct LegalizeAuxLossPass
     for (RankOp rank : ranks)
       members.push_back(builder.getDenseI64ArrayAttr(
           {static_cast<int64_t>(rank.getId())}));
-    return GroupOp::create(builder, op.getLoc(), biasGroup,
+    return GroupOp::create(builder, op.getLoc(), name,
                            builder.getArrayAttr(members));
   }
 
@@ -238,7 +239,7 @@ struct LegalizeAuxLossPass
     if (biasBytes < 0)
       return op.emitError() << "sched-legalize-aux-loss: bias-bytes must be "
                                "at least 0, got "
-                            << biasBytes;
+                            << static_cast<int64_t>(biasBytes);
     FailureOr<GroupOp> group = biasGroupOf(op);
     if (failed(group))
       return failure();
