@@ -78,6 +78,41 @@ public:
     return success();
   }
 
+  /// The bias update of an aux-free head, once after the op that
+  /// completes its stage's last gradient, unless the rank issues it already
+  /// (sched-legalize-aux-loss puts it into schedules that hold more than
+  /// compute).
+  LogicalResult insertBiasUpdate(AuxHeadOp head, GroupOp group) {
+    const int64_t stage = static_cast<int64_t>(head.getStage());
+    if (!stages.count(stage))
+      return success();
+    FlatSymbolRefAttr groupRef = head.getBiasGroupAttr();
+    for (const ActionInfo &info : actions)
+      if (auto update = dyn_cast<AllReduceOp>(info.op))
+        if (update.getGroup() == groupRef.getValue() &&
+            update.getStage() == static_cast<uint64_t>(stage))
+          return success();
+    if (group.getMemberSet(rank.getId()).empty())
+      return head.emitOpError()
+             << "asks rank " << rank.getId() << " (it holds stage " << stage
+             << ") for a bias update on group " << groupRef
+             << ", which has no member set holding that rank";
+    const ActionInfo *last = nullptr;
+    for (const ActionInfo &info : actions)
+      if (llvm::any_of(info.computes, [&](auto &entry) {
+            return entry.first == stage && finishesGradient(entry.second);
+          }))
+        last = &info;
+    if (!last)
+      return success();
+    OpBuilder builder = after(last->op);
+    lastAfter[last->op] = AllReduceOp::create(
+        builder, head.getLoc(), groupRef, builder.getI64IntegerAttr(stage),
+        builder.getI64IntegerAttr(
+            static_cast<int64_t>(head.getBiasBytes().value_or(0))));
+    return success();
+  }
+
   void insertFsdp() {
     for (int64_t stage : stages) {
       size_t first = actions.size(), last = 0;
@@ -216,6 +251,14 @@ struct InsertCollectivesPass
         auto group = cast<GroupOp>(
             SymbolTable::lookupNearestSymbolFrom(decl, decl.getGroupAttr()));
         if (failed(inserter.insert(decl, group)))
+          return failure();
+      }
+      for (auto head : body.getOps<AuxHeadOp>()) {
+        if (head.getScope() != AuxScope::AuxFree || !head.getBiasGroupAttr())
+          continue;
+        auto group = cast<GroupOp>(SymbolTable::lookupNearestSymbolFrom(
+            head, head.getBiasGroupAttr()));
+        if (failed(inserter.insertBiasUpdate(head, group)))
           return failure();
       }
       if (fsdp)

@@ -15,8 +15,8 @@ struct LowerDualPipePass : impl::LowerDualPipeBase<LowerDualPipePass> {
   using LowerDualPipeBase::LowerDualPipeBase;
 
   void runOnOperation() override {
-    if (failed(
-            lowerPipelines(getOperation(), Strategy::DualPipe, memoryBudget)))
+    if (failed(lowerPipelines(getOperation(), Strategy::DualPipe, memoryBudget,
+                              auxConflicts)))
       signalPassFailure();
   }
 };

@@ -15,8 +15,8 @@ struct LowerDualPipeVPass : impl::LowerDualPipeVBase<LowerDualPipeVPass> {
   using LowerDualPipeVBase::LowerDualPipeVBase;
 
   void runOnOperation() override {
-    if (failed(
-            lowerPipelines(getOperation(), Strategy::DualPipeV, memoryBudget)))
+    if (failed(lowerPipelines(getOperation(), Strategy::DualPipeV, memoryBudget,
+                              auxConflicts)))
       signalPassFailure();
   }
 };

@@ -15,7 +15,8 @@ struct LowerGPipePass : impl::LowerGPipeBase<LowerGPipePass> {
   using LowerGPipeBase::LowerGPipeBase;
 
   void runOnOperation() override {
-    if (failed(lowerPipelines(getOperation(), Strategy::GPipe, memoryBudget)))
+    if (failed(lowerPipelines(getOperation(), Strategy::GPipe, memoryBudget,
+                              auxConflicts)))
       signalPassFailure();
   }
 };

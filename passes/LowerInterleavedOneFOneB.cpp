@@ -17,7 +17,7 @@ struct LowerInterleavedOneFOneBPass
 
   void runOnOperation() override {
     if (failed(lowerPipelines(getOperation(), Strategy::Interleaved1F1B,
-                              memoryBudget)))
+                              memoryBudget, auxConflicts)))
       signalPassFailure();
   }
 };

@@ -17,7 +17,7 @@ struct LowerInterleavedZBPass
 
   void runOnOperation() override {
     if (failed(lowerPipelines(getOperation(), Strategy::InterleavedZB,
-                              memoryBudget)))
+                              memoryBudget, auxConflicts)))
       signalPassFailure();
   }
 };

@@ -15,8 +15,8 @@ struct LowerLoopedBFSPass : impl::LowerLoopedBFSBase<LowerLoopedBFSPass> {
   using LowerLoopedBFSBase::LowerLoopedBFSBase;
 
   void runOnOperation() override {
-    if (failed(
-            lowerPipelines(getOperation(), Strategy::LoopedBFS, memoryBudget)))
+    if (failed(lowerPipelines(getOperation(), Strategy::LoopedBFS, memoryBudget,
+                              auxConflicts)))
       signalPassFailure();
   }
 };

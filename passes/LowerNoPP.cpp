@@ -15,8 +15,8 @@ struct LowerNoPPPass : impl::LowerNoPPBase<LowerNoPPPass> {
   using LowerNoPPBase::LowerNoPPBase;
 
   void runOnOperation() override {
-    if (failed(
-            lowerPipelines(getOperation(), Strategy::NoPipeline, memoryBudget)))
+    if (failed(lowerPipelines(getOperation(), Strategy::NoPipeline,
+                              memoryBudget, auxConflicts)))
       signalPassFailure();
   }
 };

@@ -15,8 +15,8 @@ struct LowerOneFOneBPass : impl::LowerOneFOneBBase<LowerOneFOneBPass> {
   using LowerOneFOneBBase::LowerOneFOneBBase;
 
   void runOnOperation() override {
-    if (failed(
-            lowerPipelines(getOperation(), Strategy::OneFOneB, memoryBudget)))
+    if (failed(lowerPipelines(getOperation(), Strategy::OneFOneB, memoryBudget,
+                              auxConflicts)))
       signalPassFailure();
   }
 };

@@ -15,7 +15,8 @@ struct LowerVHalfPass : impl::LowerVHalfBase<LowerVHalfPass> {
   using LowerVHalfBase::LowerVHalfBase;
 
   void runOnOperation() override {
-    if (failed(lowerPipelines(getOperation(), Strategy::VHalf, memoryBudget)))
+    if (failed(lowerPipelines(getOperation(), Strategy::VHalf, memoryBudget,
+                              auxConflicts)))
       signalPassFailure();
   }
 };

@@ -15,7 +15,8 @@ struct LowerVMinPass : impl::LowerVMinBase<LowerVMinPass> {
   using LowerVMinBase::LowerVMinBase;
 
   void runOnOperation() override {
-    if (failed(lowerPipelines(getOperation(), Strategy::VMin, memoryBudget)))
+    if (failed(lowerPipelines(getOperation(), Strategy::VMin, memoryBudget,
+                              auxConflicts)))
       signalPassFailure();
   }
 };

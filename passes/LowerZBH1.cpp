@@ -15,7 +15,8 @@ struct LowerZBH1Pass : impl::LowerZBH1Base<LowerZBH1Pass> {
   using LowerZBH1Base::LowerZBH1Base;
 
   void runOnOperation() override {
-    if (failed(lowerPipelines(getOperation(), Strategy::ZBH1, memoryBudget)))
+    if (failed(lowerPipelines(getOperation(), Strategy::ZBH1, memoryBudget,
+                              auxConflicts)))
       signalPassFailure();
   }
 };

@@ -15,7 +15,8 @@ struct LowerZBH2Pass : impl::LowerZBH2Base<LowerZBH2Pass> {
   using LowerZBH2Base::LowerZBH2Base;
 
   void runOnOperation() override {
-    if (failed(lowerPipelines(getOperation(), Strategy::ZBH2, memoryBudget)))
+    if (failed(lowerPipelines(getOperation(), Strategy::ZBH2, memoryBudget,
+                              auxConflicts)))
       signalPassFailure();
   }
 };

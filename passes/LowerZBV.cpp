@@ -15,7 +15,8 @@ struct LowerZBVPass : impl::LowerZBVBase<LowerZBVPass> {
   using LowerZBVBase::LowerZBVBase;
 
   void runOnOperation() override {
-    if (failed(lowerPipelines(getOperation(), Strategy::ZBV, memoryBudget)))
+    if (failed(lowerPipelines(getOperation(), Strategy::ZBV, memoryBudget,
+                              auxConflicts)))
       signalPassFailure();
   }
 };

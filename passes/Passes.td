@@ -12,7 +12,11 @@ class LowerPass<string flag, string name, string what>
     Replaces every `sched.pipeline` in the module by a `sched.schedule` of
     the same name whose ranks run }] # what # [{ The stage, group, aux-head
     and collective declarations move into the schedule. The schedule holds
-    compute actions only; `sched-insert-p2p` adds the transfers. A
+    compute actions only; `sched-insert-p2p` adds the transfers. When the
+    order breaks a `global_batch` aux head (a backward of its stage before
+    the last forward there), the lowering fails with one error at the head
+    naming the conflict and the ways out, unless `aux-conflicts=keep`
+    leaves it to `sched-legalize-aux-loss` (docs/aux-loss.md). A
     lowering whose working memory, estimated from the pipeline's sizes, is
     over `memory-budget` is refused before anything is generated
     (docs/limits.md).
@@ -22,6 +26,11 @@ class LowerPass<string flag, string name, string what>
     Option<"memoryBudget", "memory-budget", "int64_t",
            /*default=*/"::sched::kDefaultMemoryBudget",
            "Working memory the lowering may use, in bytes (default 2 GiB)">,
+    Option<"auxConflicts", "aux-conflicts", "std::string",
+           /*default=*/"\"error\"",
+           "A global-batch aux head the order breaks: error (fail at the "
+           "head, naming the ways out) or keep (lower anyway, for "
+           "sched-legalize-aux-loss)">,
   ];
 }
 
@@ -499,6 +508,68 @@ def LowerNoPP : LowerPass<"sched-lower-no-pp", "no-pipeline",
     }
     ```}]>;
 
+def LegalizeAuxLoss : Pass<"sched-legalize-aux-loss", "mlir::ModuleOp"> {
+  let summary = "Make a schedule keep its global-batch aux-loss heads";
+  let description = [{
+    A `global_batch` aux head at stage `h` makes every backward of `h` wait
+    for the forward of every microbatch there; 1F1B-like orders break that
+    (the lowering passes refuse them unless `aux-conflicts=keep`). On every
+    `sched.schedule` with such heads, by `mode`:
+
+    - `error` (default): one error at each head whose order is broken,
+      naming the backward and forward in conflict and the fixes;
+    - `reorder`: rewrites the ranks so the heads hold. The backwards (B, I,
+      W) of the stages at or below the highest head are held back; a list
+      simulation (stage costs, unit steps when a cost is zero) runs every
+      rank in its order, and a held-back action runs at its place once its
+      inputs and every forward of its head are done, else the next action
+      that is not held back overtakes it. The stages at and below the head
+      end up all-forward-then-all-backward; the rest keeps its order. On a
+      lowered schedule (after `sched-insert-p2p`) the transfers move with
+      their compute: they are placed again as `sched-insert-p2p` places
+      them (grouped if the schedule had p2p groups, with the bytes they
+      carried), so the result runs under rendezvous and eager semantics.
+      A schedule that already keeps its heads is left as it is; one with
+      collectives or an optimizer step is refused (run this pass before
+      `sched-insert-collectives`). The memory the held activations take is
+      for `sched-verify` to check against the limit;
+    - `aux-free`: DeepSeek-V3's auxiliary-loss-free balancing. Each head
+      becomes `scope aux_free` with a bias update, an all-reduce of the
+      per-expert load (`bias-bytes`) on `bias-group` (created with each
+      rank alone when the schedule has none: the data-parallel peers of a
+      rank are the same rank of the other replicas). No order changes, so
+      the peak is the strategy's. On a schedule that already holds more
+      than compute the pass inserts the all-reduce after the op that
+      completes the stage's last gradient; on a compute-only one
+      `sched-insert-collectives` does.
+
+    ```mlir
+    // sched-opt --sched-legalize-aux-loss="mode=aux-free"
+    sched.schedule @s stages 2 microbatches 2 {
+      sched.aux_head stage 1 scope global_batch
+      ...
+    }
+    // becomes
+    sched.schedule @s stages 2 microbatches 2 {
+      sched.group @dp members [[0], [1]]
+      sched.aux_head stage 1 scope aux_free bias @dp bytes 1024
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::sched::SchedDialect"];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"error\"",
+           "error (report each broken head), reorder (all forwards, then "
+           "all backwards around the heads) or aux-free (bias balancing)">,
+    Option<"biasGroup", "bias-group", "std::string", /*default=*/"\"dp\"",
+           "aux-free: the group of the bias update's all-reduce">,
+    Option<"biasBytes", "bias-bytes", "int64_t", /*default=*/"1024",
+           "aux-free: bytes of the per-expert load the all-reduce sums "
+           "(default: 256 experts x 4 bytes)">,
+  ];
+}
+
 def VerifySchedules : Pass<"sched-verify", "mlir::ModuleOp"> {
   let summary = "Prove each sched.schedule complete, deadlock-free and "
                 "within memory";
@@ -664,6 +735,10 @@ def InsertCollectives : Pass<"sched-insert-collectives", "mlir::ModuleOp"> {
       last weight gradient (B or W): data-parallel gradient reduce-scatter
       or all-reduce;
     - `step`: once, at the end of the rank, before its optimizer step.
+
+    An `aux_free` aux head with a bias update (`bias @group bytes N`) gets
+    its all-reduce once, after the action that completes the stage's last
+    weight gradient, unless the rank issues it already.
 
     With `fsdp`, each stage's parameters are gathered (`sched.unshard`)
     `prefetch` actions before the stage's first compute on the rank, freed

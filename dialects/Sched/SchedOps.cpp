@@ -227,7 +227,6 @@ LogicalResult StageOp::verify() {
   return success();
 }
 
-LogicalResult AuxHeadOp::verify() { return checkStage(*this, getStage()); }
 
 //===----------------------------------------------------------------------===//
 // GroupOp, CollectiveOp
@@ -278,6 +277,21 @@ static FailureOr<GroupOp> lookupGroup(Operation *op, FlatSymbolRefAttr name) {
     return group;
   return op->emitOpError() << "names group " << name
                            << ", which is not declared by a sched.group";
+}
+
+LogicalResult AuxHeadOp::verify() {
+  if (failed(checkStage(*this, getStage())))
+    return failure();
+  if (!getBiasGroup())
+    return success();
+  if (getScope() != AuxScope::AuxFree)
+    return emitOpError() << "has a bias update, but only an aux_free head "
+                            "updates a bias (scope is "
+                         << stringifyAuxScope(getScope()) << ")";
+  if (!getBiasBytes())
+    return emitOpError() << "names bias group " << getBiasGroupAttr()
+                         << " without the bytes of its all-reduce";
+  return success(succeeded(lookupGroup(*this, getBiasGroupAttr())));
 }
 
 LogicalResult CollectiveOp::verify() {

@@ -133,12 +133,24 @@ def Sched_AuxHeadOp : Sched_Op<"aux_head",
     (DeepSeek's bias balancing) adds no gradient dependency, only a bias
     update after the step.
 
+    An `aux_free` head may name its bias update: `bias @group bytes N` is an
+    all-reduce of the per-expert load (`N` bytes) on `group` that the rank
+    holding the stage issues once, after the stage's last backward and
+    before its optimizer step (`sched-insert-collectives` inserts it;
+    `sched-verify` checks it). docs/aux-loss.md explains the scopes.
+
     ```mlir
     sched.aux_head stage 3 scope global_batch
+    sched.aux_head stage 5 scope aux_free bias @dp bytes 1024
     ```
   }];
-  let arguments = (ins NonNegativeI64Attr:$stage, Sched_AuxScope:$scope);
-  let assemblyFormat = "`stage` $stage `scope` $scope attr-dict";
+  let arguments = (ins NonNegativeI64Attr:$stage, Sched_AuxScope:$scope,
+                       OptionalAttr<FlatSymbolRefAttr>:$bias_group,
+                       OptionalAttr<NonNegativeI64Attr>:$bias_bytes);
+  let assemblyFormat = [{
+    `stage` $stage `scope` $scope
+    (`bias` $bias_group^ `bytes` $bias_bytes)? attr-dict
+  }];
   let hasVerifier = 1;
 }
 

@@ -105,22 +105,6 @@ std::optional<ModelSpec> sched::modelPreset(llvm::StringRef name) {
   return std::nullopt;
 }
 
-llvm::StringRef sched::auxLossScopeName(AuxLossScope scope) {
-  switch (scope) {
-  case AuxLossScope::None:
-    return "none";
-  case AuxLossScope::Microbatch:
-    return "microbatch";
-  case AuxLossScope::Sequence:
-    return "sequence";
-  case AuxLossScope::GlobalBatch:
-    return "global_batch";
-  case AuxLossScope::AuxFree:
-    return "aux_free";
-  }
-  return "none";
-}
-
 llvm::Expected<ModelSpec> sched::parseModelSpec(llvm::StringRef jsonText) {
   llvm::Expected<llvm::json::Value> json = parseDescriptionJson(jsonText);
   if (!json)

@@ -10,6 +10,8 @@
 #ifndef LIB_COSTMODEL_MODELSPEC_H
 #define LIB_COSTMODEL_MODELSPEC_H
 
+#include "lib/Schedule/Schedule.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -23,15 +25,6 @@ namespace sched {
 /// The feed-forward block: `gated` has three matrices (SwiGLU), `plain`
 /// two (GELU).
 enum class MlpKind : uint8_t { Gated, Plain };
-
-/// Over what an auxiliary (load-balancing) loss is computed.
-enum class AuxLossScope : uint8_t {
-  None,
-  Microbatch,
-  Sequence,
-  GlobalBatch,
-  AuxFree,
-};
 
 struct MoeSpec {
   int64_t experts = 0;
@@ -69,7 +62,8 @@ struct ModelSpec {
   std::optional<MoeSpec> moe;
   std::optional<MlaSpec> mla;
   int64_t mtpLayers = 0;
-  AuxLossScope auxLoss = AuxLossScope::None;
+  /// The auxiliary (load-balancing) loss, if the model has one.
+  std::optional<AuxLossScope> auxLoss;
   /// The sequence length and global batch (tokens) the model was trained
   /// with, used when `schedc plan` is not given them; 0 when unknown.
   int64_t seqLen = 0;
@@ -93,8 +87,6 @@ llvm::Expected<ModelSpec> parseModelSpec(llvm::StringRef jsonText);
 
 /// A preset name, or the path of a JSON file.
 llvm::Expected<ModelSpec> loadModelSpec(llvm::StringRef nameOrPath);
-
-llvm::StringRef auxLossScopeName(AuxLossScope scope);
 
 } // namespace sched
 

@@ -199,9 +199,14 @@ llvm::Error sched::writeJsonPlan(llvm::raw_ostream &os,
   }
   field("collectives", std::move(collectives));
   llvm::json::Array heads;
-  for (const AuxHead &head : plan.auxHeads)
-    heads.push_back(
-        llvm::json::Object{{"stage", head.stage}, {"scope", head.scope}});
+  for (const AuxHead &head : plan.auxHeads) {
+    llvm::json::Object object{{"stage", head.stage}, {"scope", head.scope}};
+    if (!head.biasGroup.empty()) {
+      object["bias_group"] = head.biasGroup;
+      object["bias_bytes"] = head.biasBytes;
+    }
+    heads.push_back(std::move(object));
+  }
   field("aux_heads", std::move(heads));
   llvm::json::Array costs;
   for (const StageCost &cost : schedule.stageCosts)

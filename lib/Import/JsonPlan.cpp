@@ -449,12 +449,21 @@ LogicalResult PlanReader::readAuxHeads(const llvm::json::Object &root) {
       return error(where) << "must be an object {\"stage\", \"scope\"}";
     AuxHead out;
     int64_t stage = 0;
-    if (failed(checkKeys(*head, where, {"stage", "scope"})) ||
+    if (failed(checkKeys(*head, where,
+                         {"stage", "scope", "bias_group", "bias_bytes"})) ||
         failed(readInt(*head, "stage", where, 0,
                        result.plan.schedule.numStages - 1, std::nullopt,
                        stage)) ||
-        failed(readString(*head, "scope", where, std::nullopt, out.scope)))
+        failed(readString(*head, "scope", where, std::nullopt, out.scope)) ||
+        failed(readString(*head, "bias_group", where, std::string(),
+                          out.biasGroup)) ||
+        failed(readInt(*head, "bias_bytes", where, 0, INT64_MAX, 0,
+                       out.biasBytes)))
       return failure();
+    if (out.biasGroup.empty() != !head->get("bias_bytes"))
+      return error(where)
+             << "\"bias_group\" and \"bias_bytes\" come together (an "
+                "aux_free head's bias update)";
     if (!symbolizeAuxScope(out.scope))
       return error(where) << "unknown scope '" << out.scope
                           << "'; expected microbatch, sequence, global_batch "

@@ -37,6 +37,10 @@ struct MeshAxis {
 struct AuxHead {
   int32_t stage = 0;
   std::string scope;
+  /// An aux-free head's bias update: the all-reduce's group and bytes
+  /// (`bias @group bytes N`); empty group when it names none.
+  std::string biasGroup;
+  int64_t biasBytes = 0;
 };
 
 /// What the plan was checked against when it was emitted.

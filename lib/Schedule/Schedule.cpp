@@ -118,3 +118,17 @@ std::string sched::describeAction(const Schedule &schedule, const Action &a) {
     text += llvm::formatv(" (stage {0})", a.stage).str();
   return text;
 }
+
+llvm::StringRef sched::auxLossScopeName(AuxLossScope scope) {
+  switch (scope) {
+  case AuxLossScope::Microbatch:
+    return "microbatch";
+  case AuxLossScope::Sequence:
+    return "sequence";
+  case AuxLossScope::GlobalBatch:
+    return "global_batch";
+  case AuxLossScope::AuxFree:
+    return "aux_free";
+  }
+  return "";
+}

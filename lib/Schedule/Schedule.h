@@ -114,6 +114,24 @@ struct CollectiveDeclaration {
   int32_t stage = -1;
 };
 
+/// What an auxiliary loss is computed over (the `sched.aux_head` scopes).
+enum class AuxLossScope : uint8_t { Microbatch, Sequence, GlobalBatch, AuxFree };
+
+/// The spelling of a scope in the IR and on the command line:
+/// microbatch, sequence, global_batch, aux_free.
+llvm::StringRef auxLossScopeName(AuxLossScope scope);
+
+/// An auxiliary loss attached at a stage (`sched.aux_head`).
+struct AuxLossHead {
+  int32_t stage = 0;
+  AuxLossScope scope = AuxLossScope::Microbatch;
+  /// An aux_free head's bias update: an all-reduce of `biasBytes` on
+  /// Schedule::groups[biasGroup] after the stage's last backward and before
+  /// the optimizer step; -1 when it declares none.
+  int32_t biasGroup = -1;
+  int64_t biasBytes = -1;
+};
+
 /// A whole schedule of one training step.
 struct Schedule {
   int32_t numStages = 0;
@@ -134,6 +152,10 @@ struct Schedule {
   /// The collectives the step declares (the verifier checks that the
   /// actions issue them when and as often as declared).
   std::vector<CollectiveDeclaration> collectives;
+  /// The auxiliary losses of the step (a global-batch one orders the
+  /// forwards and backwards of its stage; an aux-free one may have a bias
+  /// update).
+  std::vector<AuxLossHead> auxHeads;
 
   /// Total number of actions over all ranks.
   size_t numActions() const;

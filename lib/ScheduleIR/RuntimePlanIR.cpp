@@ -32,9 +32,15 @@ FailureOr<RuntimePlan> sched::readRuntimePlan(ScheduleOp op) {
     for (auto [axis, size] : llvm::zip(mesh.getAxes(), mesh.getSizes()))
       plan.mesh.push_back({cast<StringAttr>(axis).getValue().str(),
                            static_cast<int64_t>(size)});
-  for (auto head : body.getOps<AuxHeadOp>())
-    plan.auxHeads.push_back({static_cast<int32_t>(head.getStage()),
-                             stringifyAuxScope(head.getScope()).str()});
+  for (auto head : body.getOps<AuxHeadOp>()) {
+    AuxHead out{static_cast<int32_t>(head.getStage()),
+                stringifyAuxScope(head.getScope()).str()};
+    if (auto group = head.getBiasGroupAttr()) {
+      out.biasGroup = group.getValue().str();
+      out.biasBytes = static_cast<int64_t>(head.getBiasBytes().value_or(0));
+    }
+    plan.auxHeads.push_back(out);
+  }
   bool anySlot = false;
   for (const std::vector<Operation *> &rank : origins) {
     std::vector<BufferSlots> &slots = plan.slots.emplace_back();
@@ -105,9 +111,14 @@ static void writeDeclarations(OpBuilder &builder, Location loc,
         decl.stage >= 0 ? builder.getI64IntegerAttr(decl.stage)
                         : IntegerAttr());
   for (const AuxHead &head : plan.auxHeads)
-    AuxHeadOp::create(builder, loc, builder.getI64IntegerAttr(head.stage),
-                      AuxScopeAttr::get(builder.getContext(),
-                                        *symbolizeAuxScope(head.scope)));
+    AuxHeadOp::create(
+        builder, loc, builder.getI64IntegerAttr(head.stage),
+        AuxScopeAttr::get(builder.getContext(), *symbolizeAuxScope(head.scope)),
+        head.biasGroup.empty()
+            ? FlatSymbolRefAttr()
+            : FlatSymbolRefAttr::get(builder.getContext(), head.biasGroup),
+        head.biasGroup.empty() ? IntegerAttr()
+                               : builder.getI64IntegerAttr(head.biasBytes));
 }
 
 /// Sets the slot attributes of the actions of `op`, visited in program

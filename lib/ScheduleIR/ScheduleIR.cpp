@@ -1,6 +1,7 @@
 //===- ScheduleIR.cpp - plain schedules to and from the dialect -----------===//
 
 #include "lib/ScheduleIR/ScheduleIR.h"
+#include "lib/AuxLoss/AuxLossOrder.h"
 #include "lib/Limits/ResourceLimits.h"
 
 #include "mlir/IR/Builders.h"
@@ -46,6 +47,20 @@ PipelineShape sched::readPipelineShape(PipelineOp pipeline) {
   return shape;
 }
 
+AuxLossScope sched::auxLossScope(AuxScope scope) {
+  switch (scope) {
+  case AuxScope::Microbatch:
+    return AuxLossScope::Microbatch;
+  case AuxScope::Sequence:
+    return AuxLossScope::Sequence;
+  case AuxScope::GlobalBatch:
+    return AuxLossScope::GlobalBatch;
+  case AuxScope::AuxFree:
+    return AuxLossScope::AuxFree;
+  }
+  llvm_unreachable("every aux scope is handled");
+}
+
 namespace {
 /// Reads rank bodies into plain actions.
 class ScheduleReader {
@@ -84,6 +99,17 @@ public:
     if (std::optional<uint64_t> stage = decl.getStage())
       plain.stage = static_cast<int32_t>(*stage);
     schedule.collectives.push_back(plain);
+  }
+
+  void addAuxHead(AuxHeadOp head) {
+    AuxLossHead plain;
+    plain.stage = static_cast<int32_t>(head.getStage());
+    plain.scope = auxLossScope(head.getScope());
+    if (FlatSymbolRefAttr group = head.getBiasGroupAttr()) {
+      plain.biasGroup = groupIndex.lookup(group.getValue());
+      plain.biasBytes = static_cast<int64_t>(head.getBiasBytes().value_or(0));
+    }
+    schedule.auxHeads.push_back(plain);
   }
 
   void readBody(size_t r, Block &body, uint32_t bundle) {
@@ -246,6 +272,8 @@ sched::readSchedule(ScheduleOp op,
     reader.addGroup(group);
   for (auto decl : body.getOps<CollectiveOp>())
     reader.addCollective(decl);
+  for (auto head : body.getOps<AuxHeadOp>())
+    reader.addAuxHead(head);
   for (auto mesh : body.getOps<MeshOp>())
     if (std::optional<int64_t> dp = mesh.getAxisSize("dp"))
       schedule.dataParallel = *dp;
@@ -402,8 +430,37 @@ static void copyStageDeclarations(Block &body, int64_t perReplica,
     }
 }
 
+/// Reports each global-batch head of `pipeline` whose order `schedule`
+/// breaks, with the three ways out. Returns failure if it reported any.
+static LogicalResult checkAuxHeads(PipelineOp pipeline, Strategy strategy,
+                                   const Schedule &schedule) {
+  bool ok = true;
+  for (auto head : pipeline.getBody().front().getOps<AuxHeadOp>()) {
+    if (head.getScope() != AuxScope::GlobalBatch)
+      continue;
+    std::optional<AuxLossConflict> conflict =
+        findAuxLossConflict(schedule, static_cast<int32_t>(head.getStage()));
+    if (!conflict)
+      continue;
+    ok = false;
+    head.emitError() << "the " << strategyName(strategy)
+                     << " order breaks the global_batch aux head at stage "
+                     << head.getStage() << ": "
+                     << describeAuxLossConflict(*conflict)
+                     << "; ways out: reorder the stages at and below the "
+                        "head into all forwards, then all backwards "
+                        "(sched-legalize-aux-loss mode=reorder; more "
+                        "activation memory), balance without the loss "
+                        "(mode=aux-free: a bias update after the step, no "
+                        "gradient dependency), or compute the loss per "
+                        "microbatch (scope microbatch or sequence)";
+  }
+  return success(ok);
+}
+
 LogicalResult sched::lowerPipeline(PipelineOp pipeline, Strategy strategy,
-                                   int64_t memoryBudget) {
+                                   int64_t memoryBudget,
+                                   bool keepAuxConflicts) {
   const PipelineShape shape = readPipelineShape(pipeline);
   auto refuse = [&](llvm::Error error) {
     return pipeline.emitOpError()
@@ -419,6 +476,8 @@ LogicalResult sched::lowerPipeline(PipelineOp pipeline, Strategy strategy,
   llvm::Expected<Schedule> schedule = generateSchedule(strategy, shape);
   if (!schedule)
     return refuse(schedule.takeError());
+  if (!keepAuxConflicts && failed(checkAuxHeads(pipeline, strategy, *schedule)))
+    return failure();
   OpBuilder builder(pipeline);
   auto op = ScheduleOp::create(
       builder, pipeline.getLoc(), pipeline.getSymName(),
@@ -440,9 +499,16 @@ LogicalResult sched::lowerPipeline(PipelineOp pipeline, Strategy strategy,
 }
 
 LogicalResult sched::lowerPipelines(ModuleOp module, Strategy strategy,
-                                    int64_t memoryBudget) {
+                                    int64_t memoryBudget,
+                                    llvm::StringRef auxConflicts) {
+  if (auxConflicts != "error" && auxConflicts != "keep")
+    return module.emitError()
+           << "sched-lower-" << strategyName(strategy)
+           << ": aux-conflicts must be 'error' or 'keep', got '"
+           << auxConflicts << "'";
   for (auto pipeline : llvm::make_early_inc_range(module.getOps<PipelineOp>()))
-    if (failed(lowerPipeline(pipeline, strategy, memoryBudget)))
+    if (failed(lowerPipeline(pipeline, strategy, memoryBudget,
+                             auxConflicts == "keep")))
       return failure();
   return success();
 }

@@ -16,6 +16,9 @@
 
 namespace sched {
 
+/// The plain form of an aux-head scope.
+AuxLossScope auxLossScope(AuxScope scope);
+
 /// The shape and per-stage costs a `sched.pipeline` declares.
 PipelineShape readPipelineShape(PipelineOp pipeline);
 
@@ -55,13 +58,20 @@ ScheduleOp writeRuntimePlan(mlir::OpBuilder &builder, mlir::Location loc,
 /// `strategy`; declarations (stages, groups, aux heads, collectives) move
 /// into the schedule. Emits a diagnostic at the pipeline on failure, among
 /// them a lowering whose estimated working memory is over `memoryBudget`
-/// bytes (lib/Limits), refused before anything is generated.
+/// bytes (lib/Limits), refused before anything is generated. Unless
+/// `keepAuxConflicts`, a global-batch aux head whose order the strategy
+/// breaks fails the lowering with one error at the head.
 mlir::LogicalResult lowerPipeline(PipelineOp pipeline, Strategy strategy,
-                                  int64_t memoryBudget);
+                                  int64_t memoryBudget,
+                                  bool keepAuxConflicts = false);
 
 /// Lowers every `sched.pipeline` directly inside `module` with `strategy`.
+/// `auxConflicts` is the passes' option: "error" (a head the order breaks
+/// fails the lowering) or "keep" (lower anyway, for
+/// sched-legalize-aux-loss); anything else is an error.
 mlir::LogicalResult lowerPipelines(mlir::ModuleOp module, Strategy strategy,
-                                   int64_t memoryBudget);
+                                   int64_t memoryBudget,
+                                   llvm::StringRef auxConflicts = "error");
 
 } // namespace sched
 

@@ -45,7 +45,22 @@ static bool servesComputes(CollectiveTiming when) {
 
 StepRules::StepRules(const ScheduleIndex &index)
     : index(index), schedule(index.schedule), sharding(index.numStages),
-      reduceGrads(index.numStages), optimizerSteps(schedule.ranks.size()) {
+      reduceGrads(index.numStages), optimizerSteps(schedule.ranks.size()),
+      declarations(schedule.collectives),
+      biasHeadOf(schedule.collectives.size(), -1) {
+  for (size_t h = 0; h < schedule.auxHeads.size(); ++h) {
+    const AuxLossHead &head = schedule.auxHeads[h];
+    if (head.scope != AuxLossScope::AuxFree || head.biasGroup < 0)
+      continue;
+    CollectiveDeclaration bias;
+    bias.kind = ActionKind::AllReduce;
+    bias.group = head.biasGroup;
+    bias.bytes = head.biasBytes;
+    bias.when = CollectiveTiming::AfterBackward;
+    bias.stage = head.stage;
+    declarations.push_back(bias);
+    biasHeadOf.push_back(static_cast<int32_t>(h));
+  }
   for (size_t r = 0; r < schedule.ranks.size(); ++r) {
     const std::vector<Action> &actions = schedule.ranks[r].actions;
     for (size_t i = 0; i < actions.size(); ++i) {
@@ -80,8 +95,8 @@ StepRules::StepRules(const ScheduleIndex &index)
 }
 
 int32_t StepRules::declarationOf(const Action &a) const {
-  for (size_t d = 0; d < schedule.collectives.size(); ++d) {
-    const CollectiveDeclaration &decl = schedule.collectives[d];
+  for (size_t d = 0; d < declarations.size(); ++d) {
+    const CollectiveDeclaration &decl = declarations[d];
     if (decl.kind == a.kind && decl.group == a.group &&
         (decl.stage < 0 || decl.stage == a.stage) &&
         (a.bytes < 0 || a.bytes == decl.bytes))
@@ -297,8 +312,8 @@ bool StepRules::checkDeclarations(ViolationSink &sink) const {
   // Past the sink's capacity a violation is only counted: keep the cost of
   // its message off schedules with many declarations and stages.
   size_t reported = 0;
-  for (size_t d = 0; d < schedule.collectives.size(); ++d) {
-    const CollectiveDeclaration &decl = schedule.collectives[d];
+  for (size_t d = 0; d < declarations.size(); ++d) {
+    const CollectiveDeclaration &decl = declarations[d];
     const size_t expected = expectedInstances(decl);
     for (int32_t s : stagesOf(decl)) {
       const std::vector<ActionRef> &refs = issued(d, s);
@@ -306,14 +321,50 @@ bool StepRules::checkDeclarations(ViolationSink &sink) const {
         continue;
       ok = false;
       const bool extra = refs.size() > expected;
-      if (reported++ < ViolationSink::kMaxViolations)
-        reportDeclared(sink, decl, s, refs);
+      if (reported++ < ViolationSink::kMaxViolations) {
+        if (biasHeadOf[d] >= 0)
+          reportBiasUpdate(sink, decl, refs);
+        else
+          reportDeclared(sink, decl, s, refs);
+      }
       else
         sink.add(extra ? ViolationKind::Duplicate : ViolationKind::Missing,
                  {index.stageRank[s], -1}, "", refs.size(), expected);
     }
   }
   return ok;
+}
+
+void StepRules::reportBiasUpdate(ViolationSink &sink,
+                                 const CollectiveDeclaration &decl,
+                                 const std::vector<ActionRef> &refs) const {
+  const int32_t rank = index.stageRank[decl.stage];
+  Action update;
+  update.kind = decl.kind;
+  update.group = decl.group;
+  update.stage = decl.stage;
+  const std::string what = describeAction(schedule, update);
+  if (!refs.empty()) {
+    if (Violation *v = sink.add(
+            ViolationKind::Duplicate, refs[1],
+            llvm::formatv("{0} is issued {1} times on rank {2}, but the bias "
+                          "update of aux head at stage {3} (scope aux_free) "
+                          "runs once per step",
+                          what, refs.size(), rankId(rank), decl.stage),
+            /*observed=*/refs.size(), /*required=*/1)) {
+      v->notes.push_back({refs.front(), "the first one is here"});
+      v->auxHeadStage = decl.stage;
+    }
+    return;
+  }
+  if (Violation *v = sink.add(
+          ViolationKind::Missing, {rank, -1},
+          llvm::formatv("rank {0} has no bias update for aux head at stage "
+                        "{1} (scope aux_free): {2} after the stage's last "
+                        "backward and before the optimizer step",
+                        rankId(rank), decl.stage, what),
+          /*observed=*/0, /*required=*/1))
+    v->auxHeadStage = decl.stage;
 }
 
 void StepRules::reportDeclared(ViolationSink &sink,
@@ -387,9 +438,11 @@ void StepRules::addOrders(
       edge(lastGradient[s], reduce, WaitReason::GradientReduction);
   }
   for (const auto &[key, refs] : instances)
-    if (schedule.collectives[key.first].when == CollectiveTiming::AfterBackward)
+    if (declarations[key.first].when == CollectiveTiming::AfterBackward)
       for (ActionRef reduce : refs)
-        edge(lastGradient[key.second], reduce, WaitReason::GradientReduction);
+        edge(lastGradient[key.second], reduce,
+             biasHeadOf[key.first] >= 0 ? WaitReason::BiasUpdate
+                                        : WaitReason::GradientReduction);
   // The optimizer step ends its rank's program: whatever follows it must
   // come before it (what precedes it does by program order).
   for (size_t r = 0; r < schedule.ranks.size(); ++r)
@@ -442,7 +495,7 @@ void StepRules::addShardingOrders(
 void StepRules::addDeclarationOrders(
     llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const {
   for (const auto &[key, refs] : instances) {
-    const CollectiveTiming when = schedule.collectives[key.first].when;
+    const CollectiveTiming when = declarations[key.first].when;
     if (!servesComputes(when))
       continue;
     const std::vector<ActionRef> computes = servedComputes(key.second, when);

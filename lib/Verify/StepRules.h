@@ -66,6 +66,11 @@ private:
   void reportDeclared(ViolationSink &sink, const CollectiveDeclaration &decl,
                       int32_t stage, const std::vector<ActionRef> &refs) const;
 
+  /// Reports that the bias update `decl` of an aux-free head is missing or
+  /// issued more than once (`refs`).
+  void reportBiasUpdate(ViolationSink &sink, const CollectiveDeclaration &decl,
+                        const std::vector<ActionRef> &refs) const;
+
   void addShardingOrders(
       llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const;
   void addDeclarationOrders(
@@ -88,6 +93,12 @@ private:
   /// True when the schedule holds an optimizer step: then it is a whole
   /// training step and every declaration must be issued in full.
   bool wholeStep = false;
+  /// The schedule's collective declarations, then one per aux-free head
+  /// with a bias update (an all-reduce after the stage's last gradient).
+  std::vector<CollectiveDeclaration> declarations;
+  /// Per declaration: the index of the aux head whose bias update it is,
+  /// or -1.
+  std::vector<int32_t> biasHeadOf;
 };
 
 } // namespace sched

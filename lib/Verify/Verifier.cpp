@@ -65,8 +65,11 @@ const char *reasonWords(WaitReason reason) {
   case WaitReason::Transfer:
     return "it consumes the data that send carries";
   case WaitReason::AuxLoss:
-    return "a global-batch auxiliary loss needs every forward of the stage "
-           "first";
+    return "a global-batch aux head needs every forward of its stage before "
+           "any backward there";
+  case WaitReason::BiasUpdate:
+    return "an aux-free head's bias update follows the last gradient of its "
+           "stage";
   case WaitReason::Rendezvous:
     return "a transfer completes only once its peer posted the match";
   case WaitReason::GroupCompletion:
@@ -120,6 +123,11 @@ private:
       return llvm::formatv("a global-batch auxiliary loss at stage {0} needs "
                            "every forward of the stage before any backward",
                            to.stage);
+    case WaitReason::BiasUpdate:
+      return llvm::formatv("is the bias update of aux head at stage {0} "
+                           "(scope aux_free), which must come after every "
+                           "backward and weight gradient of the stage",
+                           to.stage);
     case WaitReason::Parameters:
       if (to.kind == ActionKind::Reshard)
         return "frees the parameters " + describe(e.fromAction) +
@@ -161,6 +169,10 @@ private:
       if (e.reason == WaitReason::ProgramOrder ||
           e.toAction.index > e.fromAction.index)
         continue;
+      if (e.reason == WaitReason::AuxLoss) {
+        reportAuxOrder(e, sink);
+        return true;
+      }
       const std::string message =
           llvm::formatv("{0} runs before {1} on rank {2}, but {3}",
                         describe(e.toAction), describe(e.fromAction),
@@ -173,6 +185,32 @@ private:
       return true;
     }
     return false;
+  }
+
+  /// A backward of a global-batch head's stage before the stage's last
+  /// forward, named as the head sees it.
+  void reportAuxOrder(const WaitEdge &e, ViolationSink &sink) {
+    const Action &backward = index.action(e.toAction);
+    const Action &forward = index.action(e.fromAction);
+    const bool together = backward.bundle != 0 &&
+                          e.toAction.index != e.fromAction.index &&
+                          backward.bundle == forward.bundle;
+    const std::string message =
+        llvm::formatv("backward of stage {0} microbatch {1} runs {2} the "
+                      "forward of microbatch {3} reaches aux head at stage "
+                      "{4} (scope global_batch) on rank {5}: a global-batch "
+                      "loss needs every forward of its stage before any "
+                      "backward there",
+                      backward.stage, backward.microbatch,
+                      together ? "together with" : "before",
+                      forward.microbatch, forward.stage, rankId(e.toAction))
+            .str();
+    Violation *v = sink.add(ViolationKind::Dependency, e.toAction, message);
+    if (!v)
+      return;
+    v->auxHeadStage = forward.stage;
+    v->notes.push_back(
+        {e.fromAction, describe(e.fromAction) + " runs here, later"});
   }
 
   void reportDeadlock(const std::vector<size_t> &cycle, size_t numRanks,

@@ -54,7 +54,8 @@ struct VerifyOptions {
   /// full encoding (without any candidate), whose satisfiability is the
   /// verdict.
   bool emitSmtlib = false;
-  /// Stages carrying a global-batch auxiliary loss.
+  /// Stages carrying a global-batch auxiliary loss, besides the heads of
+  /// the schedule (Schedule::auxHeads).
   std::vector<int32_t> globalBatchAuxStages;
 };
 
@@ -104,6 +105,9 @@ struct Violation {
   /// default one occurrence of something the rule forbids.
   int64_t observed = 1;
   int64_t required = 0;
+  /// The stage of the aux-loss head the violation is about, or -1 (the IR
+  /// front end notes the head's declaration).
+  int32_t auxHeadStage = -1;
 };
 
 struct VerifyResult {

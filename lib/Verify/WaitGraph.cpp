@@ -231,6 +231,10 @@ void WaitGraph::addAuxLossEdges() {
   for (int32_t s : options.globalBatchAuxStages)
     if (s >= 0 && s < index.numStages)
       modelStages.push_back(s % perStage);
+  for (const AuxLossHead &head : schedule.auxHeads)
+    if (head.scope == AuxLossScope::GlobalBatch && head.stage >= 0 &&
+        head.stage < index.numStages)
+      modelStages.push_back(head.stage % perStage);
   llvm::sort(modelStages);
   modelStages.erase(llvm::unique(modelStages), modelStages.end());
   for (int32_t model : modelStages) {

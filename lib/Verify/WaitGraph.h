@@ -45,6 +45,9 @@ enum class WaitReason : uint8_t {
   DeclaredCollective,
   /// The optimizer step waits for every other action of its rank.
   OptimizerStep,
+  /// An aux-free head's bias update waits for every backward and weight
+  /// gradient of its stage.
+  BiasUpdate,
 };
 
 struct WaitEdge {

@@ -3,6 +3,8 @@
 #include "lib/VerifyIR/VerifyIR.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
 
+#include "llvm/ADT/DenseMap.h"
+
 using namespace mlir;
 using namespace sched;
 
@@ -41,20 +43,34 @@ VerifyResult sched::verifyScheduleOp(ScheduleOp op, VerifyOptions options) {
           static_cast<int32_t>(head.getStage()));
 
   VerifyResult result = verifySchedule(*schedule, options);
-  emitVerifyDiagnostics(result,
-                        [&](ActionRef ref) { return origins.locate(ref); });
+  llvm::DenseMap<int64_t, Location> heads;
+  for (auto head : op.getBody().front().getOps<AuxHeadOp>())
+    heads.try_emplace(static_cast<int64_t>(head.getStage()), head.getLoc());
+  emitVerifyDiagnostics(
+      result, [&](ActionRef ref) { return origins.locate(ref); },
+      [&](int32_t stage) -> std::optional<Location> {
+        auto it = heads.find(stage);
+        if (it == heads.end())
+          return std::nullopt;
+        return it->second;
+      });
   return result;
 }
 
 void sched::emitVerifyDiagnostics(
-    const VerifyResult &result,
-    llvm::function_ref<Location(ActionRef)> locate) {
+    const VerifyResult &result, llvm::function_ref<Location(ActionRef)> locate,
+    llvm::function_ref<std::optional<Location>(int32_t)> locateAuxHead) {
   for (const Violation &violation : result.violations) {
     InFlightDiagnostic diag = emitError(locate(violation.at))
                               << "[" << violationKindName(violation.kind)
                               << "] " << violation.message;
     for (const ViolationNote &note : violation.notes)
       diag.attachNote(locate(note.at)) << note.message;
+    if (violation.auxHeadStage < 0 || !locateAuxHead)
+      continue;
+    if (std::optional<Location> head = locateAuxHead(violation.auxHeadStage))
+      diag.attachNote(*head) << "aux head at stage " << violation.auxHeadStage
+                             << " declared here";
   }
   if (result.verdict == Verdict::Unknown)
     emitWarning(locate({}))

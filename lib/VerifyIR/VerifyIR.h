@@ -13,6 +13,8 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <optional>
+
 namespace sched {
 
 /// Verifies `op`. The schedule's memory_limit applies when `options` sets
@@ -30,10 +32,14 @@ std::string smtlibSection(llvm::StringRef name, const VerifyResult &result);
 /// Reports `result` as diagnostics: each violation an error at
 /// `locate(violation.at)` with its notes at theirs, an unknown verdict a
 /// warning at `locate({})` (the schedule as a whole). Schedules read
-/// without IR (a PyTorch CSV) locate their actions at their cells.
+/// without IR (a PyTorch CSV) locate their actions at their cells. A
+/// violation about an aux-loss head gets a note at
+/// `locateAuxHead(stage)`, when given and it knows the head.
 void emitVerifyDiagnostics(
     const VerifyResult &result,
-    llvm::function_ref<mlir::Location(ActionRef)> locate);
+    llvm::function_ref<mlir::Location(ActionRef)> locate,
+    llvm::function_ref<std::optional<mlir::Location>(int32_t)> locateAuxHead =
+        nullptr);
 
 } // namespace sched
 

@@ -484,3 +484,18 @@ sched.pipeline @p pp 4 microbatches 8 {
   // expected-error @below {{expected '='}}
   sched.mesh dp 2
 }
+
+// -----
+
+sched.pipeline @p pp 2 microbatches 2 {
+  sched.group @dp members [[0], [1]]
+  // expected-error @below {{'sched.aux_head' op has a bias update, but only an aux_free head updates a bias (scope is global_batch)}}
+  sched.aux_head stage 1 scope global_batch bias @dp bytes 64
+}
+
+// -----
+
+sched.pipeline @p pp 2 microbatches 2 {
+  // expected-error @below {{'sched.aux_head' op names group @ep, which is not declared by a sched.group}}
+  sched.aux_head stage 1 scope aux_free bias @ep bytes 64
+}

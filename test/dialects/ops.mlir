@@ -7,7 +7,8 @@
 // CHECK: sched.stage 3 layers 8
 // CHECK-NEXT: sched.mesh dp = 2, pp = 2, tp = 8, "expert parallel" = 1
 // CHECK-NEXT: sched.aux_head stage 3 scope global_batch
-// CHECK-NEXT: sched.aux_head stage 0 scope aux_free
+// CHECK-NEXT: sched.aux_head stage 0 scope aux_free{{$}}
+// CHECK-NEXT: sched.aux_head stage 1 scope aux_free bias @dp bytes 1024{{$}}
 // CHECK-NEXT: sched.group @dp members {{\[}}[0], [1]]
 // CHECK-NEXT: sched.group @tp members {{\[}}[0, 1]]
 // CHECK-NEXT: sched.collective reduce_scatter @dp bytes 4096 when after_backward stage 0
@@ -20,6 +21,7 @@ sched.pipeline @spec pp 2 vpp 2 microbatches 4 placement v memory_limit 80000000
   sched.mesh dp = 2, pp = 2, tp = 8, "expert parallel" = 1
   sched.aux_head stage 3 scope global_batch
   sched.aux_head stage 0 scope aux_free
+  sched.aux_head stage 1 scope aux_free bias @dp bytes 1024
   sched.group @dp members [[0], [1]]
   sched.group @tp members [[0, 1]]
   sched.collective reduce_scatter @dp bytes 4096 when after_backward stage 0

@@ -166,6 +166,7 @@ sched.schedule @collective_order stages 2 microbatches 1 {
 
 // A global-batch aux loss at stage 1 forbids 1F1B's early backward there.
 sched.schedule @aux_global_batch stages 2 microbatches 2 {
+  // expected-note @below {{aux head at stage 1 declared here}}
   sched.aux_head stage 1 scope global_batch
   sched.rank 0 {
     sched.forward stage 0 mb 0
@@ -175,7 +176,7 @@ sched.schedule @aux_global_batch stages 2 microbatches 2 {
   }
   sched.rank 1 {
     sched.forward stage 1 mb 0
-    // expected-error @below {{[dependency] B(stage 1, mb 0) runs before F(stage 1, mb 1) on rank 1, but a global-batch auxiliary loss at stage 1 needs every forward of the stage before any backward}}
+    // expected-error @below {{[dependency] backward of stage 1 microbatch 0 runs before the forward of microbatch 1 reaches aux head at stage 1 (scope global_batch) on rank 1: a global-batch loss needs every forward of its stage before any backward there}}
     sched.backward stage 1 mb 0
     // expected-note @below {{F(stage 1, mb 1) runs here, later}}
     sched.forward stage 1 mb 1

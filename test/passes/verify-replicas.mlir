@@ -81,7 +81,7 @@ sched.schedule @aux_across_replicas stages 4 microbatches 2 replicas 2 {
   sched.aux_head stage 3 scope global_batch
   sched.rank 0 {
     sched.forward stage 3 mb 1
-    // expected-note @below {{rank 0: B(stage 3, mb 1) waits for F(stage 1, mb 0) on rank 1: a global-batch auxiliary loss needs every forward of the stage first}}
+    // expected-note @below {{rank 0: B(stage 3, mb 1) waits for F(stage 1, mb 0) on rank 1: a global-batch aux head needs every forward of its stage before any backward there}}
     sched.backward stage 3 mb 1
     // expected-error @below {{[deadlock] deadlock under rendezvous semantics: a cycle of 3 waits across 2 rank(s)}}
     // expected-note @below {{rank 0: F(stage 0, mb 0) waits for B(stage 3, mb 1) on rank 0: it comes next in the rank's program}}

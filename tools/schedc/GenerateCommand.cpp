@@ -81,6 +81,21 @@ static cl::opt<std::string> outputFlag("o", cl::sub(generateCommand),
                                        cl::desc("Output file (default stdout)"),
                                        cl::value_desc("file"));
 
+static cl::list<std::string> auxFlag(
+    "aux", cl::sub(generateCommand), cl::cat(schedcOptions),
+    cl::desc("An auxiliary-loss head: stage=N,scope=microbatch|sequence|"
+             "global_batch|aux_free (repeatable; docs/aux-loss.md). A "
+             "global_batch head the strategy's order breaks is an error "
+             "unless --aux-legalize says how to keep it"),
+    cl::value_desc("stage=N,scope=S"));
+static cl::opt<std::string> auxLegalizeFlag(
+    "aux-legalize", cl::sub(generateCommand), cl::cat(schedcOptions),
+    cl::desc("Keep the global_batch heads the order breaks: reorder (all "
+             "forwards, then all backwards at and below the head) or "
+             "aux-free (DeepSeek's bias balancing: the head becomes "
+             "aux_free with a bias update)"),
+    cl::value_desc("reorder|aux-free"));
+
 static cl::opt<std::string> memoryBudgetFlag(
     "memory-budget", cl::sub(generateCommand), cl::cat(schedcOptions),
     cl::init(kDefaultMemoryBudgetText.str()),
@@ -107,6 +122,10 @@ static std::string checkFlags() {
   if (microbatchesFlag < 1)
     return "--microbatches must be at least 1, got " +
            std::to_string(microbatchesFlag);
+  if (auxLegalizeFlag.getNumOccurrences() && auxLegalizeFlag != "reorder" &&
+      auxLegalizeFlag != "aux-free")
+    return "unknown --aux-legalize '" + auxLegalizeFlag +
+           "'; expected reorder or aux-free";
   if (emitFlag != "mlir" && emitFlag != "text" && emitFlag != "torch-csv" &&
       emitFlag != "torch-csv-comms" && emitFlag != "json" &&
       emitFlag != "svg" && emitFlag != "trace")
@@ -115,6 +134,49 @@ static std::string checkFlags() {
            "trace";
   if (allowUnverifiedFlag && emitFlag != "json")
     return "--allow-unverified applies to --emit json only";
+  return "";
+}
+
+/// An --aux value: the head's stage and scope.
+struct AuxFlag {
+  int64_t stage = -1;
+  AuxScope scope = AuxScope::Microbatch;
+};
+
+/// Parses "stage=N,scope=S"; returns an error message or an empty string.
+static std::string parseAuxFlag(llvm::StringRef text, int64_t numStages,
+                                AuxFlag &head) {
+  const std::string usage = "--aux '" + text.str() +
+                            "': expected stage=N,scope=microbatch|sequence|"
+                            "global_batch|aux_free";
+  bool stage = false, scope = false;
+  llvm::SmallVector<llvm::StringRef> fields;
+  text.split(fields, ',');
+  for (llvm::StringRef field : fields) {
+    auto [key, value] = field.trim().split('=');
+    key = key.trim();
+    value = value.trim();
+    if (key == "stage" && !stage) {
+      if (value.getAsInteger(10, head.stage) || head.stage < 0)
+        return usage + " (stage '" + value.str() +
+               "' is not a stage number)";
+      stage = true;
+    } else if (key == "scope" && !scope) {
+      std::optional<AuxScope> parsed = symbolizeAuxScope(value);
+      if (!parsed)
+        return usage + " (unknown scope '" + value.str() + "')";
+      head.scope = *parsed;
+      scope = true;
+    } else {
+      return usage;
+    }
+  }
+  if (!stage || !scope)
+    return usage;
+  if (head.stage >= numStages)
+    return "--aux '" + text.str() + "': stage " + std::to_string(head.stage) +
+           " does not exist; the pipeline has " + std::to_string(numStages) +
+           " stages (0 to " + std::to_string(numStages - 1) + ")";
   return "";
 }
 
@@ -144,14 +206,25 @@ static MemoryPath emitPath() {
   return MemoryPath::EmitMlir;
 }
 
+/// Lowers `module` with the strategy's pass, then keeps its aux heads as
+/// --aux-legalize says.
+static LogicalResult lower(ModuleOp module, int64_t budget) {
+  registerSchedPasses();
+  auto pm = PassManager::on<ModuleOp>(module.getContext());
+  const bool legalize = auxLegalizeFlag.getNumOccurrences() > 0;
+  std::string passes = "sched-lower-" + strategyFlag +
+                       "{memory-budget=" + std::to_string(budget) +
+                       " aux-conflicts=" + (legalize ? "keep" : "error") + "}";
+  if (legalize)
+    passes += ",sched-legalize-aux-loss{mode=" + auxLegalizeFlag + "}";
+  return success(succeeded(parsePassPipeline(passes, pm)) &&
+                 succeeded(pm.run(module)));
+}
+
 /// Lowers `module` with the strategy's pass and prints it.
 static LogicalResult emitMlir(ModuleOp module, int64_t budget,
                               llvm::raw_ostream &os) {
-  registerSchedPasses();
-  auto pm = PassManager::on<ModuleOp>(module.getContext());
-  const std::string passes = "sched-lower-" + strategyFlag +
-                             "{memory-budget=" + std::to_string(budget) + "}";
-  if (failed(parsePassPipeline(passes, pm)) || failed(pm.run(module)))
+  if (failed(lower(module, budget)))
     return failure();
   // The pass manager verified the module after the pass.
   module->print(os, OpPrintingFlags().assumeVerified());
@@ -163,13 +236,13 @@ static LogicalResult emitMlir(ModuleOp module, int64_t budget,
 /// JSON. Returns the exit status.
 static int emitJsonPlan(ModuleOp module, int64_t budget,
                         llvm::raw_ostream &os) {
-  registerSchedPasses();
+  if (failed(lower(module, budget)))
+    return ExitUsage;
   auto pm = PassManager::on<ModuleOp>(module.getContext());
-  const std::string passes =
-      "sched-lower-" + strategyFlag +
-      "{memory-budget=" + std::to_string(budget) +
-      "},sched-insert-p2p,sched-insert-collectives,sched-assign-buffers";
-  if (failed(parsePassPipeline(passes, pm)) || failed(pm.run(module)))
+  if (failed(parsePassPipeline(
+          "sched-insert-p2p,sched-insert-collectives,sched-assign-buffers",
+          pm)) ||
+      failed(pm.run(module)))
     return ExitUsage;
   auto scheduleOp = *module.getOps<ScheduleOp>().begin();
   VerifyOptions options;
@@ -195,9 +268,8 @@ static int emitJsonPlan(ModuleOp module, int64_t budget,
 
 /// Writes the plain schedule of `shape` as a grid or a CSV, without
 /// building its IR.
-static llvm::Error emitPlain(Strategy strategy, const PipelineShape &shape,
+static llvm::Error emitPlain(llvm::Expected<Schedule> schedule,
                              int64_t budget, llvm::raw_ostream &os) {
-  llvm::Expected<Schedule> schedule = generateSchedule(strategy, shape);
   if (!schedule)
     return schedule.takeError();
   if (emitFlag == "text")
@@ -253,6 +325,19 @@ int sched::runGenerate() {
     return ExitUsage;
   if (costs)
     declareStageCosts(builder, pipeline, *costs);
+  for (const std::string &text : auxFlag) {
+    AuxFlag head;
+    if (std::string problem =
+            parseAuxFlag(text, pipeline.getNumStages(), head);
+        !problem.empty())
+      return usageError(problem);
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(&pipeline.getBody().front());
+    AuxHeadOp::create(builder,
+                      NameLoc::get(builder.getStringAttr("--aux " + text)),
+                      static_cast<uint64_t>(head.stage), head.scope,
+                      FlatSymbolRefAttr(), IntegerAttr());
+  }
 
   // Refuse what cannot be generated, or not within the budget, before
   // anything is allocated.
@@ -278,8 +363,21 @@ int sched::runGenerate() {
   } else if (emitFlag == "json") {
     if (int status = emitJsonPlan(*module, *budget, output->os()))
       return status;
+  } else if (!auxFlag.empty()) {
+    // Heads go through the IR: the lowering checks them and the
+    // legalization rewrites the order.
+    if (failed(lower(*module, *budget)))
+      return ExitUsage;
+    auto scheduleOp = *module->getOps<ScheduleOp>().begin();
+    FailureOr<Schedule> schedule = readSchedule(scheduleOp);
+    if (failed(schedule))
+      return ExitUsage;
+    if (llvm::Error error = emitPlain(std::move(*schedule), *budget,
+                                      output->os()))
+      return usageError(llvm::toString(std::move(error)));
   } else if (llvm::Error error =
-                 emitPlain(strategy, shape, *budget, output->os())) {
+                 emitPlain(generateSchedule(strategy, shape), *budget,
+                           output->os())) {
     return usageError(llvm::toString(std::move(error)));
   }
   output->keep();

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Sched/SchedOps.h"
+#include "lib/AuxLoss/AuxLossCost.h"
 #include "lib/Schedule/CostSpec.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
 #include "lib/Simulate/Simulate.h"
@@ -62,6 +63,51 @@ static bool hasSizes(const Schedule &schedule) {
   });
 }
 
+/// One line per aux-loss head: what its scope costs in this timeline.
+static void printAuxHeads(llvm::raw_ostream &os, const Schedule &schedule,
+                          const Timeline &timeline) {
+  const bool bytes = hasSizes(schedule);
+  for (const AuxHeadCost &cost : auxHeadCosts(schedule, timeline)) {
+    os << "  aux head at stage " << cost.head.stage << " (scope "
+       << auxLossScopeName(cost.head.scope) << ")";
+    if (cost.rank < 0) {
+      os << ": no rank computes the stage\n";
+      continue;
+    }
+    os << " on rank " << schedule.ranks[cost.rank].id << ": ";
+    switch (cost.head.scope) {
+    case AuxLossScope::Microbatch:
+    case AuxLossScope::Sequence:
+      os << "local to each microbatch: no dependency, no extra memory or "
+            "time\n";
+      continue;
+    case AuxLossScope::GlobalBatch:
+      os << "backwards start at " << formatNumber(cost.firstBackwardStart)
+         << ", after the last forward (ends at "
+         << formatNumber(cost.lastForwardEnd) << "), holding "
+         << cost.liveActivations << " stage activations";
+      if (bytes)
+        os << " (" << cost.liveBytes << " bytes)";
+      os << "\n";
+      continue;
+    case AuxLossScope::AuxFree:
+      os << "no gradient dependency; ";
+      if (cost.head.biasGroup < 0)
+        os << "no bias update declared\n";
+      else if (cost.biasUpdateAt < 0)
+        os << "bias update all_reduce @"
+           << schedule.groups[cost.head.biasGroup].name << " of "
+           << cost.biasBytes << " bytes not issued yet\n";
+      else
+        os << "bias update all_reduce @"
+           << schedule.groups[cost.head.biasGroup].name << " of "
+           << cost.biasBytes << " bytes at " << formatNumber(cost.biasUpdateAt)
+           << "\n";
+      continue;
+    }
+  }
+}
+
 static void printText(llvm::raw_ostream &os, llvm::StringRef name,
                       const Schedule &schedule, const Timeline &timeline) {
   os << "schedule @" << name << "\n";
@@ -76,6 +122,7 @@ static void printText(llvm::raw_ostream &os, llvm::StringRef name,
       os << " (" << timeline.peakActivationBytes[r] << " bytes)";
     os << "\n";
   }
+  printAuxHeads(os, schedule, timeline);
   if (!timelineFlag)
     return;
   for (size_t r = 0; r < schedule.ranks.size(); ++r) {
@@ -92,15 +139,41 @@ static void printText(llvm::raw_ostream &os, llvm::StringRef name,
   }
 }
 
-static llvm::json::Value toJson(const Timeline &timeline) {
-  llvm::json::Array bubble, peaks;
+static llvm::json::Value toJson(const Schedule &schedule,
+                                const Timeline &timeline) {
+  llvm::json::Array bubble, peaks, heads;
   for (double ratio : timeline.bubbleRatio)
     bubble.push_back(ratio);
   for (double peak : timeline.peakActivations)
     peaks.push_back(peak);
-  return llvm::json::Object{{"makespan", timeline.makespan},
+  llvm::json::Object report{{"makespan", timeline.makespan},
                             {"bubble_ratio", std::move(bubble)},
                             {"peak_activations", std::move(peaks)}};
+  if (schedule.auxHeads.empty())
+    return report;
+  for (const AuxHeadCost &cost : auxHeadCosts(schedule, timeline)) {
+    llvm::json::Object head{
+        {"stage", cost.head.stage},
+        {"scope", auxLossScopeName(cost.head.scope)},
+        {"rank", cost.rank < 0 ? llvm::json::Value(nullptr)
+                               : llvm::json::Value(
+                                     schedule.ranks[cost.rank].id)}};
+    if (cost.rank >= 0 && cost.head.scope == AuxLossScope::GlobalBatch) {
+      head["last_forward_end"] = cost.lastForwardEnd;
+      head["first_backward_start"] = cost.firstBackwardStart;
+      head["live_activations"] = cost.liveActivations;
+      head["live_bytes"] = cost.liveBytes;
+    }
+    if (cost.head.biasGroup >= 0) {
+      head["bias_update_bytes"] = cost.biasBytes;
+      head["bias_update_at"] = cost.biasUpdateAt < 0
+                                   ? llvm::json::Value(nullptr)
+                                   : llvm::json::Value(cost.biasUpdateAt);
+    }
+    heads.push_back(std::move(head));
+  }
+  report["aux_heads"] = std::move(heads);
+  return report;
 }
 
 int sched::runSimulate() {
@@ -144,7 +217,7 @@ int sched::runSimulate() {
       return;
     }
     if (jsonFlag)
-      reports.push_back(toJson(*timeline));
+      reports.push_back(toJson(schedule, *timeline));
     else
       printText(llvm::outs(), name, schedule, *timeline);
   };
