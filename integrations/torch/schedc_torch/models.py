@@ -89,3 +89,20 @@ def microbatch(spec: ModelSpec, index: int) -> Tuple[torch.Tensor,
 
 def loss_fn(output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return ((output - target) ** 2).mean()
+
+
+# A global-batch auxiliary loss at a stage, shaped like MoE load balancing:
+# AUX_WEIGHT x the squared norm of the stage output's mean over every token
+# of the step. Its gradient for one microbatch depends on every
+# microbatch's output, so it is right only when every forward reached the
+# stage before any backward leaves it.
+AUX_WEIGHT = 0.5
+
+
+def aux_statistic(output: torch.Tensor) -> torch.Tensor:
+    """A microbatch's contribution: the mean of its output's rows."""
+    return output.reshape(-1, HIDDEN).mean(0)
+
+
+def aux_loss(mean: torch.Tensor) -> torch.Tensor:
+    return AUX_WEIGHT * (mean ** 2).sum()

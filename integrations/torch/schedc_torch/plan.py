@@ -99,6 +99,9 @@ class Plan:
     programs: List[List[Instruction]]
     groups: Dict[str, List[List[int]]] = field(default_factory=dict)
     declarations: List[Declaration] = field(default_factory=list)
+    # Stages whose auxiliary loss is computed over the global batch (the
+    # plan's aux heads of scope global_batch); the executor computes it.
+    global_aux_stages: List[int] = field(default_factory=list)
 
     @property
     def stages_per_replica(self) -> int:
@@ -231,12 +234,21 @@ def parse_plan(data: object) -> Plan:
         programs.append([
             _instruction(obj, f"ranks[{r}].instructions[{i}]", groups,
                          rank_ids) for i, obj in enumerate(instructions)])
+    global_aux = []
+    for k, h in enumerate(data.get("aux_heads", [])):
+        if not isinstance(h, dict) or not isinstance(h.get("stage"), int) \
+                or not 0 <= h["stage"] < stages:
+            raise PlanError(f"aux_heads[{k}]: \"stage\" must be a stage of "
+                            f"the plan")
+        if h.get("scope") == "global_batch":
+            global_aux.append(h["stage"])
     verdict = data.get("verdict") or {}
     return Plan(name=str(data.get("name", "plan")), stages=stages,
                 microbatches=microbatches, replicas=replicas,
                 data_parallel=dp, verified=verdict.get("status") == "verified",
                 p2p=str(verdict.get("p2p", "rendezvous")), rank_ids=rank_ids,
-                programs=programs, groups=groups, declarations=declarations)
+                programs=programs, groups=groups, declarations=declarations,
+                global_aux_stages=global_aux)
 
 
 def load_plan(path: str) -> Plan:

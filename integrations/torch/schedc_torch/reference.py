@@ -8,7 +8,8 @@ from typing import Dict, List
 
 import torch
 
-from .models import LEARNING_RATE, ModelSpec, loss_fn, make_stage, microbatch
+from .models import (LEARNING_RATE, ModelSpec, aux_loss, aux_statistic,
+                     loss_fn, make_stage, microbatch)
 
 
 @dataclass
@@ -25,16 +26,23 @@ def flat(tensors: List[torch.Tensor]) -> torch.Tensor:
 
 
 def run_reference(spec: ModelSpec, model_stages: int,
-                  total_microbatches: int) -> Reference:
+                  total_microbatches: int,
+                  aux_stages: List[int] = ()) -> Reference:
     """One SGD step of the whole model over `total_microbatches`
-    microbatches; the loss is their mean."""
+    microbatches; the loss is their mean, plus a global-batch auxiliary
+    loss at each stage of `aux_stages` (models.aux_loss)."""
     stages = [make_stage(spec, s) for s in range(model_stages)]
     loss = torch.zeros((), dtype=torch.float64)
+    sums = {s: torch.zeros((), dtype=torch.float64) for s in aux_stages}
     for m in range(total_microbatches):
         x, target = microbatch(spec, m)
-        for stage in stages:
+        for s, stage in enumerate(stages):
             x = stage(x)
+            if s in sums:
+                sums[s] = sums[s] + aux_statistic(x)
         loss = loss + loss_fn(x, target) / total_microbatches
+    for total in sums.values():
+        loss = loss + aux_loss(total / total_microbatches)
     loss.backward()
     grads, params = {}, {}
     with torch.no_grad():

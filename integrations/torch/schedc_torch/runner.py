@@ -127,7 +127,8 @@ def compare(plan: Plan, spec: ModelSpec, reports: List[dict]) -> Outcome:
     """Checks loss, every reported gradient and the parameters after the
     step against the reference."""
     total = plan.microbatches * plan.data_parallel
-    ref = run_reference(spec, plan.stages_per_replica, total)
+    ref = run_reference(spec, plan.stages_per_replica, total,
+                        plan.global_aux_stages)
     loss = sum(r["loss"] for r in reports)
     lines = []
     failures = []

@@ -18,7 +18,8 @@ from typing import Dict, List, Optional, Tuple
 import torch
 import torch.distributed as dist
 
-from .models import LEARNING_RATE, ModelSpec, loss_fn, make_stage, microbatch
+from .models import (AUX_WEIGHT, HIDDEN, LEARNING_RATE, ModelSpec, aux_loss,
+                     aux_statistic, loss_fn, make_stage, microbatch)
 from .plan import (COMPUTE_OPS, Instruction, Plan, PlanError, bundles)
 
 # Progress states shared with the runner.
@@ -103,6 +104,20 @@ class RankExecutor:
         self.reduced: Dict[int, torch.Tensor] = {}
         self.loss = 0.0
         self.stepped = False
+        # Global-batch aux heads on this rank: every microbatch's statistic
+        # at the stage, as the forwards produce them.
+        self.aux_stages = set(plan.global_aux_stages) & set(held)
+        if self.aux_stages and (plan.replicas != 1 or plan.data_parallel != 1):
+            raise PlanError("the executor computes a global_batch aux loss "
+                            "with one pipeline replica and no data "
+                            "parallelism")
+        for stage in self.aux_stages:
+            if plan.is_last_stage(stage):
+                raise PlanError(f"the global_batch aux head at stage {stage} "
+                                f"sits on the last stage; the executor "
+                                f"computes heads on the stages before it")
+        self.aux_seen: Dict[int, Dict[int, torch.Tensor]] = {
+            s: {} for s in self.aux_stages}
 
     # -- FSDP shards ------------------------------------------------------
     def _shard_bounds(self, stage: int, length: int) -> Tuple[int, int]:
@@ -154,6 +169,12 @@ class RankExecutor:
                                 f"forward of it came first")
             x.requires_grad_(True)
         out = module(x)
+        if ins.stage in self.aux_stages:
+            seen = self.aux_seen[ins.stage]
+            seen[ins.microbatch] = aux_statistic(out.detach())
+            if len(seen) == self.plan.microbatches:
+                mean = sum(seen.values()) / self.plan.microbatches
+                self.loss += float(aux_loss(mean))
         if self.plan.is_last_stage(ins.stage):
             out = loss_fn(out, target) * self.scale
             self.loss += float(out)
@@ -174,7 +195,22 @@ class RankExecutor:
         if grad is None:
             raise PlanError(f"{ins.describe()} has no output gradient: no "
                             f"recv backward of it came first")
+        if ins.stage in self.aux_stages:
+            grad = grad + self._aux_grad(ins)
         return grad
+
+    def _aux_grad(self, ins: Instruction) -> torch.Tensor:
+        """The aux loss's gradient for this microbatch's output, from the
+        forwards that reached the head so far: the global batch's when the
+        plan ran them all first, a wrong one otherwise (the check then
+        fails, as training would silently go wrong)."""
+        seen = self.aux_seen[ins.stage]
+        mean = sum(seen.values()) / self.plan.microbatches
+        out = self.outputs[(ins.stage, ins.microbatch)].detach()
+        stat = out.reshape(-1, HIDDEN)
+        # d aux / d out: 2 w mean / M, spread over the rows of the output.
+        per_row = 2 * AUX_WEIGHT * mean / self.plan.microbatches / stat.shape[0]
+        return per_row.expand_as(stat).reshape(out.shape)
 
     def backward(self, ins: Instruction) -> None:
         self._module(ins)
