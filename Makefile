@@ -6,7 +6,7 @@ LLVM_PREFIX := /usr/lib/llvm-22
 PACKAGES := cmake ninja-build g++ ccache python3 llvm-22-dev libmlir-22-dev \
             mlir-22-tools llvm-22-tools libz3-dev libfmt-dev libgtest-dev \
             python3-psutil z3 pybind11-dev python3-dev python3-torch \
-            python3-jsonschema
+            python3-jsonschema libzstd-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JOBS ?= $(shell nproc)
 # ccache keys on paths relative to the checkout, so clones and worktrees of
