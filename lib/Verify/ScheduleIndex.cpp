@@ -279,13 +279,14 @@ void ScheduleIndex::checkTransfers(ViolationSink &sink) {
         continue;
       const ActionRef here{r, static_cast<int32_t>(i)};
       const bool send = a.kind == ActionKind::Send;
-      const std::string what = describeAction(schedule, a);
+      // Described only when reported: most transfers are fine.
+      auto what = [&] { return describeAction(schedule, a); };
       if (stageRank[a.stage] != r) {
         pairable = false;
         sink.add(ViolationKind::Placement, here,
                  llvm::formatv("{0} is issued by rank {1}, but stage {2} "
                                "runs on {3}",
-                               what, schedule.ranks[r].id, a.stage,
+                               what(), schedule.ranks[r].id, a.stage,
                                rankName(stageRank[a.stage])));
         continue;
       }
@@ -298,7 +299,7 @@ void ScheduleIndex::checkTransfers(ViolationSink &sink) {
         sink.add(ViolationKind::Transfer, here,
                  llvm::formatv("{0} has no peer: stage {1} is the {2} stage "
                                "of its pipeline",
-                               what, a.stage, downstream ? "last" : "first"));
+                               what(), a.stage, downstream ? "last" : "first"));
         continue;
       }
       const int32_t far = downstream ? a.stage + 1 : a.stage - 1;
@@ -308,7 +309,7 @@ void ScheduleIndex::checkTransfers(ViolationSink &sink) {
         sink.add(ViolationKind::Transfer, here,
                  llvm::formatv("{0} names {1} as its peer, but stage {2} "
                                "runs on {3}",
-                               what, rankName(a.peer), far, rankName(farRank)));
+                               what(), rankName(a.peer), far, rankName(farRank)));
         continue;
       }
       // Both stages on this rank: the data is already here, and a message
@@ -319,7 +320,7 @@ void ScheduleIndex::checkTransfers(ViolationSink &sink) {
                  llvm::formatv("{0} names its own rank as its peer: stages "
                                "{1} and {2} both run on rank {3}, so the "
                                "data needs no transfer",
-                               what, a.stage, far, schedule.ranks[r].id));
+                               what(), a.stage, far, schedule.ranks[r].id));
       }
     }
   }

@@ -17,6 +17,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
+#include <optional>
 
 using namespace sched;
 
@@ -362,12 +363,15 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
       confirm(facts, Z3Answer::Unsat, options, result);
     return result;
   }
-  WaitGraph graph(index, options);
-  graph.build();
-  std::vector<size_t> cycle;
-  if (!graph.sort()) {
-    cycle = graph.findCycle();
-    CycleReporter(index, graph, options).report(cycle, sink);
+  // The full wait graph lives only until it is shrunk: Z3 works on the
+  // shrunk graph, and the two are never held together with Z3's tables.
+  std::optional<WaitGraph> graph(std::in_place, index, options);
+  graph->build();
+  std::vector<Z3Query> refutations;
+  if (!graph->sort()) {
+    const std::vector<size_t> cycle = graph->findCycle();
+    CycleReporter(index, *graph, options).report(cycle, sink);
+    refutations.push_back(cycleQuery(*graph, cycle));
   }
   MemoryCheck memory(index, options);
   memory.run(sink);
@@ -379,7 +383,8 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
 
   // The full encoding: written out when asked, and checked against the
   // candidate (or solved) when the graph path found nothing.
-  ShrunkGraph shrunk = graph.shrink();
+  ShrunkGraph shrunk = graph->shrink();
+  graph.reset();
   Z3Query full;
   full.numNodes = shrunk.numNodes;
   full.edges = std::move(shrunk.edges);
@@ -398,13 +403,10 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
   }
   // Each violation found by search is refuted on its own: the cycle, and
   // the memory chain of each rank over the limit.
-  std::vector<Z3Query> queries;
-  if (!cycle.empty())
-    queries.push_back(cycleQuery(graph, cycle));
   for (const Violation &v : result.violations)
     if (v.kind == ViolationKind::Memory && v.at.rank >= 0)
-      queries.push_back(memoryQuery(memory, v.at.rank, v.at.index));
-  for (const Z3Query &query : queries)
+      refutations.push_back(memoryQuery(memory, v.at.rank, v.at.index));
+  for (const Z3Query &query : refutations)
     if (!confirm(query, Z3Answer::Unsat, options, result))
       return result;
   return result;
