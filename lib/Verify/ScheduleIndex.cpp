@@ -309,7 +309,8 @@ void ScheduleIndex::checkTransfers(ViolationSink &sink) {
         sink.add(ViolationKind::Transfer, here,
                  llvm::formatv("{0} names {1} as its peer, but stage {2} "
                                "runs on {3}",
-                               what(), rankName(a.peer), far, rankName(farRank)));
+                               what(), rankName(a.peer), far,
+                               rankName(farRank)));
         continue;
       }
       // Both stages on this rank: the data is already here, and a message

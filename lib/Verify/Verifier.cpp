@@ -203,8 +203,8 @@ private:
                       "loss needs every forward of its stage before any "
                       "backward there",
                       backward.stage, backward.microbatch,
-                      together ? "together with" : "before",
-                      forward.microbatch, forward.stage, rankId(e.toAction))
+                      together ? "together with" : "before", forward.microbatch,
+                      forward.stage, rankId(e.toAction))
             .str();
     Violation *v = sink.add(ViolationKind::Dependency, e.toAction, message);
     if (!v)
