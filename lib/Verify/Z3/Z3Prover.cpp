@@ -29,7 +29,7 @@ public:
     // Once ground, an edge's constraint is t_from < t_to over the
     // candidate's two numerals, and edges whose times are equal pairs
     // state the very same constraint: each distinct one is given to Z3
-    // once (about a tenth of the edges of a lowered 1F1B).
+    // once (about one per twenty edges of a lowered 1F1B).
     groundEdges.reserve(query.edges.size());
     for (auto [from, to] : query.edges)
       groundEdges.emplace_back(query.witness[from], query.witness[to]);
@@ -263,8 +263,8 @@ constexpr size_t kCheckChunk = 16384;
 /// Checks the candidate of `query` in `context`, a chunk of edges at a
 /// time: ground constraints are independent, and a chunk's terms are freed
 /// before the next is built, so Z3 holds one chunk's goal at a time rather
-/// than the whole encoding's (measured: 7.5 MB less at 131,000
-/// constraints). One context serves the whole check: each Z3 context holds
+/// than the whole encoding's (the simplifier's goal took 7.5 MB for
+/// 131,000 constraints in one piece). One context serves the whole check: each Z3 context holds
 /// about 17 MB of its own tables before the first term (measured), more
 /// than all the ground terms of a 200,000-action schedule take.
 static void checkCandidate(z3::context &context, const Z3Query &query,
