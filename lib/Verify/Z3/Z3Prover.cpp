@@ -264,9 +264,10 @@ constexpr size_t kCheckChunk = 16384;
 /// time: ground constraints are independent, and a chunk's terms are freed
 /// before the next is built, so Z3 holds one chunk's goal at a time rather
 /// than the whole encoding's (the simplifier's goal took 7.5 MB for
-/// 131,000 constraints in one piece). One context serves the whole check: each Z3 context holds
-/// about 17 MB of its own tables before the first term (measured), more
-/// than all the ground terms of a 200,000-action schedule take.
+/// 131,000 constraints in one piece). One context serves the whole check: each
+/// Z3 context holds about 17 MB of its own tables before the first term
+/// (measured), more than all the ground terms of a 200,000-action schedule
+/// take.
 static void checkCandidate(z3::context &context, const Z3Query &query,
                            double timeoutSeconds, Z3Outcome &outcome) {
   outcome.answer = within(context, timeoutSeconds, outcome.reason, [&] {
