@@ -87,22 +87,94 @@ StepRules::StepRules(const ScheduleIndex &index)
       }
       if (!isCollective(a.kind) || !inRange)
         continue;
-      const int32_t d = declarationOf(a);
+      const int32_t d = declarationOf(a, here);
       if (d >= 0)
         instances[{d, a.stage}].push_back(here);
     }
   }
 }
 
-int32_t StepRules::declarationOf(const Action &a) const {
+static bool declares(const CollectiveDeclaration &decl, const Action &a) {
+  return decl.kind == a.kind && decl.group == a.group &&
+         (decl.stage < 0 || decl.stage == a.stage) &&
+         (a.bytes < 0 || a.bytes == decl.bytes);
+}
+
+/// Among timings with no deadline, the ones that free a further instance
+/// for later actions come first.
+static int openTimingRank(CollectiveTiming when) {
+  return when == CollectiveTiming::AfterForward    ? 0
+         : when == CollectiveTiming::AfterBackward ? 1
+                                                   : 2;
+}
+
+int32_t StepRules::declarationOf(const Action &a, ActionRef at) {
+  int32_t first = -1, count = 0;
+  for (size_t d = 0; d < declarations.size(); ++d)
+    if (declares(declarations[d], a)) {
+      if (first < 0)
+        first = static_cast<int32_t>(d);
+      ++count;
+    }
+  // Placement is checked elsewhere; timing compares positions on the
+  // stage's rank only.
+  if (count < 2 || at.rank != index.stageRank[a.stage])
+    return first;
+  // Declarations that share kind, group and bytes (an all-to-all before
+  // and one after each forward; a gradient all-reduce and a step one) are
+  // not told apart by their actions. Each action goes to a declaration
+  // whose next instance it can be, the one due soonest (the next instance
+  // of a before_* declaration is due at its compute): points matched to
+  // intervals in that order find a matching whenever one exists, so a
+  // schedule that can be read as issuing every declaration on time is.
+  int32_t best = -1;
+  std::pair<int32_t, int> bestDue;
   for (size_t d = 0; d < declarations.size(); ++d) {
     const CollectiveDeclaration &decl = declarations[d];
-    if (decl.kind == a.kind && decl.group == a.group &&
-        (decl.stage < 0 || decl.stage == a.stage) &&
-        (a.bytes < 0 || a.bytes == decl.bytes))
-      return static_cast<int32_t>(d);
+    if (!declares(decl, a))
+      continue;
+    const size_t k = issued(d, a.stage).size();
+    if (k >= expectedInstances(decl))
+      continue;
+    std::pair<int32_t, int> due{INT32_MAX, openTimingRank(decl.when)};
+    if (servesComputes(decl.when)) {
+      const int32_t compute = servedComputesCached(a.stage, decl.when)[k].index;
+      const bool before = decl.when != CollectiveTiming::AfterForward;
+      if (before ? compute < at.index : compute > at.index)
+        continue;
+      if (before)
+        due.first = compute;
+    } else if (decl.when == CollectiveTiming::AfterBackward &&
+               lastGradient(a.stage).index > at.index) {
+      continue;
+    }
+    if (best < 0 || due < bestDue) {
+      best = static_cast<int32_t>(d);
+      bestDue = due;
+    }
   }
-  return -1;
+  return best >= 0 ? best : first;
+}
+
+const std::vector<ActionRef> &
+StepRules::servedComputesCached(int32_t stage, CollectiveTiming when) {
+  auto [it, inserted] = computesOf.try_emplace({stage, when});
+  if (inserted)
+    it->second = servedComputes(stage, when);
+  return it->second;
+}
+
+ActionRef StepRules::lastGradient(int32_t stage) const {
+  ActionRef last;
+  const int32_t first = schedule.firstMicrobatchOf(stage);
+  for (int32_t m = first; m < first + schedule.microbatchesPerReplica(); ++m) {
+    ActionRef gradient = index.compute(ActionKind::Backward, stage, m);
+    if (gradient.rank < 0)
+      gradient = index.compute(ActionKind::BackwardWeight, stage, m);
+    if (gradient.index > last.index)
+      last = gradient;
+  }
+  return last;
 }
 
 const std::vector<ActionRef> &StepRules::issued(size_t d, int32_t stage) const {
@@ -326,8 +398,7 @@ bool StepRules::checkDeclarations(ViolationSink &sink) const {
           reportBiasUpdate(sink, decl, refs);
         else
           reportDeclared(sink, decl, s, refs);
-      }
-      else
+      } else
         sink.add(extra ? ViolationKind::Duplicate : ViolationKind::Missing,
                  {index.stageRank[s], -1}, "", refs.size(), expected);
     }
@@ -423,24 +494,16 @@ void StepRules::addOrders(
   addDeclarationOrders(edge);
   // Gradient reduction after the stage's last gradient (B or W): earlier
   // gradients of the rank precede that one in program order.
-  std::vector<ActionRef> lastGradient(index.numStages);
+  std::vector<ActionRef> lastGradients(index.numStages);
   for (int32_t s = 0; s < index.numStages; ++s) {
-    const int32_t first = schedule.firstMicrobatchOf(s);
-    for (int32_t m = first; m < first + schedule.microbatchesPerReplica();
-         ++m) {
-      ActionRef gradient = index.compute(ActionKind::Backward, s, m);
-      if (gradient.rank < 0)
-        gradient = index.compute(ActionKind::BackwardWeight, s, m);
-      if (gradient.index > lastGradient[s].index)
-        lastGradient[s] = gradient;
-    }
+    lastGradients[s] = lastGradient(s);
     for (ActionRef reduce : reduceGrads[s])
-      edge(lastGradient[s], reduce, WaitReason::GradientReduction);
+      edge(lastGradients[s], reduce, WaitReason::GradientReduction);
   }
   for (const auto &[key, refs] : instances)
     if (declarations[key.first].when == CollectiveTiming::AfterBackward)
       for (ActionRef reduce : refs)
-        edge(lastGradient[key.second], reduce,
+        edge(lastGradients[key.second], reduce,
              biasHeadOf[key.first] >= 0 ? WaitReason::BiasUpdate
                                         : WaitReason::GradientReduction);
   // The optimizer step ends its rank's program: whatever follows it must

@@ -40,8 +40,13 @@ public:
       llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const;
 
 private:
-  /// The declaration `a` issues, or -1.
-  int32_t declarationOf(const Action &a) const;
+  /// The declaration `a`, issued at `at`, serves, or -1.
+  int32_t declarationOf(const Action &a, ActionRef at);
+  /// servedComputes, computed once per stage and timing.
+  const std::vector<ActionRef> &servedComputesCached(int32_t stage,
+                                                     CollectiveTiming when);
+  /// The stage's last gradient (B or W) in program order.
+  ActionRef lastGradient(int32_t stage) const;
   /// How many instances of declaration `d` a stage issues in a complete
   /// step.
   size_t expectedInstances(const CollectiveDeclaration &d) const;
@@ -90,6 +95,9 @@ private:
   /// Per (declaration, stage) that issues any: its instances in program
   /// order (sparse: declarations times stages may be large).
   std::map<std::pair<int32_t, int32_t>, std::vector<ActionRef>> instances;
+  /// servedComputesCached's results.
+  std::map<std::pair<int32_t, CollectiveTiming>, std::vector<ActionRef>>
+      computesOf;
   /// True when the schedule holds an optimizer step: then it is a whole
   /// training step and every declaration must be issued in full.
   bool wholeStep = false;

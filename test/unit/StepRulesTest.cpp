@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 
 #include <functional>
+#include <iostream>
 
 using namespace sched;
 
@@ -292,3 +293,154 @@ TEST(StepRules, GeneratedStepsVerifyAndMutationsAreViolated) {
 }
 
 } // namespace
+
+namespace {
+
+/// A one-stage, one-rank step: forwards, then backwards, with collectives
+/// of one signature (all_to_all @g, 8 bytes) at `slots[k]` = the number of
+/// computes that precede the k-th one.
+Schedule sharedSignatureStep(int32_t microbatches,
+                             const std::vector<CollectiveTiming> &timings,
+                             const std::vector<int32_t> &slots) {
+  Schedule schedule;
+  schedule.numStages = 1;
+  schedule.numMicrobatches = microbatches;
+  schedule.groups.push_back({"g", {{0}}});
+  for (CollectiveTiming when : timings) {
+    CollectiveDeclaration decl;
+    decl.kind = ActionKind::AllToAll;
+    decl.group = 0;
+    decl.bytes = 8;
+    decl.when = when;
+    schedule.collectives.push_back(decl);
+  }
+  Action collective;
+  collective.kind = ActionKind::AllToAll;
+  collective.stage = 0;
+  collective.group = 0;
+  collective.bytes = 8;
+  RankProgram rank;
+  size_t next = 0;
+  for (int32_t c = 0; c <= 2 * microbatches; ++c) {
+    while (next < slots.size() && slots[next] == c) {
+      rank.actions.push_back(collective);
+      ++next;
+    }
+    if (c < 2 * microbatches)
+      rank.actions.push_back(Action::compute(
+          c < microbatches ? ActionKind::Forward : ActionKind::Backward, 0,
+          c % microbatches));
+  }
+  rank.actions.push_back(Action{ActionKind::OptimizerStep});
+  schedule.ranks.push_back(std::move(rank));
+  return schedule;
+}
+
+/// Whether the collectives at `slots` can be read as issuing every
+/// declaration on time, tried over every assignment.
+bool someReadingIsOnTime(int32_t microbatches,
+                         const std::vector<CollectiveTiming> &timings,
+                         const std::vector<int32_t> &slots) {
+  const size_t n = slots.size();
+  size_t assignments = 1;
+  for (size_t k = 0; k < n; ++k)
+    assignments *= timings.size();
+  for (size_t code = 0; code < assignments; ++code) {
+    std::vector<int32_t> issued(timings.size(), 0);
+    bool onTime = true;
+    size_t rest = code;
+    for (size_t k = 0; k < n && onTime; ++k) {
+      const size_t d = rest % timings.size();
+      rest /= timings.size();
+      const int32_t instance = issued[d]++;
+      const int32_t slot = slots[k];
+      switch (timings[d]) {
+      case CollectiveTiming::BeforeForward:
+        onTime = slot <= instance;
+        break;
+      case CollectiveTiming::AfterForward:
+        onTime = slot > instance;
+        break;
+      case CollectiveTiming::BeforeBackward:
+        onTime = slot <= microbatches + instance;
+        break;
+      case CollectiveTiming::AfterBackward:
+        onTime = slot == 2 * microbatches;
+        break;
+      case CollectiveTiming::Step:
+        break;
+      }
+    }
+    for (size_t d = 0; d < timings.size() && onTime; ++d) {
+      const bool perCompute = timings[d] != CollectiveTiming::AfterBackward &&
+                              timings[d] != CollectiveTiming::Step;
+      onTime = issued[d] == (perCompute ? microbatches : 1);
+    }
+    if (onTime)
+      return true;
+  }
+  return false;
+}
+
+} // namespace
+
+// Declarations that share kind, group and bytes: the verifier accepts a
+// schedule exactly when some assignment of its actions to the declarations
+// is on time (every placement of up to six collectives, two forwards and
+// two backwards, over pairs and triples of timings), and Z3 agrees (on
+// every 8th).
+TEST(StepRules, SharedSignatureVerifiesExactlyWhenSomeReadingIsOnTime) {
+  using T = CollectiveTiming;
+  const std::vector<std::vector<T>> timingSets = {
+      {T::BeforeForward, T::AfterForward},
+      {T::AfterForward, T::BeforeForward},
+      {T::BeforeForward, T::Step},
+      {T::AfterForward, T::AfterBackward},
+      {T::AfterBackward, T::Step},
+      {T::BeforeBackward, T::AfterForward},
+      {T::BeforeForward, T::AfterForward, T::Step},
+      {T::Step, T::AfterBackward, T::BeforeBackward},
+  };
+  const int32_t microbatches = 2;
+  size_t verified = 0, violated = 0;
+  for (const std::vector<T> &timings : timingSets) {
+    size_t expected = 0;
+    for (T when : timings)
+      expected += when == T::AfterBackward || when == T::Step ? 1 : 2;
+    // Every multiset of slots (0..4) for `expected` collectives, and for
+    // one fewer and one more.
+    for (size_t count = expected - 1; count <= expected + 1; ++count) {
+      std::vector<int32_t> slots(count, 0);
+      while (true) {
+        const bool onTime = someReadingIsOnTime(microbatches, timings, slots);
+        // Z3 on every 8th (a context costs milliseconds), the graph path on
+        // all.
+        VerifyOptions options;
+        options.useZ3 = (verified + violated) % 8 == 0;
+        VerifyResult result = verifySchedule(
+            sharedSignatureStep(microbatches, timings, slots), options);
+        std::string where = llvm::join(
+            llvm::map_range(slots, [](int32_t s) { return std::to_string(s); }),
+            ",");
+        EXPECT_EQ(result.verdict,
+                  onTime ? Verdict::Verified : Verdict::Violated)
+            << "slots " << where << ", " << timings.size()
+            << " declarations: " << firstProblem(result);
+        (onTime ? verified : violated) += 1;
+        // The next nondecreasing sequence of slots.
+        size_t k = count;
+        while (k > 0 && slots[k - 1] == 2 * microbatches)
+          --k;
+        if (k == 0)
+          break;
+        ++slots[k - 1];
+        for (size_t j = k; j < count; ++j)
+          slots[j] = slots[k - 1];
+      }
+    }
+  }
+  // Both verdicts occur, so the comparison says something.
+  std::cout << verified << " verified, " << violated << " violated\n";
+  EXPECT_GT(verified, 20u);
+  EXPECT_GT(violated, 100u);
+}

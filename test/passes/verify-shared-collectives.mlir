@@ -1,0 +1,121 @@
+// Collective declarations that share kind, group and bytes (an expert
+// all-to-all before each forward and one after it, a gradient all-reduce
+// and a step all-reduce) are not told apart by their actions: each action
+// serves the declaration whose next instance it can be, the one due
+// soonest (docs/verifier.md, section 5). What sched-insert-collectives
+// makes of such declarations verifies; a schedule that cannot be read as
+// issuing every declaration on time is still a violation.
+// RUN: sched-opt %s -split-input-file --sched-verify -verify-diagnostics
+// RUN: sched-opt %s -split-input-file --sched-verify="proof=search" -verify-diagnostics
+// RUN: sched-opt %S/Inputs/shared-collectives.mlir --sched-lower-1f1b --sched-insert-p2p --sched-insert-collectives --sched-verify | FileCheck %s --check-prefix=PASS
+// RUN: sched-opt %S/Inputs/shared-collectives.mlir --sched-lower-gpipe --sched-insert-p2p --sched-insert-collectives="fsdp=true" --sched-verify -o /dev/null
+// RUN: sched-opt %S/Inputs/shared-collectives.mlir --sched-lower-zb-h1 --sched-insert-p2p --sched-insert-collectives --sched-verify="p2p=eager" -o /dev/null
+// RUN: sched-opt %S/Inputs/shared-collectives.mlir --sched-lower-dualpipe --sched-insert-p2p --sched-insert-collectives --sched-verify -o /dev/null
+
+// The step ends with both all-reduces; the combine all-to-all of stage 1
+// sits after each of its forwards, the dispatch one before it.
+// PASS-LABEL: sched.rank 0 {
+// PASS: sched.all_reduce @dp stage 0 bytes 8
+// PASS-NEXT: sched.all_reduce @dp stage 0 bytes 8
+// PASS-NEXT: sched.optimizer_step
+// PASS-LABEL: sched.rank 1 {
+// PASS: sched.all_to_all @ep stage 1 bytes 64
+// PASS-NEXT: sched.forward stage 1 mb 0
+// PASS-NEXT: sched.all_to_all @ep stage 1 bytes 64
+
+// Dispatch and combine around each forward, written by hand.
+sched.schedule @dispatch_combine stages 1 microbatches 2 {
+  sched.group @ep members [[0]]
+  sched.collective all_to_all @ep bytes 64 when before_forward
+  sched.collective all_to_all @ep bytes 64 when after_forward
+  sched.rank 0 {
+    sched.all_to_all @ep stage 0 bytes 64
+    sched.forward stage 0 mb 0
+    sched.all_to_all @ep stage 0 bytes 64
+    sched.all_to_all @ep stage 0 bytes 64
+    sched.forward stage 0 mb 1
+    sched.all_to_all @ep stage 0 bytes 64
+    sched.backward stage 0 mb 0
+    sched.backward stage 0 mb 1
+  }
+}
+
+// -----
+
+// The second action could be the first combine, but then the last one
+// could be neither: it is the second dispatch, due at F(stage 0, mb 1).
+sched.schedule @dispatch_due_first stages 1 microbatches 2 {
+  sched.group @ep members [[0]]
+  sched.collective all_to_all @ep bytes 64 when after_forward
+  sched.collective all_to_all @ep bytes 64 when before_forward
+  sched.rank 0 {
+    sched.all_to_all @ep stage 0 bytes 64
+    sched.forward stage 0 mb 0
+    sched.all_to_all @ep stage 0 bytes 64
+    sched.forward stage 0 mb 1
+    sched.all_to_all @ep stage 0 bytes 64
+    sched.all_to_all @ep stage 0 bytes 64
+    sched.backward stage 0 mb 0
+    sched.backward stage 0 mb 1
+  }
+}
+
+// -----
+
+// A gradient all-reduce and a step all-reduce of the same size, both at
+// the end of the step.
+sched.schedule @gradient_and_step stages 1 microbatches 2 {
+  sched.group @dp members [[0]]
+  sched.collective all_reduce @dp bytes 8 when step
+  sched.collective all_reduce @dp bytes 8 when after_backward
+  sched.rank 0 {
+    sched.forward stage 0 mb 0
+    sched.forward stage 0 mb 1
+    sched.backward stage 0 mb 0
+    sched.backward stage 0 mb 1
+    sched.all_reduce @dp stage 0 bytes 8
+    sched.all_reduce @dp stage 0 bytes 8
+    sched.optimizer_step
+  }
+}
+
+// -----
+
+// The second combine has no action after F(stage 0, mb 1) to be.
+sched.schedule @combine_missing stages 1 microbatches 2 {
+  sched.group @ep members [[0]]
+  sched.collective all_to_all @ep bytes 64 when before_forward
+  sched.collective all_to_all @ep bytes 64 when after_forward
+  sched.rank 0 {
+    // expected-note @below {{the first one is here}}
+    sched.all_to_all @ep stage 0 bytes 64
+    sched.forward stage 0 mb 0
+    sched.all_to_all @ep stage 0 bytes 64
+    sched.all_to_all @ep stage 0 bytes 64
+    // expected-error @below {{[duplicate] all_to_all @ep (stage 0) is issued 3 times on rank 0, but its declaration (before_forward) asks for 2 per step}}
+    sched.all_to_all @ep stage 0 bytes 64
+    // expected-error @below {{[missing] F(stage 0, mb 1) has no all_to_all @ep (stage 0) after it: the collective is declared after_forward, and rank 0 issues it 1 times for the stage's 2 forwards}}
+    sched.forward stage 0 mb 1
+    sched.backward stage 0 mb 0
+    sched.backward stage 0 mb 1
+  }
+}
+
+// -----
+
+// Before the last gradient, the only all-reduce can be the step one; the
+// gradient reduction is then missing.
+sched.schedule @gradient_reduction_early stages 1 microbatches 2 {
+  sched.group @dp members [[0]]
+  sched.collective all_reduce @dp bytes 8 when after_backward
+  sched.collective all_reduce @dp bytes 8 when step
+  // expected-error @below {{[missing] rank 0 does not issue all_reduce @dp (stage 0), declared after_backward (after the stage's last gradient)}}
+  sched.rank 0 {
+    sched.forward stage 0 mb 0
+    sched.forward stage 0 mb 1
+    sched.backward stage 0 mb 0
+    sched.all_reduce @dp stage 0 bytes 8
+    sched.backward stage 0 mb 1
+    sched.optimizer_step
+  }
+}
