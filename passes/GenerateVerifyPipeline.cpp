@@ -8,6 +8,7 @@
 
 #include "passes/GenerateVerifyPipeline.h"
 #include "lib/Generate/Strategy.h"
+#include "lib/Verify/MemoryLimit.h"
 #include "passes/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -70,7 +71,14 @@ mlir::LogicalResult sched::buildGenerateVerifyPipeline(
   pm.addPass(createInsertCollectives());
   VerifySchedulesOptions verify;
   verify.p2p = options.p2p;
-  verify.memoryLimit = options.memoryLimit;
+  if (options.memoryLimit >= 0) {
+    llvm::Expected<MemoryLimit> limit =
+        MemoryLimit::fromDouble(options.memoryLimit);
+    if (!limit)
+      return errorHandler("sched-generate-verify: memory-limit " +
+                          llvm::toString(limit.takeError()));
+    verify.memoryLimit = limit->str();
+  }
   pm.addPass(createVerifySchedules(verify));
   SimulateSchedulesOptions simulate;
   simulate.cost = options.cost;

@@ -599,9 +599,10 @@ def VerifySchedules : Pass<"sched-verify", "mlir::ModuleOp"> {
   let options = [
     Option<"p2p", "p2p", "std::string", /*default=*/"\"rendezvous\"",
            "Point-to-point semantics: eager or rendezvous">,
-    Option<"memoryLimit", "memory-limit", "double", /*default=*/"-1",
-           "Device memory (bytes, or activation units without sizes); "
-           "negative: the schedule's memory_limit">,
+    Option<"memoryLimit", "memory-limit", "std::string", /*default=*/"\"\"",
+           "Device memory (bytes, or activation units without sizes), "
+           "read exactly as written (1.9, 8e10; inf: none); empty: the "
+           "schedule's memory_limit">,
     Option<"weightGradFraction", "weight-grad-fraction", "double",
            /*default=*/"0.5",
            "Part of an activation kept from I until W when stages have no "

@@ -42,8 +42,15 @@ struct VerifyPass : impl::VerifySchedulesBase<VerifyPass> {
                                  << proof << "'; expected witness or search";
       return signalPassFailure();
     }
-    if (memoryLimit >= 0)
-      options.memoryLimit = memoryLimit;
+    if (!memoryLimit.empty()) {
+      llvm::Expected<MemoryLimit> limit = MemoryLimit::parse(memoryLimit);
+      if (!limit) {
+        getOperation().emitError() << "sched-verify: memory-limit "
+                                   << llvm::toString(limit.takeError());
+        return signalPassFailure();
+      }
+      options.memoryLimit = *limit;
+    }
     options.weightGradFraction = weightGradFraction;
     if (!(timeout >= 0 && std::isfinite(timeout))) {
       getOperation().emitError()

@@ -281,10 +281,11 @@ llvm::Expected<Report> api::check(const ScheduleSource &source,
     return failWith("unknown p2p semantics '" + p2p +
                     "'; expected eager or rendezvous");
   if (options.memoryLimit) {
-    if (!(*options.memoryLimit >= 0))
-      return failWith("memory limit must be a number >= 0, got " +
-                      formatNumber(*options.memoryLimit));
-    verify.memoryLimit = *options.memoryLimit;
+    llvm::Expected<MemoryLimit> limit =
+        MemoryLimit::fromDouble(*options.memoryLimit);
+    if (!limit)
+      return failWith("memory limit " + llvm::toString(limit.takeError()));
+    verify.memoryLimit = *limit;
   }
   if (!(options.timeoutSeconds >= 0 && std::isfinite(options.timeoutSeconds)))
     return failWith("timeout must be a finite number of seconds >= 0");

@@ -14,7 +14,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
-#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -23,6 +22,8 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <cmath>
+#include <unordered_map>
+#include <unordered_set>
 
 using namespace mlir;
 using namespace sched;
@@ -138,10 +139,12 @@ private:
   /// The instruction being read, -1 when none.
   int32_t rank = -1;
   int32_t instruction = -1;
-  llvm::DenseMap<int64_t, int32_t> rankIndex;
+  // Keyed by ids as the plan writes them, any int64 (INT64_MAX included,
+  // which DenseMap reserves), hence std::unordered_map.
+  std::unordered_map<int64_t, int32_t> rankIndex;
   llvm::StringMap<int32_t> groupIndex;
   /// Bundles of the rank being read: plan id -> bundle, and the last one.
-  llvm::DenseMap<int64_t, uint32_t> bundles;
+  std::unordered_map<int64_t, uint32_t> bundles;
   uint32_t lastBundle = 0;
 };
 
@@ -370,7 +373,7 @@ LogicalResult PlanReader::readGroups(const llvm::json::Object &root) {
     const llvm::json::Array *sets = readArray(*group, "members", where, true);
     if (!sets)
       return failure();
-    llvm::DenseMap<int64_t, bool> seen;
+    std::unordered_set<int64_t> seen;
     for (const llvm::json::Value &setValue : *sets) {
       const llvm::json::Array *set = setValue.getAsArray();
       if (!set)
@@ -382,7 +385,7 @@ LogicalResult PlanReader::readGroups(const llvm::json::Object &root) {
         auto index = id ? rankIndex.find(*id) : rankIndex.end();
         if (index == rankIndex.end())
           return error(where) << "a member is not a rank id of the plan";
-        if (!seen.try_emplace(*id, true).second)
+        if (!seen.insert(*id).second)
           return error(where) << "rank " << *id << " is in two member sets";
         indices.push_back(index->second);
       }

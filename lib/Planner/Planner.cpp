@@ -770,9 +770,15 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
       candidate.verdict = "unknown: " + llvm::toString(lowered.takeError());
       return;
     }
+    llvm::Expected<MemoryLimit> memoryLimit = MemoryLimit::fromDouble(limit);
+    if (!memoryLimit) {
+      candidate.verdict =
+          "unknown: " + llvm::toString(memoryLimit.takeError());
+      return;
+    }
     VerifyOptions verifyOptions;
     verifyOptions.p2p = P2PSemantics::Rendezvous;
-    verifyOptions.memoryLimit = static_cast<long double>(limit);
+    verifyOptions.memoryLimit = *memoryLimit;
     verifyOptions.timeoutSeconds = 30;
     VerifyResult verdict = verifySchedule(*lowered, verifyOptions);
     ++result.verified;

@@ -26,10 +26,6 @@ std::string sched::toDecimal(MemoryAmount amount) {
   return std::string(digits.rbegin(), digits.rend());
 }
 
-/// The largest limit taken as a limit; anything above it bounds nothing a
-/// schedule can hold (2^64 actions of 2^63 bytes stay below it).
-static constexpr long double kUnboundedLimit = 0x1p126L;
-
 MemoryCheck::MemoryCheck(const ScheduleIndex &index,
                          const VerifyOptions &options)
     : index(index), options(options) {
@@ -39,11 +35,8 @@ MemoryCheck::MemoryCheck(const ScheduleIndex &index,
       bytes = true;
   scale = bytes ? 1 : kUnitScale;
   // Limits compare exactly: the largest whole internal amount within it.
-  if (options.memoryLimit && !std::isnan(*options.memoryLimit)) {
-    const long double limit = std::floor(*options.memoryLimit * scale);
-    if (limit < kUnboundedLimit)
-      internalLimit = static_cast<MemoryAmount>(limit);
-  }
+  if (options.memoryLimit && !options.memoryLimit->isUnbounded())
+    internalLimit = options.memoryLimit->floorScaled(scale);
   sharded.assign(index.numStages, false);
   for (const RankProgram &rank : schedule.ranks)
     for (const Action &a : rank.actions)

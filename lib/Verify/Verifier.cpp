@@ -163,26 +163,33 @@ private:
     return "needs its output";
   }
 
-  /// One rank runs a consumer ahead of its producer.
+  /// One rank runs a consumer ahead of its producer, or together with it
+  /// in one overlap.
   bool reportOrder(const std::vector<size_t> &cycle, ViolationSink &sink) {
     for (size_t k : cycle) {
       const WaitEdge &e = graph.getEdges()[k];
+      const Action &to = index.action(e.toAction);
+      const bool together =
+          to.bundle != 0 && to.bundle == index.action(e.fromAction).bundle;
       if (e.reason == WaitReason::ProgramOrder ||
-          e.toAction.index > e.fromAction.index)
+          (e.toAction.index > e.fromAction.index && !together))
         continue;
       if (e.reason == WaitReason::AuxLoss) {
         reportAuxOrder(e, sink);
         return true;
       }
       const std::string message =
-          llvm::formatv("{0} runs before {1} on rank {2}, but {3}",
-                        describe(e.toAction), describe(e.fromAction),
-                        rankId(e.toAction), orderReason(e))
+          llvm::formatv(
+              "{0} runs {1} {2} on rank {3}, but {4}", describe(e.toAction),
+              together ? "together with" : "before", describe(e.fromAction),
+              rankId(e.toAction), orderReason(e))
               .str();
       if (Violation *v =
               sink.add(ViolationKind::Dependency, e.toAction, message))
         v->notes.push_back(
-            {e.fromAction, describe(e.fromAction) + " runs here, later"});
+            {e.fromAction,
+             describe(e.fromAction) + (together ? " runs here, at the same time"
+                                                : " runs here, later")});
       return true;
     }
     return false;

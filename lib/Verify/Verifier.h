@@ -11,6 +11,7 @@
 #define LIB_VERIFY_VERIFIER_H
 
 #include "lib/Schedule/Schedule.h"
+#include "lib/Verify/MemoryLimit.h"
 
 #include <optional>
 #include <string>
@@ -42,7 +43,7 @@ struct VerifyOptions {
   P2PSemantics p2p = P2PSemantics::Rendezvous;
   /// Device memory: bytes, or stage-microbatch activation units when no
   /// stage declares sizes. No limit: memory is measured, not checked.
-  std::optional<long double> memoryLimit;
+  std::optional<MemoryLimit> memoryLimit;
   /// Part of an activation the weight gradient keeps after I (units mode).
   double weightGradFraction = 0.5;
   /// Solver budget in seconds; 0 means none.

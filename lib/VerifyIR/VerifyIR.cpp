@@ -36,7 +36,7 @@ VerifyResult sched::verifyScheduleOp(ScheduleOp op, VerifyOptions options) {
   for (auto rank : op.getBody().front().getOps<RankOp>())
     origins.ranks.push_back(rank);
   if (!options.memoryLimit && op.getMemoryLimit())
-    options.memoryLimit = static_cast<long double>(*op.getMemoryLimit());
+    options.memoryLimit = MemoryLimit::fromInteger(*op.getMemoryLimit());
   for (auto head : op.getBody().front().getOps<AuxHeadOp>())
     if (head.getScope() == AuxScope::GlobalBatch)
       options.globalBatchAuxStages.push_back(
@@ -69,8 +69,8 @@ void sched::emitVerifyDiagnostics(
     if (violation.auxHeadStage < 0 || !locateAuxHead)
       continue;
     if (std::optional<Location> head = locateAuxHead(violation.auxHeadStage))
-      diag.attachNote(*head) << "aux head at stage " << violation.auxHeadStage
-                             << " declared here";
+      diag.attachNote(*head)
+          << "aux head at stage " << violation.auxHeadStage << " declared here";
   }
   if (result.verdict == Verdict::Unknown)
     emitWarning(locate({}))

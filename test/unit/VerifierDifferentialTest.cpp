@@ -206,7 +206,7 @@ TEST(VerifierDifferential, GraphPathAndZ3Agree) {
     VerifyOptions options;
     options.p2p = rng() % 2 ? P2PSemantics::Eager : P2PSemantics::Rendezvous;
     if (rng() % 2)
-      options.memoryLimit = static_cast<double>(rng() % 5);
+      options.memoryLimit = MemoryLimit::fromInteger(rng() % 5);
     if (rng() % 4 == 0)
       options.globalBatchAuxStages.push_back(
           static_cast<int32_t>(rng() % schedule.numStages));

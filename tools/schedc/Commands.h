@@ -10,6 +10,7 @@
 
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir {
 class MLIRContext;
@@ -38,6 +39,10 @@ extern llvm::cl::OptionCategory schedcOptions;
 
 /// Prints "schedc: error: <message>" and returns ExitUsage.
 int usageError(const llvm::Twine &message);
+
+/// Closes `file` and keeps it, or, when writing it failed (a full disk,
+/// /dev/full), reports that as a usage error and returns ExitUsage.
+int keepOutput(llvm::ToolOutputFile &file);
 
 /// Routes MLIR diagnostics of `context` to stderr as one line each.
 void installDiagnosticPrinter(mlir::MLIRContext &context);

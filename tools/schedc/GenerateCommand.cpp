@@ -380,6 +380,5 @@ int sched::runGenerate() {
                            output->os())) {
     return usageError(llvm::toString(std::move(error)));
   }
-  output->keep();
-  return ExitOk;
+  return keepOutput(*output);
 }

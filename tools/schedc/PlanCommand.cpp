@@ -452,9 +452,9 @@ static int writePlan(const CostModel &model, const Candidate &c,
   if (int status = writePicture("svg", "plan", *planned, timing,
                                 picture->os(), error))
     return status == ExitUsage ? usageError(error) : status;
-  ir->keep();
-  json->keep();
-  picture->keep();
+  for (llvm::ToolOutputFile *file : {ir.get(), json.get(), picture.get()})
+    if (int status = keepOutput(*file))
+      return status;
   llvm::outs() << "wrote " << prefix << ".mlir and " << prefix
                << ".json (verified under rendezvous against "
                << gb(model.memoryLimit()) << " GB) and " << prefix

@@ -142,6 +142,5 @@ int sched::runShow() {
     emitError(loc) << error;
     return status;
   }
-  output->keep();
-  return ExitOk;
+  return keepOutput(*output);
 }

@@ -50,10 +50,12 @@ static cl::opt<std::string> p2pFlag(
              "for CSV) or rendezvous (default for MLIR); a JSON plan's "
              "default is the semantics it was emitted under"),
     cl::value_desc("eager|rendezvous"));
-static cl::opt<double> memoryLimitFlag(
+static cl::opt<std::string> memoryLimitFlag(
     "memory-limit", cl::sub(verifyCommand), cl::cat(schedcOptions),
     cl::desc("Device memory: bytes, or stage-microbatch activation units "
-             "when the schedule declares no sizes"));
+             "when the schedule declares no sizes; read exactly as written "
+             "(1.9, 8e10; inf: no limit)"),
+    cl::value_desc("number"));
 static cl::opt<double> weightGradFractionFlag(
     "weight-grad-fraction", cl::sub(verifyCommand), cl::cat(schedcOptions),
     cl::init(0.5),
@@ -77,12 +79,11 @@ static cl::opt<std::string>
                cl::desc("Write the SMT-LIB 2 query to this file"),
                cl::value_desc("file"));
 
-/// Reads the options shared by every schedule of the input.
-static std::optional<VerifyOptions> readOptions(InputFormat format,
-                                                std::string &problem) {
+/// Reads the options shared by every schedule of the input, before the
+/// input is read: a bad flag is a usage error whatever the file. Without
+/// --p2p, runVerify sets the input format's default semantics.
+static std::optional<VerifyOptions> readOptions(std::string &problem) {
   VerifyOptions options;
-  options.p2p = format == InputFormat::Mlir ? P2PSemantics::Rendezvous
-                                            : P2PSemantics::Eager;
   if (p2pFlag == "eager")
     options.p2p = P2PSemantics::Eager;
   else if (p2pFlag == "rendezvous")
@@ -94,9 +95,11 @@ static std::optional<VerifyOptions> readOptions(InputFormat format,
   else if (proofFlag != "witness")
     problem = "unknown --proof '" + proofFlag + "'; expected witness or search";
   if (memoryLimitFlag.getNumOccurrences()) {
-    if (!(memoryLimitFlag >= 0))
-      problem = "--memory-limit must be a number >= 0 (inf: no limit)";
-    options.memoryLimit = memoryLimitFlag;
+    llvm::Expected<MemoryLimit> limit = MemoryLimit::parse(memoryLimitFlag);
+    if (limit)
+      options.memoryLimit = *limit;
+    else
+      problem = "--memory-limit: " + llvm::toString(limit.takeError());
   }
   if (!(weightGradFractionFlag >= 0 && weightGradFractionFlag <= 1))
     problem = "--weight-grad-fraction must be between 0 and 1";
@@ -191,7 +194,8 @@ public:
   /// returns the exit status.
   int finish() {
     if (smtlib)
-      smtlib->keep();
+      if (int status = keepOutput(*smtlib))
+        return status;
     if (jsonFlag)
       llvm::outs() << llvm::formatv("{0:2}",
                                     llvm::json::Value(std::move(reports)))
@@ -240,8 +244,15 @@ static void verifyJsonPlan(const JsonPlanInput &input, VerifyOptions options,
   if (p2pFlag.empty())
     options.p2p = plan.verdict.p2p == "eager" ? P2PSemantics::Eager
                                               : P2PSemantics::Rendezvous;
-  if (!memoryLimitFlag.getNumOccurrences() && plan.verdict.memoryLimit)
-    options.memoryLimit = *plan.verdict.memoryLimit;
+  if (!memoryLimitFlag.getNumOccurrences() && plan.verdict.memoryLimit) {
+    // The importer took only numbers >= 0.
+    llvm::Expected<MemoryLimit> limit =
+        MemoryLimit::fromDouble(*plan.verdict.memoryLimit);
+    if (limit)
+      options.memoryLimit = *limit;
+    else
+      llvm::consumeError(limit.takeError());
+  }
   for (const AuxHead &head : plan.auxHeads)
     if (head.scope == "global_batch")
       options.globalBatchAuxStages.push_back(head.stage);
@@ -263,17 +274,22 @@ int sched::runVerify() {
     csv.microbatches = microbatchesFlag;
   unsigned outOfRange = 0;
   csv.outOfRangeCells = &outOfRange;
-  ScheduleInput input;
-  if (int status = input.read(inputFlag, formatFlag, csv))
-    return status;
   std::string problem;
-  std::optional<VerifyOptions> options =
-      readOptions(input.getFormat(), problem);
+  std::optional<VerifyOptions> options = readOptions(problem);
   if (!options)
     return usageError(problem);
   VerifyReport report;
   if (std::string why = report.openSmtlib(*options); !why.empty())
     return usageError(why);
+  ScheduleInput input;
+  if (int status = input.read(inputFlag, formatFlag, csv))
+    return status;
+  // MLIR defaults to rendezvous (the plans we emit), CSV to eager
+  // (PyTorch's runtime); a JSON plan to the semantics it records.
+  if (p2pFlag.empty())
+    options->p2p = input.getFormat() == InputFormat::Mlir
+                       ? P2PSemantics::Rendezvous
+                       : P2PSemantics::Eager;
 
   if (const JsonPlanInput *plan = input.getJsonPlan()) {
     verifyJsonPlan(*plan, *options, report);

@@ -26,6 +26,24 @@ int sched::usageError(const llvm::Twine &message) {
   return ExitUsage;
 }
 
+int sched::keepOutput(llvm::ToolOutputFile &file) {
+  // A full disk shows when the last bytes leave the buffer.
+  const bool standardOutput = file.outputFilename() == "-";
+  if (standardOutput)
+    file.os().flush();
+  else
+    file.os().close();
+  if (std::error_code error = file.os().error()) {
+    file.os().clear_error();
+    return usageError("cannot write " +
+                      (standardOutput ? "to standard output"
+                                      : "'" + file.outputFilename() + "'") +
+                      ": " + error.message());
+  }
+  file.keep();
+  return ExitOk;
+}
+
 void sched::installDiagnosticPrinter(mlir::MLIRContext &context) {
   context.printOpOnDiagnostic(false);
   context.getDiagEngine().registerHandler([](mlir::Diagnostic &diag) {
@@ -125,14 +143,8 @@ static std::optional<std::string> parseCommandLine(int argc, char **argv) {
                           llvm::sys::path::filename(argv[0]));
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM initLLVM(argc, argv);
-  for (llvm::cl::SubCommand *command :
-       {&llvm::cl::SubCommand::getTopLevel(), &generateCommand, &verifyCommand,
-        &simulateCommand, &showCommand, &planCommand})
-    llvm::cl::HideUnrelatedOptions(schedcOptions, *command);
-  if (std::optional<std::string> error = parseCommandLine(argc, argv))
-    return usageError(*error);
+/// Runs the subcommand the command line names.
+static int runSubcommand() {
   if (generateCommand)
     return runGenerate();
   if (verifyCommand)
@@ -144,4 +156,23 @@ int main(int argc, char **argv) {
   if (planCommand)
     return runPlan();
   return usageError("no subcommand given; try 'schedc --help'");
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  for (llvm::cl::SubCommand *command :
+       {&llvm::cl::SubCommand::getTopLevel(), &generateCommand, &verifyCommand,
+        &simulateCommand, &showCommand, &planCommand})
+    llvm::cl::HideUnrelatedOptions(schedcOptions, *command);
+  if (std::optional<std::string> error = parseCommandLine(argc, argv))
+    return usageError(*error);
+  const int status = runSubcommand();
+  // Standard output that could not be written (a full disk, /dev/full)
+  // is a usage error, not a verdict; LLVM would otherwise abort at exit.
+  llvm::outs().flush();
+  if (std::error_code error = llvm::outs().error()) {
+    llvm::outs().clear_error();
+    return usageError("cannot write to standard output: " + error.message());
+  }
+  return status;
 }

@@ -90,8 +90,8 @@ class VerifyTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "unknown p2p semantics "
                                     "'maybe'; expected eager or rendezvous"):
             schedc.verify(RECV_FIRST, p2p="maybe")
-        with self.assertRaisesRegex(ValueError, "memory limit must be a "
-                                    "number >= 0, got -1"):
+        with self.assertRaisesRegex(ValueError, "memory limit '-1' is not "
+                                    "a number >= 0"):
             schedc.verify(RECV_FIRST, memory_limit=-1)
 
 
