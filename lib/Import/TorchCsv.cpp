@@ -78,6 +78,11 @@ size_t consumeIndex(StringRef &text, int64_t bound, int64_t &value) {
 constexpr int64_t kMaxStages = 1 << 20;
 constexpr int64_t kMaxMicrobatches = 1 << 26;
 
+/// The most ranks (rows) a CSV may name. Every rank costs the verifier
+/// some 400 bytes even without actions, so a file of blank lines would
+/// otherwise turn a few megabytes into gigabytes; no pipeline comes near.
+constexpr int64_t kMaxRanks = 1 << 20;
+
 /// Where a stage runs: the first row that computes it, else the first row
 /// that names it at all.
 struct StageHome {
@@ -212,6 +217,10 @@ LogicalResult CsvReader::parseCell(StringRef cell) {
     return failure();
   }
 
+  if (line > kMaxRanks)
+    return emitError(here()) << "row " << line << " is past the most ranks a "
+                             << "CSV may name (" << kMaxRanks
+                             << ", a row each); a pipeline has far fewer";
   const int32_t rank = static_cast<int32_t>(line - 1);
   Schedule &schedule = result.schedule;
   if (schedule.ranks.size() <= static_cast<size_t>(rank)) {
