@@ -9,6 +9,7 @@
 
 #include "lib/Import/JsonPlan.h"
 #include "dialects/Sched/SchedOps.h"
+#include "lib/Limits/NestingDepth.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
 
 #include "mlir/IR/Builders.h"
@@ -742,6 +743,9 @@ FailureOr<JsonPlanInput> PlanReader::read() {
 
 FailureOr<JsonPlanInput> sched::readJsonPlan(llvm::SourceMgr &sourceMgr,
                                              MLIRContext *context) {
+  // llvm::json::parse recurses once per level.
+  if (reportTooDeepNesting(sourceMgr))
+    return failure();
   return PlanReader(sourceMgr, context).read();
 }
 

@@ -1,21 +1,77 @@
 //===- sched-opt.cpp - the schedc optimizer driver ------------------------===//
 //
 // mlir-opt for the sched dialect: parses, verifies, runs passes, prints.
+// It reads the input itself, to refuse input that nests deeper than MLIR's
+// recursive parser can take before the parser exhausts the stack
+// (lib/Limits/NestingDepth.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Sched/SchedDialect.h"
+#include "lib/Limits/NestingDepth.h"
 #include "passes/GenerateVerifyPipeline.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
   mlir::DialectRegistry registry;
   sched::registerSchedDialect(registry);
   sched::registerSchedPasses();
   sched::registerSchedPipelines();
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "schedc optimizer driver (sched dialect)\n", registry));
+  auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
+      argc, argv, "schedc optimizer driver (sched dialect)\n", registry);
+  const mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldShowDialects()) {
+    llvm::outs() << "Available Dialects: ";
+    llvm::interleave(registry.getDialectNames(), llvm::outs(), ",");
+    llvm::outs() << "\n";
+    return 0;
+  }
+  if (config.shouldListPasses()) {
+    mlir::printRegisteredPasses();
+    return 0;
+  }
+
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      mlir::openInputFile(inputFilename, &error);
+  if (!input) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  llvm::SourceMgr depthCheck;
+  depthCheck.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(input->getMemBufferRef()),
+      llvm::SMLoc());
+  if (sched::reportTooDeepNesting(depthCheck))
+    return 1;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  if (mlir::failed(
+          mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
+    return 1;
+  // A full disk shows when the last bytes leave the buffer.
+  output->os().close();
+  if (std::error_code writeError = output->os().error()) {
+    output->os().clear_error();
+    llvm::errs() << "sched-opt: error: cannot write '" << outputFilename
+                 << "': " << writeError.message() << "\n";
+    return 1;
+  }
+  output->keep();
+  return 0;
 }

@@ -10,6 +10,7 @@
 #include "lib/Export/TorchCsv.h"
 #include "lib/Import/JsonPlan.h"
 #include "lib/Import/TorchCsv.h"
+#include "lib/Limits/NestingDepth.h"
 #include "lib/Lower/InsertTransfers.h"
 #include "lib/Render/TextGrid.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
@@ -17,6 +18,8 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Tools/ParseUtilities.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 
@@ -68,20 +71,18 @@ static LogicalResult scheduleToTorchCsv(Operation *op, raw_ostream &os,
   FailureOr<sched::Schedule> schedule = sched::readSchedule(scheduleOp);
   if (failed(schedule))
     return failure();
-  const bool hasTransfers = llvm::any_of(
-      schedule->ranks, [](const sched::RankProgram &rank) {
+  const bool hasTransfers =
+      llvm::any_of(schedule->ranks, [](const sched::RankProgram &rank) {
         return llvm::any_of(rank.actions, [](const sched::Action &action) {
           return action.kind == sched::ActionKind::Send ||
                  action.kind == sched::ActionKind::Recv;
         });
       });
   if (content == sched::TorchCsvContent::ComputeAndComms && !hasTransfers) {
-    llvm::Expected<sched::Schedule> lowered =
-        sched::insertTransfers(*schedule);
+    llvm::Expected<sched::Schedule> lowered = sched::insertTransfers(*schedule);
     if (!lowered)
-      return scheduleOp.emitError()
-             << "cannot insert transfers: "
-             << llvm::toString(lowered.takeError());
+      return scheduleOp.emitError() << "cannot insert transfers: "
+                                    << llvm::toString(lowered.takeError());
     *schedule = std::move(*lowered);
   }
   if (llvm::Error error = sched::writeTorchCsv(os, *schedule, content))
@@ -102,8 +103,7 @@ static LogicalResult scheduleToJsonPlan(Operation *op, raw_ostream &os) {
                             "must hold exactly one sched.schedule");
   sched::ScheduleOp scheduleOp = *schedules.begin();
   if (planP2PFlag != "rendezvous" && planP2PFlag != "eager")
-    return scheduleOp.emitError() << "unknown --json-plan-p2p '"
-                                  << planP2PFlag
+    return scheduleOp.emitError() << "unknown --json-plan-p2p '" << planP2PFlag
                                   << "'; expected rendezvous or eager";
   sched::VerifyOptions options;
   options.p2p = planP2PFlag == "eager" ? sched::P2PSemantics::Eager
@@ -142,6 +142,29 @@ registerCsvImport(llvm::StringRef flag, llvm::StringRef description,
       [](DialectRegistry &registry) { sched::registerSchedDialect(registry); });
 }
 
+/// Registers a translation from sched IR, as TranslateFromMLIRRegistration
+/// does, but with the input's nesting checked before MLIR's recursive
+/// parser sees it (lib/Limits/NestingDepth.h).
+static TranslateRegistration
+registerExport(llvm::StringRef flag, llvm::StringRef description,
+               const TranslateFromMLIRFunction &function) {
+  return TranslateRegistration(
+      flag, description,
+      [function](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+                 raw_ostream &output, MLIRContext *context) -> LogicalResult {
+        if (sched::reportTooDeepNesting(*sourceMgr))
+          return failure();
+        DialectRegistry registry;
+        sched::registerSchedDialect(registry);
+        context->appendDialectRegistry(registry);
+        OwningOpRef<Operation *> op = parseSourceFileForTool(
+            sourceMgr, context, /*insertImplicitModule=*/true);
+        if (!op || failed(verify(*op)))
+          return failure();
+        return function(op.get(), output);
+      });
+}
+
 int main(int argc, char **argv) {
   [[maybe_unused]] auto importCompute = registerCsvImport(
       "import-torch-csv",
@@ -160,34 +183,28 @@ int main(int argc, char **argv) {
         return sched::importJsonPlan(sourceMgr, context);
       },
       [](DialectRegistry &registry) { sched::registerSchedDialect(registry); });
-  TranslateFromMLIRRegistration toJsonPlan(
+  [[maybe_unused]] auto toJsonPlan = registerExport(
       "export-json-plan",
       "verify the sched.schedule and write it as a JSON runtime plan",
-      scheduleToJsonPlan, [](DialectRegistry &registry) {
-        sched::registerSchedDialect(registry);
-      });
-  TranslateFromMLIRRegistration toTextGrid(
+      scheduleToJsonPlan);
+  [[maybe_unused]] auto toTextGrid = registerExport(
       "export-text-grid",
       "print each sched.schedule as a grid (a row per rank, a column per "
       "unit time step)",
-      scheduleToTextGrid, [](DialectRegistry &registry) {
-        sched::registerSchedDialect(registry);
-      });
-  TranslateFromMLIRRegistration toTorchCsv(
+      scheduleToTextGrid);
+  [[maybe_unused]] auto toTorchCsv = registerExport(
       "export-torch-csv",
       "write the sched.schedule as a compute-only PyTorch pipelining CSV",
       [](Operation *op, raw_ostream &os) {
         return scheduleToTorchCsv(op, os, sched::TorchCsvContent::Compute);
-      },
-      [](DialectRegistry &registry) { sched::registerSchedDialect(registry); });
-  TranslateFromMLIRRegistration toTorchCsvComms(
+      });
+  [[maybe_unused]] auto toTorchCsvComms = registerExport(
       "export-torch-csv-comms",
       "write the sched.schedule as a PyTorch pipelining CSV with a SEND/RECV "
       "cell per transfer (inserted first when the schedule has none)",
       [](Operation *op, raw_ostream &os) {
         return scheduleToTorchCsv(op, os,
                                   sched::TorchCsvContent::ComputeAndComms);
-      },
-      [](DialectRegistry &registry) { sched::registerSchedDialect(registry); });
+      });
   return failed(mlirTranslateMain(argc, argv, "schedc translation driver"));
 }

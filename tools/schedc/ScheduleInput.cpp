@@ -2,6 +2,7 @@
 
 #include "tools/schedc/ScheduleInput.h"
 #include "dialects/Sched/SchedOps.h"
+#include "lib/Limits/NestingDepth.h"
 #include "tools/schedc/Commands.h"
 
 #include "mlir/Parser/Parser.h"
@@ -64,6 +65,8 @@ int ScheduleInput::read(llvm::StringRef path, llvm::StringRef formatName,
     csv = std::move(*read);
     return ExitOk;
   }
+  if (reportTooDeepNesting(sourceMgr))
+    return ExitUsage;
   module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return ExitUsage;
