@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fuzz/FuzzInput.h"
+#include "lib/Limits/NestingDepth.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
@@ -16,6 +17,11 @@ using namespace mlir;
 using namespace sched;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  // The tools refuse input nested past the depth MLIR's recursive
+  // parser takes before it reaches the parser (test/tools/nesting-depth.test).
+  if (findTooDeepNesting(
+          llvm::StringRef(reinterpret_cast<const char *>(data), size)))
+    return 0;
   FuzzInput input(data, size, "fuzz.mlir");
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(input.sourceMgr, &input.context);

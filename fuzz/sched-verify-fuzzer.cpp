@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fuzz/FuzzInput.h"
+#include "lib/Limits/NestingDepth.h"
 #include "lib/VerifyIR/VerifyIR.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -18,6 +19,11 @@ using namespace mlir;
 using namespace sched;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  // The tools refuse input nested past the depth MLIR's recursive
+  // parser takes before it reaches the parser (test/tools/nesting-depth.test).
+  if (findTooDeepNesting(
+          llvm::StringRef(reinterpret_cast<const char *>(data), size)))
+    return 0;
   FuzzInput input(data, size, "fuzz.mlir");
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(input.sourceMgr, &input.context);
