@@ -143,18 +143,25 @@ def csv_worker(path: str, shape: CsvShape, spec: ModelSpec, rank: int,
 def execute_csv(path: str, spec: ModelSpec, timeout: float):
     """Runs the CSV at `path` on PyTorch's runtime and compares; returns
     the runner's Outcome."""
+    from .runner import rendezvous
+
+    with rendezvous() as init_method:
+        return _execute_csv(path, spec, timeout, init_method)
+
+
+def _execute_csv(path: str, spec: ModelSpec, timeout: float,
+                 init_method: str):
     import multiprocessing
     import queue
     import time
 
     from .reference import run_reference
     from .runner import (EXIT_BAD_PLAN, EXIT_DEADLOCK, EXIT_MISMATCH,
-                         EXIT_OK, TOLERANCE, Outcome, _free_port, _stop)
+                         EXIT_OK, TOLERANCE, Outcome, _stop)
 
     shape = read_csv_shape(path)
     context = multiprocessing.get_context("fork")
     results = context.Queue()
-    init_method = f"tcp://127.0.0.1:{_free_port()}"
     processes = [context.Process(target=csv_worker, args=(
         path, shape, spec, r, init_method, timeout, results), daemon=True)
         for r in range(len(shape.rows))]

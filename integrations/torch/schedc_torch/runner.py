@@ -4,12 +4,14 @@ comparison with the unpipelined reference."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import os
 import queue
-import socket
+import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, Iterator, List, Optional
 
 import torch
 
@@ -32,10 +34,14 @@ class Outcome:
     lines: List[str] = field(default_factory=list)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+@contextlib.contextmanager
+def rendezvous() -> Iterator[str]:
+    """The init_method the processes of one run meet at: a file of its own
+    (torch's FileStore). A TCP port picked in advance could be taken by
+    another run before rank 0 binds it, and two runs sharing a store never
+    pass its barrier (seen under parallel lit)."""
+    with tempfile.TemporaryDirectory(prefix="schedc-torch-") as directory:
+        yield "file://" + os.path.join(directory, "store")
 
 
 def _stop(processes: List[multiprocessing.Process]) -> None:
@@ -67,13 +73,18 @@ def _describe_waits(plan: Plan, progress, states, world: int) -> List[str]:
 
 def execute(plan: Plan, spec: ModelSpec, timeout: float) -> Outcome:
     """Runs `plan` once and compares it with the reference."""
+    with rendezvous() as init_method:
+        return _execute(plan, spec, timeout, init_method)
+
+
+def _execute(plan: Plan, spec: ModelSpec, timeout: float,
+             init_method: str) -> Outcome:
     ranks = len(plan.rank_ids)
     world = ranks * plan.data_parallel
     context = multiprocessing.get_context("fork")
     progress = context.Array("i", [-1] * world, lock=False)
     states = context.Array("i", [STARTING] * world, lock=False)
     results = context.Queue()
-    init_method = f"tcp://127.0.0.1:{_free_port()}"
     processes = [context.Process(
         target=worker_main, args=(plan, spec, g, world, init_method, timeout,
                                   progress, states, results), daemon=True)
