@@ -145,7 +145,7 @@ int32_t StepRules::declarationOf(const Action &a, ActionRef at) {
       if (before)
         due.first = compute;
     } else if (decl.when == CollectiveTiming::AfterBackward &&
-               lastGradient(a.stage).index > at.index) {
+               lastGradientCached(a.stage).index > at.index) {
       continue;
     }
     if (best < 0 || due < bestDue) {
@@ -161,6 +161,13 @@ StepRules::servedComputesCached(int32_t stage, CollectiveTiming when) {
   auto [it, inserted] = computesOf.try_emplace({stage, when});
   if (inserted)
     it->second = servedComputes(stage, when);
+  return it->second;
+}
+
+ActionRef StepRules::lastGradientCached(int32_t stage) {
+  auto [it, inserted] = lastGradientOf.try_emplace(stage);
+  if (inserted)
+    it->second = lastGradient(stage);
   return it->second;
 }
 

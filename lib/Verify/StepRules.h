@@ -47,6 +47,9 @@ private:
                                                      CollectiveTiming when);
   /// The stage's last gradient (B or W) in program order.
   ActionRef lastGradient(int32_t stage) const;
+  /// lastGradient, computed once per stage: it walks every microbatch,
+  /// and each shared after_backward candidate asks for it.
+  ActionRef lastGradientCached(int32_t stage);
   /// How many instances of declaration `d` a stage issues in a complete
   /// step.
   size_t expectedInstances(const CollectiveDeclaration &d) const;
@@ -98,6 +101,8 @@ private:
   /// servedComputesCached's results.
   std::map<std::pair<int32_t, CollectiveTiming>, std::vector<ActionRef>>
       computesOf;
+  /// lastGradientCached's results.
+  std::map<int32_t, ActionRef> lastGradientOf;
   /// True when the schedule holds an optimizer step: then it is a whole
   /// training step and every declaration must be issued in full.
   bool wholeStep = false;
