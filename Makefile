@@ -113,6 +113,7 @@ bench: build
 	ninja -C $(BUILD_DIR) -j $(JOBS) schedc-bench planner-bench
 	$(BUILD_DIR)/bin/schedc-bench
 	$(BUILD_DIR)/bin/planner-bench
+	python3 bench/fidelity/fidelity.py $(BUILD_DIR)/bin/schedc
 
 # Generated references, and one timeline picture per strategy
 # (docs/pictures, from schedc generate --emit svg).

@@ -31,6 +31,7 @@ static ClusterSpec cluster(llvm::StringRef name, llvm::StringRef device,
   spec.domainBandwidth = domainBandwidth;
   spec.scaleOutBandwidth = scaleOut;
   spec.latency = 10e-6;
+  spec.efficiency = efficiencyForDevice(device);
   return spec;
 }
 
@@ -41,7 +42,6 @@ static ClusterSpec tpu(llvm::StringRef name, llvm::StringRef device,
   ClusterSpec spec = cluster(name, device, bf16, 0, hbm, hbmBandwidth, pod,
                              3 * 2 * linkOneWay, 25e9 / 4);
   spec.topology = Topology::Torus3D;
-  spec.efficiency.matmul = 0.8;
   return spec;
 }
 
@@ -133,6 +133,7 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
     spec.hbmBytes = d.number("hbm_bytes", std::nullopt);
     spec.hbmBandwidth = d.number("hbm_bandwidth", std::nullopt);
     in.adopt(d);
+    spec.efficiency = efficiencyForDevice(spec.deviceName);
   }
   spec.domainSize = in.integer("domain_size", 1);
   spec.domainBandwidth = in.number("domain_bandwidth", std::nullopt);
@@ -150,7 +151,15 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
     DescriptionReader e(*eff, "efficiency.");
     Efficiency &out = spec.efficiency;
     out.matmul = e.fraction("matmul", out.matmul);
-    out.attention = e.fraction("attention", out.attention);
+    out.matmulFp8 = e.fraction("matmul_fp8", out.matmulFp8);
+    if (e.has("attention")) {
+      // One measured fraction for every sequence length, forward and
+      // backward alike.
+      const double flat = e.fraction("attention", 1);
+      out.attention = {{1, flat, flat}};
+      out.latentAttention.clear();
+    }
+    out.hbm = e.fraction("hbm", out.hbm);
     out.domainCollective = e.fraction("domain_collective", out.domainCollective);
     out.scaleOutCollective =
         e.fraction("scale_out_collective", out.scaleOutCollective);

@@ -12,6 +12,8 @@
 #ifndef LIB_COSTMODEL_CLUSTERSPEC_H
 #define LIB_COSTMODEL_CLUSTERSPEC_H
 
+#include "lib/CostModel/Efficiency.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -34,26 +36,6 @@ enum class Topology : uint8_t {
   Torus3D,
 };
 
-/// Fractions of peak that real kernels and collectives reach. Named
-/// parameters with sourced defaults (docs/cost-model.md), never fitted.
-struct Efficiency {
-  /// Dense matrix multiplications, of the precision's peak.
-  double matmul = 0.75;
-  /// Flash attention's core (softmax(QK^T)V), of the BF16 peak.
-  double attention = 0.6;
-  /// Ring collectives inside a domain, of domain_bandwidth.
-  double domainCollective = 0.8;
-  /// Collectives across domains, of scale_out_bandwidth.
-  double scaleOutCollective = 0.8;
-  /// All-to-all (expert dispatch and combine), of the bandwidth it uses:
-  /// DeepEP's normal kernels reach 153-158 GB/s of the H800's 200 GB/s
-  /// NVLink and about 50 GB/s of its 50 GB/s InfiniBand.
-  double allToAll = 0.8;
-  /// Of HBM, what training may use (the rest: CUDA context, communication
-  /// buffers, allocator fragmentation).
-  double usableMemory = 0.9;
-};
-
 struct ClusterSpec {
   std::string name;
   std::string deviceName;
@@ -68,6 +50,8 @@ struct ClusterSpec {
   double scaleOutBandwidth = 0;
   double latency = 0;
   Topology topology = Topology::Switch;
+  /// Measured defaults for the device (Efficiency.h), overridden by the
+  /// cluster file's `efficiency` object.
   Efficiency efficiency;
 
   /// Dense peak for `precision` (0 when the device lacks it).

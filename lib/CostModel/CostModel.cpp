@@ -5,6 +5,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/CostModel/CostModel.h"
+#include "lib/CostModel/Flops.h"
+#include "lib/CostModel/Memory.h"
+#include "lib/CostModel/Roofline.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -14,79 +17,8 @@
 
 using namespace sched;
 
-/// Bytes of a BF16 element: weights, activations, gradients.
+/// Bytes of a BF16 element: weights, activations.
 static constexpr double kBf16 = 2;
-/// Optimizer state per parameter under mixed-precision Adam: FP32 master
-/// weights, momentum and variance (ZeRO paper, section 3.1: K = 12).
-static constexpr double kOptimizerBytes = 12;
-/// Bytes the optimizer update reads and writes per parameter: master,
-/// momentum and variance read and written (24), the gradient read and the
-/// BF16 weight written (4).
-static constexpr double kOptimizerTraffic = 28;
-
-llvm::StringRef sched::recomputeName(Recompute recompute) {
-  switch (recompute) {
-  case Recompute::None:
-    return "none";
-  case Recompute::Selective:
-    return "selective";
-  case Recompute::Full:
-    return "full";
-  }
-  return "none";
-}
-
-std::optional<Recompute> sched::parseRecompute(llvm::StringRef name) {
-  if (name == "none")
-    return Recompute::None;
-  if (name == "selective")
-    return Recompute::Selective;
-  if (name == "full")
-    return Recompute::Full;
-  return std::nullopt;
-}
-
-std::string Layout::str() const {
-  return llvm::formatv("dp={0},tp={1},pp={2},vpp={3},ep={4},cp={5}", dp, tp,
-                       pp, vpp, ep, cp)
-      .str();
-}
-
-llvm::Expected<Layout> sched::parseLayout(llvm::StringRef text) {
-  Layout layout;
-  llvm::SmallVector<llvm::StringRef> items;
-  text.split(items, ',', -1, /*KeepEmpty=*/false);
-  if (items.empty())
-    return llvm::createStringError(
-        "--layout: expected key=value pairs such as dp=64,tp=8,pp=16");
-  llvm::SmallVector<llvm::StringRef> seen;
-  for (llvm::StringRef item : items) {
-    auto [key, value] = item.split('=');
-    key = key.trim();
-    value = value.trim();
-    int64_t *field = llvm::StringSwitch<int64_t *>(key)
-                         .Case("dp", &layout.dp)
-                         .Case("tp", &layout.tp)
-                         .Case("pp", &layout.pp)
-                         .Case("vpp", &layout.vpp)
-                         .Case("ep", &layout.ep)
-                         .Case("cp", &layout.cp)
-                         .Default(nullptr);
-    if (!field)
-      return llvm::createStringError(
-          "--layout: unknown key '" + key +
-          "' (expected dp, tp, pp, vpp, ep or cp)");
-    if (llvm::is_contained(seen, key))
-      return llvm::createStringError("--layout: '" + key + "' given twice");
-    seen.push_back(key);
-    int64_t n = 0;
-    if (value.getAsInteger(10, n) || n < 1 || n > (int64_t(1) << 24))
-      return llvm::createStringError("--layout: " + key + "='" + value +
-                                     "' is not an integer in [1, 2^24]");
-    *field = n;
-  }
-  return layout;
-}
 
 double sched::dataParallelCriticalTokens(double peakFlops, double bandwidth,
                                          double expertRatio,
@@ -219,36 +151,13 @@ ParameterCounts CostModel::parameters() const {
   return counts;
 }
 
-/// Parameters of one multi-token-prediction module (DeepSeek-V3 section
-/// 2.2): a layer like the last one, a 2h x h projection and two norms; it
-/// shares the embedding and the output head.
-static LayerShape mtpShape(const ModelSpec &model) {
-  return layerShape(model, model.isMoeLayer(model.layers - 1));
+double CostModel::modelFlopsPerToken() const {
+  return megatronFlopsPerToken(model, training.seqLen);
 }
 
-double CostModel::modelFlopsPerToken() const {
-  const double h = static_cast<double>(model.hidden);
-  // Matmul parameters a token passes through: the output head (tied or
-  // not, it is a matmul), then every layer's.
-  double active = h * static_cast<double>(model.vocab);
-  double attentionDims = 0;
-  for (int64_t layer = 0; layer < model.layers; ++layer) {
-    LayerShape shape = layerShape(model, model.isMoeLayer(layer));
-    active += shape.attentionParams + shape.mlpDenseParams +
-              shape.routedActiveParams;
-    attentionDims += shape.qkDims + shape.vDims;
-  }
-  if (model.mtpLayers > 0) {
-    LayerShape mtp = mtpShape(model);
-    const double perModule = mtp.attentionParams + mtp.mlpDenseParams +
-                             mtp.routedActiveParams + 2 * h * h +
-                             h * static_cast<double>(model.vocab);
-    active += static_cast<double>(model.mtpLayers) * perModule;
-    attentionDims += static_cast<double>(model.mtpLayers) *
-                     (mtp.qkDims + mtp.vDims);
-  }
-  return 6 * active +
-         6 * attentionDims * static_cast<double>(training.seqLen);
+double CostModel::hardwareFlopsPerToken(const Layout &layout) const {
+  return sched::hardwareFlopsPerToken(model, training.seqLen,
+                                      layout.recompute);
 }
 
 //===----------------------------------------------------------------------===//
@@ -319,125 +228,60 @@ llvm::Error CostModel::checkLayout(Layout &layout) const {
 }
 
 //===----------------------------------------------------------------------===//
-// Communication
-//===----------------------------------------------------------------------===//
-
-int64_t CostModel::membersPerDomain(int64_t size, int64_t stride) const {
-  if (stride >= cluster.domainSize)
-    return 1;
-  return std::clamp<int64_t>(cluster.domainSize / stride, 1, size);
-}
-
-double CostModel::domainBandwidth(int64_t size, int64_t stride) const {
-  if (cluster.topology == Topology::Switch)
-    return cluster.domainBandwidth;
-  // A cube of side k: a group within k consecutive ranks spans one axis,
-  // within k^2 two, beyond that three.
-  const double side = std::max(2.0, std::round(std::cbrt(
-                                        static_cast<double>(cluster.domainSize))));
-  const double span = static_cast<double>(size * stride);
-  const double axes = span <= side ? 1 : span <= side * side ? 2 : 3;
-  return cluster.domainBandwidth * axes / 3;
-}
-
-double CostModel::reduceScatterTime(double bytes, int64_t size,
-                                    int64_t stride) const {
-  if (size <= 1 || bytes <= 0)
-    return 0;
-  const int64_t local = membersPerDomain(size, stride);
-  // Domains the group spans; fractional when the domain size does not
-  // divide the group (128 ranks over NVL72 racks span 1.78 of them).
-  const double domains = static_cast<double>(size) / static_cast<double>(local);
-  const Efficiency &eff = cluster.efficiency;
-  double time = 0;
-  if (local > 1)
-    time += (static_cast<double>(local - 1) / local) * bytes /
-                (domainBandwidth(local, stride) * eff.domainCollective) +
-            cluster.latency * static_cast<double>(local - 1);
-  if (domains > 1)
-    time += ((domains - 1) / domains) * (bytes / static_cast<double>(local)) /
-                (cluster.scaleOutBandwidth * eff.scaleOutCollective) +
-            cluster.latency * std::ceil(domains - 1);
-  return time;
-}
-
-double CostModel::expertAllToAllTime(double tokens, double elementBytes,
-                                     const Layout &layout) const {
-  const MoeSpec &moe = *model.moe;
-  const int64_t ep = layout.ep;
-  const int64_t local = membersPerDomain(ep, 1);
-  const double domains = static_cast<double>(ep) / static_cast<double>(local);
-  const double h = static_cast<double>(model.hidden);
-  const double topK = static_cast<double>(moe.topK);
-  const double eff = cluster.efficiency.allToAll;
-  // Inside the domain: the copies bound for the other local members.
-  const double inside = tokens * topK * h * elementBytes *
-                        static_cast<double>(local - 1) /
-                        static_cast<double>(ep);
-  // Across domains each token crosses once per remote domain holding one
-  // of its experts (DeepEP forwards inside the domain): the expected number
-  // of distinct domains among top_k uniform choices, at most node_limit
-  // (DeepSeek-V3's node-limited routing), of which (D-1)/D are remote.
-  double reached = domains * (1 - std::pow(1 - 1 / domains, topK));
-  if (moe.nodeLimit > 0)
-    reached = std::min(reached, static_cast<double>(moe.nodeLimit));
-  const double outside =
-      domains > 1 ? tokens * h * elementBytes * reached * (domains - 1) / domains
-                  : 0;
-  double time = 0;
-  if (inside > 0)
-    time = std::max(time, inside / (domainBandwidth(local, 1) * eff));
-  if (outside > 0)
-    time = std::max(time, outside / (cluster.scaleOutBandwidth * eff));
-  return time + cluster.latency;
-}
-
-double CostModel::p2pTime(const Layout &layout, double bytes) const {
-  if (layout.pp <= 1)
-    return 0;
-  const int64_t stride = layout.tp * layout.cp * layout.dp;
-  const bool inside = stride < cluster.domainSize;
-  const double bandwidth =
-      inside ? domainBandwidth(2, stride) * cluster.efficiency.domainCollective
-             : cluster.scaleOutBandwidth * cluster.efficiency.scaleOutCollective;
-  return bytes / bandwidth + cluster.latency;
-}
-
-//===----------------------------------------------------------------------===//
 // Stages
 //===----------------------------------------------------------------------===//
 
 struct CostModel::LayerCost {
   StageTerms forward;
   StageTerms backward;
-  /// Backward split: the weight-gradient part of the matmuls.
+  /// Backward split: the weight-gradient GEMMs.
   double backwardWeight = 0;
   double activationBytes = 0;
   double denseParams = 0;
   double expertParams = 0;
 };
 
+static double sum(const StageTerms &t) {
+  return t.matmul + t.attention + t.memoryBound + t.tensorParallel +
+         t.contextParallel + t.expertParallel + t.recompute;
+}
+
+void CostModel::addOperators(StageTerms &terms,
+                             const std::vector<Operator> &ops,
+                             const Layout &layout) const {
+  // Attention kernels run on one context-parallel chunk at a time.
+  const double seq = static_cast<double>(training.seqLen) /
+                     static_cast<double>(layout.cp);
+  for (const Operator &op : ops) {
+    const double time = operatorTime(op, cluster, seq);
+    if (op.kind == OperatorClass::Attention || op.attentionCore)
+      terms.attention += time;
+    else if (op.kind == OperatorClass::Gemm)
+      terms.matmul += time;
+    else
+      terms.memoryBound += time;
+  }
+}
+
 CostModel::LayerCost CostModel::layerCost(const Layout &layout,
                                           bool moeLayer) const {
   const LayerShape shape = layerShape(model, moeLayer);
   const double tokens = static_cast<double>(layout.microbatchSize) *
                         static_cast<double>(training.seqLen);
+  const double chunk = tokens / static_cast<double>(layout.cp);
   // Tokens of one microbatch on one device: context parallelism splits
   // the sequence, sequence parallelism the tensor-parallel ranks' copies.
-  const double local = tokens / static_cast<double>(layout.cp * layout.tp);
-  const double peak = cluster.peak(training.precision);
+  const double local = chunk / static_cast<double>(layout.tp);
   const Efficiency &eff = cluster.efficiency;
   const double h = static_cast<double>(model.hidden);
 
   LayerCost cost;
-  const double matmulFlops =
-      2 * local *
-      (shape.attentionParams + shape.mlpDenseParams + shape.routedActiveParams);
-  cost.forward.matmul = matmulFlops / (peak * eff.matmul);
-  // Causal attention: each query attends to (seq + 1) / 2 keys on average.
-  const double attentionFlops = 2 * local * (shape.qkDims + shape.vDims) *
-                                (static_cast<double>(training.seqLen) + 1) / 2;
-  cost.forward.attention = attentionFlops / (cluster.peakBf16 * eff.attention);
+  const LayerOperators ops = layerOperators(model, training, layout, moeLayer);
+  addOperators(cost.forward, ops.forward, layout);
+  addOperators(cost.backward, ops.backwardInput, layout);
+  StageTerms weight;
+  addOperators(weight, ops.backwardWeight, layout);
+  cost.backwardWeight = sum(weight);
 
   double keptElems = shape.activationElems;
   double fp8Elems =
@@ -455,17 +299,29 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout,
     fp8Elems = 0;
   }
   cost.activationBytes = local * (kBf16 * (keptElems - fp8Elems) + fp8Elems);
-  // Norms, activation functions, residuals, dropout-free softmax: each
-  // element of the full set written once and read once, through HBM.
-  cost.forward.memoryBound =
-      2 * kBf16 * local * shape.activationElems / cluster.hbmBandwidth;
+  if (!layout.sequenceParallel && layout.tp > 1) {
+    // Without sequence parallelism every tensor-parallel rank keeps the
+    // whole chunk's norm and linear-layer inputs (Korthikanti et al. 2022,
+    // section 4.2.2: the 10·s·b·h bytes that do not divide by t).
+    const double replicated = layout.recompute == Recompute::Full ? h : 4 * h;
+    cost.activationBytes +=
+        (chunk - local) * kBf16 * std::min(replicated, keptElems);
+  }
 
   if (layout.tp > 1) {
-    // Sequence parallelism: an all-gather before and a reduce-scatter after
-    // each of the two blocks, of the block's full-sequence activation.
-    const double bytes =
-        kBf16 * tokens / static_cast<double>(layout.cp) * h;
-    cost.forward.tensorParallel = 4 * reduceScatterTime(bytes, layout.tp, 1);
+    const double bytes = kBf16 * chunk * h;
+    if (layout.sequenceParallel) {
+      // Per block an all-gather before and a reduce-scatter after; the
+      // backward mirrors them and gathers the block's input again for the
+      // weight gradient (only the sequence shard was kept).
+      const double one = reduceScatterTime(bytes, layout.tp, 1);
+      cost.forward.tensorParallel = 4 * one;
+      cost.backward.tensorParallel = 6 * one;
+    } else {
+      // An all-reduce after each block, forward and backward.
+      cost.forward.tensorParallel = 2 * allReduceTime(bytes, layout.tp, 1);
+      cost.backward.tensorParallel = cost.forward.tensorParallel;
+    }
   }
   if (layout.cp > 1) {
     // Ring attention: K and V of every other chunk pass by each device.
@@ -480,7 +336,7 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout,
     cost.forward.contextParallel =
         std::max(0.0, comm - cost.forward.attention);
     cost.backward.contextParallel =
-        std::max(0.0, 2 * comm - 2 * cost.forward.attention);
+        std::max(0.0, 2 * comm - cost.backward.attention);
   }
   if (moeLayer && layout.ep > 1) {
     // Dispatch (FP8 when training in FP8, as DeepSeek-V3 does) and combine
@@ -489,35 +345,22 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout,
         training.precision == Precision::FP8 ? 1 : kBf16;
     cost.forward.expertParallel = expertAllToAllTime(local, element, layout) +
                                   expertAllToAllTime(local, kBf16, layout);
-    cost.backward.expertParallel = 2 * expertAllToAllTime(local, kBf16, layout);
+    cost.backward.expertParallel =
+        2 * expertAllToAllTime(local, kBf16, layout);
   }
 
-  // Backward: the input gradient repeats each matmul once (I), the weight
-  // gradient once more (W); flash attention's backward is about twice its
-  // forward and has no weights; memory-bound work doubles.
-  cost.backward.matmul = cost.forward.matmul;
-  cost.backwardWeight = cost.forward.matmul;
-  cost.backward.attention = 2 * cost.forward.attention;
-  cost.backward.memoryBound = 2 * cost.forward.memoryBound;
-  cost.backward.tensorParallel = cost.forward.tensorParallel;
-  if (layout.recompute == Recompute::Selective)
-    cost.backward.recompute = cost.forward.attention;
+  StageTerms again;
+  addOperators(again, ops.recompute, layout);
+  cost.backward.recompute = again.matmul + again.attention + again.memoryBound;
   if (layout.recompute == Recompute::Full)
-    cost.backward.recompute = cost.forward.matmul + cost.forward.attention +
-                              cost.forward.memoryBound +
-                              cost.forward.tensorParallel +
-                              cost.forward.expertParallel;
+    cost.backward.recompute +=
+        cost.forward.tensorParallel + cost.forward.expertParallel;
 
   const double dense =
       shape.attentionParams + shape.mlpDenseParams + shape.normParams;
   cost.denseParams = dense / static_cast<double>(layout.tp);
   cost.expertParams = shape.routedParams / static_cast<double>(layout.ep);
   return cost;
-}
-
-static double sum(const StageTerms &t) {
-  return t.matmul + t.attention + t.memoryBound + t.tensorParallel +
-         t.contextParallel + t.expertParallel + t.recompute;
 }
 
 static void add(StageTerms &into, const StageTerms &t, double times = 1) {
@@ -597,20 +440,19 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
   const double vocab = static_cast<double>(model.vocab);
   const double tokens = static_cast<double>(layout.microbatchSize) *
                         static_cast<double>(training.seqLen);
-  const double local = tokens / static_cast<double>(layout.cp * layout.tp);
-  const double peak = cluster.peak(training.precision);
-  const Efficiency &eff = cluster.efficiency;
-  // The output head: a vocab-parallel matmul and FP32 logits kept for the
-  // loss's backward. Each MTP module adds a layer, a 2h x h projection and
-  // another pass through the head.
+  const double chunk = tokens / static_cast<double>(layout.cp);
+  const double local = chunk / static_cast<double>(layout.tp);
+  // The output layer and its loss (and each MTP module's projection and
+  // second output layer), as operators; FP32 logits are kept for the
+  // loss's backward.
   const double mtp = static_cast<double>(model.mtpLayers);
-  const double headMatmul =
-      (1 + mtp) * 2 * local * (h * vocab) + mtp * 2 * local * (2 * h * h);
-  StageTerms headForward;
-  headForward.matmul = headMatmul / (peak * eff.matmul);
-  headForward.memoryBound =
-      (1 + mtp) * 2 * 4 * local * vocab / cluster.hbmBandwidth;
-  const double headActivation = (1 + mtp) * 4 * local * vocab;
+  const LayerOperators head = headOperators(model, training, layout);
+  StageTerms headForward, headBackward, headWeight;
+  addOperators(headForward, head.forward, layout);
+  addOperators(headBackward, head.backwardInput, layout);
+  addOperators(headWeight, head.backwardWeight, layout);
+  const double headActivation =
+      (1 + mtp) * 4 * chunk * vocab / static_cast<double>(layout.tp);
   const double headParams =
       ((model.tiedEmbeddings ? 0 : h * vocab) + h + mtp * 2 * h * h) /
       static_cast<double>(layout.tp);
@@ -649,10 +491,8 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
       stage.denseParameters += embeddingParams;
     if (s == numStages - 1) {
       add(stage.forwardTerms, headForward);
-      StageTerms headBackward = headForward;
-      headBackward.memoryBound *= 2;
       add(stage.backwardTerms, headBackward);
-      weightPart += headForward.matmul;
+      weightPart += sum(headWeight);
       add(stage.forwardTerms, mtpLayer.forward, mtp);
       add(stage.backwardTerms, mtpLayer.backward, mtp);
       weightPart += mtp * mtpLayer.backwardWeight;
@@ -671,16 +511,17 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
     const double params = stage.denseParameters + stage.expertParameters;
     const double sharded = stage.denseParameters / denseGroup +
                            stage.expertParameters / expertGroup;
-    stage.weightBytes = kBf16 * (layout.zero >= 3 ? sharded : params);
+    const PrecisionRecipe recipe = megatronRecipe();
+    const StaticBytes bytes = staticBytes(recipe, layout.zero, params, sharded);
+    stage.weightBytes = bytes.weights;
+    stage.gradientBytes = bytes.gradients;
+    stage.optimizerBytes = bytes.optimizer;
     if (layout.zero >= 3) {
       // FSDP gathers one layer at a time and prefetches the next.
       const LayerCost &big = model.moe ? moe : dense;
       stage.weightBytes +=
-          2 * kBf16 * (big.denseParams + big.expertParams);
+          2 * recipe.weightBytes * (big.denseParams + big.expertParams);
     }
-    stage.gradientBytes = kBf16 * (layout.zero >= 2 ? sharded : params);
-    stage.optimizerBytes =
-        kOptimizerBytes * (layout.zero >= 1 ? sharded : params);
   }
   return stages;
 }
@@ -690,47 +531,70 @@ CostModel::dataParallel(const Layout &layout,
                         const std::vector<const StageEstimate *> &held,
                         double forwardPerMicrobatch,
                         double backwardPerMicrobatch) const {
-  double denseBytes = 0, expertBytes = 0, shardedParams = 0;
+  double denseParams = 0, expertParams = 0, shardedParams = 0;
   const int64_t denseGroup = layout.dp * layout.cp;
   const int64_t expertGroup = layout.expertDataParallel();
   for (const StageEstimate *stage : held) {
-    denseBytes += kBf16 * stage->denseParameters;
-    expertBytes += kBf16 * stage->expertParameters;
+    denseParams += stage->denseParameters;
+    expertParams += stage->expertParameters;
     shardedParams += layout.zero >= 1
                          ? stage->denseParameters / denseGroup +
                                stage->expertParameters / expertGroup
                          : stage->denseParameters + stage->expertParameters;
   }
-  // One reduce-scatter (or all-gather) of every gradient (or weight).
-  const double half = reduceScatterTime(denseBytes, denseGroup, layout.tp) +
-                      reduceScatterTime(expertBytes, expertGroup, layout.ep);
+  // Gradients are reduced in FP32 and weights gathered in BF16, in buckets
+  // of max(40M, 1M x dp) parameters (Megatron-Core's DDP default).
+  const PrecisionRecipe recipe = megatronRecipe();
+  const double bucket =
+      std::max(40e6, 1e6 * static_cast<double>(denseGroup));
+  auto pass = [&](double bytesPerParam) {
+    return reduceScatterTime(bytesPerParam * denseParams, denseGroup,
+                             layout.tp, bytesPerParam * bucket) +
+           reduceScatterTime(bytesPerParam * expertParams, expertGroup,
+                             layout.ep, bytesPerParam * bucket);
+  };
+  const double reduce = pass(recipe.mainGradientBytes);
+  const double gather = pass(recipe.weightBytes);
+  // Communication that hides under compute holds SMs the compute then
+  // lacks (NCCL's channels, one CTA each): the hidden part costs
+  // hidden x (1 / share - 1) of compute time.
+  const double share = cluster.efficiency.computeShareBeside(
+      cluster.efficiency.collectiveMultiprocessors);
+  auto exposedBeside = [&](double comm, double compute) {
+    return std::max(0.0, comm - compute) +
+           std::min(comm, compute) * (1 / share - 1);
+  };
   const double m = static_cast<double>(layout.microbatches);
   DataParallelCost cost;
   switch (layout.zero) {
   case 0:
   case 1:
-    // ZeRO-0 all-reduces; ZeRO-1 reduce-scatters the gradients and
-    // all-gathers the updated weights: the same bytes. The reduction hides
-    // under the last microbatch's backward (bucketed), the gather under
-    // the next step's first forward.
-    cost.total = 2 * half;
-    cost.exposed = std::max(0.0, half - backwardPerMicrobatch) +
-                   std::max(0.0, half - forwardPerMicrobatch);
+    // ZeRO-0 all-reduces (a reduce-scatter and an all-gather of the
+    // gradients); ZeRO-1 reduce-scatters the gradients and all-gathers the
+    // updated weights. The reduction hides under the last microbatch's
+    // backward (bucketed), the gather under the next step's first forward.
+    {
+      const double second = layout.zero == 0 ? reduce : gather;
+      cost.total = reduce + second;
+      cost.exposed = exposedBeside(reduce, backwardPerMicrobatch) +
+                     exposedBeside(second, forwardPerMicrobatch);
+    }
     break;
   case 2:
     // Gradients stay sharded: a reduce-scatter after every microbatch.
-    cost.total = (m + 1) * half;
-    cost.exposed = m * std::max(0.0, half - backwardPerMicrobatch) +
-                   std::max(0.0, half - forwardPerMicrobatch);
+    cost.total = m * reduce + gather;
+    cost.exposed = m * exposedBeside(reduce, backwardPerMicrobatch) +
+                   exposedBeside(gather, forwardPerMicrobatch);
     break;
   default:
     // FSDP: gather for the forward and again for the backward, and a
     // reduce-scatter, every microbatch, prefetched under its compute.
-    cost.total = 3 * m * half;
-    cost.exposed = m * (std::max(0.0, half - forwardPerMicrobatch) +
-                        std::max(0.0, 2 * half - backwardPerMicrobatch));
+    cost.total = m * (2 * gather + reduce);
+    cost.exposed = m * (exposedBeside(gather, forwardPerMicrobatch) +
+                        exposedBeside(gather + reduce, backwardPerMicrobatch));
     break;
   }
-  cost.optimizer = kOptimizerTraffic * shardedParams / cluster.hbmBandwidth;
+  cost.optimizer = recipe.optimizerTraffic * shardedParams /
+                   (cluster.hbmBandwidth * cluster.efficiency.hbm);
   return cost;
 }

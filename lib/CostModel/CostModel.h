@@ -19,7 +19,9 @@
 #define LIB_COSTMODEL_COSTMODEL_H
 
 #include "lib/CostModel/ClusterSpec.h"
+#include "lib/CostModel/Layout.h"
 #include "lib/CostModel/ModelSpec.h"
+#include "lib/CostModel/Operators.h"
 
 #include "llvm/Support/Error.h"
 
@@ -28,51 +30,6 @@
 #include <vector>
 
 namespace sched {
-
-/// What the backward pass recomputes: nothing, the attention core and the
-/// MLP's activation function (Korthikanti et al. 2022, "selective"), or
-/// the whole layer from its input.
-enum class Recompute : uint8_t { None, Selective, Full };
-
-llvm::StringRef recomputeName(Recompute recompute);
-std::optional<Recompute> parseRecompute(llvm::StringRef name);
-
-struct TrainingSpec {
-  int64_t devices = 1;
-  int64_t seqLen = 4096;
-  int64_t globalBatchTokens = 0;
-  Precision precision = Precision::BF16;
-
-  int64_t globalBatchSequences() const { return globalBatchTokens / seqLen; }
-};
-
-/// How the devices are split. Ranks are laid out tp fastest, then cp, then
-/// dp, then pp (Megatron's order); expert parallelism takes `ep`
-/// consecutive ranks of the tp x cp x dp block.
-struct Layout {
-  int64_t dp = 1;
-  int64_t tp = 1;
-  int64_t pp = 1;
-  int64_t vpp = 1;
-  int64_t ep = 1;
-  int64_t cp = 1;
-  /// ZeRO stage: 0 replicated, 1 optimizer state sharded, 2 also
-  /// gradients, 3 also parameters (FSDP).
-  int zero = 1;
-  Recompute recompute = Recompute::None;
-  int64_t microbatchSize = 1;
-  /// Set by checkLayout: global batch / (dp x microbatchSize).
-  int64_t microbatches = 0;
-
-  int64_t devices() const { return dp * tp * pp * cp; }
-  /// Expert-data-parallel ranks: the tp x cp x dp block over ep.
-  int64_t expertDataParallel() const { return dp * cp * tp / ep; }
-  /// "dp=64,tp=8,pp=16,vpp=2,ep=8,cp=1".
-  std::string str() const;
-};
-
-/// Parses "dp=64,tp=8,pp=16,vpp=2,ep=1,cp=1" (any subset; others 1).
-llvm::Expected<Layout> parseLayout(llvm::StringRef text);
 
 /// Parameter counts of the main model (multi-token-prediction modules are
 /// extra, as DeepSeek-V3 reports 671B without them).
@@ -153,11 +110,11 @@ public:
   llvm::Error checkLayout(Layout &layout) const;
 
   ParameterCounts parameters() const;
-  /// Model FLOPs per token for forward and backward: 6 x the matmul
-  /// parameters a token passes through (active experts, the output head,
-  /// MTP modules; not the input embedding or norms) plus attention's
-  /// 6 x layers x heads x (d_qk + d_v) x seq_len (PaLM, appendix B).
+  /// Model FLOPs per token for forward and backward, as Megatron counts
+  /// them (Flops.h): MFU's numerator.
   double modelFlopsPerToken() const;
+  /// What the devices execute per token, recomputation included.
+  double hardwareFlopsPerToken(const Layout &layout) const;
   double modelFlopsPerStep() const {
     return modelFlopsPerToken() * static_cast<double>(training.globalBatchTokens);
   }
@@ -184,11 +141,19 @@ public:
   /// Time of a reduce-scatter (or all-gather) of `bytes` over a group of
   /// `size` ranks `stride` apart: inside domains, then across them
   /// (hierarchical, each device sending its 1/local share over its own
-  /// scale-out link).
-  double reduceScatterTime(double bytes, int64_t size, int64_t stride) const;
+  /// scale-out link). Each call moves `message` bytes (the whole tensor
+  /// unless it goes in buckets), which sets the bandwidth it reaches.
+  double reduceScatterTime(double bytes, int64_t size, int64_t stride,
+                           double message = 0) const;
   /// An all-reduce: a reduce-scatter then an all-gather.
   double allReduceTime(double bytes, int64_t size, int64_t stride) const {
     return 2 * reduceScatterTime(bytes, size, stride);
+  }
+  /// The bandwidth share a collective of `message` bytes reaches on a link
+  /// whose collectives reach half their large-message bandwidth at
+  /// `halfBytes` (Efficiency.h).
+  static double messageShare(double message, double halfBytes) {
+    return message <= 0 ? 1 : message / (message + halfBytes);
   }
   /// One expert dispatch or combine of `tokens` local tokens (elements of
   /// `elementBytes`) over the layout's `ep` consecutive ranks: the copies
@@ -206,6 +171,9 @@ public:
 private:
   struct LayerCost;
   LayerCost layerCost(const Layout &layout, bool moeLayer) const;
+  /// The seconds of an operator list, by class, into `terms`.
+  void addOperators(StageTerms &terms, const std::vector<Operator> &ops,
+                    const Layout &layout) const;
 
   ModelSpec model;
   ClusterSpec cluster;

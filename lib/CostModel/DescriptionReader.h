@@ -38,6 +38,8 @@ public:
   /// A string, or `fallback` when absent.
   std::string string(llvm::StringRef key,
                      std::optional<std::string> fallback = std::nullopt);
+  /// Whether field `key` is present.
+  bool has(llvm::StringRef key) const { return object.get(key) != nullptr; }
   /// A nested object, or null when absent.
   const llvm::json::Object *nested(llvm::StringRef key);
   /// Records an error about field `key`.

@@ -30,17 +30,23 @@ static bool overlapsCommunication(Strategy strategy) {
 
 /// Stage times as `strategy` runs them: with overlap pairs, the expert
 /// all-to-all of an action hides under as much compute of its partner,
-/// taken to be as long as its own.
-static std::vector<StageEstimate> forStrategy(std::vector<StageEstimate> stages,
+/// taken to be as long as its own; while it hides, the all-to-all kernels
+/// hold SMs the partner's compute lacks (Efficiency::computeShareBeside).
+static std::vector<StageEstimate> forStrategy(const CostModel &model,
+                                              std::vector<StageEstimate> stages,
                                               Strategy strategy) {
   if (!overlapsCommunication(strategy))
     return stages;
+  const Efficiency &eff = model.getCluster().efficiency;
+  const double share = eff.computeShareBeside(eff.allToAllMultiprocessors);
   for (StageEstimate &stage : stages) {
-    auto hide = [](double &time, StageTerms &terms) {
+    auto hide = [share](double &time, StageTerms &terms) {
       const double comm = terms.expertParallel;
       const double hidden = std::min(comm, time - comm);
+      const double slower = hidden * (1 / share - 1);
       terms.expertParallel -= hidden;
-      time -= hidden;
+      terms.matmul += slower;
+      time += slower - hidden;
     };
     hide(stage.forward, stage.forwardTerms);
     hide(stage.backwardInput, stage.backwardTerms);
@@ -253,7 +259,7 @@ llvm::Error Evaluator::measureMemory(Candidate &candidate,
   llvm::Expected<const Schedule *> schedule = order(candidate);
   if (!schedule)
     return schedule.takeError();
-  const std::vector<StageEstimate> run = forStrategy(stages, candidate.strategy);
+  const std::vector<StageEstimate> run = forStrategy(model, stages, candidate.strategy);
   std::vector<StageCost> costs;
   for (const StageEstimate &s : run)
     costs.push_back(toStageCost(s));
@@ -336,7 +342,7 @@ llvm::Error Evaluator::simulateStep(Candidate &candidate,
   llvm::Expected<const Schedule *> cached = order(candidate);
   if (!cached)
     return cached.takeError();
-  const std::vector<StageEstimate> run = forStrategy(stages, candidate.strategy);
+  const std::vector<StageEstimate> run = forStrategy(model, stages, candidate.strategy);
   Schedule schedule = **cached;
   schedule.stageCosts.clear();
   for (int32_t s = 0; s < schedule.numStages; ++s)
@@ -401,7 +407,7 @@ llvm::Expected<Schedule> sched::buildSchedule(const CostModel &model,
   llvm::Expected<Schedule> compute = generateSchedule(
       candidate.strategy,
       shapeOf(candidate,
-              forStrategy(stagesOf(model, candidate), candidate.strategy)));
+              forStrategy(model, stagesOf(model, candidate), candidate.strategy)));
   if (!compute)
     return compute.takeError();
   return insertTransfers(*compute);
@@ -453,9 +459,12 @@ struct StageKey {
   int64_t tp, pp, vpp, ep, cp, b;
   int zero;
   Recompute recompute;
+  bool sequenceParallel;
   bool operator<(const StageKey &o) const {
-    return std::tie(tp, pp, vpp, ep, cp, b, zero, recompute) <
-           std::tie(o.tp, o.pp, o.vpp, o.ep, o.cp, o.b, o.zero, o.recompute);
+    return std::tie(tp, pp, vpp, ep, cp, b, zero, recompute,
+                    sequenceParallel) <
+           std::tie(o.tp, o.pp, o.vpp, o.ep, o.cp, o.b, o.zero, o.recompute,
+                    o.sequenceParallel);
   }
 };
 } // namespace
@@ -636,11 +645,12 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
                    layout.cp,
                    layout.microbatchSize,
                    layout.zero,
-                   layout.recompute};
+                   layout.recompute,
+                   layout.sequenceParallel};
       auto it = stageCache.find(key);
       if (it == stageCache.end())
         it = stageCache.emplace(key, model.stages(layout)).first;
-      bound(model, candidate, forStrategy(it->second, strategy));
+      bound(model, candidate, forStrategy(model, it->second, strategy));
       candidates.push_back(candidate);
     }
   }
@@ -715,7 +725,8 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
                  layout.cp,
                  layout.microbatchSize,
                  layout.zero,
-                 layout.recompute};
+                 layout.recompute,
+                 layout.sequenceParallel};
     auto failed = [&](llvm::Error error) {
       return llvm::createStringError("planner: " + candidate.layout.str() +
                                      " " + candidate.scheduleName().str() +

@@ -28,13 +28,20 @@ ClusterSpec cluster(llvm::StringRef name) {
   return spec.value_or(ClusterSpec());
 }
 
-/// Efficiencies of 1 and no latency: the raw figures the book uses.
+/// Efficiencies of 1, no waves, no latency, no launch cost and memory that
+/// costs nothing: the raw figures the book uses.
 ClusterSpec ideal(ClusterSpec spec) {
-  spec.efficiency.matmul = 1;
-  spec.efficiency.attention = 1;
-  spec.efficiency.domainCollective = 1;
-  spec.efficiency.scaleOutCollective = 1;
-  spec.efficiency.allToAll = 1;
+  Efficiency &e = spec.efficiency;
+  e.matmul = e.matmulFp8 = 1;
+  e.attention = {{1, 1, 1}};
+  e.latentAttention.clear();
+  e.multiprocessors = 1;
+  e.kernelLaunch = 0;
+  e.domainCollective = e.scaleOutCollective = 1;
+  e.domainHalfBytes = e.scaleOutHalfBytes = 0;
+  e.allToAll = 1;
+  e.collectiveMultiprocessors = e.allToAllMultiprocessors = 0;
+  spec.hbmBandwidth = 1e30;
   spec.latency = 0;
   return spec;
 }
@@ -97,18 +104,19 @@ TEST(CostModelFlops, DenseLayerByHand) {
   const double head = 2 * tokens * 1024.0 * 1000;
   EXPECT_DOUBLE_EQ(stages[0].forwardTerms.matmul * c.peakBf16,
                    2 * layerMatmul + head);
-  // Causal attention: QK^T and AV over (2048 + 1) / 2 keys per query.
-  const double attention = 2 * tokens * (1024.0 + 1024.0) * 2049 / 2;
+  // Causal attention: QK^T and AV over 2048 / 2 keys per query (Megatron's
+  // count).
+  const double attention = 2 * tokens * (1024.0 + 1024.0) * 2048 / 2;
   EXPECT_DOUBLE_EQ(stages[0].forwardTerms.attention * c.peakBf16,
                    2 * attention);
   // Backward: the input gradient repeats the matmuls, W repeats them.
   EXPECT_DOUBLE_EQ(stages[0].backwardWeight * c.peakBf16,
                    2 * layerMatmul + head);
-  // PaLM's model FLOPs: 6 x matmul weights (layers and head) + 6 x L x H x
-  // (d_qk + d_v) x seq.
+  // Megatron's model FLOPs: 6 x the layers' GEMM weights, 6 x the causal
+  // core (q x seq per layer), 6 x h x the vocabulary padded to 128.
   const double perToken = 6 * (2 * (4.0 * 1024 * 1024 + 3.0 * 1024 * 4096) +
-                               1024.0 * 1000) +
-                          6 * 2 * 8 * (128 + 128) * 2048.0;
+                               1024.0 * 1024) +
+                          6 * 2 * 1024 * 2048.0;
   EXPECT_DOUBLE_EQ(model.modelFlopsPerToken(), perToken);
 }
 
@@ -125,7 +133,8 @@ TEST(CostModelMemory, ZeroStagesShardWhatTheySay) {
     ASSERT_FALSE(static_cast<bool>(model.checkLayout(layout)));
     StageEstimate s = model.stages(layout)[0];
     EXPECT_DOUBLE_EQ(s.weightBytes, 2 * params);
-    EXPECT_DOUBLE_EQ(s.gradientBytes, zero >= 2 ? 2 * params / 4 : 2 * params);
+    // FP32 main gradients (Megatron's distributed optimizer: 6 + 12/d).
+    EXPECT_DOUBLE_EQ(s.gradientBytes, zero >= 2 ? 4 * params / 4 : 4 * params);
     EXPECT_DOUBLE_EQ(s.optimizerBytes,
                      zero >= 1 ? 12 * params / 4 : 12 * params);
   }
@@ -337,7 +346,7 @@ TEST(Descriptions, ErrorsNameTheField) {
   llvm::Expected<Layout> layout = parseLayout("dp=2,tq=4");
   ASSERT_FALSE(static_cast<bool>(layout));
   EXPECT_EQ(llvm::toString(layout.takeError()),
-            "--layout: unknown key 'tq' (expected dp, tp, pp, vpp, ep or cp)");
+            "--layout: unknown key 'tq' (expected dp, tp, pp, vpp, ep, cp or sp)");
   layout = parseLayout("dp=2,dp=4");
   ASSERT_FALSE(static_cast<bool>(layout));
   EXPECT_EQ(llvm::toString(layout.takeError()), "--layout: 'dp' given twice");

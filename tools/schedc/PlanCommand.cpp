@@ -67,6 +67,12 @@ static cl::opt<std::string> precisionFlag(
     "precision", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("Matmul precision: bf16 or fp8 (default bf16)"),
     cl::init("bf16"));
+static cl::opt<std::string> attentionFlag(
+    "attention", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Attention kernel: flash (fused, the default) or unfused "
+             "(batched GEMMs around a softmax over the materialized scores, "
+             "as Megatron-LM ran before flash attention)"),
+    cl::init("flash"));
 static cl::opt<int> topFlag("top", cl::sub(planCommand),
                             cl::cat(schedcOptions),
                             cl::desc("Candidates to list (default 10)"),
@@ -488,6 +494,8 @@ static std::string checkPlanFlags() {
     return "--seq-len must be in [1, 2^24]";
   if (!parsePrecision(precisionFlag))
     return "--precision must be bf16 or fp8, got '" + precisionFlag + "'";
+  if (!parseAttentionKernel(attentionFlag))
+    return "--attention must be flash or unfused, got '" + attentionFlag + "'";
   if (topFlag < 1)
     return "--top must be at least 1";
   if (maxEvaluationsFlag < 1)
@@ -731,6 +739,7 @@ int sched::runPlan() {
                     : model->seqLen > 0            ? model->seqLen
                                                    : 4096;
   training.precision = *parsePrecision(precisionFlag);
+  training.attention = *parseAttentionKernel(attentionFlag);
   if (batchTokensFlag.getNumOccurrences())
     training.globalBatchTokens = batchTokensFlag;
   else if (batchFlag.getNumOccurrences())

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""bench/fidelity: the planner's throughput against published training runs.
+
+For every run of runs.json (published layouts with their sources), asks
+`schedc plan --layout ...` for the step time of that layout and compares it
+with what was published: model TFLOP/s per device (Megatron's count, see
+docs/cost-model.md) or, for the Megatron A100 runs Calculon validates
+against, the iteration time. Prints each error, the median and worst, the
+mean over the Megatron A100 set, and whether each published pair keeps its
+order. These runs validate the cost model; nothing in it is set from them.
+
+Usage: fidelity.py SCHEDC [--runs runs.json] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+
+@dataclasses.dataclass
+class Outcome:
+    name: str
+    kind: str  # "tflops" or "step_s"
+    published: float
+    predicted: Optional[float] = None
+    fits: bool = True
+    error: Optional[str] = None
+    explain: str = ""
+    run_set: str = "published"
+
+    @property
+    def relative_error(self) -> Optional[float]:
+        """Signed error of predicted throughput: + means too optimistic."""
+        if self.predicted is None:
+            return None
+        if self.kind == "tflops":
+            return self.predicted / self.published - 1
+        # A shorter predicted step is a higher predicted throughput.
+        return self.published / self.predicted - 1
+
+
+def plan_command(schedc: str, run: dict, model: Path, cluster: Path) -> list[str]:
+    layout = run["layout"]
+    if "sp" in run:
+        layout += f",sp={run['sp']}"
+    cmd = [schedc, "plan", "--model", str(model), "--cluster", str(cluster),
+           "--devices", str(run["devices"]), "--layout", layout,
+           "--schedule", run["schedule"], "--seq-len", str(run["seq"]),
+           "--global-batch-tokens", str(run["gbt"]),
+           "--precision", run.get("precision", "bf16"), "--top", "1",
+           "--json"]
+    for key, flag in (("zero", "--zero"), ("recompute", "--recompute"),
+                      ("microbatch_size", "--microbatch-size"),
+                      ("attention", "--attention")):
+        if key in run:
+            cmd += [flag, str(run[key])]
+    return cmd
+
+
+def evaluate(schedc: str, run: dict, models: dict, clusters: dict,
+             workdir: Path) -> Outcome:
+    kind = "step_s" if "step_s" in run else "tflops"
+    outcome = Outcome(run["name"], kind, float(run[kind]),
+                      run_set=run.get("set", "published"))
+    model = workdir / f"model-{run['model']}.json"
+    model.write_text(json.dumps(models[run["model"]]))
+    cluster = workdir / f"cluster-{run['cluster']}.json"
+    cluster.write_text(json.dumps(clusters[run["cluster"]]))
+    proc = subprocess.run(plan_command(schedc, run, model, cluster),
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode == 2:
+        outcome.error = proc.stderr.strip().splitlines()[-1][:160]
+        return outcome
+    result = json.loads(proc.stdout)
+    candidates = result.get("candidates") or []
+    if not candidates:
+        outcome.fits = False
+        overflow = result.get("overflowing") or []
+        outcome.error = "does not fit" + (
+            f": {overflow[0].get('overflow', '')}" if overflow else "")
+        return outcome
+    best = candidates[0]
+    outcome.predicted = (best["tflops_per_device"] if kind == "tflops"
+                         else best["step_time_s"])
+    layout = best["layout"]
+    outcome.explain = (f"mb={layout['microbatch_size']} "
+                       f"zero={layout['zero']} rc={layout['recompute']}")
+    return outcome
+
+
+def format_value(kind: str, value: Optional[float]) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.0f} TF" if kind == "tflops" else f"{value:.2f} s"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("schedc", help="path of the schedc binary")
+    parser.add_argument("--runs", default=str(Path(__file__).with_name("runs.json")),
+                        help="published runs (default: runs.json beside this script)")
+    parser.add_argument("--json", help="also write the outcomes to this file")
+    args = parser.parse_args()
+
+    data = json.loads(Path(args.runs).read_text())
+    outcomes: list[Outcome] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for run in data["runs"]:
+            outcomes.append(evaluate(args.schedc, run, data["models"],
+                                     data["clusters"], Path(tmp)))
+
+    print(f"{'run':34} {'published':>10} {'predicted':>10} {'error':>8}  chosen")
+    for o in outcomes:
+        err = o.relative_error
+        print(f"{o.name:34} {format_value(o.kind, o.published):>10} "
+              f"{format_value(o.kind, o.predicted):>10} "
+              f"{'-' if err is None else f'{100 * err:+.1f}%':>8}  "
+              f"{o.error or o.explain}")
+
+    def summary(label: str, subset: list[Outcome]) -> None:
+        errors = [abs(o.relative_error) for o in subset
+                  if o.relative_error is not None]
+        missing = len(subset) - len(errors)
+        if not errors:
+            print(f"{label}: no run evaluated")
+            return
+        worst = max(subset, key=lambda o: abs(o.relative_error or 0))
+        print(f"{label}: {len(errors)} runs, median |error| "
+              f"{100 * statistics.median(errors):.1f}%, mean "
+              f"{100 * statistics.mean(errors):.1f}%, worst "
+              f"{100 * abs(worst.relative_error):.1f}% ({worst.name})"
+              + (f", {missing} not evaluated" if missing else ""))
+
+    print()
+    summary("all runs", outcomes)
+    summary("published set", [o for o in outcomes if o.run_set == "published"])
+    summary("megatron-a100 set", [o for o in outcomes if o.run_set == "megatron-a100"])
+    print(f"fits: {sum(o.fits and o.error is None for o in outcomes)} of "
+          f"{len(outcomes)} published layouts")
+
+    by_name = {o.name: o for o in outcomes}
+    kept = 0
+    for faster, slower in data.get("pairs", []):
+        a, b = by_name[faster], by_name[slower]
+        ok = (a.predicted is not None and b.predicted is not None
+              and a.predicted > b.predicted)
+        kept += ok
+        print(f"pair {faster} > {slower}: "
+              f"{format_value(a.kind, a.predicted)} vs "
+              f"{format_value(b.kind, b.predicted)}: {'kept' if ok else 'REVERSED'}")
+    print(f"pairs in order: {kept} of {len(data.get('pairs', []))}")
+
+    if args.json:
+        Path(args.json).write_text(json.dumps(
+            [dataclasses.asdict(o) | {"relative_error": o.relative_error}
+             for o in outcomes], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,209 @@
+//===- Efficiency.cpp - measured kernel and link efficiencies by device ----===//
+//
+// Every figure below is a kernel- or link-level measurement; the comment
+// beside it names where it was read (../shared/reference/KERNELS.md has
+// the tables, docs/cost-model.md repeats them). Fractions are of the
+// device's dense datasheet peak.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/CostModel/Efficiency.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+using namespace sched;
+
+double Efficiency::attentionAt(double seqLen, bool latent,
+                               bool backward) const {
+  const std::vector<AttentionPoint> &points =
+      latent && !latentAttention.empty() ? latentAttention : attention;
+  auto value = [&](const AttentionPoint &p) {
+    return backward ? p.backward : p.forward;
+  };
+  if (points.empty())
+    return 0.5;
+  if (seqLen <= points.front().seqLen)
+    return value(points.front());
+  if (seqLen >= points.back().seqLen)
+    return value(points.back());
+  for (size_t i = 1; i < points.size(); ++i) {
+    if (seqLen > points[i].seqLen)
+      continue;
+    const AttentionPoint &a = points[i - 1], &b = points[i];
+    const double t = std::log(seqLen / a.seqLen) / std::log(b.seqLen / a.seqLen);
+    return value(a) + t * (value(b) - value(a));
+  }
+  return value(points.back());
+}
+
+double Efficiency::computeShareBeside(int sms) const {
+  if (multiprocessors <= 1 || sms <= 0)
+    return 1;
+  return std::max(0.1, 1 - static_cast<double>(sms) / multiprocessors);
+}
+
+namespace {
+enum class Family { Generic, A100, Hopper, B200, GB200, B300, TpuV4, TpuV5p };
+} // namespace
+
+static Family familyOf(llvm::StringRef deviceName) {
+  std::string name;
+  for (char c : deviceName)
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      name.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  llvm::StringRef n(name);
+  if (n.contains("a100"))
+    return Family::A100;
+  if (n.contains("h100") || n.contains("h800") || n.contains("h200") ||
+      n.contains("gh200"))
+    return Family::Hopper;
+  if (n.contains("b300") || n.contains("gb300"))
+    return Family::B300;
+  if (n.contains("gb200") || (n.contains("b200") && n.contains("nvl")))
+    return Family::GB200;
+  if (n.contains("b200"))
+    return Family::B200;
+  if (n.contains("tpu") && n.contains("v4"))
+    return Family::TpuV4;
+  if (n.contains("tpu") || n.contains("ironwood"))
+    return Family::TpuV5p;
+  return Family::Generic;
+}
+
+Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
+  Efficiency e;
+  // Memory-bound library kernels: cuDNN RMSNorm forward/backward at
+  // 16384 x 4096 reaches 77-81% of HBM on H200, GB200 and GB300
+  // (NVIDIA/cudnn-frontend benchmark/norms/results, KERNELS.md 3a).
+  e.hbm = 0.8;
+  // cudaLaunchKernel median 3 us on DeepSeek's H800 training host
+  // (deepseek-ai/profile-data train.json, KERNELS.md 5).
+  e.kernelLaunch = 3e-6;
+  // Across domains: the inter-node shard of a hierarchical all-reduce
+  // moves at ~73% of wire rate, and 16 MiB reach 64 of the 382 GB/s bus
+  // bandwidth of 1-16 GiB (4 x 8 B200 over EFA, ml-engineering
+  // network/README.md, KERNELS.md 4b): half-bandwidth at ~80 MB.
+  e.scaleOutCollective = 0.73;
+  e.scaleOutHalfBytes = 80e6;
+  // DeepEP normal kernels: 153-158 GB/s of the H800's ~200 GB/s NVLink,
+  // 43-58 GB/s of its 50 GB/s NIC (deepseek-ai/DeepEP docs/legacy.md,
+  // KERNELS.md 4d); they run on 20 SMs in DeepSeek-V3's training (report
+  // 3.2.2; Megatron-Core's moe_deepep_num_sms default 20; KERNELS.md 4e).
+  e.allToAll = 0.8;
+  e.allToAllMultiprocessors = 20;
+  switch (familyOf(deviceName)) {
+  case Family::A100:
+    e.profile = "A100";
+    // Best-shape torch.matmul BF16: 271.2 of 312 TFLOP/s (ml-engineering
+    // MAMF table, KERNELS.md 1a).
+    e.matmul = 0.869;
+    e.matmulFp8 = 0.869;
+    e.multiprocessors = 108;
+    e.tileColumns = 128;
+    // FlashAttention-2 forward+backward, causal, head dim 128, A100 SXM4:
+    // 99 / 155 / 189 TFLOP/s at 512 / 2k / 16k (flash-attention assets,
+    // KERNELS.md 2a).
+    e.attention = {{512, 0.317, 0.317}, {2048, 0.497, 0.497},
+                   {16384, 0.606, 0.606}};
+    // NVLink 3 all-reduce bus bandwidth: 235 GB/s at 16 GiB (0.78 of 300),
+    // 106 GB/s at 16 MiB (45% of the asymptote: half at ~20 MB)
+    // (ml-engineering network/README.md, KERNELS.md 4a).
+    e.domainCollective = 0.78;
+    e.domainHalfBytes = 20e6;
+    e.collectiveMultiprocessors = 16;
+    break;
+  case Family::Hopper:
+    e.profile = "Hopper (H100, H800, H200)";
+    // MAMF: BF16 794.5 of 989 (80.3%), FP8 1402.6 of 1979 (70.9%) on H100
+    // SXM (KERNELS.md 1a).
+    e.matmul = 0.803;
+    e.matmulFp8 = 0.709;
+    e.multiprocessors = 132;
+    // cuDNN SDPA on H200, Llama 3.1 heads (d 128), causal BF16: forward /
+    // backward 49/37% at 2k, 65/55% at 8k, 70/59% at 32k; DeepSeek-V3 MLA
+    // (d_qk 192, d_v 128) at 8k: 65/45% (NVIDIA/cudnn-frontend
+    // sdpa_benchmark_training results, KERNELS.md 2c).
+    e.attention = {{2048, 0.49, 0.37}, {8192, 0.65, 0.55},
+                   {32768, 0.70, 0.59}};
+    e.latentAttention = {{8192, 0.65, 0.45}};
+    // H200 NVLink 4 ring all-gather / reduce-scatter at 16 GiB: 361 / 363
+    // GB/s of 450 (0.80); all-reduce 220 of 482 GB/s at 16 MiB (half at
+    // ~19 MB) (KERNELS.md 4a).
+    e.domainCollective = 0.80;
+    e.domainHalfBytes = 19e6;
+    // NCCL NVLS uses 16 channels (one CTA each) on SM90 (NVIDIA/nccl
+    // src/transport/nvls.cc, KERNELS.md 4e).
+    e.collectiveMultiprocessors = 16;
+    break;
+  case Family::B200:
+  case Family::GB200:
+  case Family::B300:
+    e.multiprocessors = 148; // B200/B300 SKUs (KERNELS.md 1d)
+    // B200 all-reduce, 8 GPUs, ring: 682 of 900 GB/s (0.76); 255 GB/s at
+    // 16 MiB of 846 at 16 GiB (half at ~37 MB) (KERNELS.md 4a). GB200 NVL72
+    // without SHARP: 680 of 900 (NVIDIA slide, same section).
+    e.domainCollective = 0.76;
+    e.domainHalfBytes = 37e6;
+    // NCCL NVLS channels on SM100 in one NVLink domain (KERNELS.md 4e).
+    e.collectiveMultiprocessors = 24;
+    // cuDNN SDPA on GB200, causal BF16, Llama heads: 44/35% at 2k, 63/53%
+    // at 8k, 65/49% at 32k; MLA: 56/42% at 4k, 67/45% at 16k (KERNELS.md
+    // 2c). The HGX B200 runs the same chip.
+    e.attention = {{2048, 0.44, 0.35}, {8192, 0.63, 0.53},
+                   {32768, 0.65, 0.49}};
+    e.latentAttention = {{4096, 0.56, 0.42}, {16384, 0.67, 0.45}};
+    if (familyOf(deviceName) == Family::B200) {
+      e.profile = "B200 (HGX)";
+      // MAMF B200 SXM: BF16 77.6%, FP8 76.3% (KERNELS.md 1a).
+      e.matmul = 0.776;
+      e.matmulFp8 = 0.763;
+    } else if (familyOf(deviceName) == Family::GB200) {
+      e.profile = "GB200";
+      // MAMF GB200: BF16 1822 of 2500 (72.9%), FP8 3615.6 of 5000 (72.3%).
+      e.matmul = 0.729;
+      e.matmulFp8 = 0.723;
+    } else {
+      e.profile = "Blackwell Ultra (B300, GB300)";
+      // MAMF B300 SXM: BF16 78.6%, FP8 74.5% (KERNELS.md 1a).
+      e.matmul = 0.786;
+      e.matmulFp8 = 0.745;
+      // cuDNN SDPA on GB300: 55/39% at 2k, 74/57% at 8k, 78/60% at 32k;
+      // MLA 79/52% at 16k (KERNELS.md 2c).
+      e.attention = {{2048, 0.55, 0.39}, {8192, 0.74, 0.57},
+                     {32768, 0.78, 0.60}};
+      e.latentAttention = {{16384, 0.79, 0.52}};
+    }
+    break;
+  case Family::TpuV4:
+  case Family::TpuV5p:
+    e.profile = familyOf(deviceName) == Family::TpuV4 ? "TPU v4" : "TPU v5p";
+    // No kernel-level TPU matmul or attention measurement is in
+    // KERNELS.md: the generic GPU ceiling stands (docs/cost-model.md says
+    // so; bench/fidelity shows what it gives). The MXU has no SM waves.
+    e.matmul = 0.8;
+    e.matmulFp8 = 0.8;
+    e.multiprocessors = 1;
+    e.attention = {{2048, 0.49, 0.37}, {8192, 0.65, 0.55},
+                   {32768, 0.70, 0.59}};
+    e.domainCollective = 0.8;
+    e.domainHalfBytes = 20e6;
+    e.collectiveMultiprocessors = 0;
+    e.allToAllMultiprocessors = 0;
+    break;
+  case Family::Generic:
+    e.profile = "generic (no measured profile for this device: Hopper's "
+                "figures)";
+    e.matmul = 0.803;
+    e.matmulFp8 = 0.709;
+    e.attention = {{2048, 0.49, 0.37}, {8192, 0.65, 0.55},
+                   {32768, 0.70, 0.59}};
+    e.domainCollective = 0.80;
+    e.domainHalfBytes = 19e6;
+    break;
+  }
+  return e;
+}

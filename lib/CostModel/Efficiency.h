@@ -1,0 +1,103 @@
+//===- Efficiency.h - what real kernels and links reach on a device -*- C++ -*-===//
+//
+// The achieved fractions of peak that turn a cluster's datasheet figures
+// into times: the best-shape GEMM ceiling per precision, the SM count that
+// quantizes GEMM waves, flash attention's forward and backward by sequence
+// length, memory-bound kernels' share of HBM bandwidth, the kernel launch
+// cost, collectives' asymptotic bus bandwidth and the message size at which
+// they reach half of it, and the SMs communication kernels hold while they
+// overlap compute. Each default is a kernel- or link-level measurement
+// (docs/cost-model.md, "Efficiencies", names the source of every figure);
+// a cluster file's `efficiency` object overrides them with the user's own
+// measurements (integrations/torch/calibrate.py writes one). None is set
+// from an end-to-end training run.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_COSTMODEL_EFFICIENCY_H
+#define LIB_COSTMODEL_EFFICIENCY_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+#include <vector>
+
+namespace sched {
+
+/// Flash attention at one sequence length: forward and backward FLOP/s as
+/// fractions of the BF16 peak (causal, FLOPs counted on the unmasked half;
+/// the backward does 2.5x the forward's FLOPs).
+struct AttentionPoint {
+  double seqLen = 0;
+  double forward = 0;
+  double backward = 0;
+};
+
+/// A GEMM measured on the user's hardware (calibration): its shape, its
+/// precision and the fraction of that precision's peak it reached.
+struct MeasuredGemm {
+  double m = 0, n = 0, k = 0;
+  bool fp8 = false;
+  double fraction = 0;
+};
+
+struct Efficiency {
+  /// Which measured profile the defaults come from ("Hopper (H100, H800,
+  /// H200)", or "calibrated: ..." when a cluster file says so).
+  std::string profile = "generic";
+  /// Best-shape dense GEMM ceiling, of the BF16 and FP8 peaks.
+  double matmul = 0.8;
+  double matmulFp8 = 0.7;
+  /// Streaming multiprocessors (TPU: 1, no wave quantization).
+  int multiprocessors = 132;
+  /// Output tiles of the GEMM kernels (rows x columns).
+  int tileRows = 128;
+  int tileColumns = 256;
+  /// GEMMs measured on the user's machine: a GEMM of the same shape and
+  /// precision runs at its measured fraction instead of the roofline's.
+  std::vector<MeasuredGemm> gemms;
+  /// Flash attention by sequence length, for standard heads (d = 128) and
+  /// for multi-head latent attention (d_qk 192, d_v 128); interpolated in
+  /// log(seq), clamped at the ends.
+  std::vector<AttentionPoint> attention;
+  std::vector<AttentionPoint> latentAttention;
+  /// Memory-bound kernels (norms, activations, casts, permutes), of HBM
+  /// bandwidth.
+  double hbm = 0.8;
+  /// Host time to launch one kernel: a stream of kernels shorter than this
+  /// waits for the host.
+  double kernelLaunch = 3e-6;
+  /// Ring reduce-scatter / all-gather bus bandwidth for large messages, of
+  /// domain_bandwidth and of scale_out_bandwidth.
+  double domainCollective = 0.8;
+  double scaleOutCollective = 0.73;
+  /// Message size (bytes) at which a collective reaches half of its large-
+  /// message bus bandwidth, inside a domain and across domains.
+  double domainHalfBytes = 20e6;
+  double scaleOutHalfBytes = 80e6;
+  /// Expert dispatch / combine (DeepEP-style), of the bandwidth it uses.
+  double allToAll = 0.8;
+  /// SMs a communication kernel holds while it overlaps compute: the
+  /// expert all-to-all (DeepEP) and NCCL's collectives.
+  int allToAllMultiprocessors = 20;
+  int collectiveMultiprocessors = 16;
+  /// Of HBM, what training may use (the rest: CUDA context, communication
+  /// buffers, allocator fragmentation).
+  double usableMemory = 0.9;
+
+  /// Flash attention's forward or backward fraction at `seqLen`.
+  double attentionAt(double seqLen, bool latent, bool backward) const;
+  /// The share of compute throughput left while a communication kernel
+  /// holding `sms` multiprocessors runs beside it.
+  double computeShareBeside(int sms) const;
+};
+
+/// The measured defaults for a device, chosen by its name (case and
+/// punctuation ignored): A100; H100/H800/H200/GH200; B200 (HGX); GB200 (a
+/// B200 in an NVL72 rack); B300/GB300; TPU v4, v5p, v5e, v6e, 7x
+/// (Ironwood); anything else gets the generic profile, which says so.
+Efficiency efficiencyForDevice(llvm::StringRef deviceName);
+
+} // namespace sched
+
+#endif // LIB_COSTMODEL_EFFICIENCY_H

@@ -1,0 +1,94 @@
+//===- Flops.cpp - model and hardware FLOPs, as Megatron counts them -------===//
+//
+// Megatron-LM megatron/training/training.py, num_floating_point_operations
+// (transformer_flops): the same terms, in the same grouping, so that MFU
+// here and MFU in a Megatron log mean one thing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/CostModel/Flops.h"
+
+using namespace sched;
+
+namespace {
+/// Per-token, per-layer forward multiply-adds of the attention block
+/// (projections and the causal core), as Megatron's self_attn_term / 6.
+struct AttentionTerms {
+  double projections = 0;
+  double core = 0;
+};
+} // namespace
+
+static AttentionTerms attentionTerms(const ModelSpec &model, double seq) {
+  const double h = static_cast<double>(model.hidden);
+  const double heads = static_cast<double>(model.heads);
+  AttentionTerms t;
+  if (model.mla) {
+    const MlaSpec &mla = *model.mla;
+    const double nope = static_cast<double>(mla.qkNopeHeadDim);
+    const double rope = static_cast<double>(mla.qkRopeHeadDim);
+    const double v = static_cast<double>(mla.vHeadDim);
+    const double qLora = static_cast<double>(mla.qLoraRank);
+    const double kvLora = static_cast<double>(mla.kvLoraRank);
+    const double query = qLora > 0 ? qLora * (h + heads * (nope + rope) + 1)
+                                   : h * heads * (nope + rope);
+    t.projections = query + kvLora * (h + heads * (nope + v) + 1) +
+                    h * rope + heads * v * h;
+    t.core = seq * heads * (nope + rope) / 2 + seq * heads * v / 2;
+    return t;
+  }
+  const double d = static_cast<double>(model.headDim);
+  const double q = heads * d;
+  const double kv = static_cast<double>(model.kvHeads) * d;
+  t.projections = h * (q + 2 * kv) + q * h;
+  t.core = q * seq / 2 * 2;
+  return t;
+}
+
+double sched::megatronFlopsPerToken(const ModelSpec &model, int64_t seqLen) {
+  const double h = static_cast<double>(model.hidden);
+  const double mtp = static_cast<double>(model.mtpLayers);
+  const double gated = model.mlp == MlpKind::Gated ? 3 : 2;
+  // MTP modules repeat the last layer's kind (Megatron adds them to the
+  // dense or MoE count by the last layer).
+  double moeLayers = 0, denseLayers = 0;
+  for (int64_t layer = 0; layer < model.layers; ++layer)
+    (model.isMoeLayer(layer) ? moeLayers : denseLayers) += 1;
+  (model.isMoeLayer(model.layers - 1) ? moeLayers : denseLayers) += mtp;
+  const double layers = static_cast<double>(model.layers) + mtp;
+
+  double mlp = static_cast<double>(model.ffnHidden) * gated * denseLayers;
+  if (model.moe) {
+    const MoeSpec &moe = *model.moe;
+    const double expert = static_cast<double>(moe.expertFfnHidden);
+    mlp += expert * static_cast<double>(moe.topK) * gated * moeLayers;
+    mlp += expert * static_cast<double>(moe.sharedExperts) * gated * moeLayers;
+  }
+  const AttentionTerms attention =
+      attentionTerms(model, static_cast<double>(seqLen));
+  // Megatron pads the vocabulary to a multiple of 128 (its default
+  // make-vocab-size-divisible-by).
+  const double vocab =
+      static_cast<double>((model.vocab + 127) / 128 * 128);
+  return 6 * (h * mlp + layers * (attention.projections + attention.core) +
+              mtp * (3 * h + 2 * h * h) + h * vocab * (mtp + 1));
+}
+
+double sched::hardwareFlopsPerToken(const ModelSpec &model, int64_t seqLen,
+                                    Recompute recompute) {
+  const double flops = megatronFlopsPerToken(model, seqLen);
+  if (recompute == Recompute::None)
+    return flops;
+  const double layers =
+      static_cast<double>(model.layers + model.mtpLayers);
+  const AttentionTerms attention =
+      attentionTerms(model, static_cast<double>(seqLen));
+  if (recompute == Recompute::Selective)
+    return flops + 2 * layers * attention.core;
+  // Full: every layer's forward again (a third of its three passes); the
+  // output layer is not recomputed.
+  const double h = static_cast<double>(model.hidden);
+  const double vocab = static_cast<double>((model.vocab + 127) / 128 * 128);
+  const double head = 6 * h * vocab * static_cast<double>(model.mtpLayers + 1);
+  return flops + (flops - head) / 3;
+}

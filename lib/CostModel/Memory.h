@@ -1,0 +1,54 @@
+//===- Memory.h - what a device keeps: the precision recipe -----*- C++ -*-===//
+//
+// Static memory per parameter as Megatron's distributed optimizer keeps it
+// (docs/cost-model.md, "Memory"): BF16 weights (2 bytes), FP32 main
+// gradients (4), and the FP32 master weights and Adam's two moments (12),
+// sharded over the data-parallel group by the ZeRO stage: 6 + 12/d bytes
+// per parameter with ZeRO-1 (NVIDIA/Megatron-LM
+// docs/user-guide/features/dist_optimizer.md). Gradients are reduced in
+// FP32 (Megatron's default for BF16 training), weights gathered in BF16.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_COSTMODEL_MEMORY_H
+#define LIB_COSTMODEL_MEMORY_H
+
+namespace sched {
+
+struct PrecisionRecipe {
+  double weightBytes = 2;
+  double mainGradientBytes = 4;
+  double optimizerBytes = 12;
+  /// Bytes the optimizer update reads and writes per (sharded) parameter:
+  /// gradient, master, momentum and variance read (16), master, moments
+  /// and the BF16 weight written (14) (KERNELS.md 3c).
+  double optimizerTraffic = 30;
+};
+
+/// Megatron's mixed-precision recipe (BF16 and FP8 training alike: FP8
+/// GEMMs cast their inputs, the stored weights stay BF16).
+inline PrecisionRecipe megatronRecipe() { return PrecisionRecipe(); }
+
+/// Static bytes of `parameters` on one device: all of them held, and the
+/// share `sharded` of them when sharded over the data-parallel group.
+struct StaticBytes {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;
+};
+
+/// Under ZeRO stage `zero`: 1 shards the optimizer state, 2 also the main
+/// gradients, 3 also the weights.
+inline StaticBytes staticBytes(const PrecisionRecipe &recipe, int zero,
+                               double parameters, double sharded) {
+  StaticBytes bytes;
+  bytes.weights = recipe.weightBytes * (zero >= 3 ? sharded : parameters);
+  bytes.gradients =
+      recipe.mainGradientBytes * (zero >= 2 ? sharded : parameters);
+  bytes.optimizer = recipe.optimizerBytes * (zero >= 1 ? sharded : parameters);
+  return bytes;
+}
+
+} // namespace sched
+
+#endif // LIB_COSTMODEL_MEMORY_H

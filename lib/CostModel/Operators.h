@@ -1,0 +1,80 @@
+//===- Operators.h - a layer's forward and backward as kernels --*- C++ -*-===//
+//
+// Each layer, forward and backward, as the list of operators one device
+// runs for one microbatch (docs/cost-model.md, "Operators"): dense GEMMs
+// with their shapes, grouped expert GEMMs (tokens per expert from top_k and
+// ep), the attention core, and every memory-bound kernel with its bytes
+// (norms and residual adds, rotary, activation functions, the router, MoE
+// permute and unpermute, cross-entropy over the vocabulary, the FP8
+// recipe's casts). Communication is not here (CostModel prices it on the
+// links it crosses); Roofline.h times each operator on a device.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_COSTMODEL_OPERATORS_H
+#define LIB_COSTMODEL_OPERATORS_H
+
+#include "lib/CostModel/Layout.h"
+#include "lib/CostModel/ModelSpec.h"
+
+#include <vector>
+
+namespace sched {
+
+enum class OperatorClass : uint8_t {
+  /// A GEMM (or `groups` GEMMs of one shape, grouped experts); in the
+  /// attention class when it is the unfused attention core.
+  Gemm,
+  /// The fused attention core (flash attention).
+  Attention,
+  /// A kernel bounded by HBM bandwidth.
+  MemoryBound,
+};
+
+struct Operator {
+  const char *name = "";
+  OperatorClass kind = OperatorClass::Gemm;
+  /// GEMM: (m x k) times (k x n), `groups` times.
+  double m = 0, n = 0, k = 0, groups = 1;
+  /// The GEMM runs at FP8 (the precision recipe decides which do).
+  bool fp8 = false;
+  /// The GEMM accumulates into FP32 main gradients (weight gradients:
+  /// read and written at 4 bytes).
+  bool accumulates = false;
+  /// Counted as attention time (the unfused core's batched GEMMs).
+  bool attentionCore = false;
+  /// Attention: FLOPs, and whether it is latent attention (MLA heads) and
+  /// the backward.
+  double flops = 0;
+  bool latent = false;
+  bool backward = false;
+  /// Memory-bound: bytes read plus written.
+  double bytes = 0;
+};
+
+/// One layer (or the output head) per microbatch on one device, split as
+/// the schedule splits the work: forward, backward for inputs (I, with any
+/// recomputation), backward for weights (W).
+struct LayerOperators {
+  std::vector<Operator> forward;
+  std::vector<Operator> backwardInput;
+  std::vector<Operator> backwardWeight;
+  /// The forward again, as recomputation runs it before I.
+  std::vector<Operator> recompute;
+};
+
+/// The operators of layer kind `moeLayer` for one microbatch of `layout`
+/// on one device.
+LayerOperators layerOperators(const ModelSpec &model,
+                              const TrainingSpec &training,
+                              const Layout &layout, bool moeLayer);
+
+/// The output layer and its loss (and each MTP module's projection and
+/// second output layer) for one microbatch on one device.
+LayerOperators headOperators(const ModelSpec &model,
+                             const TrainingSpec &training,
+                             const Layout &layout);
+
+} // namespace sched
+
+#endif // LIB_COSTMODEL_OPERATORS_H

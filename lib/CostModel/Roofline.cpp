@@ -1,0 +1,89 @@
+//===- Roofline.cpp - an operator's time on a device ----------------------===//
+
+#include "lib/CostModel/Roofline.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace sched;
+
+double sched::operatorFlops(const Operator &op) {
+  switch (op.kind) {
+  case OperatorClass::Gemm:
+    return 2 * op.m * op.n * op.k * op.groups;
+  case OperatorClass::Attention:
+    return op.flops;
+  case OperatorClass::MemoryBound:
+    return 0;
+  }
+  return 0;
+}
+
+double sched::waveEfficiency(double m, double n, double groups,
+                             const Efficiency &efficiency) {
+  const double sms = static_cast<double>(efficiency.multiprocessors);
+  if (sms <= 1)
+    return 1;
+  // cuBLAS picks among tile shapes; the best of the usual three.
+  const double rows = efficiency.tileRows, cols = efficiency.tileColumns;
+  double best = 0;
+  for (auto [tr, tc] : {std::pair{rows, cols}, std::pair{cols, rows},
+                        std::pair{rows, rows}}) {
+    const double tiles = groups * std::ceil(m / tr) * std::ceil(n / tc);
+    if (tiles < sms)
+      return 1;
+    best = std::max(best, tiles / (std::ceil(tiles / sms) * sms));
+  }
+  return best;
+}
+
+/// A GEMM measured on this machine with the same shape and precision, if
+/// calibration recorded one.
+static const MeasuredGemm *measured(const Operator &op,
+                                    const Efficiency &efficiency) {
+  auto close = [](double a, double b) {
+    return std::abs(a - b) <= 0.01 * std::max(a, b);
+  };
+  for (const MeasuredGemm &g : efficiency.gemms)
+    if (g.fp8 == op.fp8 && close(g.m, op.m * op.groups) && close(g.n, op.n) &&
+        close(g.k, op.k))
+      return &g;
+  return nullptr;
+}
+
+static double gemmTime(const Operator &op, const ClusterSpec &cluster) {
+  const Efficiency &eff = cluster.efficiency;
+  const double peak = op.fp8 ? cluster.peakFp8 : cluster.peakBf16;
+  const double flops = operatorFlops(op);
+  if (const MeasuredGemm *g = measured(op, eff))
+    return flops / (peak * g->fraction);
+  const double ceiling = op.fp8 ? eff.matmulFp8 : eff.matmul;
+  const double compute =
+      flops / (peak * ceiling * waveEfficiency(op.m, op.n, op.groups, eff));
+  // Operands stream from HBM while the tiles compute; the output (BF16, or
+  // an FP32 main gradient read and written) is stored after them.
+  const double element = op.fp8 ? 1 : 2;
+  const double operands = op.groups * (op.m * op.k + op.k * op.n) * element;
+  const double output = op.groups * op.m * op.n * (op.accumulates ? 8 : 2);
+  const double bandwidth = cluster.hbmBandwidth * eff.hbm;
+  return std::max(compute, operands / bandwidth) + output / bandwidth;
+}
+
+double sched::operatorTime(const Operator &op, const ClusterSpec &cluster,
+                           double seqLen) {
+  const Efficiency &eff = cluster.efficiency;
+  double time = 0;
+  switch (op.kind) {
+  case OperatorClass::Gemm:
+    time = gemmTime(op, cluster);
+    break;
+  case OperatorClass::Attention:
+    time = op.flops / (cluster.peakBf16 *
+                       eff.attentionAt(seqLen, op.latent, op.backward));
+    break;
+  case OperatorClass::MemoryBound:
+    time = op.bytes / (cluster.hbmBandwidth * eff.hbm);
+    break;
+  }
+  return std::max(time, eff.kernelLaunch);
+}

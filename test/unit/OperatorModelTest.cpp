@@ -1,0 +1,219 @@
+//===- OperatorModelTest.cpp - FLOPs, operators, roofline and links -------===//
+//
+// Megatron's FLOP count against the published per-token figures, a dense
+// layer's operator list against its shapes by hand, GEMM times against the
+// kernel-level measurements they must reproduce (DeepGEMM on H800), wave
+// quantization by hand, the device profiles chosen by name, and the
+// message-size dependence of collectives.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/CostModel/CostModel.h"
+#include "lib/CostModel/Flops.h"
+#include "lib/CostModel/Operators.h"
+#include "lib/CostModel/Roofline.h"
+
+#include "gtest/gtest.h"
+
+using namespace sched;
+
+namespace {
+
+ModelSpec preset(llvm::StringRef name) {
+  std::optional<ModelSpec> model = modelPreset(name);
+  EXPECT_TRUE(model.has_value()) << name.str();
+  return model.value_or(ModelSpec());
+}
+
+TEST(Flops, DeepSeekV3AsDeepSeekAndMegatronCountIt) {
+  ModelSpec v3 = preset("deepseek-v3");
+  // The main model: 250 GFLOP per token at 4,096 (DeepSeek's figure, and
+  // Megatron's num_floating_point_operations without --mtp-num-layers).
+  ModelSpec main = v3;
+  main.mtpLayers = 0;
+  EXPECT_NEAR(megatronFlopsPerToken(main, 4096) / 1e9, 250, 2.5);
+  // Megatron adds one MTP module as one more MoE layer (attention and
+  // experts), its 2h x h projection and norms, and a second output layer.
+  const double h = 7168, vocab = 129280;
+  const double attention =
+      6 * (1536.0 * (h + 128 * 192 + 1) + 512.0 * (h + 128 * 256 + 1) +
+           h * 64 + 128.0 * 128 * h + 4096.0 * 128 * 192 / 2 +
+           4096.0 * 128 * 128 / 2);
+  const double experts = 6 * h * 3 * 2048.0 * (8 + 1);
+  const double mtp = attention + experts + 6 * (3 * h + 2 * h * h) +
+                     6 * h * vocab;
+  EXPECT_NEAR(megatronFlopsPerToken(v3, 4096) - megatronFlopsPerToken(main, 4096),
+              mtp, 1e-6 * mtp);
+}
+
+TEST(Flops, Llama405BIsSixNPlusCausalAttention) {
+  ModelSpec m = preset("llama3-405b");
+  CostModel model(m, ClusterSpec(), TrainingSpec());
+  // N: the matmul weights a token passes (all but the input embedding and
+  // the norms).
+  const ParameterCounts counts = model.parameters();
+  const double normParams = 126.0 * 2 * 16384 + 16384;
+  const double n = counts.total - counts.embedding - normParams;
+  const double causal = 6 * 126.0 * 128 * 128 * 8192; // 6 L q s, halved x2
+  EXPECT_NEAR(megatronFlopsPerToken(m, 8192) / (6 * n + causal), 1, 0.01);
+}
+
+TEST(Flops, HardwareFlopsAddTheRecomputedForward) {
+  ModelSpec m = preset("llama3-8b");
+  const double model = megatronFlopsPerToken(m, 8192);
+  EXPECT_EQ(hardwareFlopsPerToken(m, 8192, Recompute::None), model);
+  // Full recomputation runs each layer's forward (a third of its three
+  // passes) again, not the output layer.
+  const double head = 6 * 4096.0 * 128256;
+  EXPECT_NEAR(hardwareFlopsPerToken(m, 8192, Recompute::Full),
+              model + (model - head) / 3, 1);
+  // Selective: the attention core's forward, 2 q s per layer.
+  EXPECT_NEAR(hardwareFlopsPerToken(m, 8192, Recompute::Selective),
+              model + 32 * 2 * 4096.0 * 8192, 1);
+}
+
+TEST(Operators, DenseLayerShapesByHand) {
+  // hidden 1024, 8 heads of 128 with 2 KV heads, gated FFN 4096; tp = 2
+  // with sequence parallelism; one sequence of 2048.
+  llvm::Expected<ModelSpec> m = parseModelSpec(R"({"name": "d",
+    "layers": 2, "hidden": 1024, "ffn_hidden": 4096, "heads": 8,
+    "kv_heads": 2, "vocab": 1000})");
+  ASSERT_TRUE(static_cast<bool>(m));
+  TrainingSpec training;
+  training.seqLen = 2048;
+  Layout layout;
+  layout.tp = 2;
+  LayerOperators ops = layerOperators(*m, training, layout, false);
+  std::vector<std::string> names;
+  for (const Operator &op : ops.forward)
+    names.push_back(op.name);
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "norm+residual", "qkv", "rotary", "attention",
+                       "attention out", "norm+residual", "fc1", "swiglu",
+                       "fc2"}));
+  const Operator &qkv = ops.forward[1];
+  // Column-parallel: all 2048 tokens, (4 + 2 x 1) heads of 128 per rank.
+  EXPECT_EQ(qkv.m, 2048);
+  EXPECT_EQ(qkv.n, (4 + 2) * 128);
+  EXPECT_EQ(qkv.k, 1024);
+  // Sequence parallelism: the norm sees 1024 tokens, 5 h BF16 each.
+  EXPECT_EQ(ops.forward[0].bytes, 1024.0 * 1024 * 2 * 5);
+  // Causal core: 2 matmuls x 2 FLOPs x 4 heads x 128 x 1024 keys.
+  EXPECT_EQ(ops.forward[3].flops, 2048.0 * 4 * 2 * 256 * 1024);
+  // Backward: a data and a weight gradient per GEMM; 2.5x attention.
+  EXPECT_EQ(ops.backwardWeight.size(), 4u);
+  const Operator &qkvWeight = ops.backwardWeight[0];
+  EXPECT_EQ(qkvWeight.m, 1024);
+  EXPECT_EQ(qkvWeight.n, (4 + 2) * 128);
+  EXPECT_EQ(qkvWeight.k, 2048);
+  EXPECT_TRUE(qkvWeight.accumulates);
+  bool sawAttention = false;
+  for (const Operator &op : ops.backwardInput)
+    if (op.kind == OperatorClass::Attention) {
+      EXPECT_EQ(op.flops, 2.5 * ops.forward[3].flops);
+      sawAttention = true;
+    }
+  EXPECT_TRUE(sawAttention);
+  // No recomputation by default; selective recomputes the core.
+  EXPECT_TRUE(ops.recompute.empty());
+  layout.recompute = Recompute::Selective;
+  ops = layerOperators(*m, training, layout, false);
+  ASSERT_EQ(ops.recompute.size(), 1u);
+  EXPECT_EQ(ops.recompute[0].kind, OperatorClass::Attention);
+}
+
+TEST(Operators, Fp8RecipeKeepsOutputLayerAndRouterInBf16) {
+  ModelSpec v3 = preset("deepseek-v3");
+  TrainingSpec training;
+  training.seqLen = 4096;
+  training.precision = Precision::FP8;
+  Layout layout;
+  layout.ep = 8;
+  LayerOperators layer = layerOperators(v3, training, layout, true);
+  for (const Operator &op : layer.forward) {
+    if (op.kind != OperatorClass::Gemm)
+      continue;
+    EXPECT_EQ(op.fp8, llvm::StringRef(op.name) != "router") << op.name;
+  }
+  // Grouped experts: 256 / 8 = 32 experts here, 4096 x 8 / 32 rows each.
+  auto experts = llvm::find_if(layer.forward, [](const Operator &op) {
+    return llvm::StringRef(op.name) == "experts fc1";
+  });
+  ASSERT_NE(experts, layer.forward.end());
+  EXPECT_EQ(experts->groups, 32);
+  EXPECT_EQ(experts->m, 4096.0 * 8 / 32);
+  LayerOperators head = headOperators(v3, training, layout);
+  for (const Operator &op : head.forward)
+    if (llvm::StringRef(op.name) == "output")
+      EXPECT_FALSE(op.fp8);
+}
+
+TEST(Roofline, WaveQuantizationByHand) {
+  Efficiency e = efficiencyForDevice("H800");
+  ASSERT_EQ(e.multiprocessors, 132);
+  // 4096 x 2112: 128x256 tiles 32 x 9 = 288 (3 waves of 132: 0.727);
+  // 256x128: 16 x 17 = 272 (0.687); 128x128: 32 x 17 = 544 (5 waves:
+  // 0.824). cuBLAS-like choice: the best.
+  EXPECT_NEAR(waveEfficiency(4096, 2112, 1, e), 544.0 / 660, 1e-12);
+  // Fewer tiles than SMs: split-K, no wave loss.
+  EXPECT_EQ(waveEfficiency(64, 2112, 1, e), 1);
+}
+
+/// A GEMM's time against a kernel-level measurement on the same device:
+/// DeepGEMM's FP8 GEMMs on H800 (deepseek-ai/DeepGEMM README at 55ab91f,
+/// ../shared/reference/KERNELS.md 1b), training-sized M.
+TEST(Roofline, ReproducesDeepGemmOnH800) {
+  std::optional<ClusterSpec> h800 = clusterPreset("h800-ib");
+  ASSERT_TRUE(h800.has_value());
+  struct Row {
+    double m, n, k, tflops;
+  };
+  for (Row row : {Row{4096, 2112, 7168, 1009}, Row{4096, 24576, 1536, 1125},
+                  Row{4096, 32768, 512, 751}, Row{4096, 7168, 16384, 1426},
+                  Row{4096, 4096, 7168, 1265}, Row{4096, 7168, 2048, 1168}}) {
+    Operator op;
+    op.kind = OperatorClass::Gemm;
+    op.m = row.m;
+    op.n = row.n;
+    op.k = row.k;
+    op.fp8 = true;
+    const double predicted =
+        operatorFlops(op) / operatorTime(op, *h800, 4096) / 1e12;
+    EXPECT_NEAR(predicted / row.tflops, 1, 0.15)
+        << row.m << "x" << row.n << "x" << row.k << ": " << predicted;
+  }
+}
+
+TEST(Efficiency, ProfilesByDeviceName) {
+  EXPECT_EQ(efficiencyForDevice("A100-SXM-80GB").profile, "A100");
+  EXPECT_EQ(efficiencyForDevice("H100 SXM").multiprocessors, 132);
+  EXPECT_EQ(efficiencyForDevice("B200-NVL72").profile, "GB200");
+  EXPECT_EQ(efficiencyForDevice("B200 (HGX)").profile, "B200 (HGX)");
+  EXPECT_EQ(efficiencyForDevice("GB300").profile,
+            "Blackwell Ultra (B300, GB300)");
+  EXPECT_EQ(efficiencyForDevice("TPU v5p").multiprocessors, 1);
+  EXPECT_NE(efficiencyForDevice("MysteryChip").profile.find("generic"),
+            std::string::npos);
+  // Flash attention interpolates in log(seq) between measured points.
+  Efficiency h = efficiencyForDevice("H100");
+  EXPECT_NEAR(h.attentionAt(4096, false, false), (0.49 + 0.65) / 2, 1e-12);
+  EXPECT_EQ(h.attentionAt(1 << 20, false, true), 0.59);
+}
+
+TEST(Collectives, SmallMessagesReachLessBandwidth) {
+  std::optional<ClusterSpec> c = clusterPreset("h100-ib");
+  ASSERT_TRUE(c.has_value());
+  c->latency = 0;
+  CostModel model(preset("llama3-8b"), *c, TrainingSpec());
+  const Efficiency &e = c->efficiency;
+  // 8 ranks in one node, one 19 MB message: half of the large-message
+  // bandwidth (the H200 nccl-tests curve's half point).
+  const double bytes = e.domainHalfBytes;
+  EXPECT_NEAR(model.reduceScatterTime(bytes, 8, 1),
+              7.0 / 8 * bytes / (450e9 * e.domainCollective * 0.5), 1e-15);
+  // The same bytes in 1,000 buckets take longer than in one message.
+  EXPECT_GT(model.reduceScatterTime(1e9, 8, 1, 1e6),
+            model.reduceScatterTime(1e9, 8, 1));
+}
+
+} // namespace
