@@ -60,7 +60,8 @@ def plan_command(schedc: str, run: dict, model: Path, cluster: Path) -> list[str
            "--json"]
     for key, flag in (("zero", "--zero"), ("recompute", "--recompute"),
                       ("microbatch_size", "--microbatch-size"),
-                      ("attention", "--attention")):
+                      ("attention", "--attention"),
+                      ("tp_overlap", "--tp-overlap")):
         if key in run:
             cmd += [flag, str(run[key])]
     return cmd

@@ -53,9 +53,13 @@ struct LayerShape {
   double selectiveDropElems = 0;
   /// Elements of K and V (what context parallelism passes around).
   double kvElems = 0;
-  /// Kept elements that are inputs of the experts' linear layers, cached
-  /// in FP8 when training in FP8 (DeepSeek-V3 report, section 3.3).
+  /// Kept elements that are inputs of linear layers, kept as FP8 copies
+  /// when training in FP8 (Transformer Engine saves the cast input of an
+  /// FP8 GEMM for its weight gradient; DeepSeek-V3 report, section 3.3,
+  /// caches the experts' inputs so), and those of them selective
+  /// recomputation drops.
   double fp8CachedElems = 0;
+  double selectiveDropFp8Elems = 0;
 };
 } // namespace
 
@@ -99,6 +103,8 @@ static LayerShape layerShape(const ModelSpec &model, bool moeLayer) {
     shape.vDims = q;
     shape.activationElems = h + h + q + 2 * kv + q;
     shape.kvElems = 2 * kv;
+    // The QKV GEMM's input.
+    shape.fp8CachedElems = h;
   }
   // Selective recomputation redoes the attention core: its output goes.
   shape.selectiveDropElems = shape.vDims;
@@ -122,13 +128,19 @@ static LayerShape layerShape(const ModelSpec &model, bool moeLayer) {
                              topK * (h + width * eff + h) +
                              shared * width * eff;
     shape.selectiveDropElems += (topK + shared) * eff;
-    shape.fp8CachedElems = topK * (h + eff) + shared * eff;
+    shape.fp8CachedElems += topK * (h + eff) + shared * eff;
+    shape.selectiveDropFp8Elems = (topK + shared) * eff;
   } else {
     const double f = static_cast<double>(model.ffnHidden);
     shape.mlpDenseParams = width * h * f;
     shape.normParams += h;
-    shape.activationElems += h + width * f;
+    // Norm input, fc1 input, and the intermediates (gated: gate, up and
+    // their product; plain: the activation's input and output).
+    shape.activationElems += h + h + width * f;
     shape.selectiveDropElems += f;
+    // fc1's and fc2's inputs.
+    shape.fp8CachedElems += h + f;
+    shape.selectiveDropFp8Elems = f;
   }
   return shape;
 }
@@ -288,11 +300,10 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout,
       training.precision == Precision::FP8 ? shape.fp8CachedElems : 0;
   if (layout.recompute == Recompute::Selective) {
     keptElems -= shape.selectiveDropElems;
-    // The activation function's outputs go; the dispatched inputs stay.
+    // The activation function's outputs go; the GEMM inputs before them
+    // stay.
     if (fp8Elems > 0)
-      fp8Elems -= static_cast<double>(model.moe->topK +
-                                      model.moe->sharedExperts) *
-                  static_cast<double>(model.moe->expertFfnHidden);
+      fp8Elems -= shape.selectiveDropFp8Elems;
   }
   if (layout.recompute == Recompute::Full) {
     keptElems = h;
@@ -321,6 +332,24 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout,
       // An all-reduce after each block, forward and backward.
       cost.forward.tensorParallel = 2 * allReduceTime(bytes, layout.tp, 1);
       cost.backward.tensorParallel = cost.forward.tensorParallel;
+    }
+    if (training.tensorParallelOverlap && eff.tensorParallelOverlap &&
+        layout.sequenceParallel) {
+      // Userbuffers split each collective into tp chunks pipelined with
+      // the GEMM beside it: the first chunk stays exposed, the rest hides
+      // under the block's GEMMs, which run slower on the SMs it holds.
+      const double share = eff.computeShareBeside(
+          eff.tensorParallelMultiprocessors);
+      auto overlapped = [&](double comm, double gemms) {
+        const double tail = comm * (layout.tp - 1) / layout.tp;
+        const double hidden = std::min(tail, gemms);
+        return comm - hidden + hidden * (1 / share - 1);
+      };
+      cost.forward.tensorParallel =
+          overlapped(cost.forward.tensorParallel, cost.forward.matmul);
+      cost.backward.tensorParallel =
+          overlapped(cost.backward.tensorParallel,
+                     cost.backward.matmul + weight.matmul);
     }
   }
   if (layout.cp > 1) {

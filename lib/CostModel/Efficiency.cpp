@@ -95,6 +95,10 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
   // 3.2.2; Megatron-Core's moe_deepep_num_sms default 20; KERNELS.md 4e).
   e.allToAll = 0.8;
   e.allToAllMultiprocessors = 20;
+  // Transformer Engine's userbuffers defaults: bulk and pipelined overlap
+  // on 16 SMs (transformer_engine/pytorch/module/base.py,
+  // get_default_config; KERNELS.md 4e).
+  e.tensorParallelMultiprocessors = 16;
   switch (familyOf(deviceName)) {
   case Family::A100:
     e.profile = "A100";
@@ -193,6 +197,8 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
     e.domainHalfBytes = 20e6;
     e.collectiveMultiprocessors = 0;
     e.allToAllMultiprocessors = 0;
+    e.tensorParallelMultiprocessors = 0;
+    e.tensorParallelOverlap = false;
     break;
   case Family::Generic:
     e.profile = "generic (no measured profile for this device: Hopper's "

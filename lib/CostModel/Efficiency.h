@@ -81,6 +81,13 @@ struct Efficiency {
   /// expert all-to-all (DeepEP) and NCCL's collectives.
   int allToAllMultiprocessors = 20;
   int collectiveMultiprocessors = 16;
+  /// SMs Transformer Engine's userbuffers kernels hold while they overlap
+  /// tensor-parallel collectives with GEMMs (bulk and pipelined overlap).
+  int tensorParallelMultiprocessors = 16;
+  /// Whether the device's stack pipelines tensor-parallel collectives with
+  /// GEMMs as Transformer Engine does (GPUs); XLA's collective matmuls on
+  /// TPUs are not modelled.
+  bool tensorParallelOverlap = true;
   /// Of HBM, what training may use (the rest: CUDA context, communication
   /// buffers, allocator fragmentation).
   double usableMemory = 0.9;

@@ -45,6 +45,10 @@ struct TrainingSpec {
   int64_t globalBatchTokens = 0;
   Precision precision = Precision::BF16;
   AttentionKernel attention = AttentionKernel::Flash;
+  /// Tensor-parallel collectives pipelined with the GEMMs beside them
+  /// (Transformer Engine's userbuffers, Megatron's --tp-comm-overlap): on
+  /// by default, as modern Megatron, NeMo and torchtitan stacks run.
+  bool tensorParallelOverlap = true;
 
   int64_t globalBatchSequences() const { return globalBatchTokens / seqLen; }
 };

@@ -145,8 +145,9 @@ TEST(CostModelMemory, ActivationsByHand) {
   Layout layout;
   ASSERT_FALSE(static_cast<bool>(model.checkLayout(layout)));
   // Per token and layer: norm input, QKV input, Q, K, V, attention output
-  // (6 h), MLP norm input, then gate, up and their product (3 f); BF16.
-  const double perLayer = 2 * 2048 * (6 * 1024.0 + 1024 + 3 * 4096);
+  // (6 h), MLP norm input, fc1 input, then gate, up and their product
+  // (3 f); BF16.
+  const double perLayer = 2 * 2048 * (6 * 1024.0 + 2 * 1024 + 3 * 4096);
   // The head keeps FP32 logits.
   const double logits = 4 * 2048 * 1000.0;
   EXPECT_DOUBLE_EQ(model.stages(layout)[0].activationBytes,

@@ -73,6 +73,11 @@ static cl::opt<std::string> attentionFlag(
              "(batched GEMMs around a softmax over the materialized scores, "
              "as Megatron-LM ran before flash attention)"),
     cl::init("flash"));
+static cl::opt<std::string> tpOverlapFlag(
+    "tp-overlap", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Tensor-parallel collectives pipelined with the GEMMs beside "
+             "them (Transformer Engine userbuffers): on (default) or off"),
+    cl::init("on"));
 static cl::opt<int> topFlag("top", cl::sub(planCommand),
                             cl::cat(schedcOptions),
                             cl::desc("Candidates to list (default 10)"),
@@ -494,6 +499,8 @@ static std::string checkPlanFlags() {
     return "--seq-len must be in [1, 2^24]";
   if (!parsePrecision(precisionFlag))
     return "--precision must be bf16 or fp8, got '" + precisionFlag + "'";
+  if (tpOverlapFlag != "on" && tpOverlapFlag != "off")
+    return "--tp-overlap must be on or off, got '" + tpOverlapFlag + "'";
   if (!parseAttentionKernel(attentionFlag))
     return "--attention must be flash or unfused, got '" + attentionFlag + "'";
   if (topFlag < 1)
@@ -740,6 +747,7 @@ int sched::runPlan() {
                                                    : 4096;
   training.precision = *parsePrecision(precisionFlag);
   training.attention = *parseAttentionKernel(attentionFlag);
+  training.tensorParallelOverlap = tpOverlapFlag == "on";
   if (batchTokensFlag.getNumOccurrences())
     training.globalBatchTokens = batchTokensFlag;
   else if (batchFlag.getNumOccurrences())
