@@ -31,7 +31,7 @@ std::string errorOf(Strategy strategy, const PipelineShape &shape);
 
 /// Every (stage, microbatch) runs one F and one backward of `form` (B, or I
 /// and W), on the rank `placement` gives its stage; only compute runs; an
-/// overlap is one F next to one B or I of another stage.
+/// overlap is one F next to one B or I of another microbatch.
 void expectComplete(const Schedule &schedule, const PipelineShape &shape,
                     StagePlacement placement, BackwardForm form);
 
