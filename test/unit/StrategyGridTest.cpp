@@ -12,7 +12,7 @@
 #include "test/unit/StrategyTestSupport.h"
 #include "lib/Generate/Strategy.h"
 #include "lib/Simulate/Simulate.h"
-
+#include "lib/Verify/Verifier.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "gtest/gtest.h"
@@ -315,6 +315,34 @@ TEST(StrategyGrid, InterleavedCombinedOneFOneB) {
             EXPECT_EQ(overlaps[k], warmup + 2 * k);
         }
       }
+}
+
+TEST(StrategyGrid, CombinedPairsNeedTheExtraWarmupForward) {
+  // Interleaved 1F1B's own steady pairs, each made an overlap: on the last
+  // rank the first pair is F and B of stage 7 microbatch 0, the backward
+  // needing the forward beside it. Megatron-Core's extra warm-up forward
+  // is what interleaved-combined-1f1b adds against that.
+  llvm::Expected<Schedule> schedule =
+      generateSchedule(Strategy::Interleaved1F1B, makeShape(4, 2, 8));
+  ASSERT_TRUE(static_cast<bool>(schedule));
+  for (int32_t r = 0; r < 4; ++r) {
+    std::vector<Action> &actions = schedule->ranks[r].actions;
+    // 2(P-1-r) + (v-1)P warm-up forwards, then F, B pairs until the
+    // M v = 16 forwards are out.
+    const uint32_t warmup = 2 * (3 - r) + 4;
+    for (uint32_t k = 0; warmup + k < 16; ++k) {
+      Action &forward = actions[warmup + 2 * k];
+      Action &backward = actions[warmup + 2 * k + 1];
+      ASSERT_EQ(forward.kind, ActionKind::Forward);
+      ASSERT_EQ(backward.kind, ActionKind::Backward);
+      forward.bundle = backward.bundle = k + 1;
+    }
+  }
+  VerifyResult result = verifySchedule(*schedule, {});
+  ASSERT_EQ(result.verdict, Verdict::Violated);
+  EXPECT_EQ(result.violations.front().message,
+            "B(stage 7, mb 0) runs together with F(stage 7, mb 0) on rank 3, "
+            "but needs its output");
 }
 
 //===----------------------------------------------------------------------===//
