@@ -1,5 +1,11 @@
 // RUN: sched-opt %s -split-input-file --sched-lower-combined-1f1b | FileCheck %s
 // RUN: sched-opt %s -split-input-file --sched-lower-combined-1f1b | sched-opt -split-input-file | FileCheck %s
+// The full lowering verifies; with T_F = 1, T_B = 2 there is no bubble (3M)
+// and two activations are alive (one for M = 1).
+// RUN: sched-opt %s -split-input-file --sched-lower-combined-1f1b --sched-insert-p2p --sched-insert-collectives --sched-assign-buffers --sched-verify --sched-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=SIM
+// SIM: remark: makespan 9; bubble ratio per rank 0; peak activations per rank 2
+// SIM: remark: makespan 3; bubble ratio per rank 0; peak activations per rank 1
+// SIM: remark: makespan 6; bubble ratio per rank 0; peak activations per rank 2
 
 // Megatron-Core's combined 1F1B without a pipeline, M = 3: the forward of
 // microbatch 0 alone, then F(i + 1) beside B(i) for i = 0, 1, then B(2)

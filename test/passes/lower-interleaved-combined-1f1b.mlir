@@ -1,5 +1,13 @@
 // RUN: sched-opt %s -split-input-file --sched-lower-interleaved-combined-1f1b | FileCheck %s
 // RUN: sched-opt %s -split-input-file --sched-lower-interleaved-combined-1f1b | sched-opt -split-input-file | FileCheck %s
+// The full lowering verifies under both p2p semantics; the simulation
+// (T_F = 1, T_B = 2, an overlap F + B) gives interleaved 1F1B's makespan,
+// 3(M v + P - 1) = 27 for M >= P and 3(P v + M - 1) = 12 for M = 1, and
+// one stage activation more than it, min(M v, 2(P - 1 - r) + (v - 1) G + 2).
+// RUN: sched-opt %s -split-input-file --sched-lower-interleaved-combined-1f1b --sched-insert-p2p --sched-insert-collectives --sched-assign-buffers --sched-verify -o /dev/null
+// RUN: sched-opt %s -split-input-file --sched-lower-interleaved-combined-1f1b --sched-insert-p2p --sched-verify=p2p=eager --sched-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=SIM
+// SIM: remark: makespan 27; bubble ratio per rank 0.111111 0.111111; peak activations per rank 6 4
+// SIM: remark: makespan 12; bubble ratio per rank 0.5 0.5; peak activations per rank 2 2
 
 // P = 2, v = 2, M = 4: two groups of P = 2 microbatches (G = 2); rank r
 // holds stages r and 2 + r. Forwards walk (chunk 0: mb 0, 1), (chunk 1:
