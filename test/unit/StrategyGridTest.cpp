@@ -233,16 +233,6 @@ unitsOf(const std::vector<Action> &actions, ActionKind kind) {
   return units;
 }
 
-/// The overlaps of `actions`, each a forward's index into `actions`.
-std::vector<size_t> overlapsOf(const std::vector<Action> &actions) {
-  std::vector<size_t> starts;
-  for (size_t i = 0; i < actions.size(); ++i)
-    if (actions[i].bundle != 0 &&
-        (i == 0 || actions[i - 1].bundle != actions[i].bundle))
-      starts.push_back(i);
-  return starts;
-}
-
 TEST(StrategyGrid, CombinedOneFOneB) {
   for (int32_t m = 1; m <= 16; ++m) {
     const PipelineShape shape = makeShape(1, 1, m);
@@ -260,7 +250,7 @@ TEST(StrategyGrid, CombinedOneFOneB) {
     ASSERT_EQ(actions.size(), size_t(2 * m));
     EXPECT_EQ(actions.front().bundle, 0u);
     EXPECT_EQ(actions.back().bundle, 0u);
-    const std::vector<size_t> overlaps = overlapsOf(actions);
+    const std::vector<size_t> overlaps = test::overlapStarts(actions);
     ASSERT_EQ(overlaps.size(), size_t(m - 1));
     for (int32_t i = 0; i + 1 < m; ++i) {
       const Action &forward = actions[overlaps[i]];
@@ -309,7 +299,7 @@ TEST(StrategyGrid, InterleavedCombinedOneFOneB) {
                     unitsOf(reference, ActionKind::Backward));
           // ... the warm-up alone, then every remaining forward beside a
           // backward, then the remaining backwards alone.
-          const std::vector<size_t> overlaps = overlapsOf(actions);
+          const std::vector<size_t> overlaps = test::overlapStarts(actions);
           ASSERT_EQ(overlaps.size(), size_t(m * vpp - warmup));
           for (size_t k = 0; k < overlaps.size(); ++k)
             EXPECT_EQ(overlaps[k], warmup + 2 * k);
