@@ -47,6 +47,10 @@ static std::unique_ptr<mlir::Pass> createLowering(Strategy strategy,
     return createLowerDualPipe({budget});
   case Strategy::NoPipeline:
     return createLowerNoPP({budget});
+  case Strategy::Combined1F1B:
+    return createLowerCombinedOneFOneB({budget});
+  case Strategy::InterleavedCombined1F1B:
+    return createLowerInterleavedCombinedOneFOneB({budget});
   }
   return nullptr;
 }

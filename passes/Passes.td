@@ -508,6 +508,86 @@ def LowerNoPP : LowerPass<"sched-lower-no-pp", "no-pipeline",
     }
     ```}]>;
 
+def LowerCombinedOneFOneB : LowerPass<"sched-lower-combined-1f1b",
+    "combined 1F1B",
+    [{Megatron-Core's combined 1F1B without a pipeline
+    (`combined_1f1b_schedule_for_no_pipelining`, turned on by
+    `--overlap-moe-expert-parallel-comm`): the whole model as one stage, the
+    forward of microbatch 0 alone, then `M - 1` `sched.overlap` pairs of the
+    forward of microbatch `i + 1` with the backward of microbatch `i`, then
+    the backward of microbatch `M - 1` alone. A runtime runs each pair layer
+    by layer on two streams, so that the expert all-to-all of the one hides
+    under the computation of the other. Needs `pp = 1` and `vpp = 1`; any
+    `M >= 1`. No bubble; two activations alive (one with `M = 1`), against
+    `no-pp`'s one.
+
+    ```mlir
+    // sched-opt --sched-lower-combined-1f1b
+    sched.pipeline @p pp 1 microbatches 3 {}
+    // becomes
+    sched.schedule @p stages 1 microbatches 3 {
+      sched.rank 0 {
+        sched.forward stage 0 mb 0
+        sched.overlap {
+          sched.forward stage 0 mb 1
+          sched.backward stage 0 mb 0
+        }
+        sched.overlap {
+          sched.forward stage 0 mb 2
+          sched.backward stage 0 mb 1
+        }
+        sched.backward stage 0 mb 2
+      }
+    }
+    ```}]>;
+
+def LowerInterleavedCombinedOneFOneB
+    : LowerPass<"sched-lower-interleaved-combined-1f1b",
+    "Megatron interleaved combined 1F1B",
+    [{Megatron-Core's combined 1F1B inside its interleaved 1F1B
+    (`combined_1f1b_schedule_for_interleaved_pipelining`, what
+    `--overlap-moe-expert-parallel-comm` runs with pipeline parallelism):
+    the chunks, microbatch groups and order of `sched-lower-interleaved-1f1b`
+    (`vpp >= 2`, loop placement, chunk `c` of rank `r` being stage
+    `c * P + r`), one more warm-up forward on every rank
+    (`2(P - 1 - r) + (v - 1) G + 1`, `G` the largest group), and every step
+    of the steady phase a `sched.overlap` pair of the next forward with the
+    oldest pending backward, of another microbatch or chunk; the cool-down
+    runs the remaining backwards alone. The extra forward keeps each pair's
+    backward independent of its forward. Any `M >= 1`. One stage activation
+    more than interleaved 1F1B at the peak: `2(P - 1 - r) + (v - 1) G + 2`
+    on rank `r` (at most `M v`).
+
+    ```mlir
+    // sched-opt --sched-lower-interleaved-combined-1f1b
+    sched.pipeline @p pp 2 vpp 2 microbatches 2 {}
+    // becomes
+    sched.schedule @p stages 4 microbatches 2 {
+      sched.rank 0 {
+        sched.forward stage 0 mb 0
+        sched.forward stage 0 mb 1
+        sched.forward stage 2 mb 0
+        sched.forward stage 2 mb 1
+        sched.backward stage 2 mb 0
+        sched.backward stage 2 mb 1
+        sched.backward stage 0 mb 0
+        sched.backward stage 0 mb 1
+      }
+      sched.rank 1 {
+        sched.forward stage 1 mb 0
+        sched.forward stage 1 mb 1
+        sched.forward stage 3 mb 0
+        sched.overlap {
+          sched.forward stage 3 mb 1
+          sched.backward stage 3 mb 0
+        }
+        sched.backward stage 3 mb 1
+        sched.backward stage 1 mb 0
+        sched.backward stage 1 mb 1
+      }
+    }
+    ```}]>;
+
 def LegalizeAuxLoss : Pass<"sched-legalize-aux-loss", "mlir::ModuleOp"> {
   let summary = "Make a schedule keep its global-batch aux-loss heads";
   let description = [{

@@ -332,8 +332,8 @@ def Sched_OverlapOp : Sched_Op<"overlap", [
   let description = [{
     Runs one `sched.forward` and one `sched.backward` (or
     `sched.backward_input`) of other microbatches at the same time, as
-    DualPipe does to hide the communication of one under the compute of the
-    other.
+    DualPipe and Megatron-Core's combined 1F1B do to hide the communication
+    of one (the MoE all-to-all) under the compute of the other.
 
     ```mlir
     sched.overlap {

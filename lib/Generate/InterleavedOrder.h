@@ -1,9 +1,9 @@
 //===- InterleavedOrder.h - the chunk order of interleaving -----*- C++ -*-===//
 //
 // The order in which the interleaved strategies (interleaved-1f1b,
-// interleaved-zb) walk the chunks of a rank: microbatch groups, forwards
-// chunk by chunk, backwards chunk by chunk in reverse. Internal to
-// lib/Generate.
+// interleaved-combined-1f1b, interleaved-zb) walk the chunks of a rank:
+// microbatch groups, forwards chunk by chunk, backwards chunk by chunk in
+// reverse. Internal to lib/Generate.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +41,15 @@ struct InterleavedOrder {
 /// the list simulation can even get stuck (P = 4, v = 3, M = 5); larger
 /// groups cost (v-1)(G-P) more warm-up forwards instead.
 InterleavedOrder interleavedOrder(const PipelineShape &shape);
+
+/// Interleaved 1F1B over interleavedOrder(shape): rank r runs
+/// 2(P-1-r) + (v-1)G warm-up forwards (G the largest group), then one
+/// forward and one backward at a time, then the remaining backwards.
+/// `combined` gives Megatron-Core's combined 1F1B: one more warm-up forward,
+/// and each steady forward and backward run together as a sched.overlap
+/// pair; the extra forward keeps the backward of a pair independent of its
+/// forward. Defined in InterleavedOneFOneB.cpp.
+Schedule interleavedOneFOneBSchedule(const PipelineShape &shape, bool combined);
 
 } // namespace sched
 

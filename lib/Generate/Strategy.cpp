@@ -45,6 +45,9 @@ static constexpr StrategyInfo kStrategies[] = {
     {Strategy::DualPipeV, "dualpipe-v", 3, 2, 2, false, true},
     {Strategy::DualPipe, "dualpipe", 3, 1, 1, false, false, 0, 2},
     {Strategy::NoPipeline, "no-pp", 2, 1, 1, false, false, 1},
+    {Strategy::Combined1F1B, "combined-1f1b", 2, 1, 1, false, false, 1},
+    {Strategy::InterleavedCombined1F1B, "interleaved-combined-1f1b", 2, 2, 0,
+     true},
 };
 
 static const StrategyInfo &infoOf(Strategy strategy) {
@@ -200,6 +203,10 @@ llvm::Expected<Schedule> sched::generateSchedule(Strategy strategy,
     return generateDualPipe(shape);
   case Strategy::NoPipeline:
     return generateNoPipeline(shape);
+  case Strategy::Combined1F1B:
+    return generateCombinedOneFOneB(shape);
+  case Strategy::InterleavedCombined1F1B:
+    return generateInterleavedCombinedOneFOneB(shape);
   }
   llvm_unreachable("unknown strategy");
 }

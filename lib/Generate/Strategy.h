@@ -32,6 +32,8 @@ enum class Strategy : uint8_t {
   DualPipeV,
   DualPipe,
   NoPipeline,
+  Combined1F1B,
+  InterleavedCombined1F1B,
 };
 
 /// What a pipeline looks like to a generator.
@@ -139,6 +141,21 @@ Schedule generateDualPipe(const PipelineShape &shape);
 /// No pipeline: one stage, every microbatch's forward then its backward
 /// (gradient accumulation).
 Schedule generateNoPipeline(const PipelineShape &shape);
+
+/// Combined 1F1B without a pipeline (Megatron-Core's
+/// combined_1f1b_schedule_for_no_pipelining,
+/// --overlap-moe-expert-parallel-comm): one stage; the forward of microbatch 0
+/// alone, then M-1 sched.overlap pairs of the forward of microbatch i+1 with
+/// the backward of microbatch i, then the last backward alone. Two activations
+/// live at once.
+Schedule generateCombinedOneFOneB(const PipelineShape &shape);
+
+/// Interleaved combined 1F1B (Megatron-Core's interleaved 1F1B with
+/// --overlap-moe-expert-parallel-comm,
+/// combined_1f1b_schedule_for_interleaved_pipelining): interleaved 1F1B's
+/// chunk order with one more warm-up forward per rank, so that each steady
+/// step is a sched.overlap of a forward with an independent backward.
+Schedule generateInterleavedCombinedOneFOneB(const PipelineShape &shape);
 
 } // namespace sched
 

@@ -73,10 +73,7 @@ void expectReplicasComplete(const Schedule &schedule, int32_t pp, int32_t m) {
 int32_t overlaps(const Schedule &schedule) {
   int32_t count = 0;
   for (const RankProgram &rank : schedule.ranks)
-    for (size_t i = 0; i < rank.actions.size(); ++i)
-      if (rank.actions[i].bundle &&
-          (i == 0 || rank.actions[i - 1].bundle != rank.actions[i].bundle))
-        ++count;
+    count += static_cast<int32_t>(test::overlapStarts(rank.actions).size());
   return count;
 }
 

@@ -72,7 +72,8 @@ TEST(ResourceLimits, ActionCountsBoundTheGenerators) {
        {Strategy::GPipe, Strategy::OneFOneB, Strategy::Interleaved1F1B,
         Strategy::LoopedBFS, Strategy::ZBH1, Strategy::ZBH2,
         Strategy::InterleavedZB, Strategy::ZBV, Strategy::VHalf, Strategy::VMin,
-        Strategy::DualPipeV, Strategy::DualPipe, Strategy::NoPipeline})
+        Strategy::DualPipeV, Strategy::DualPipe, Strategy::NoPipeline,
+        Strategy::Combined1F1B, Strategy::InterleavedCombined1F1B})
     for (int32_t pp : {1, 2, 4})
       for (int32_t vpp : {1, 2, 3})
         for (int32_t m : {1, 3, 8, 16}) {

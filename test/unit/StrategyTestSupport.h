@@ -13,6 +13,7 @@
 #include "lib/Simulate/Simulate.h"
 
 #include <string>
+#include <vector>
 
 namespace sched::test {
 
@@ -29,9 +30,12 @@ std::string describe(Strategy strategy, const PipelineShape &shape);
 /// The error generateSchedule gives for `shape`, or "" when it accepts it.
 std::string errorOf(Strategy strategy, const PipelineShape &shape);
 
+/// The index of the first member of every overlap in `actions`, in order.
+std::vector<size_t> overlapStarts(const std::vector<Action> &actions);
+
 /// Every (stage, microbatch) runs one F and one backward of `form` (B, or I
 /// and W), on the rank `placement` gives its stage; only compute runs; an
-/// overlap is one F next to one B or I of another stage.
+/// overlap is one F next to one B or I of another microbatch.
 void expectComplete(const Schedule &schedule, const PipelineShape &shape,
                     StagePlacement placement, BackwardForm form);
 

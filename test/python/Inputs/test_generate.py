@@ -22,9 +22,10 @@ class GenerateTest(unittest.TestCase):
     def test_every_strategy_generates_a_verified_plan(self) -> None:
         self.assertIn("zb-v", schedc.strategies())
         for strategy in schedc.strategies():
-            pp = 1 if strategy == "no-pp" else 2
+            pp = 1 if strategy in ("no-pp", "combined-1f1b") else 2
             # The interleaved strategies take vpp >= 2 but default to 1.
-            vpp = 2 if strategy in ("interleaved-1f1b", "looped-bfs") else None
+            vpp = 2 if strategy in ("interleaved-1f1b", "looped-bfs",
+                                    "interleaved-combined-1f1b") else None
             with self.subTest(strategy=strategy):
                 schedule = schedc.generate(strategy, pp=pp, vpp=vpp,
                                            microbatches=4)
