@@ -25,24 +25,51 @@ int Candidate::dimensions() const {
 /// chunks together (sched.overlap): one chunk's expert all-to-all hides
 /// under the other's compute (DeepSeek-V3 report, section 3.2.1).
 static bool overlapsCommunication(Strategy strategy) {
-  return strategy == Strategy::DualPipe || strategy == Strategy::DualPipeV;
+  return strategy == Strategy::DualPipe || strategy == Strategy::DualPipeV ||
+         strategy == Strategy::Combined1F1B ||
+         strategy == Strategy::InterleavedCombined1F1B;
 }
 
-/// Stage times as `strategy` runs them: with overlap pairs, the expert
-/// all-to-all of an action hides under as much compute of its partner,
-/// taken to be as long as its own; while it hides, the all-to-all kernels
-/// hold SMs the partner's compute lacks (Efficiency::computeShareBeside).
+/// Strategies that run without pipeline parallelism (one stage per rank).
+static bool withoutPipeline(Strategy strategy) {
+  return strategy == Strategy::NoPipeline ||
+         strategy == Strategy::Combined1F1B;
+}
+
+/// The share of a schedule's forwards and backwards that run in an overlap
+/// pair: only those have a partner to hide their all-to-all under (the
+/// warm-up and cool-down run alone).
+static double pairedShare(const Schedule &schedule) {
+  size_t compute = 0, paired = 0;
+  for (const RankProgram &rank : schedule.ranks)
+    for (const Action &action : rank.actions)
+      if (isCompute(action.kind)) {
+        ++compute;
+        paired += action.bundle != 0;
+      }
+  return compute ? static_cast<double>(paired) / compute : 0;
+}
+
+/// Stage times as `strategy` runs them, by one rule for every schedule
+/// with overlap pairs (DualPipe, DualPipe-V, combined 1F1B and its
+/// interleaved variant): the expert all-to-all of an action in a pair hides
+/// under as much compute of its partner, taken to be as long as its own;
+/// `paired` is the share of actions in pairs (1 for a bound, the
+/// schedule's own share once it is generated). While it hides, the
+/// all-to-all kernels hold SMs the partner's compute lacks
+/// (Efficiency::computeShareBeside).
 static std::vector<StageEstimate> forStrategy(const CostModel &model,
                                               std::vector<StageEstimate> stages,
-                                              Strategy strategy) {
+                                              Strategy strategy,
+                                              double paired = 1) {
   if (!overlapsCommunication(strategy))
     return stages;
   const Efficiency &eff = model.getCluster().efficiency;
   const double share = eff.computeShareBeside(eff.allToAllMultiprocessors);
   for (StageEstimate &stage : stages) {
-    auto hide = [share](double &time, StageTerms &terms) {
+    auto hide = [share, paired](double &time, StageTerms &terms) {
       const double comm = terms.expertParallel;
-      const double hidden = std::min(comm, time - comm);
+      const double hidden = paired * std::min(comm, time - comm);
       const double slower = hidden * (1 / share - 1);
       terms.expertParallel -= hidden;
       terms.matmul += slower;
@@ -259,7 +286,8 @@ llvm::Error Evaluator::measureMemory(Candidate &candidate,
   llvm::Expected<const Schedule *> schedule = order(candidate);
   if (!schedule)
     return schedule.takeError();
-  const std::vector<StageEstimate> run = forStrategy(model, stages, candidate.strategy);
+  const std::vector<StageEstimate> run =
+      forStrategy(model, stages, candidate.strategy, pairedShare(**schedule));
   std::vector<StageCost> costs;
   for (const StageEstimate &s : run)
     costs.push_back(toStageCost(s));
@@ -342,7 +370,8 @@ llvm::Error Evaluator::simulateStep(Candidate &candidate,
   llvm::Expected<const Schedule *> cached = order(candidate);
   if (!cached)
     return cached.takeError();
-  const std::vector<StageEstimate> run = forStrategy(model, stages, candidate.strategy);
+  const std::vector<StageEstimate> run =
+      forStrategy(model, stages, candidate.strategy, pairedShare(**cached));
   Schedule schedule = **cached;
   schedule.stageCosts.clear();
   for (int32_t s = 0; s < schedule.numStages; ++s)
@@ -404,10 +433,15 @@ llvm::Error Evaluator::simulateStep(Candidate &candidate,
 
 llvm::Expected<Schedule> sched::buildSchedule(const CostModel &model,
                                               const Candidate &candidate) {
+  std::vector<StageEstimate> stages = stagesOf(model, candidate);
+  llvm::Expected<Schedule> order =
+      generateSchedule(candidate.strategy, shapeOf(candidate, stages));
+  if (!order)
+    return order.takeError();
   llvm::Expected<Schedule> compute = generateSchedule(
       candidate.strategy,
-      shapeOf(candidate,
-              forStrategy(model, stagesOf(model, candidate), candidate.strategy)));
+      shapeOf(candidate, forStrategy(model, stages, candidate.strategy,
+                                     pairedShare(*order))));
   if (!compute)
     return compute.takeError();
   return insertTransfers(*compute);
@@ -433,6 +467,7 @@ static std::vector<int64_t> vppChoices(Strategy strategy) {
   case Strategy::Interleaved1F1B:
   case Strategy::LoopedBFS:
   case Strategy::InterleavedZB:
+  case Strategy::InterleavedCombined1F1B:
     return {2, 4};
   default:
     return {defaultVpp(strategy)};
@@ -444,6 +479,7 @@ static const Strategy kPipelineStrategies[] = {
     Strategy::LoopedBFS,     Strategy::ZBH1,      Strategy::ZBH2,
     Strategy::InterleavedZB, Strategy::ZBV,       Strategy::VHalf,
     Strategy::VMin,          Strategy::DualPipeV, Strategy::DualPipe,
+    Strategy::InterleavedCombined1F1B,
 };
 
 /// A global-batch auxiliary loss needs every forward before any backward
@@ -590,12 +626,18 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
     if (options.strategy)
       strategies = {*options.strategy};
     else if (layout.pp == 1)
-      strategies = {Strategy::NoPipeline};
+      strategies = {Strategy::NoPipeline, Strategy::Combined1F1B};
     else
       strategies.assign(std::begin(kPipelineStrategies),
                         std::end(kPipelineStrategies));
     for (Strategy strategy : strategies) {
-      if ((strategy == Strategy::NoPipeline) != (layout.pp == 1))
+      if (withoutPipeline(strategy) != (layout.pp == 1))
+        continue;
+      // Combined 1F1B exists to hide the expert all-to-all; without one
+      // it only keeps two microbatches alive.
+      if ((strategy == Strategy::Combined1F1B ||
+           strategy == Strategy::InterleavedCombined1F1B) &&
+          !options.strategy && (!spec.moe || layout.ep == 1))
         continue;
       if (spec.auxLoss == AuxLossScope::GlobalBatch &&
           !keepsGlobalBatchOrder(strategy))

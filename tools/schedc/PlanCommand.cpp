@@ -160,7 +160,7 @@ static void printRow(llvm::raw_ostream &os, llvm::StringRef index,
                      const Candidate &c) {
   const StepBreakdown &t = c.time;
   os << llvm::formatv(
-      "{0,3} {1,-38} {2,4} {3,-9} {4,8} {5,-16} {16,-7} {6,8} {7,6} {8,7} "
+      "{0,3} {1,-38} {2,4} {3,-9} {4,8} {5,-25} {16,-7} {6,8} {7,6} {8,7} "
       "{9,7} {10,6}  {11}/{12}/{13}/{14}/{15}\n",
       index, c.layout.str(), c.layout.zero, recomputeName(c.layout.recompute),
       llvm::formatv("{0}x{1}", c.layout.microbatchSize, c.layout.microbatches)
@@ -175,7 +175,7 @@ static void printRow(llvm::raw_ostream &os, llvm::StringRef index,
 
 static void printHeader(llvm::raw_ostream &os) {
   os << llvm::formatv(
-      "{0,3} {1,-38} {2,4} {3,-9} {4,8} {5,-16} {12,-7} {6,8} {7,6} {8,7} "
+      "{0,3} {1,-38} {2,4} {3,-9} {4,8} {5,-25} {12,-7} {6,8} {7,6} {8,7} "
       "{9,7} {10,6}  {11}\n",
       "#", "layout", "zero", "recompute", "mb x M", "schedule", "step(s)",
       "MFU", "TFLOP/s", "mem(GB)", "bubble",
