@@ -7,6 +7,8 @@
 #include "lib/CostModel/ClusterSpec.h"
 #include "lib/CostModel/DescriptionReader.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 using namespace sched;
 
 namespace {
@@ -108,6 +110,70 @@ std::optional<Precision> sched::parsePrecision(llvm::StringRef name) {
   return std::nullopt;
 }
 
+/// The tables a calibration measured (integrations/torch/calibrate.py):
+/// GEMMs by shape and precision, flash attention by sequence length, and
+/// the profile's name. Each entry's errors name it
+/// ("efficiency.gemms[2].fraction: ...").
+static void readMeasuredTables(DescriptionReader &e, Efficiency &out) {
+  constexpr size_t kMaxEntries = 4096;
+  const double kMaxDim = double(int64_t(1) << 24);
+  if (e.has("profile"))
+    out.profile = e.string("profile");
+  if (const llvm::json::Array *gemms = e.array("gemms", kMaxEntries)) {
+    out.gemms.clear();
+    for (size_t i = 0; i < gemms->size() && e.ok(); ++i) {
+      const std::string where = "gemms[" + std::to_string(i) + "]";
+      const llvm::json::Object *entry = (*gemms)[i].getAsObject();
+      if (!entry) {
+        e.fail(where, "expected an object {m, n, k, dtype, fraction}");
+        break;
+      }
+      DescriptionReader g(*entry, e.path(where) + ".");
+      MeasuredGemm gemm;
+      gemm.m = static_cast<double>(g.integer("m", 1));
+      gemm.n = static_cast<double>(g.integer("n", 1));
+      gemm.k = static_cast<double>(g.integer("k", 1));
+      for (auto [key, value] : {std::pair<llvm::StringRef, double>{"m", gemm.m},
+                                {"n", gemm.n},
+                                {"k", gemm.k}})
+        if (g.ok() && value > kMaxDim)
+          g.fail(key, "larger than 2^24");
+      const std::string dtype = g.string("dtype", std::string("bf16"));
+      if (g.ok() && dtype != "bf16" && dtype != "fp8")
+        g.fail("dtype", "expected \"bf16\" or \"fp8\", got \"" + dtype + "\"");
+      gemm.fp8 = dtype == "fp8";
+      gemm.fraction = g.fraction("fraction", 1);
+      e.adopt(g);
+      out.gemms.push_back(gemm);
+    }
+  }
+  if (const llvm::json::Array *points = e.array("attention_table", kMaxEntries)) {
+    std::vector<AttentionPoint> table;
+    for (size_t i = 0; i < points->size() && e.ok(); ++i) {
+      const std::string where = "attention_table[" + std::to_string(i) + "]";
+      const llvm::json::Object *entry = (*points)[i].getAsObject();
+      if (!entry) {
+        e.fail(where, "expected an object {seq_len, forward, backward}");
+        break;
+      }
+      DescriptionReader a(*entry, e.path(where) + ".");
+      AttentionPoint point;
+      point.seqLen = static_cast<double>(a.integer("seq_len", 1));
+      point.forward = a.fraction("forward", 1);
+      point.backward = a.fraction("backward", 1);
+      e.adopt(a);
+      table.push_back(point);
+    }
+    if (e.ok() && table.empty())
+      e.fail("attention_table", "empty");
+    llvm::sort(table, [](const AttentionPoint &x, const AttentionPoint &y) {
+      return x.seqLen < y.seqLen;
+    });
+    out.attention = table;
+    out.latentAttention.clear();
+  }
+}
+
 llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
   llvm::Expected<llvm::json::Value> json = parseDescriptionJson(jsonText);
   if (!json)
@@ -160,6 +226,7 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
       out.latentAttention.clear();
     }
     out.hbm = e.fraction("hbm", out.hbm);
+    readMeasuredTables(e, out);
     out.domainCollective = e.fraction("domain_collective", out.domainCollective);
     out.scaleOutCollective =
         e.fraction("scale_out_collective", out.scaleOutCollective);

@@ -65,6 +65,23 @@ double DescriptionReader::fraction(llvm::StringRef key, double fallback) {
   return value;
 }
 
+const llvm::json::Array *DescriptionReader::array(llvm::StringRef key,
+                                                  size_t maxSize) {
+  const llvm::json::Value *value = get(key, false);
+  if (!value)
+    return nullptr;
+  const llvm::json::Array *items = value->getAsArray();
+  if (!items) {
+    fail(key, "expected an array");
+    return nullptr;
+  }
+  if (items->size() > maxSize) {
+    fail(key, "more than " + llvm::Twine(maxSize) + " entries");
+    return nullptr;
+  }
+  return items;
+}
+
 bool DescriptionReader::boolean(llvm::StringRef key, bool fallback) {
   const llvm::json::Value *value = get(key, false);
   if (!value)

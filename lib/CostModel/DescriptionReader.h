@@ -40,6 +40,9 @@ public:
                      std::optional<std::string> fallback = std::nullopt);
   /// Whether field `key` is present.
   bool has(llvm::StringRef key) const { return object.get(key) != nullptr; }
+  /// An array field, or null when absent (an error when it is not an
+  /// array or has more than `maxSize` elements).
+  const llvm::json::Array *array(llvm::StringRef key, size_t maxSize);
   /// A nested object, or null when absent.
   const llvm::json::Object *nested(llvm::StringRef key);
   /// Records an error about field `key`.

@@ -315,6 +315,47 @@ static void printJson(llvm::raw_ostream &os, const CostModel &model,
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
 }
 
+/// The compute of one microbatch through every stage by operator class,
+/// the FLOPs per token, and where the efficiencies come from.
+static void explainOperators(llvm::raw_ostream &os, const CostModel &model,
+                             const Candidate &c) {
+  Layout layout = c.layout;
+  if (c.strategy == Strategy::DualPipe)
+    layout.vpp = 1;
+  StageTerms all;
+  double weight = 0;
+  for (const StageEstimate &s : model.stages(layout)) {
+    for (const StageTerms *t : {&s.forwardTerms, &s.backwardTerms}) {
+      all.matmul += t->matmul;
+      all.attention += t->attention;
+      all.memoryBound += t->memoryBound;
+      all.recompute += t->recompute;
+    }
+    weight += s.backwardWeight;
+  }
+  all.matmul += weight;
+  const double total =
+      all.matmul + all.attention + all.memoryBound + all.recompute;
+  os << "compute of one microbatch through every stage, by operator class:\n";
+  for (auto [name, value, note] :
+       {std::tuple<llvm::StringRef, double, llvm::StringRef>{
+            "GEMMs", all.matmul, "forward, data and weight gradients"},
+        {"attention core", all.attention, "forward and backward"},
+        {"memory-bound", all.memoryBound,
+         "norms, activations, casts, permutes, loss"},
+        {"recomputation", all.recompute, "the forward run again"}})
+    os << llvm::formatv("  {0,-26} {1,9} s {2,6}  {3}\n", name,
+                        llvm::formatv("{0:f4}", value).str(),
+                        total > 0 ? percent(value / total) : "-", note);
+  os << llvm::formatv(
+      "FLOPs per token: {0:f1} G model (Megatron's count), {1:f1} G "
+      "executed (with recomputation)\n",
+      model.modelFlopsPerToken() / 1e9,
+      model.hardwareFlopsPerToken(c.layout) / 1e9);
+  os << "efficiencies: " << model.getCluster().efficiency.profile
+     << " (docs/cost-model.md)\n";
+}
+
 static void explain(llvm::raw_ostream &os, const CostModel &model,
                     const Candidate &c) {
   os << "\nexplain: " << c.layout.str() << " zero=" << c.layout.zero
@@ -352,6 +393,7 @@ static void explain(llvm::raw_ostream &os, const CostModel &model,
                       percent(c.mfu), c.tflopsPerDevice,
                       c.tokensPerSecondPerDevice);
   }
+  explainOperators(os, model, c);
   const MemoryBreakdown &m = c.memory;
   os << "memory of the fullest device:\n";
   for (auto [name, value] :
