@@ -226,6 +226,10 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
       out.latentAttention.clear();
     }
     out.hbm = e.fraction("hbm", out.hbm);
+    out.domainHalfBytes =
+        e.number("domain_half_bytes", out.domainHalfBytes, /*allowZero=*/true);
+    out.scaleOutHalfBytes = e.number("scale_out_half_bytes",
+                                     out.scaleOutHalfBytes, /*allowZero=*/true);
     readMeasuredTables(e, out);
     out.domainCollective = e.fraction("domain_collective", out.domainCollective);
     out.scaleOutCollective =

@@ -45,7 +45,7 @@ static const MeasuredGemm *measured(const Operator &op,
     return std::abs(a - b) <= 0.01 * std::max(a, b);
   };
   for (const MeasuredGemm &g : efficiency.gemms)
-    if (g.fp8 == op.fp8 && close(g.m, op.m * op.groups) && close(g.n, op.n) &&
+    if (g.fp8 == op.fp8 && close(g.m, op.m) && close(g.n, op.n) &&
         close(g.k, op.k))
       return &g;
   return nullptr;

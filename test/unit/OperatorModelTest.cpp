@@ -184,6 +184,28 @@ TEST(Roofline, ReproducesDeepGemmOnH800) {
   }
 }
 
+TEST(Roofline, MeasuredGemmsOverrideTheRoofline) {
+  std::optional<ClusterSpec> h100 = clusterPreset("h100-ib");
+  ASSERT_TRUE(h100.has_value());
+  Operator op;
+  op.kind = OperatorClass::Gemm;
+  op.m = 8192;
+  op.n = 6144;
+  op.k = 4096;
+  const double roofline = operatorTime(op, *h100, 8192);
+  // A calibration measured this shape at 55% of the BF16 peak.
+  h100->efficiency.gemms.push_back({8192, 6144, 4096, false, 0.55});
+  EXPECT_DOUBLE_EQ(operatorTime(op, *h100, 8192),
+                   operatorFlops(op) / (989e12 * 0.55));
+  EXPECT_NE(operatorTime(op, *h100, 8192), roofline);
+  // The FP8 GEMM of that shape was not measured: the roofline stands.
+  op.fp8 = true;
+  h100->efficiency.gemms.clear();
+  const double fp8Roofline = operatorTime(op, *h100, 8192);
+  h100->efficiency.gemms.push_back({8192, 6144, 4096, false, 0.55});
+  EXPECT_EQ(operatorTime(op, *h100, 8192), fp8Roofline);
+}
+
 TEST(Efficiency, ProfilesByDeviceName) {
   EXPECT_EQ(efficiencyForDevice("A100-SXM-80GB").profile, "A100");
   EXPECT_EQ(efficiencyForDevice("H100 SXM").multiprocessors, 132);

@@ -1,0 +1,376 @@
+#!/usr/bin/env python3
+"""Measure this machine for schedc's cost model and write a cluster file.
+
+Times, on the device it runs on (CUDA when present, else the CPU):
+  - the GEMMs of one transformer layer of MODEL at the layout's shapes
+    (forward, data gradient and weight gradient of QKV, the attention
+    output, the MLP or the experts, and the output layer), in BF16 and, on
+    a GPU with FP8 matmuls, FP8;
+  - the attention core, forward and backward, at the sequence length;
+  - a memory-bound kernel (an elementwise add over a large tensor);
+  - all-reduces of 1 to 64 MiB over RANKS processes (gloo on CPU, NCCL on
+    GPUs) when --ranks is more than 1.
+Each measurement becomes a fraction of the peak figures of the cluster file
+given as --cluster (its datasheet numbers), and the file is written back
+with an `efficiency` block holding them: the cost model then uses the
+measured tables instead of its analytical defaults (docs/cost-model.md,
+"Calibration").
+
+On a CPU the figures describe the CPU (float32 stands in for BF16): the
+run checks the format and the flow, not a GPU's numbers.
+
+Exit status: 0 written, 2 bad input (the message names it), 3 a
+measurement failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import json
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Optional
+
+
+class CalibrationError(Exception):
+    """Bad input: one line, exit 2."""
+
+
+@dataclasses.dataclass
+class Gemm:
+    name: str
+    m: int
+    n: int
+    k: int
+
+
+def positive_int(obj: dict, key: str, where: str) -> int:
+    value = obj.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise CalibrationError(f"{where}: {key}: expected a positive integer")
+    if value > 1 << 24:
+        raise CalibrationError(f"{where}: {key}: larger than 2^24")
+    return value
+
+
+def positive_number(obj: dict, key: str, where: str) -> float:
+    value = obj.get(key)
+    if (not isinstance(value, (int, float)) or isinstance(value, bool)
+            or not math.isfinite(value) or value <= 0):
+        raise CalibrationError(f"{where}: {key}: expected a finite number > 0")
+    return float(value)
+
+
+def read_json(path: str, what: str) -> dict:
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise CalibrationError(f"{path}: cannot read the {what}: {e.strerror}")
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+        raise CalibrationError(f"{path}: not a JSON {what}: {str(e)[:120]}")
+    if not isinstance(data, dict):
+        raise CalibrationError(f"{path}: the {what} is not a JSON object")
+    return data
+
+
+def layer_gemms(model: dict, tokens: int, tp: int) -> list[Gemm]:
+    """The forward GEMMs of one layer and the output layer, per device, as
+    lib/CostModel/Operators.cpp shapes them (column-parallel: all tokens,
+    1/tp of the columns; row-parallel: 1/tp of the inner dimension)."""
+    h = positive_int(model, "hidden", "model")
+    heads = positive_int(model, "heads", "model")
+    kv_heads = model.get("kv_heads", heads)
+    head_dim = model.get("head_dim", h // heads)
+    vocab = positive_int(model, "vocab", "model")
+    if heads % tp:
+        raise CalibrationError(f"--tp {tp} does not divide the {heads} heads")
+    gated = model.get("mlp", "gated") == "gated"
+    q = heads // tp * head_dim
+    kv = max(1, kv_heads // tp) * head_dim
+    gemms = [Gemm("qkv", tokens, q + 2 * kv, h),
+             Gemm("attention out", tokens, h, q)]
+    moe = model.get("moe")
+    if isinstance(moe, dict):
+        experts = positive_int(moe, "experts", "model.moe")
+        top_k = positive_int(moe, "top_k", "model.moe")
+        width = moe.get("expert_ffn_hidden", model.get("ffn_hidden", 4 * h))
+        rows = max(1, tokens // tp * top_k // experts)
+        gemms += [Gemm("experts fc1", rows, (2 if gated else 1) * width, h),
+                  Gemm("experts fc2", rows, h, width)]
+    else:
+        ffn = positive_int(model, "ffn_hidden", "model") // tp
+        gemms += [Gemm("fc1", tokens, (2 if gated else 1) * ffn, h),
+                  Gemm("fc2", tokens, h, ffn)]
+    gemms.append(Gemm("output", tokens, vocab // tp, h))
+    # Backward: data gradient (m x n)(n x k), weight gradient (k x m)(m x n).
+    backward = []
+    for g in gemms:
+        backward.append(Gemm(g.name + " dgrad", g.m, g.k, g.n))
+        backward.append(Gemm(g.name + " wgrad", g.k, g.n, g.m))
+    return gemms + backward
+
+
+def median_seconds(run: Callable[[], None], sync: Callable[[], None],
+                   repeats: int) -> float:
+    run()
+    sync()
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        sync()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def fraction(measured: float, peak: float, what: str) -> float:
+    value = measured / peak
+    if value > 1:
+        raise CalibrationError(
+            f"{what}: measured {measured:.4g}/s exceeds the cluster's peak "
+            f"{peak:.4g}/s; is --cluster this machine's datasheet?")
+    return value
+
+
+def measure_gemms(torch, device, gemms: list[Gemm], dtype, label: str,
+                  peak: float, repeats: int, sync) -> list[dict]:
+    table = []
+    for g in gemms:
+        a = torch.randn(g.m, g.k, device=device, dtype=dtype)
+        b = torch.randn(g.k, g.n, device=device, dtype=dtype)
+        seconds = median_seconds(lambda: torch.matmul(a, b), sync, repeats)
+        flops = 2.0 * g.m * g.n * g.k / seconds
+        table.append({"name": g.name, "m": g.m, "n": g.n, "k": g.k,
+                      "dtype": label,
+                      "fraction": round(fraction(flops, peak, g.name), 6)})
+    return table
+
+
+def measure_attention(torch, device, dtype, seq: int, heads: int, dim: int,
+                      peak: float, repeats: int, sync) -> dict:
+    """Causal attention of one sequence: forward and backward FLOPs counted
+    on the unmasked half (backward 2.5x the forward), as the cost model and
+    cudnn-frontend count them."""
+    fn = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
+    q = torch.randn(1, heads, seq, dim, device=device, dtype=dtype,
+                    requires_grad=True)
+    k = torch.randn_like(q, requires_grad=True)
+    v = torch.randn_like(q, requires_grad=True)
+    mask = torch.ones(seq, seq, device=device, dtype=torch.bool).tril()
+
+    def forward():
+        if fn is not None:
+            return fn(q, k, v, is_causal=True)
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(dim)
+        scores = scores.masked_fill(~mask, float("-inf"))
+        return torch.matmul(torch.softmax(scores, dim=-1), v)
+
+    out = forward()
+    grad = torch.randn_like(out)
+    fwd = median_seconds(forward, sync, repeats)
+    both = median_seconds(
+        lambda: torch.autograd.backward(forward(), grad), sync, repeats)
+    bwd = max(both - fwd, 1e-9)
+    flops = 2 * 2.0 * heads * dim * seq * seq / 2
+    return {"seq_len": seq,
+            "forward": round(fraction(flops / fwd, peak, "attention forward"), 6),
+            "backward": round(fraction(2.5 * flops / bwd, peak,
+                                       "attention backward"), 6)}
+
+
+def measure_bandwidth(torch, device, dtype, bandwidth: float, repeats: int,
+                      sync, elements: int) -> float:
+    x = torch.randn(elements, device=device, dtype=dtype)
+    y = torch.randn_like(x)
+    out = torch.empty_like(x)
+    seconds = median_seconds(lambda: torch.add(x, y, out=out), sync, repeats)
+    moved = 3 * elements * x.element_size()
+    return fraction(moved / seconds, bandwidth, "memory-bound add")
+
+
+def collective_worker(rank: int, ranks: int, store_path: str, sizes: list,
+                      repeats: int, out_path: str) -> None:
+    import torch
+    import torch.distributed as dist
+    store = dist.FileStore(store_path, ranks)
+    backend = "nccl" if torch.cuda.is_available() else "gloo"
+    dist.init_process_group(backend, store=store, rank=rank, world_size=ranks)
+    device = torch.device("cuda", rank) if backend == "nccl" else "cpu"
+    times = {}
+    for size in sizes:
+        x = torch.ones(size // 4, dtype=torch.float32, device=device)
+        dist.all_reduce(x)
+        samples = []
+        for _ in range(repeats):
+            dist.barrier()
+            start = time.perf_counter()
+            dist.all_reduce(x)
+            if backend == "nccl":
+                torch.cuda.synchronize()
+            samples.append(time.perf_counter() - start)
+        times[size] = statistics.median(samples)
+    if rank == 0:
+        Path(out_path).write_text(json.dumps(times))
+    dist.destroy_process_group()
+
+
+def measure_collectives(ranks: int, repeats: int, domain_bandwidth: float,
+                        sizes: list) -> tuple[float, float]:
+    """All-reduce times fitted to t = c0 + c1·S; the cost model's form
+    t = 2(n-1)/n · (S + S½) / (B · e) gives e and S½."""
+    import torch.multiprocessing as mp
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "times.json")
+        mp.spawn(collective_worker,
+                 args=(ranks, os.path.join(tmp, "store"), sizes, repeats, out),
+                 nprocs=ranks, join=True)
+        times = {int(k): v for k, v in json.loads(Path(out).read_text()).items()}
+    xs = sorted(times)
+    mean_x = statistics.mean(xs)
+    mean_t = statistics.mean(times[x] for x in xs)
+    c1 = (sum((x - mean_x) * (times[x] - mean_t) for x in xs)
+          / sum((x - mean_x) ** 2 for x in xs))
+    if c1 <= 0:
+        raise RuntimeError("all-reduce time does not grow with its size")
+    c0 = max(0.0, mean_t - c1 * mean_x)
+    factor = 2 * (ranks - 1) / ranks
+    efficiency = fraction(factor / c1, domain_bandwidth, "all-reduce")
+    return efficiency, c0 / c1
+
+
+def main(argv: list) -> int:
+    parser = argparse.ArgumentParser(
+        prog="calibrate.py", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cluster", required=True, metavar="CLUSTER.json",
+                        help="the cluster file whose datasheet peaks the "
+                             "measurements are fractions of")
+    parser.add_argument("--model", required=True, metavar="MODEL.json",
+                        help="the model whose GEMM shapes are measured")
+    parser.add_argument("--seq-len", type=int, default=4096)
+    parser.add_argument("--tp", type=int, default=1,
+                        help="tensor-parallel ways the shapes are split")
+    parser.add_argument("--microbatch-size", type=int, default=1)
+    parser.add_argument("--ranks", type=int, default=1,
+                        help="processes for the all-reduce measurement "
+                             "(1: none)")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("-o", "--output", required=True, metavar="OUT.json")
+    args = parser.parse_args(argv)
+    try:
+        for name in ("seq_len", "tp", "microbatch_size", "ranks", "repeats"):
+            value = getattr(args, name)
+            if not 1 <= value <= 1 << 20:
+                raise CalibrationError(
+                    f"--{name.replace('_', '-')} must be in [1, 2^20], got {value}")
+        if args.ranks > 64:
+            raise CalibrationError("--ranks must be at most 64")
+        cluster = read_json(args.cluster, "cluster")
+        model = read_json(args.model, "model")
+        device_desc = cluster.get("device")
+        if not isinstance(device_desc, dict):
+            raise CalibrationError(f"{args.cluster}: device: missing")
+        peaks = device_desc.get("peak_flops")
+        if not isinstance(peaks, dict):
+            raise CalibrationError(f"{args.cluster}: device.peak_flops: missing")
+        bf16_peak = positive_number(peaks, "bf16", "device.peak_flops")
+        fp8_peak = peaks.get("fp8") or 0
+        hbm = positive_number(device_desc, "hbm_bandwidth", "device")
+        domain_bw = positive_number(cluster, "domain_bandwidth", "cluster")
+        tokens = args.seq_len * args.microbatch_size
+        gemms = layer_gemms(model, tokens, args.tp)
+    except CalibrationError as e:
+        print(f"calibrate.py: error: {e}", file=sys.stderr)
+        return 2
+
+    try:
+        import torch
+    except ImportError as e:
+        print(f"calibrate.py: error: cannot import torch ({e}); run with "
+              f"Debian's /usr/bin/python3", file=sys.stderr)
+        return 2
+    gpu = torch.cuda.is_available()
+    device = torch.device("cuda" if gpu else "cpu")
+    sync = torch.cuda.synchronize if gpu else (lambda: None)
+    dtype = torch.bfloat16 if gpu else torch.float32
+    name = torch.cuda.get_device_name() if gpu else "CPU"
+    heads = model["heads"] // args.tp
+    head_dim = model.get("head_dim", model["hidden"] // model["heads"])
+    try:
+        with torch.no_grad():
+            table = measure_gemms(torch, device, gemms, dtype, "bf16",
+                                  bf16_peak, args.repeats, sync)
+        fp8 = getattr(torch, "float8_e4m3fn", None)
+        if gpu and fp8 is not None and fp8_peak and hasattr(torch, "_scaled_mm"):
+            for g in gemms:
+                a = torch.randn(g.m, g.k, device=device).to(fp8)
+                b = torch.randn(g.n, g.k, device=device).to(fp8).t()
+                one = torch.ones((), device=device)
+                seconds = median_seconds(
+                    lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one,
+                                             out_dtype=torch.bfloat16),
+                    sync, args.repeats)
+                table.append({"name": g.name, "m": g.m, "n": g.n, "k": g.k,
+                              "dtype": "fp8", "fraction": round(fraction(
+                                  2.0 * g.m * g.n * g.k / seconds, fp8_peak,
+                                  g.name), 6)})
+        attention = [measure_attention(torch, device, dtype, seq, heads,
+                                       head_dim, bf16_peak, args.repeats, sync)
+                     for seq in sorted({max(128, args.seq_len // 4),
+                                        args.seq_len})]
+        hbm_fraction = measure_bandwidth(torch, device, dtype, hbm,
+                                         args.repeats, sync,
+                                         (1 << 28) if gpu else (1 << 22))
+        efficiency = {
+            "profile": f"calibrated: {name}, "
+                       f"{datetime.date.today().isoformat()}, torch "
+                       f"{torch.__version__}"
+                       + ("" if gpu else " (float32 stands in for bf16)"),
+            "matmul": max(e["fraction"] for e in table if e["dtype"] == "bf16"),
+            "gemms": [{k: v for k, v in e.items() if k != "name"} | {"op": e["name"]}
+                      for e in table],
+            "attention_table": attention,
+            "hbm": round(hbm_fraction, 6),
+        }
+        fp8_rows = [e["fraction"] for e in table if e["dtype"] == "fp8"]
+        if fp8_rows:
+            efficiency["matmul_fp8"] = max(fp8_rows)
+        if args.ranks > 1:
+            sizes = [1 << 20, 4 << 20, 16 << 20] + ([64 << 20] if gpu else [])
+            eff, half = measure_collectives(args.ranks, args.repeats,
+                                            domain_bw, sizes)
+            efficiency["domain_collective"] = round(eff, 6)
+            efficiency["domain_half_bytes"] = round(half)
+    except CalibrationError as e:
+        print(f"calibrate.py: error: {e}", file=sys.stderr)
+        return 2
+    except (RuntimeError, OSError) as e:
+        print(f"calibrate.py: measurement failed: {str(e).splitlines()[0][:200]}",
+              file=sys.stderr)
+        return 3
+
+    cluster["efficiency"] = efficiency
+    try:
+        Path(args.output).write_text(json.dumps(cluster, indent=1) + "\n")
+    except OSError as e:
+        print(f"calibrate.py: error: cannot write {args.output}: {e.strerror}",
+              file=sys.stderr)
+        return 2
+    print(f"calibrate.py: wrote {args.output}: {len(table)} GEMMs (best "
+          f"{efficiency['matmul']:.3f} of the bf16 peak), attention at "
+          f"{', '.join(str(a['seq_len']) for a in attention)}, memory-bound "
+          f"{hbm_fraction:.3f} of HBM"
+          + (f", all-reduce {efficiency['domain_collective']:.3f} of the "
+             f"domain bandwidth" if args.ranks > 1 else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
