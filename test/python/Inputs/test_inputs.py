@@ -1,5 +1,7 @@
 """Malformed input to the schedc module: a ValueError or TypeError with the
 reason, never a crash."""
+import os
+import tempfile
 import unittest
 
 import schedc
@@ -48,6 +50,26 @@ class InputErrorsTest(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "expected a schedc.Schedule, "
                                     "CSV text or a pipeline_order dict, not int"):
             schedc.verify(42)
+
+    def test_bad_descriptions(self) -> None:
+        # 35,000 unclosed '[' overflowed the JSON parser's recursion and
+        # killed the interpreter.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "deep.json")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("[" * 35000)
+            with self.assertRaisesRegex(ValueError, "deep.json: line 1, column "
+                                        "513: brackets nest deeper than 512"):
+                schedc.plan(path, "h100-ib", 8)
+        # A denormal efficiency gave a "verified" plan at 1,296,368% MFU.
+        cluster = {"device": {"peak_flops": {"bf16": 1e15}, "hbm_bytes": 8e10,
+                              "hbm_bandwidth": 3e12},
+                   "domain_size": 8, "domain_bandwidth": 4e11,
+                   "scale_out_bandwidth": 5e10,
+                   "efficiency": {"matmul": 5e-324}}
+        with self.assertRaisesRegex(ValueError, r"efficiency.matmul: expected "
+                                    r"a number in \[0.001, 1\], got 4.94066e-324"):
+            schedc.plan("llama3-8b", cluster, 8)
 
 
 if __name__ == "__main__":
