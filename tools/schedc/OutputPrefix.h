@@ -1,4 +1,4 @@
-//===- OutputPrefix.h - where schedc plan --write-plan writes -*- C++ -*-=====//
+//===- OutputPrefix.h - where schedc plan --write-plan writes ---*- C++ -*-===//
 //-*-===//
 //
 // `--write-plan PREFIX` writes PREFIX.mlir, PREFIX.json and PREFIX.svg, and
