@@ -10,6 +10,7 @@
 #include "lib/Import/JsonPlan.h"
 #include "dialects/Sched/SchedOps.h"
 #include "lib/Limits/NestingDepth.h"
+#include "lib/Limits/ResourceLimits.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
 
 #include "mlir/IR/Builders.h"
@@ -746,6 +747,17 @@ FailureOr<JsonPlanInput> sched::readJsonPlan(llvm::SourceMgr &sourceMgr,
   // llvm::json::parse recurses once per level.
   if (reportTooDeepNesting(sourceMgr))
     return failure();
+  // Its DOM takes some 5.5 KB per object or array however small: count them
+  // before it allocates (a 5.6 MB file of small objects passed 4 GB).
+  const llvm::MemoryBuffer *buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  if (llvm::Error error =
+          checkJsonBudget(countBrackets(buffer->getBuffer()).opened,
+                          kDefaultMemoryBudget, "the plan")) {
+    emitError(FileLineColLoc::get(context, buffer->getBufferIdentifier(), 1, 1))
+        << llvm::toString(std::move(error));
+    return failure();
+  }
   return PlanReader(sourceMgr, context).read();
 }
 
