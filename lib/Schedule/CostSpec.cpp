@@ -12,6 +12,10 @@ static llvm::Error costError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
+/// The smallest nonzero time a --cost item may give (the simulator
+/// reports sums past the largest double).
+static constexpr double kMinCost = 1e-300;
+
 llvm::Expected<CostSpec> sched::parseCostSpec(llvm::StringRef text) {
   CostSpec spec;
   if (text.trim().empty())
@@ -43,6 +47,11 @@ llvm::Expected<CostSpec> sched::parseCostSpec(llvm::StringRef text) {
                        "'");
     if (number < 0)
       return costError("--cost " + key + " must be >= 0, got " + value);
+    // Below it a picture's scale (its width over the makespan) is no
+    // longer finite: f=1e-320 drew at x="inf".
+    if (number != 0 && number < kMinCost)
+      return costError("--cost " + key + " must be 0 or at least 1e-300, got " +
+                       value);
     switch (k) {
     case 0:
       spec.forward = number;
