@@ -163,7 +163,13 @@ def _description(what: str, value: Union[str, Mapping[str, Any]]) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, Mapping):
-        return json.dumps(value)
+        try:
+            return json.dumps(value, allow_nan=False)
+        except RecursionError:
+            raise ValueError(f"{what} nests too deep (a description nests "
+                             f"fewer than five levels)") from None
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{what}: {e}") from None
     raise TypeError(f"{what} must be a preset name, a path or a dict, not "
                     f"{type(value).__name__}")
 

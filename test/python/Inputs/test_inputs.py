@@ -68,6 +68,14 @@ class InputErrorsTest(unittest.TestCase):
                    "domain_size": 8, "domain_bandwidth": 4e11,
                    "scale_out_bandwidth": 5e10,
                    "efficiency": {"matmul": 5e-324}}
+        deep: dict = {}
+        for _ in range(100000):
+            deep = {"x": deep}
+        with self.assertRaisesRegex(ValueError, "^model nests too deep"):
+            schedc.plan(deep, "h100-ib", 8)
+        with self.assertRaisesRegex(ValueError, "^cluster: Out of range float "
+                                    "values are not JSON compliant"):
+            schedc.plan("llama3-8b", {"latency_s": float("nan")}, 8)
         with self.assertRaisesRegex(ValueError, r"efficiency.matmul: expected "
                                     r"a number in \[0.001, 1\], got 4.94066e-324"):
             schedc.plan("llama3-8b", cluster, 8)
