@@ -2,6 +2,7 @@
 
 #include "lib/CostModel/DescriptionReader.h"
 
+#include "lib/Limits/JsonInteger.h"
 #include "lib/Limits/NestingDepth.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -46,7 +47,7 @@ int64_t DescriptionReader::integer(llvm::StringRef key, int64_t min,
   const llvm::json::Value *value = get(key, !fallback);
   if (!value)
     return fallback.value_or(min);
-  std::optional<int64_t> n = value->getAsInteger();
+  std::optional<int64_t> n = jsonInteger(*value);
   std::optional<double> d = value->getAsNumber();
   // A whole number written as 4096.0 is accepted too.
   if (!n && d && std::isfinite(*d) && *d == std::floor(*d) &&

@@ -9,6 +9,7 @@
 
 #include "lib/Import/JsonPlan.h"
 #include "dialects/Sched/SchedOps.h"
+#include "lib/Limits/JsonInteger.h"
 #include "lib/Limits/NestingDepth.h"
 #include "lib/Limits/ResourceLimits.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
@@ -194,7 +195,7 @@ LogicalResult PlanReader::readInt(const llvm::json::Object &object,
     }
     return error(where) << "\"" << key << "\" is missing";
   }
-  std::optional<int64_t> number = value->getAsInteger();
+  std::optional<int64_t> number = jsonInteger(*value);
   if (!number || *number < low || *number > high)
     return error(where) << "\"" << key << "\" must be an integer from " << low
                         << " to " << high;
@@ -383,7 +384,7 @@ LogicalResult PlanReader::readGroups(const llvm::json::Object &root) {
                                "rank ids";
       std::vector<int32_t> &indices = out.members.emplace_back();
       for (const llvm::json::Value &idValue : *set) {
-        std::optional<int64_t> id = idValue.getAsInteger();
+        std::optional<int64_t> id = jsonInteger(idValue);
         auto index = id ? rankIndex.find(*id) : rankIndex.end();
         if (index == rankIndex.end())
           return error(where) << "a member is not a rank id of the plan";
@@ -531,7 +532,7 @@ LogicalResult PlanReader::readStageRanks(const llvm::json::Object &root) {
   for (const llvm::json::Value &value : *ranks) {
     if (value.kind() == llvm::json::Value::Null)
       continue;
-    std::optional<int64_t> id = value.getAsInteger();
+    std::optional<int64_t> id = jsonInteger(value);
     if (!id || !rankIndex.count(*id))
       return error("stage_ranks") << "must hold rank ids of the plan or null";
   }
