@@ -1,6 +1,7 @@
 //===- CostSpec.cpp - per-stage costs from a command-line spec ------------===//
 
 #include "lib/Schedule/CostSpec.h"
+#include "lib/Limits/ActionTime.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -11,10 +12,6 @@ using namespace sched;
 static llvm::Error costError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
-
-/// The smallest nonzero time a --cost item may give (the simulator
-/// reports sums past the largest double).
-static constexpr double kMinCost = 1e-300;
 
 llvm::Expected<CostSpec> sched::parseCostSpec(llvm::StringRef text) {
   CostSpec spec;
@@ -49,7 +46,7 @@ llvm::Expected<CostSpec> sched::parseCostSpec(llvm::StringRef text) {
       return costError("--cost " + key + " must be >= 0, got " + value);
     // Below it a picture's scale (its width over the makespan) is no
     // longer finite: f=1e-320 drew at x="inf".
-    if (number != 0 && number < kMinCost)
+    if (number != 0 && number < kMinActionTime)
       return costError("--cost " + key + " must be 0 or at least 1e-300, got " +
                        value);
     switch (k) {
