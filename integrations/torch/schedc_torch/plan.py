@@ -151,15 +151,15 @@ class Plan:
 
 
 def _int(obj: dict, key: str, where: str, default: Optional[int] = None,
-         low: int = 0, high: Optional[int] = None) -> int:
+         low: int = 0, high: Optional[int] = None, why: str = "") -> int:
     value = obj.get(key, default)
     if value is None:
         raise PlanError(f"{where}: \"{key}\" is missing")
     if not isinstance(value, int) or isinstance(value, bool) or value < low:
         raise PlanError(f"{where}: \"{key}\" must be an integer >= {low}")
     if high is not None and value > high:
-        raise PlanError(f"{where}: \"{key}\" is {value}, more than the "
-                        f"{high} the executor runs")
+        raise PlanError(f"{where}: \"{key}\" is {value}; at most {high}"
+                        + (f" ({why})" if why else ""))
     return value
 
 
@@ -173,7 +173,8 @@ def _list(obj: dict, key: str, where: str) -> list:
 
 
 def _instruction(obj: object, where: str, groups: Dict[str, list],
-                 rank_ids: List[int]) -> Instruction:
+                 rank_ids: List[int], stages: int,
+                 microbatches: int) -> Instruction:
     if not isinstance(obj, dict):
         raise PlanError(f"{where}: an instruction must be an object")
     op = obj.get("op")
@@ -188,13 +189,15 @@ def _instruction(obj: object, where: str, groups: Dict[str, list],
     if op != "optimizer_step":
         optional = op in COLLECTIVE_OPS
         stage = _int(obj, "stage", where, -1 if optional else None,
-                     low=-1 if optional else 0)
+                     low=-1 if optional else 0, high=stages - 1,
+                     why=f"the plan has {stages} stages")
     microbatch = -1
     direction = ""
     peer = -1
     group = ""
     if op in COMPUTE_OPS or op in TRANSFER_OPS:
-        microbatch = _int(obj, "microbatch", where)
+        microbatch = _int(obj, "microbatch", where, high=microbatches - 1,
+                          why=f"the plan has {microbatches} microbatches")
     if op in TRANSFER_OPS:
         direction = obj.get("direction")
         if direction not in ("forward", "backward"):
@@ -210,9 +213,11 @@ def _instruction(obj: object, where: str, groups: Dict[str, list],
     return Instruction(op=op, stage=stage, microbatch=microbatch,
                        direction=direction, peer=peer, group=group,
                        bytes=_int(obj, "bytes", where, -1, low=-1,
-                                  high=MAX_BYTES),
-                       p2p_group=_int(obj, "p2p_group", where, -1, low=-1),
-                       overlap=_int(obj, "overlap", where, -1, low=-1))
+                                  high=MAX_BYTES, why="an int64"),
+                       p2p_group=_int(obj, "p2p_group", where, -1, low=-1,
+                                      high=MAX_BYTES, why="an int64"),
+                       overlap=_int(obj, "overlap", where, -1, low=-1,
+                                    high=MAX_BYTES, why="an int64"))
 
 
 def parse_plan(data: object) -> Plan:
@@ -224,10 +229,13 @@ def parse_plan(data: object) -> Plan:
     if data.get("version") != PLAN_VERSION:
         raise PlanError(f"unsupported plan version {data.get('version')!r}; "
                         f"this executor runs version {PLAN_VERSION}")
-    stages = _int(data, "stages", "plan", low=1, high=MAX_STAGES)
+    stages = _int(data, "stages", "plan", low=1, high=MAX_STAGES,
+                  why="the stages the executor runs")
     microbatches = _int(data, "microbatches", "plan", low=1)
-    replicas = _int(data, "replicas", "plan", 1, low=1, high=stages)
-    dp = _int(data, "data_parallel", "plan", 1, low=1, high=MAX_PROCESSES)
+    replicas = _int(data, "replicas", "plan", 1, low=1, high=stages,
+                    why="one stage per replica at least")
+    dp = _int(data, "data_parallel", "plan", 1, low=1, high=MAX_PROCESSES,
+              why="the executor starts a process per rank and replica")
     if stages % replicas or microbatches % replicas:
         raise PlanError(f"{replicas} replicas do not divide {stages} stages "
                         f"and {microbatches} microbatches")
@@ -273,7 +281,8 @@ def parse_plan(data: object) -> Plan:
             raise PlanError(f"ranks[{r}]: \"instructions\" must be an array")
         programs.append([
             _instruction(obj, f"ranks[{r}].instructions[{i}]", groups,
-                         rank_ids) for i, obj in enumerate(instructions)])
+                         rank_ids, stages, microbatches)
+            for i, obj in enumerate(instructions)])
     global_aux = []
     for k, h in enumerate(_list(data, "aux_heads", "plan")):
         if not isinstance(h, dict) or not isinstance(h.get("stage"), int) \
