@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Sched/SchedOps.h"
+#include "lib/Api/Api.h"
 #include "lib/Export/TorchCsv.h"
 #include "lib/Generate/Strategy.h"
 #include "lib/Import/TorchCsv.h"
@@ -607,10 +608,158 @@ void benchCli(llvm::StringRef binDir) {
   llvm::outs() << targetLine;
 }
 
+//===----------------------------------------------------------------------===//
+// Scaling in ranks and cells
+//===----------------------------------------------------------------------===//
+
+/// Writes `text` to a new temporary file with extension `suffix`; "" when
+/// it cannot.
+std::string temporaryFile(llvm::StringRef suffix, llvm::StringRef text) {
+  llvm::SmallString<128> path;
+  int fd = -1;
+  if (llvm::sys::fs::createTemporaryFile("schedc-bench", suffix, fd, path))
+    return "";
+  llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+  os << text;
+  return path.str().str();
+}
+
+/// The paths issue 20 found quadratic, each at n and 4n (a linear path
+/// takes about 4 times as long at 4n, a quadratic one 16 times): DualPipeV's
+/// generator in pp, sched-insert-collectives and the SVG in ranks (child
+/// processes under peak-rss), and the CSV reader of the Python module in
+/// cells per row (lib/Api, in this process). Also the peak of --emit json
+/// per compute action, against the estimate lib/Limits uses.
+void benchScaling(llvm::StringRef binDir) {
+  llvm::outs() << "\n## Scaling in ranks and cells (median of 3)\n\n"
+               << "| path | n | wall at n (s) | wall at 4n (s) | 4n / n | peak "
+                  "at 4n (MiB) |\n|---|---|---|---|---|---|\n";
+  const std::string schedc = (binDir + "/schedc").str();
+  const std::string opt = (binDir + "/sched-opt").str();
+  auto measure = [&](const std::vector<std::string> &command) {
+    std::vector<double> times, peaks;
+    for (int run = 0; run < 3; ++run)
+      if (std::optional<ChildRun> child = runChild(binDir, command)) {
+        times.push_back(child->seconds);
+        peaks.push_back(child->peakMiB);
+      }
+    return std::pair<double, double>{times.empty() ? -1 : median(times),
+                                     peaks.empty() ? -1 : median(peaks)};
+  };
+  auto row =
+      [&](llvm::StringRef label, int64_t n,
+          const std::function<std::vector<std::string>(int64_t)> &command) {
+        auto [small, smallPeak] = measure(command(n));
+        auto [large, peak] = measure(command(4 * n));
+        (void)smallPeak;
+        llvm::outs() << llvm::formatv(
+            "| {0} | {1} | {2:F3} | {3:F3} | {4:F1} | "
+            "{5:F0} |\n",
+            label, n, small, large, small > 0 ? large / small : 0.0, peak);
+      };
+  row("dualpipe-v generate, M 2 (pp)", 4096, [&](int64_t pp) {
+    return std::vector<std::string>{
+        schedc,           "generate", "--strategy",
+        "dualpipe-v",     "--pp",     std::to_string(pp),
+        "--microbatches", "2",        "--emit",
+        "mlir",           "-o",       "/dev/null"};
+  });
+  std::vector<std::string> files;
+  auto ranksFile = [&](int64_t ranks, llvm::StringRef suffix) {
+    std::string csv;
+    llvm::raw_string_ostream os(csv);
+    for (int64_t r = 0; r < ranks; ++r)
+      os << r << "F0," << r << "B0\n";
+    if (suffix == "csv") {
+      files.push_back(temporaryFile("csv", csv));
+      return files.back();
+    }
+    // The IR of the same schedule, for the passes.
+    MLIRContext context;
+    context.getOrLoadDialect<SchedDialect>();
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(csv, "ranks.csv"), llvm::SMLoc());
+    OwningOpRef<ModuleOp> module = importTorchCsv(sourceMgr, &context, {});
+    std::string text;
+    llvm::raw_string_ostream ir(text);
+    module->print(ir);
+    files.push_back(temporaryFile("mlir", text));
+    return files.back();
+  };
+  row("sched-insert-collectives (ranks)", 8192, [&](int64_t ranks) {
+    return std::vector<std::string>{opt, ranksFile(ranks, "mlir"),
+                                    "--sched-insert-collectives", "-o",
+                                    "/dev/null"};
+  });
+  const std::string svg = temporaryFile("svg", "");
+  row("schedc show, SVG (ranks)", 32768, [&](int64_t ranks) {
+    return std::vector<std::string>{schedc, "show", ranksFile(ranks, "csv"),
+                                    "-o", svg};
+  });
+  files.push_back(svg);
+  // The Python module's CSV reader, in this process.
+  auto readRow = [](int64_t cells) {
+    std::string row;
+    for (int64_t m = 0; m < cells / 2; ++m)
+      row += (m ? ",0F" : "0F") + std::to_string(m);
+    for (int64_t m = 0; m < cells / 2; ++m)
+      row += ",0B" + std::to_string(m);
+    row += "\n";
+    return timeIt(3, [&] {
+      cantFail(
+          api::readTorchCsvText(row, std::nullopt, std::nullopt, "bench.csv"));
+    });
+  };
+  const int64_t cells = 45'000;
+  const double small = readRow(cells), large = readRow(4 * cells);
+  llvm::outs() << llvm::formatv("| Python CSV reader, one row (cells) | {0} | "
+                                "{1:F3} | {2:F3} | {3:F1} | |\n",
+                                cells, small, large, large / small);
+  for (const std::string &file : files)
+    llvm::sys::fs::remove(file);
+
+  // --emit json: the peak's growth over the compute actions between 1,000
+  // and 4,000 microbatches at pp 8.
+  llvm::outs() << "\n| --emit json | bytes per compute action (peak growth, "
+                  "M 1,000 to 4,000, pp 8) |\n|---|---|\n";
+  int64_t worst = 0;
+  for (auto [strategy, vpp] :
+       {std::pair<Strategy, int32_t>{Strategy::OneFOneB, 1},
+        {Strategy::Interleaved1F1B, 2},
+        {Strategy::ZBH2, 1},
+        {Strategy::DualPipeV, 2}}) {
+    double peaks[2] = {};
+    int64_t actions[2] = {};
+    for (int k = 0; k < 2; ++k) {
+      PipelineShape shape;
+      shape.pp = 8;
+      shape.vpp = vpp;
+      shape.microbatches = k == 0 ? 1'000 : 4'000;
+      actions[k] = computeActionCount(strategy, shape);
+      peaks[k] = measure({schedc, "generate", "--strategy",
+                          strategyName(strategy).str(), "--pp", "8", "--vpp",
+                          std::to_string(vpp), "--microbatches",
+                          std::to_string(shape.microbatches), "--emit", "json",
+                          "-o", "/dev/null"})
+                     .second;
+    }
+    const auto perAction = static_cast<int64_t>(
+        (peaks[1] - peaks[0]) * 1024 * 1024 / double(actions[1] - actions[0]));
+    worst = std::max(worst, perAction);
+    llvm::outs() << llvm::formatv("| {0} | {1} |\n", strategyName(strategy),
+                                  perAction);
+  }
+  llvm::outs() << llvm::formatv(
+      "\nlib/Limits estimates --emit json with {0} bytes per action; the "
+      "largest measured is {1}.\n",
+      bytesPerAction(MemoryPath::EmitJson), worst);
+}
+
 } // namespace
 
 /// `schedc-bench memory` runs the memory table only, `schedc-bench cli` the
-/// CLI table only.
+/// CLI table only, `schedc-bench scaling` the scaling table only.
 int main(int argc, char **argv) {
   const llvm::StringRef only = argc > 1 ? argv[1] : "";
   // schedc and sched-translate sit next to this binary.
@@ -619,6 +768,10 @@ int main(int argc, char **argv) {
   llvm::outs() << "# schedc benchmarks\n";
   if (only == "cli") {
     benchCli(llvm::sys::path::parent_path(self));
+    return 0;
+  }
+  if (only == "scaling") {
+    benchScaling(llvm::sys::path::parent_path(self));
     return 0;
   }
   // Before this process starts threads: the memory bench forks.
@@ -630,5 +783,6 @@ int main(int argc, char **argv) {
   benchGeneration(context);
   benchVerify(context);
   benchCli(llvm::sys::path::parent_path(self));
+  benchScaling(llvm::sys::path::parent_path(self));
   return 0;
 }

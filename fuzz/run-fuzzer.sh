@@ -5,7 +5,7 @@
 # usage: fuzz/run-fuzzer.sh BUILD_DIR NAME SECONDS
 set -euo pipefail
 if [ $# -ne 3 ]; then
-  echo "usage: $0 BUILD_DIR torch-csv|parse|verify SECONDS" >&2
+  echo "usage: $0 BUILD_DIR torch-csv|parse|verify|description|json-plan SECONDS" >&2
   exit 2
 fi
 build=$1 name=$2 seconds=$3
@@ -13,6 +13,7 @@ fuzz=$(cd "$(dirname "$0")" && pwd)
 case $name in
   torch-csv) kind=csv max_len=2048 ;;
   parse | verify) kind=mlir max_len=4096 ;;
+  description | json-plan) kind=json max_len=4096 ;;
   *) echo "run-fuzzer.sh: error: unknown fuzz target '$name'" >&2; exit 2 ;;
 esac
 

@@ -12,6 +12,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
 
@@ -47,6 +48,20 @@ int64_t stageOf(Operation *op) {
   return cast<IntegerAttr>(op->getAttr("stage")).getInt();
 }
 
+/// The ranks a group's member sets hold, looked up once per schedule: a
+/// lookup per rank (GroupOp::getMemberSet scans every set) was quadratic in
+/// the ranks. Rank ids are verified non-negative, so as unsigned keys they
+/// never meet DenseMapInfo's reserved ones.
+using GroupRanks = llvm::DenseSet<uint64_t>;
+
+GroupRanks ranksOf(GroupOp group) {
+  GroupRanks ranks;
+  for (Attribute set : group.getMembers())
+    for (int64_t id : cast<DenseI64ArrayAttr>(set).asArrayRef())
+      ranks.insert(static_cast<uint64_t>(id));
+  return ranks;
+}
+
 /// Inserts the collectives of one rank.
 class RankInserter {
 public:
@@ -64,11 +79,11 @@ public:
     }
   }
 
-  LogicalResult insert(CollectiveOp decl, GroupOp group) {
+  LogicalResult insert(CollectiveOp decl, const GroupRanks &group) {
     for (int64_t stage : stages) {
       if (decl.getStage() && static_cast<int64_t>(*decl.getStage()) != stage)
         continue;
-      if (group.getMemberSet(rank.getId()).empty())
+      if (!group.contains(rank.getId()))
         return decl.emitOpError()
                << "asks rank " << rank.getId() << " (it holds stage " << stage
                << ") to issue a collective on group " << decl.getGroupAttr()
@@ -82,7 +97,7 @@ public:
   /// completes its stage's last gradient, unless the rank issues it already
   /// (sched-legalize-aux-loss puts it into schedules that hold more than
   /// compute).
-  LogicalResult insertBiasUpdate(AuxHeadOp head, GroupOp group) {
+  LogicalResult insertBiasUpdate(AuxHeadOp head, const GroupRanks &group) {
     const int64_t stage = static_cast<int64_t>(head.getStage());
     if (!stages.count(stage))
       return success();
@@ -92,7 +107,7 @@ public:
         if (update.getGroup() == groupRef.getValue() &&
             update.getStage() == static_cast<uint64_t>(stage))
           return success();
-    if (group.getMemberSet(rank.getId()).empty())
+    if (!group.contains(rank.getId()))
       return head.emitOpError()
              << "asks rank " << rank.getId() << " (it holds stage " << stage
              << ") for a bias update on group " << groupRef
@@ -245,22 +260,35 @@ struct InsertCollectivesPass
 
   LogicalResult runOn(ScheduleOp schedule) {
     Block &body = schedule.getBody().front();
+    // The declarations and their groups, once: walking the schedule's body
+    // and looking symbols up per rank was quadratic in the ranks (40 s at
+    // pp 32,768).
+    SymbolTable symbols(schedule);
+    // A std::map: the declarations keep pointers into it.
+    std::map<Operation *, GroupRanks> groupRanks;
+    auto ranksOfGroup = [&](llvm::StringRef name) -> const GroupRanks & {
+      auto group = symbols.lookup<GroupOp>(name);
+      auto [it, inserted] = groupRanks.try_emplace(group.getOperation());
+      if (inserted)
+        it->second = ranksOf(group);
+      return it->second;
+    };
+    std::vector<std::pair<CollectiveOp, const GroupRanks *>> decls;
+    for (auto decl : body.getOps<CollectiveOp>())
+      decls.emplace_back(decl, &ranksOfGroup(decl.getGroup()));
+    std::vector<std::pair<AuxHeadOp, const GroupRanks *>> heads;
+    for (auto head : body.getOps<AuxHeadOp>())
+      if (head.getScope() == AuxScope::AuxFree && head.getBiasGroupAttr())
+        heads.emplace_back(head,
+                           &ranksOfGroup(head.getBiasGroupAttr().getValue()));
     for (auto rank : body.getOps<RankOp>()) {
       RankInserter inserter(rank, prefetch);
-      for (auto decl : body.getOps<CollectiveOp>()) {
-        auto group = cast<GroupOp>(
-            SymbolTable::lookupNearestSymbolFrom(decl, decl.getGroupAttr()));
-        if (failed(inserter.insert(decl, group)))
+      for (auto &[decl, group] : decls)
+        if (failed(inserter.insert(decl, *group)))
           return failure();
-      }
-      for (auto head : body.getOps<AuxHeadOp>()) {
-        if (head.getScope() != AuxScope::AuxFree || !head.getBiasGroupAttr())
-          continue;
-        auto group = cast<GroupOp>(SymbolTable::lookupNearestSymbolFrom(
-            head, head.getBiasGroupAttr()));
-        if (failed(inserter.insertBiasUpdate(head, group)))
+      for (auto &[head, group] : heads)
+        if (failed(inserter.insertBiasUpdate(head, *group)))
           return failure();
-      }
       if (fsdp)
         inserter.insertFsdp();
       inserter.finish();

@@ -116,7 +116,9 @@ struct InsertP2PPass : sched::impl::InsertP2PBase<InsertP2PPass> {
     if (llvm::Error error = checkMemoryBudget(
             MemoryPath::InsertTransfers, countActions(scheduleOp), memoryBudget,
             "inserting transfers", "the pass option memory-budget=SIZE"))
-      return scheduleOp.emitError()
+      // At its location only: the note MLIR attaches to an error on an op
+      // would print the schedule refused as too big.
+      return mlir::emitError(scheduleOp.getLoc())
              << "cannot insert transfers: " << llvm::toString(std::move(error));
     std::vector<std::vector<Operation *>> origins;
     FailureOr<Schedule> compute = readSchedule(scheduleOp, &origins);

@@ -57,7 +57,7 @@ struct LegalizeAuxLossPass
 
   void runOnOperation() override {
     if (mode != "error" && mode != "reorder" && mode != "aux-free") {
-      getOperation().emitError()
+      mlir::emitError(getOperation().getLoc())
           << "sched-legalize-aux-loss: mode must be error, reorder or "
              "aux-free, got '"
           << std::string(mode) << "'";

@@ -31,29 +31,41 @@ struct VerifyPass : impl::VerifySchedulesBase<VerifyPass> {
     if (p2p == "eager") {
       options.p2p = P2PSemantics::Eager;
     } else if (p2p != "rendezvous") {
-      getOperation().emitError() << "sched-verify: unknown p2p semantics '"
-                                 << p2p << "'; expected eager or rendezvous";
+      mlir::emitError(getOperation().getLoc())
+          << "sched-verify: unknown p2p semantics '" << p2p
+          << "'; expected eager or rendezvous";
       return signalPassFailure();
     }
     if (proof == "search") {
       options.proofMode = ProofMode::Search;
     } else if (proof != "witness") {
-      getOperation().emitError() << "sched-verify: unknown proof mode '"
-                                 << proof << "'; expected witness or search";
+      mlir::emitError(getOperation().getLoc())
+          << "sched-verify: unknown proof mode '" << proof
+          << "'; expected witness or search";
       return signalPassFailure();
     }
     if (!memoryLimit.empty()) {
       llvm::Expected<MemoryLimit> limit = MemoryLimit::parse(memoryLimit);
       if (!limit) {
-        getOperation().emitError() << "sched-verify: memory-limit "
-                                   << llvm::toString(limit.takeError());
+        mlir::emitError(getOperation().getLoc())
+            << "sched-verify: memory-limit "
+            << llvm::toString(limit.takeError());
         return signalPassFailure();
       }
       options.memoryLimit = *limit;
     }
+    // As schedc verify's flag: outside [0, 1] (or NaN) the residue held
+    // from I to W is negative and turns a memory violation into "verified".
+    if (!(weightGradFraction >= 0 && weightGradFraction <= 1)) {
+      mlir::emitError(getOperation().getLoc())
+          << "sched-verify: weight-grad-fraction must be a number in [0, 1], "
+             "got "
+          << weightGradFraction;
+      return signalPassFailure();
+    }
     options.weightGradFraction = weightGradFraction;
     if (!(timeout >= 0 && std::isfinite(timeout))) {
-      getOperation().emitError()
+      mlir::emitError(getOperation().getLoc())
           << "sched-verify: timeout must be a finite number of seconds >= 0 "
              "(0: no limit), got "
           << timeout;
@@ -68,7 +80,7 @@ struct VerifyPass : impl::VerifySchedulesBase<VerifyPass> {
       smtlib = std::make_unique<llvm::ToolOutputFile>(smtlibPath, error,
                                                       llvm::sys::fs::OF_Text);
       if (error) {
-        getOperation().emitError()
+        mlir::emitError(getOperation().getLoc())
             << "sched-verify: cannot write the SMT-LIB file '" << smtlibPath
             << "': " << error.message();
         return signalPassFailure();

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Sched/SchedOps.h"
+#include "lib/Limits/ActionTime.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -215,9 +216,10 @@ LogicalResult StageOp::verify() {
        {std::pair<StringRef, double>{"forward", getForward().convertToDouble()},
         {"backward_input", getBackwardInput().convertToDouble()},
         {"backward_weight", getBackwardWeight().convertToDouble()}})
-    if (!std::isfinite(cost) || cost < 0)
-      return emitOpError() << name << " cost must be a finite number >= 0, "
-                           << "got " << cost;
+    if (!std::isfinite(cost) || cost < 0 ||
+        (cost != 0 && cost < kMinActionTime))
+      return emitOpError() << name << " cost must be 0 or a finite number "
+                           << ">= 1e-300, got " << cost;
   if (getWeightGrad() > getActivation())
     return emitOpError() << "weight_grad (" << getWeightGrad()
                          << " bytes) exceeds activation ("

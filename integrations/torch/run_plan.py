@@ -22,6 +22,10 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
+# A day: longer than any step the executor runs.
+MAX_TIMEOUT = 86400.0
+
+
 def main(argv: list) -> int:
     parser = argparse.ArgumentParser(
         prog="run_plan.py", description=__doc__,
@@ -40,8 +44,11 @@ def main(argv: list) -> int:
                              "instruction for this long is a deadlock "
                              "(default 5)")
     args = parser.parse_args(argv)
-    if not args.timeout > 0:
-        print("run_plan.py: error: --timeout must be > 0", file=sys.stderr)
+    # The processes' store takes the timeout as a timedelta: inf overflowed.
+    if not 0 < args.timeout <= MAX_TIMEOUT:
+        print(f"run_plan.py: error: --timeout must be > 0 and at most "
+              f"{MAX_TIMEOUT:g} seconds, got {args.timeout:g}",
+              file=sys.stderr)
         return 2
     try:
         import torch  # noqa: F401

@@ -113,6 +113,30 @@ static int64_t cellOfColumn(llvm::StringRef line, uint32_t column) {
       line.take_front(column > 0 ? column - 1 : 0).count(','));
 }
 
+/// The cells of the 1-based characters `columns` of `line`, counting the
+/// commas once over the row (column by column it was quadratic in the
+/// cells: 18.6 s for a row of 180,000). The reader gives the columns of a
+/// row in order; one that goes back counts again from the start.
+static std::vector<int64_t> cellsOfColumns(llvm::StringRef line,
+                                           llvm::ArrayRef<uint32_t> columns) {
+  std::vector<int64_t> cells;
+  cells.reserve(columns.size());
+  size_t scanned = 0;
+  int64_t commas = 0;
+  for (uint32_t column : columns) {
+    const size_t end =
+        std::min<size_t>(column > 0 ? column - 1 : 0, line.size());
+    if (end < scanned) {
+      scanned = 0;
+      commas = 0;
+    }
+    commas += static_cast<int64_t>(line.slice(scanned, end).count(','));
+    scanned = end;
+    cells.push_back(commas);
+  }
+  return cells;
+}
+
 /// Where a diagnostic of the CSV reader points: "name:line:column" for a
 /// CSV, "rank R, step K" for pipeline_order (line R + 1, cell K).
 static std::string placeOf(mlir::Location location,
@@ -165,9 +189,7 @@ readCsv(llvm::StringRef text, std::optional<int64_t> stages,
   source.schedule = std::move(read->schedule);
   for (size_t r = 0; r < read->columns.size(); ++r) {
     llvm::StringRef line = r < lines.size() ? lines[r] : "";
-    std::vector<int64_t> &steps = source.steps.emplace_back();
-    for (uint32_t column : read->columns[r])
-      steps.push_back(cellOfColumn(line, column));
+    source.steps.push_back(cellsOfColumns(line, read->columns[r]));
   }
   return source;
 }

@@ -110,6 +110,20 @@ std::optional<Precision> sched::parsePrecision(llvm::StringRef name) {
   return std::nullopt;
 }
 
+// The ranges of the cluster's figures (docs/limits.md): an order of
+// magnitude or more around any device built, and within them every time
+// and size the cost model derives stays finite and exact enough.
+/// 1 GFLOP/s to 1 EFLOP/s per device (a B200 has 2.25e15).
+static constexpr NumberRange kPeakFlopsRange{1e9, 1e18};
+/// 1 MiB to 1 PiB (memory limits are 64-bit integers in the IR).
+static constexpr NumberRange kHbmBytesRange{1 << 20, 1125899906842624.0};
+/// 1 MB/s to 1 PB/s per device.
+static constexpr NumberRange kBandwidthRange{1e6, 1e15};
+/// 0 (none), or 1 ps to 1 s per message.
+static constexpr NumberRange kLatencyRange{1e-12, 1, /*allowZero=*/true};
+/// 0 (no small-message loss), or 1 byte to 1 TB.
+static constexpr NumberRange kHalfBytesRange{1, 1e12, /*allowZero=*/true};
+
 /// The tables a calibration measured (integrations/torch/calibrate.py):
 /// GEMMs by shape and precision, flash attention by sequence length, and
 /// the profile's name. Each entry's errors name it
@@ -192,19 +206,25 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
       d.fail("peak_flops", "missing");
     if (peak) {
       DescriptionReader p(*peak, "device.peak_flops.");
-      spec.peakBf16 = p.number("bf16", std::nullopt);
-      spec.peakFp8 = p.number("fp8", 0.0, /*allowZero=*/true);
+      spec.peakBf16 = p.number("bf16", std::nullopt, kPeakFlopsRange);
+      spec.peakFp8 = p.number(
+          "fp8", 0.0,
+          {kPeakFlopsRange.min, kPeakFlopsRange.max, /*allowZero=*/true});
       d.adopt(p);
     }
-    spec.hbmBytes = d.number("hbm_bytes", std::nullopt);
-    spec.hbmBandwidth = d.number("hbm_bandwidth", std::nullopt);
+    spec.hbmBytes = d.number("hbm_bytes", std::nullopt, kHbmBytesRange);
+    spec.hbmBandwidth =
+        d.number("hbm_bandwidth", std::nullopt, kBandwidthRange);
     in.adopt(d);
     spec.efficiency = efficiencyForDevice(spec.deviceName);
   }
-  spec.domainSize = in.integer("domain_size", 1);
-  spec.domainBandwidth = in.number("domain_bandwidth", std::nullopt);
-  spec.scaleOutBandwidth = in.number("scale_out_bandwidth", std::nullopt);
-  spec.latency = in.number("latency_s", 10e-6, /*allowZero=*/true);
+  spec.domainSize =
+      in.integer("domain_size", 1, std::nullopt, int64_t(1) << 24);
+  spec.domainBandwidth =
+      in.number("domain_bandwidth", std::nullopt, kBandwidthRange);
+  spec.scaleOutBandwidth =
+      in.number("scale_out_bandwidth", std::nullopt, kBandwidthRange);
+  spec.latency = in.number("latency_s", 10e-6, kLatencyRange);
   std::string topology = in.string("topology", std::string("switch"));
   if (topology == "switch")
     spec.topology = Topology::Switch;
@@ -226,10 +246,10 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
       out.latentAttention.clear();
     }
     out.hbm = e.fraction("hbm", out.hbm);
-    out.domainHalfBytes =
-        e.number("domain_half_bytes", out.domainHalfBytes, /*allowZero=*/true);
+    out.domainHalfBytes = e.number("domain_half_bytes", out.domainHalfBytes,
+                                   kHalfBytesRange);
     out.scaleOutHalfBytes = e.number("scale_out_half_bytes",
-                                     out.scaleOutHalfBytes, /*allowZero=*/true);
+                                     out.scaleOutHalfBytes, kHalfBytesRange);
     readMeasuredTables(e, out);
     out.domainCollective = e.fraction("domain_collective", out.domainCollective);
     out.scaleOutCollective =
@@ -238,8 +258,6 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
     out.usableMemory = e.fraction("usable_memory", out.usableMemory);
     in.adopt(e);
   }
-  if (in.ok() && spec.domainSize > (int64_t(1) << 24))
-    in.fail("domain_size", "larger than 2^24 devices");
   if (llvm::Error error = in.takeError())
     return std::move(error);
   return spec;

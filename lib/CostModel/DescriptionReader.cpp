@@ -2,7 +2,14 @@
 
 #include "lib/CostModel/DescriptionReader.h"
 
+#include "lib/Limits/JsonInteger.h"
+#include "lib/Limits/NestingDepth.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
 
@@ -23,19 +30,38 @@ void DescriptionReader::fail(llvm::StringRef key, const llvm::Twine &message) {
     error = path(key) + ": " + message.str();
 }
 
+/// A number as messages quote it: 1048576, 1e+308, 4.94066e-324, 0.5.
+static std::string quoteNumber(double value) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (value == std::floor(value) && std::fabs(value) < 1e16)
+    os << llvm::format("%.0f", value);
+  else
+    os << llvm::format("%g", value);
+  return text;
+}
+
 int64_t DescriptionReader::integer(llvm::StringRef key, int64_t min,
-                                   std::optional<int64_t> fallback) {
+                                   std::optional<int64_t> fallback,
+                                   int64_t max) {
   const llvm::json::Value *value = get(key, !fallback);
   if (!value)
     return fallback.value_or(min);
-  std::optional<int64_t> n = value->getAsInteger();
+  std::optional<int64_t> n = jsonInteger(*value);
+  std::optional<double> d = value->getAsNumber();
   // A whole number written as 4096.0 is accepted too.
-  if (!n)
-    if (std::optional<double> d = value->getAsNumber())
-      if (std::isfinite(*d) && *d == std::floor(*d) && std::fabs(*d) < 9e15)
-        n = static_cast<int64_t>(*d);
-  if (!n || *n < min) {
-    fail(key, "expected an integer >= " + llvm::Twine(min));
+  if (!n && d && std::isfinite(*d) && *d == std::floor(*d) &&
+      std::fabs(*d) < 9e15)
+    n = static_cast<int64_t>(*d);
+  if (!n || *n < min || *n > max) {
+    std::string got = n   ? std::to_string(*n)
+                      : d ? quoteNumber(*d)
+                          : std::string("no number");
+    if (max == kMaxDescriptionInteger)
+      fail(key, "expected an integer >= " + llvm::Twine(min) + ", got " + got);
+    else
+      fail(key, "expected an integer in [" + llvm::Twine(min) + ", " +
+                    llvm::Twine(max) + "], got " + got);
     return fallback.value_or(min);
   }
   return *n;
@@ -43,26 +69,25 @@ int64_t DescriptionReader::integer(llvm::StringRef key, int64_t min,
 
 double DescriptionReader::number(llvm::StringRef key,
                                  std::optional<double> fallback,
-                                 bool allowZero) {
+                                 NumberRange range) {
   const llvm::json::Value *value = get(key, !fallback);
   if (!value)
-    return fallback.value_or(1);
+    return fallback.value_or(range.min);
   std::optional<double> d = value->getAsNumber();
-  if (!d || !std::isfinite(*d) || *d < 0 || (!allowZero && *d == 0)) {
-    fail(key, allowZero ? "expected a finite number >= 0"
-                        : "expected a finite number > 0");
-    return fallback.value_or(1);
+  // The negated comparisons refuse NaN as well.
+  if (!d || (!(range.allowZero && *d == 0) &&
+             !(*d >= range.min && *d <= range.max))) {
+    fail(key, "expected a number in [" + quoteNumber(range.min) + ", " +
+                  quoteNumber(range.max) + "]" +
+                  (range.allowZero ? " or 0" : "") + ", got " +
+                  (d ? quoteNumber(*d) : std::string("no number")));
+    return fallback.value_or(range.min);
   }
   return *d;
 }
 
 double DescriptionReader::fraction(llvm::StringRef key, double fallback) {
-  double value = number(key, fallback);
-  if (value > 1) {
-    fail(key, "expected a fraction in (0, 1]");
-    return fallback;
-  }
-  return value;
+  return number(key, fallback, {kMinFraction, 1});
 }
 
 const llvm::json::Array *DescriptionReader::array(llvm::StringRef key,
@@ -125,6 +150,22 @@ llvm::Error DescriptionReader::takeError() const {
 
 llvm::Expected<llvm::json::Value>
 sched::parseDescriptionJson(llvm::StringRef text) {
+  if (text.size() > kMaxDescriptionBytes)
+    return llvm::createStringError(
+        llvm::formatv("{0} bytes, more than the {1} a description may have",
+                      text.size(), kMaxDescriptionBytes)
+            .str());
+  // llvm::json recurses per level: 35,000 '[' overflowed the stack.
+  if (std::optional<size_t> at = findTooDeepNesting(text)) {
+    llvm::StringRef before = text.take_front(*at);
+    size_t line = before.count('\n') + 1;
+    size_t column = *at - (before.rfind('\n') + 1) + 1;
+    return llvm::createStringError(
+        llvm::formatv("line {0}, column {1}: brackets nest deeper than {2} "
+                      "levels here; a description nests fewer than five",
+                      line, column, kMaxNestingDepth)
+            .str());
+  }
   llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
   if (!value)
     return llvm::createStringError("malformed JSON: " +
@@ -135,6 +176,14 @@ sched::parseDescriptionJson(llvm::StringRef text) {
 }
 
 llvm::Expected<std::string> sched::readDescriptionFile(llvm::StringRef path) {
+  // The size first: a description is read whole.
+  uint64_t size = 0;
+  if (!llvm::sys::fs::file_size(path, size) && size > kMaxDescriptionBytes)
+    return llvm::createStringError(
+        llvm::formatv("'{0}' has {1} bytes, more than the {2} a description "
+                      "may have",
+                      path, size, kMaxDescriptionBytes)
+            .str());
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer)

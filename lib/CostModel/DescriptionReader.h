@@ -19,20 +19,40 @@
 
 namespace sched {
 
+/// The largest integer a description field may hold: every count and size
+/// is far below it, and doubles hold it exactly.
+inline constexpr int64_t kMaxDescriptionInteger = int64_t(1) << 53;
+
+/// The smallest efficiency or share: below it a device does no work, and
+/// dividing by it overflows the cost model's times (5e-324 gave a
+/// "verified" plan at 1,296,368% MFU).
+inline constexpr double kMinFraction = 1e-3;
+
+/// The range of a number field: [min, max], and 0 as well when `allowZero`
+/// (an absent feature, as an fp8 peak of 0). `min` > 0 keeps denormals,
+/// and the infinities a quotient by them gives, out of the cost model.
+struct NumberRange {
+  double min;
+  double max;
+  bool allowZero = false;
+};
+
 class DescriptionReader {
 public:
   /// Reads the object `object`, whose fields are named `prefix` + key.
   DescriptionReader(const llvm::json::Object &object, std::string prefix = "")
       : object(object), prefix(std::move(prefix)) {}
 
-  /// An integer field >= `min`; `fallback` when absent (an error when
-  /// there is none).
+  /// An integer field in [`min`, `max`]; `fallback` when absent (an error
+  /// when there is none).
   int64_t integer(llvm::StringRef key, int64_t min,
-                  std::optional<int64_t> fallback = std::nullopt);
-  /// A finite number > 0 (or >= 0 when `allowZero`).
+                  std::optional<int64_t> fallback = std::nullopt,
+                  int64_t max = kMaxDescriptionInteger);
+  /// A number field in `range`; `fallback` when absent (an error when there
+  /// is none). Non-finite values and denormals are refused with the range.
   double number(llvm::StringRef key, std::optional<double> fallback,
-                bool allowZero = false);
-  /// A number in (0, 1].
+                NumberRange range);
+  /// An efficiency or share: a number in [kMinFraction, 1].
   double fraction(llvm::StringRef key, double fallback);
   bool boolean(llvm::StringRef key, bool fallback);
   /// A string, or `fallback` when absent.
@@ -67,7 +87,12 @@ private:
   std::string error;
 };
 
+/// The largest description file: real ones are under 2 KB.
+inline constexpr size_t kMaxDescriptionBytes = size_t(1) << 20;
+
 /// Parses `text` as a JSON object; the error says where it is malformed.
+/// Text over kMaxDescriptionBytes, or nesting deeper than
+/// kMaxNestingDepth, is refused before the parser sees it.
 llvm::Expected<llvm::json::Value> parseDescriptionJson(llvm::StringRef text);
 
 /// Reads the file at `path` (errors name the path).

@@ -87,5 +87,16 @@ llvm::Expected<Layout> sched::parseLayout(llvm::StringRef text) {
                                      "' is not an integer in [1, 2^24]");
     *field = n;
   }
+  // Each factor fits, but four of 2^24 wrap past 2^64: multiply while the
+  // product stays within the devices --devices takes.
+  constexpr int64_t kMaxDevices = int64_t(1) << 24;
+  int64_t devices = 1;
+  for (int64_t factor : {layout.dp, layout.tp, layout.pp, layout.cp}) {
+    if (factor > kMaxDevices / devices)
+      return llvm::createStringError(
+          "--layout: dp x tp x pp x cp is more than 2^24 devices (" +
+          layout.str() + ")");
+    devices *= factor;
+  }
   return layout;
 }

@@ -187,8 +187,10 @@ llvm::Expected<ModelSpec> sched::parseModelSpec(llvm::StringRef jsonText) {
                           scope + "\"");
     in.adopt(a);
   }
-  model.seqLen = in.integer("seq_len", 0, 0);
-  model.globalBatchTokens = in.integer("global_batch_tokens", 0, 0);
+  // The ranges of schedc plan's --seq-len and --global-batch-tokens.
+  model.seqLen = in.integer("seq_len", 0, 0, int64_t(1) << 24);
+  model.globalBatchTokens =
+      in.integer("global_batch_tokens", 0, 0, int64_t(1) << 40);
   // Sizes beyond these make every product below overflow-prone and are not
   // models anyone trains.
   constexpr int64_t kMaxDim = int64_t(1) << 24;
@@ -200,7 +202,8 @@ llvm::Expected<ModelSpec> sched::parseModelSpec(llvm::StringRef jsonText) {
         {"head_dim", model.headDim},
         {"vocab", model.vocab}})
     if (in.ok() && value > kMaxDim)
-      in.fail(key, "larger than " + llvm::Twine(kMaxDim));
+      in.fail(key,
+              llvm::Twine(value) + " is larger than " + llvm::Twine(kMaxDim));
   if (llvm::Error error = in.takeError())
     return std::move(error);
   return model;

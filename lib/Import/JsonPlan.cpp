@@ -1,6 +1,7 @@
 //===- JsonPlan.cpp - import JSON runtime plans ---------------------------===//
 //
-// llvm::json parses the text; this file checks the plan's structure field
+// llvm::json parses the text, the instructions one at a time (lib/Import/
+// InstructionArrays.h); this file checks the plan's structure field
 // by field (docs/runtime-plan.schema.json) and builds the plain schedule.
 // llvm::json keeps no source positions, so a scan of the text finds the `{`
 // of each instruction (the objects that hold an "op" key) for diagnostics.
@@ -9,7 +10,10 @@
 
 #include "lib/Import/JsonPlan.h"
 #include "dialects/Sched/SchedOps.h"
+#include "lib/Import/InstructionArrays.h"
+#include "lib/Limits/JsonInteger.h"
 #include "lib/Limits/NestingDepth.h"
+#include "lib/Limits/ResourceLimits.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
 
 #include "mlir/IR/Builders.h"
@@ -134,8 +138,18 @@ private:
                                 RankProgram &program,
                                 std::vector<BufferSlots> &slots);
   LogicalResult readRanks(const llvm::json::Array &ranks);
+  /// How many instructions rank `r` has: its cut array's elements, or
+  /// `list`'s (the array as parsed) when it was not cut.
+  size_t instructionCount(size_t r, const llvm::json::Array &list) const;
+  /// Parses the element [begin, end) of the text into `out`; a malformed
+  /// one is reported at its line and column in the text.
+  LogicalResult parseElement(size_t begin, size_t end, llvm::json::Value &out);
 
   StringRef text;
+  /// The instructions arrays cut out of the text, parsed one element at a
+  /// time (lib/Import/InstructionArrays.h); none when the text could not
+  /// be cut, and llvm::json reads it whole.
+  std::optional<InstructionArrays> cut;
   JsonPlanInput result;
   /// The instruction being read, -1 when none.
   int32_t rank = -1;
@@ -193,7 +207,7 @@ LogicalResult PlanReader::readInt(const llvm::json::Object &object,
     }
     return error(where) << "\"" << key << "\" is missing";
   }
-  std::optional<int64_t> number = value->getAsInteger();
+  std::optional<int64_t> number = jsonInteger(*value);
   if (!number || *number < low || *number > high)
     return error(where) << "\"" << key << "\" must be an integer from " << low
                         << " to " << high;
@@ -382,7 +396,7 @@ LogicalResult PlanReader::readGroups(const llvm::json::Object &root) {
                                "rank ids";
       std::vector<int32_t> &indices = out.members.emplace_back();
       for (const llvm::json::Value &idValue : *set) {
-        std::optional<int64_t> id = idValue.getAsInteger();
+        std::optional<int64_t> id = jsonInteger(idValue);
         auto index = id ? rankIndex.find(*id) : rankIndex.end();
         if (index == rankIndex.end())
           return error(where) << "a member is not a rank id of the plan";
@@ -530,7 +544,7 @@ LogicalResult PlanReader::readStageRanks(const llvm::json::Object &root) {
   for (const llvm::json::Value &value : *ranks) {
     if (value.kind() == llvm::json::Value::Null)
       continue;
-    std::optional<int64_t> id = value.getAsInteger();
+    std::optional<int64_t> id = jsonInteger(value);
     if (!id || !rankIndex.count(*id))
       return error("stage_ranks") << "must hold rank ids of the plan or null";
   }
@@ -664,6 +678,36 @@ LogicalResult PlanReader::readInstruction(const llvm::json::Value &value,
   return success();
 }
 
+size_t PlanReader::instructionCount(size_t r,
+                                    const llvm::json::Array &list) const {
+  if (cut)
+    if (auto found = cut->elements.find(r); found != cut->elements.end())
+      return found->second.size();
+  return list.size();
+}
+
+LogicalResult PlanReader::parseElement(size_t begin, size_t end,
+                                       llvm::json::Value &out) {
+  llvm::Expected<llvm::json::Value> parsed =
+      llvm::json::parse(text.slice(begin, end));
+  if (parsed) {
+    out = std::move(*parsed);
+    return success();
+  }
+  unsigned line, column;
+  std::string message;
+  splitParseError(llvm::toString(parsed.takeError()), line, column, message);
+  // From the element's position to the text's.
+  StringRef before = text.take_front(begin);
+  const unsigned firstLine = before.count('\n') + 1;
+  const unsigned firstColumn = begin - (before.rfind('\n') + 1) + 1;
+  if (line == 1)
+    column += firstColumn - 1;
+  line += firstLine - 1;
+  emitError(result.locate(line, column)) << "malformed JSON: " << message;
+  return failure();
+}
+
 LogicalResult PlanReader::readRanks(const llvm::json::Array &ranks) {
   Schedule &schedule = result.plan.schedule;
   bool anySlot = false;
@@ -676,11 +720,20 @@ LogicalResult PlanReader::readRanks(const llvm::json::Array &ranks) {
     rank = static_cast<int32_t>(r);
     bundles.clear();
     RankProgram &program = schedule.ranks[r];
-    program.actions.reserve(instructions->size());
+    const size_t count = instructionCount(r, *instructions);
+    const std::vector<std::pair<size_t, size_t>> *elements =
+        cut && cut->elements.count(r) ? &cut->elements.at(r) : nullptr;
+    program.actions.reserve(count);
     std::vector<BufferSlots> &slots = result.plan.slots.emplace_back();
-    for (size_t i = 0; i < instructions->size(); ++i) {
+    for (size_t i = 0; i < count; ++i) {
       instruction = static_cast<int32_t>(i);
-      if (failed(readInstruction((*instructions)[i], program, slots)))
+      // One instruction parsed at a time, dropped once read.
+      llvm::json::Value element = nullptr;
+      if (elements && failed(parseElement((*elements)[i].first,
+                                          (*elements)[i].second, element)))
+        return failure();
+      if (failed(readInstruction(elements ? element : (*instructions)[i],
+                                 program, slots)))
         return failure();
       anySlot |= slots.back().slot >= 0 || slots.back().recvSlot >= 0;
     }
@@ -692,7 +745,17 @@ LogicalResult PlanReader::readRanks(const llvm::json::Array &ranks) {
 }
 
 FailureOr<JsonPlanInput> PlanReader::read() {
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  cut = cutInstructionArrays(text);
+  StringRef document = cut ? StringRef(cut->skeleton) : text;
+  // llvm::json's DOM takes some 5.5 KB per object or array however small:
+  // count what it will hold before it allocates (a 5.6 MB file of small
+  // objects passed 4 GB).
+  if (llvm::Error error = checkJsonBudget(countBrackets(document).opened,
+                                          kDefaultMemoryBudget, "the plan")) {
+    emitError(result.locate(1, 1)) << llvm::toString(std::move(error));
+    return failure();
+  }
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(document);
   if (!parsed) {
     unsigned line, column;
     std::string message;
@@ -715,18 +778,18 @@ FailureOr<JsonPlanInput> PlanReader::read() {
   // Locate the instructions before reading them, for the diagnostics.
   std::vector<std::pair<unsigned, unsigned>> found = scanInstructions(text);
   size_t total = 0;
-  for (const llvm::json::Value &value : *ranks)
+  for (size_t r = 0; r < ranks->size(); ++r)
     if (const llvm::json::Array *list =
-            value.getAsObject()->getArray("instructions"))
-      total += list->size();
+            (*ranks)[r].getAsObject()->getArray("instructions"))
+      total += instructionCount(r, *list);
   if (found.size() == total) {
     size_t next = 0;
-    for (const llvm::json::Value &value : *ranks) {
+    for (size_t r = 0; r < ranks->size(); ++r) {
       std::vector<std::pair<unsigned, unsigned>> &rankPositions =
           result.positions.emplace_back();
       if (const llvm::json::Array *list =
-              value.getAsObject()->getArray("instructions"))
-        for (size_t i = 0; i < list->size(); ++i)
+              (*ranks)[r].getAsObject()->getArray("instructions"))
+        for (size_t i = 0; i < instructionCount(r, *list); ++i)
           rankPositions.push_back(found[next++]);
     }
   }

@@ -7,6 +7,11 @@
 using namespace sched;
 
 std::optional<size_t> sched::findTooDeepNesting(llvm::StringRef text) {
+  return countBrackets(text).tooDeep;
+}
+
+BracketCount sched::countBrackets(llvm::StringRef text) {
+  BracketCount count;
   unsigned depth = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     switch (text[i]) {
@@ -23,8 +28,11 @@ std::optional<size_t> sched::findTooDeepNesting(llvm::StringRef text) {
     case '{':
     case '[':
     case '(':
-      if (++depth > kMaxNestingDepth)
-        return i;
+      ++count.opened;
+      if (++depth > kMaxNestingDepth) {
+        count.tooDeep = i;
+        return count;
+      }
       break;
     case '}':
     case ']':
@@ -36,7 +44,7 @@ std::optional<size_t> sched::findTooDeepNesting(llvm::StringRef text) {
       break;
     }
   }
-  return std::nullopt;
+  return count;
 }
 
 bool sched::reportTooDeepNesting(llvm::SourceMgr &sourceMgr) {

@@ -21,9 +21,18 @@ namespace sched {
 /// plans nest fewer than ten; the parsers handle thousands.
 inline constexpr unsigned kMaxNestingDepth = 512;
 
-/// The offset of the first bracket ('{', '[' or '(') of `text` that opens
-/// past kMaxNestingDepth open ones, outside string literals ("...", with
-/// backslash escapes) and // comments; std::nullopt when there is none.
+/// The brackets ('{', '[' or '(') of a text, outside string literals
+/// ("...", with backslash escapes) and // comments.
+struct BracketCount {
+  /// How many open, up to the first too deep.
+  size_t opened = 0;
+  /// The offset of the first that opens past kMaxNestingDepth open ones.
+  std::optional<size_t> tooDeep;
+};
+BracketCount countBrackets(llvm::StringRef text);
+
+/// countBrackets(text).tooDeep: the offset of the first bracket past the
+/// depth limit, std::nullopt when there is none.
 std::optional<size_t> findTooDeepNesting(llvm::StringRef text);
 
 /// Checks the main buffer of `sourceMgr`; when it nests too deep, prints

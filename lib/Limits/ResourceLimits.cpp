@@ -35,6 +35,17 @@ int64_t sched::bytesPerAction(MemoryPath path) {
     return 48; // measured 38
   case MemoryPath::EmitTorchCsvComms:
     return 328; // measured 296
+  case MemoryPath::EmitJson:
+    // The peak of schedc generate --emit json (/usr/bin/time) over the
+    // compute actions, between 1,000 and 4,000 microbatches at pp 8: 1f1b
+    // 1,903, interleaved-1f1b 1,944, zb-h2 1,111, dualpipe-v 868. It was
+    // estimated at EmitMlir's 224, and 1f1b at 200,000 microbatches passed
+    // the budget to run Z3 out of memory at 3.15 GB.
+    return 2144; // measured 1,944
+  case MemoryPath::ReadJson:
+    // schedc verify on {"x": [{"a": 1}, ...]}: 1.08 GB for 200,000
+    // objects (docs/limits.md).
+    return 5920; // measured 5,548
   }
   llvm_unreachable("unknown memory path");
 }
@@ -57,6 +68,23 @@ llvm::Error sched::checkMemoryBudget(MemoryPath path, int64_t actions,
                     "{5} (docs/limits.md)",
                     what, needText, actions, each, formatMemorySize(budget),
                     raise)
+          .str());
+}
+
+llvm::Error sched::checkJsonBudget(int64_t containers, int64_t budget,
+                                   llvm::StringRef what) {
+  const int64_t each = bytesPerAction(MemoryPath::ReadJson);
+  const uint64_t need = llvm::SaturatingMultiply(
+      static_cast<uint64_t>(std::max<int64_t>(containers, 0)),
+      static_cast<uint64_t>(each));
+  if (need <= static_cast<uint64_t>(budget))
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::formatv("{0} holds {1} JSON objects and arrays, about {2} to read "
+                    "at {3} bytes each, more than the budget of {4} "
+                    "(docs/limits.md)",
+                    what, containers, formatMemorySize(int64_t(need)), each,
+                    formatMemorySize(budget))
           .str());
 }
 

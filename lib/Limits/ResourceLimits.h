@@ -49,6 +49,14 @@ enum class MemoryPath : uint8_t {
   /// schedc generate --emit torch-csv-comms: generate, insert transfers,
   /// write the CSV, per compute action.
   EmitTorchCsvComms,
+  /// schedc generate --emit json: generate, lower, insert transfers,
+  /// collectives and buffer slots, prove the schedule with Z3 and write the
+  /// plan, per compute action.
+  EmitJson,
+  /// Reading a JSON document (a runtime plan) with llvm::json, per object
+  /// and array it holds: its DOM gives each object a hash table of 64
+  /// slots at the first key.
+  ReadJson,
 };
 
 /// The peak working memory per action of `path`, in bytes: the peak
@@ -62,6 +70,13 @@ int64_t bytesPerAction(MemoryPath path);
 /// than the budget; raise it with `raise` (e.g. "--memory-budget=SIZE").
 llvm::Error checkMemoryBudget(MemoryPath path, int64_t actions, int64_t budget,
                               llvm::StringRef what, llvm::StringRef raise);
+
+/// Refuses reading a JSON document of `containers` objects and arrays
+/// (MemoryPath::ReadJson) when that is over `budget` bytes. One line:
+/// `what` holds N JSON objects and arrays, about X to read, more than the
+/// budget.
+llvm::Error checkJsonBudget(int64_t containers, int64_t budget,
+                            llvm::StringRef what);
 
 /// Refuses output of `bytes` bytes over `budget`: output that grows with
 /// something else than the actions (the text grid: ranks x time steps).

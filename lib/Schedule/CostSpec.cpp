@@ -1,6 +1,7 @@
 //===- CostSpec.cpp - per-stage costs from a command-line spec ------------===//
 
 #include "lib/Schedule/CostSpec.h"
+#include "lib/Limits/ActionTime.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -43,6 +44,11 @@ llvm::Expected<CostSpec> sched::parseCostSpec(llvm::StringRef text) {
                        "'");
     if (number < 0)
       return costError("--cost " + key + " must be >= 0, got " + value);
+    // Below it a picture's scale (its width over the makespan) is no
+    // longer finite: f=1e-320 drew at x="inf".
+    if (number != 0 && number < kMinActionTime)
+      return costError("--cost " + key + " must be 0 or at least 1e-300, got " +
+                       value);
     switch (k) {
     case 0:
       spec.forward = number;

@@ -390,8 +390,15 @@ llvm::Expected<Timeline> ListSimulator::run() {
     if (pos[r] < schedule.ranks[r].actions.size())
       return stuckError();
   timeline.makespan = 0;
-  for (double t : clock)
+  for (double t : clock) {
+    // A NaN compares false with everything, so max() alone would drop it
+    // (a cost of inf * 0 became a makespan of 0: "verified" at any MFU).
+    if (std::isnan(t))
+      return llvm::make_error<SimulationRangeError>(
+          "the simulated times are not numbers (NaN); a stage cost is NaN "
+          "or the product of an infinite and a zero figure");
     timeline.makespan = std::max(timeline.makespan, t);
+  }
   // Costs are finite, but their sums may not be.
   if (!std::isfinite(timeline.makespan))
     return llvm::make_error<SimulationRangeError>(

@@ -57,10 +57,11 @@ def generate(strategy: str, pp: int, microbatches: int, vpp: Optional[int] = Non
     receives when ``transfers`` (a runnable plan). ``vpp`` defaults to the
     strategy's (2 for the V shapes); ``cost`` gives stage times
     (``"f=1,b=2"``)."""
-    return _schedc._generate(strategy, _integer("pp", pp),
+    return _schedc._generate(_string("strategy", strategy),
+                             _integer("pp", pp),
                              _integer("microbatches", microbatches),
                              0 if vpp is None else _integer("vpp", vpp),
-                             cost or "", bool(transfers))
+                             _string("cost", cost or ""), bool(transfers))
 
 
 def from_csv(text: str, stages: Optional[int] = None,
@@ -68,7 +69,8 @@ def from_csv(text: str, stages: Optional[int] = None,
     """Reads the text of a PyTorch pipelining CSV (row r is rank r)."""
     if not isinstance(text, str):
         raise TypeError(f"CSV text must be a str, not {type(text).__name__}")
-    return _schedc._read_csv(text, stages, microbatches)
+    return _schedc._read_csv(text, _optional_integer("stages", stages),
+                             _optional_integer("microbatches", microbatches))
 
 
 def from_pipeline_order(order: Mapping[int, Sequence[Any]],
@@ -94,12 +96,17 @@ def from_pipeline_order(order: Mapping[int, Sequence[Any]],
                              f"{type(actions).__name__}")
         rows.append(["" if action is None else str(action)
                      for action in actions])
-    return _schedc._read_pipeline_order(rows, stages, microbatches)
+    return _schedc._read_pipeline_order(
+        rows, _optional_integer("stages", stages),
+        _optional_integer("microbatches", microbatches))
 
 
 def pipeline_order(schedule: Schedule, comms: bool = True) -> Dict[int, List[str]]:
     """The schedule in PyTorch's in-memory form: rank -> action strings."""
-    return dict(enumerate(schedule._pipeline_order(comms)))
+    if not isinstance(schedule, Schedule):
+        raise TypeError(f"schedule must be a schedc.Schedule, not "
+                        f"{type(schedule).__name__}")
+    return dict(enumerate(schedule._pipeline_order(bool(comms))))
 
 
 def verify(schedule: ScheduleLike, p2p: Optional[str] = None,
@@ -112,7 +119,10 @@ def verify(schedule: ScheduleLike, p2p: Optional[str] = None,
     default for generated schedules). The report also carries the
     simulation's metrics when the schedule runs to the end."""
     return _schedc._check(_schedule_of(schedule, stages, microbatches),
-                          p2p or "", memory_limit, float(timeout), "")
+                          _string("p2p", p2p or ""),
+                          None if memory_limit is None else
+                          _number("memory_limit", memory_limit),
+                          _number("timeout", timeout), "")
 
 
 def simulate(schedule: ScheduleLike, cost: Optional[str] = None,
@@ -122,7 +132,7 @@ def simulate(schedule: ScheduleLike, cost: Optional[str] = None,
     per rank. ``cost`` replaces stage times (``"f=1,b=2,comm=0.1"``).
     Raises ValueError when the schedule cannot run to the end."""
     return _schedc._simulate(_schedule_of(schedule, stages, microbatches),
-                             cost or "")
+                             _string("cost", cost or ""))
 
 
 def plan(model: Union[str, Mapping[str, Any]],
@@ -139,8 +149,13 @@ def plan(model: Union[str, Mapping[str, Any]],
     ``reason``."""
     return _schedc._plan(_description("model", model),
                          _description("cluster", cluster),
-                         _integer("devices", devices), global_batch_tokens,
-                         global_batch, seq_len, precision, strategy or "",
+                         _integer("devices", devices),
+                         _optional_integer("global_batch_tokens",
+                                           global_batch_tokens),
+                         _optional_integer("global_batch", global_batch),
+                         _optional_integer("seq_len", seq_len),
+                         _string("precision", precision),
+                         _string("strategy", strategy or ""),
                          _integer("top", top))
 
 
@@ -148,7 +163,13 @@ def _description(what: str, value: Union[str, Mapping[str, Any]]) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, Mapping):
-        return json.dumps(value)
+        try:
+            return json.dumps(value, allow_nan=False)
+        except RecursionError:
+            raise ValueError(f"{what} nests too deep (a description nests "
+                             f"fewer than five levels)") from None
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{what}: {e}") from None
     raise TypeError(f"{what} must be a preset name, a path or a dict, not "
                     f"{type(value).__name__}")
 
@@ -165,7 +186,35 @@ def _schedule_of(schedule: ScheduleLike, stages: Optional[int],
                     f"pipeline_order dict, not {type(schedule).__name__}")
 
 
+# The module's integers are int64s. Arguments are checked here, each with
+# one line naming it: pybind's own TypeError lists every argument it was
+# given (4 MB of it for a long cost string next to a huge pp).
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
 def _integer(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if not _INT64_MIN <= value <= _INT64_MAX:
+        raise ValueError(f"{name} is out of range (a 64-bit integer)")
+    return value
+
+
+def _optional_integer(name: str, value: Any) -> Optional[int]:
+    return None if value is None else _integer(name, value)
+
+
+def _number(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, not "
+                        f"{type(value).__name__}")
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{name} is out of range (a double)") from None
+
+
+def _string(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
     return value

@@ -45,8 +45,17 @@ sched.pipeline @p pp 2 microbatches 4 {
 // -----
 
 sched.pipeline @p pp 1 microbatches 4 {
-  // expected-error @below {{backward_input cost must be a finite number >= 0, got -1}}
+  // expected-error @below {{backward_input cost must be 0 or a finite number >= 1e-300, got -1}}
   sched.stage 0 layers 1 forward 1.0 backward_input -1.0 backward_weight 1.0 activation 0 weight_grad 0 parameters 0
+}
+
+// -----
+
+// A denormal time made a picture's scale (width over makespan) infinite:
+// schedc show drew at x="inf".
+sched.pipeline @p pp 1 microbatches 4 {
+  // expected-error @below {{forward cost must be 0 or a finite number >= 1e-300, got 9.999889e-321}}
+  sched.stage 0 layers 1 forward 1.0e-320 backward_input 1.0 backward_weight 1.0 activation 0 weight_grad 0 parameters 0
 }
 
 // -----

@@ -319,7 +319,7 @@ TEST(Descriptions, ErrorsNameTheField) {
   };
   EXPECT_EQ(modelError(R"({"layers": 2})"), "hidden: missing");
   EXPECT_EQ(modelError(R"({"layers": 0, "hidden": 8})"),
-            "layers: expected an integer >= 1");
+            "layers: expected an integer >= 1, got 0");
   EXPECT_EQ(modelError(R"({"layers": 2, "hidden": 8, "ffn_hidden": 8,
                             "heads": 2, "vocab": 8, "mlp": "swish"})"),
             "mlp: expected \"gated\" or \"plain\", got \"swish\"");
@@ -342,7 +342,8 @@ TEST(Descriptions, ErrorsNameTheField) {
             "topology: expected \"switch\" or \"torus3d\", got \"ring\"");
   EXPECT_EQ(clusterError(R"({"device": {"peak_flops": {"bf16": -1},
       "hbm_bytes": 8e10, "hbm_bandwidth": 3e12}})"),
-            "device.peak_flops.bf16: expected a finite number > 0");
+            "device.peak_flops.bf16: expected a number in [1000000000, "
+            "1e+18], got -1");
 
   llvm::Expected<Layout> layout = parseLayout("dp=2,tq=4");
   ASSERT_FALSE(static_cast<bool>(layout));

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 
 #include <algorithm>
+#include <limits>
 
 using namespace sched;
 
@@ -88,6 +89,25 @@ TEST(Simulate, ReportsAScheduleThatCannotFinish) {
   EXPECT_NE(message.find("rank 0 is stuck at action 0 (0B0)"),
             std::string::npos)
       << message;
+}
+
+TEST(Simulate, RefusesNaNCosts) {
+  // One stage on one rank whose backward costs NaN (inf * 0 in a cost
+  // model): max() drops a NaN, so the makespan came out as the forward's
+  // 1 and the schedule as fine.
+  Schedule schedule;
+  schedule.numStages = 1;
+  schedule.numMicrobatches = 1;
+  schedule.ranks = {{0,
+                     {Action::compute(ActionKind::Forward, 0, 0),
+                      Action::compute(ActionKind::Backward, 0, 0)}}};
+  StageCost cost;
+  cost.backwardInput = std::numeric_limits<double>::quiet_NaN();
+  schedule.stageCosts = {cost};
+  llvm::Expected<Timeline> timeline = simulate(schedule, {});
+  ASSERT_FALSE(static_cast<bool>(timeline));
+  std::string message = llvm::toString(timeline.takeError());
+  EXPECT_NE(message.find("not numbers (NaN)"), std::string::npos) << message;
 }
 
 } // namespace

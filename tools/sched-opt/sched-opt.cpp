@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Sched/SchedDialect.h"
+#include "lib/Limits/DiagnosticExcerpt.h"
 #include "lib/Limits/NestingDepth.h"
 #include "passes/GenerateVerifyPipeline.h"
 #include "passes/Passes.h"
@@ -27,6 +28,9 @@ int main(int argc, char **argv) {
   sched::registerSchedDialect(registry);
   sched::registerSchedPasses();
   sched::registerSchedPipelines();
+  // An error on a module or a schedule must not print it whole.
+  mlir::registerMLIRContextCLOptions();
+  sched::printNoOpOnDiagnosticByDefault();
   auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
       argc, argv, "schedc optimizer driver (sched dialect)\n", registry);
   const mlir::MlirOptMainConfig config =

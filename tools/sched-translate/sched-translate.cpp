@@ -10,6 +10,7 @@
 #include "lib/Export/TorchCsv.h"
 #include "lib/Import/JsonPlan.h"
 #include "lib/Import/TorchCsv.h"
+#include "lib/Limits/ExcerptDiagnosticHandler.h"
 #include "lib/Limits/NestingDepth.h"
 #include "lib/Lower/InsertTransfers.h"
 #include "lib/Render/TextGrid.h"
@@ -37,6 +38,10 @@ static llvm::cl::opt<bool> planUnverifiedFlag(
                    "unverified)"));
 
 /// Prints every sched.schedule of the module as a text grid.
+/// Set when --import-json-plan could not read its plan: exit status 2, bad
+/// input, rather than 1.
+static bool importFailed = false;
+
 static LogicalResult scheduleToTextGrid(Operation *op, raw_ostream &os) {
   auto module = dyn_cast<ModuleOp>(op);
   if (!module)
@@ -154,6 +159,9 @@ registerExport(llvm::StringRef flag, llvm::StringRef description,
                  raw_ostream &output, MLIRContext *context) -> LogicalResult {
         if (sched::reportTooDeepNesting(*sourceMgr))
           return failure();
+        // mlirTranslateMain turns it on: an error on a schedule would
+        // append the whole schedule in generic form.
+        context->printOpOnDiagnostic(false);
         DialectRegistry registry;
         sched::registerSchedDialect(registry);
         context->appendDialectRegistry(registry);
@@ -180,7 +188,13 @@ int main(int argc, char **argv) {
       "import a JSON runtime plan (docs/runtime-plan.md) as a sched.schedule",
       [](llvm::SourceMgr &sourceMgr,
          MLIRContext *context) -> OwningOpRef<Operation *> {
-        return sched::importJsonPlan(sourceMgr, context);
+        sched::ExcerptDiagnosticHandler excerpts(sourceMgr, context);
+        OwningOpRef<ModuleOp> module =
+            sched::importJsonPlan(sourceMgr, context);
+        // A plan that cannot be read is bad input (docs/runtime-plan.md).
+        if (!module)
+          importFailed = true;
+        return module;
       },
       [](DialectRegistry &registry) { sched::registerSchedDialect(registry); });
   [[maybe_unused]] auto toJsonPlan = registerExport(
@@ -206,5 +220,7 @@ int main(int argc, char **argv) {
         return scheduleToTorchCsv(op, os,
                                   sched::TorchCsvContent::ComputeAndComms);
       });
-  return failed(mlirTranslateMain(argc, argv, "schedc translation driver"));
+  if (failed(mlirTranslateMain(argc, argv, "schedc translation driver")))
+    return importFailed ? 2 : 1;
+  return 0;
 }

@@ -203,6 +203,8 @@ static MemoryPath emitPath() {
   // holds them.
   if (emitFlag == "torch-csv-comms" || emitFlag == "svg" || emitFlag == "trace")
     return MemoryPath::EmitTorchCsvComms;
+  if (emitFlag == "json")
+    return MemoryPath::EmitJson;
   return MemoryPath::EmitMlir;
 }
 

@@ -14,12 +14,13 @@
 #include "dialects/Sched/SchedDialect.h"
 #include "dialects/Sched/SchedOps.h"
 #include "lib/CostModel/CostModel.h"
-#include "lib/Planner/Planner.h"
 #include "lib/Export/JsonPlan.h"
+#include "lib/Planner/Planner.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
 #include "lib/Simulate/Simulate.h"
 #include "passes/Passes.h"
 #include "tools/schedc/Commands.h"
+#include "tools/schedc/OutputPrefix.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -568,6 +569,10 @@ static std::string checkPlanFlags() {
     return "--sweep-values needs --sweep";
   if (sweepFlag.getNumOccurrences() && layoutFlag.getNumOccurrences())
     return "--sweep searches; it does not take --layout";
+  if (writePlanFlag.getNumOccurrences())
+    if (std::string problem = checkOutputPrefix(writePlanFlag);
+        !problem.empty())
+      return "--write-plan: " + problem;
   return "";
 }
 
@@ -598,6 +603,9 @@ static int runSweep(const ModelSpec &model, const ClusterSpec &cluster,
       if (item.trim().getAsDouble(v) || !(v > 0) || !std::isfinite(v))
         return usageError("--sweep-values: '" + item +
                           "' is not a positive number");
+      if (sweepFlag == "domain_size" && (v != std::floor(v) || v > (1 << 24)))
+        return usageError("--sweep-values: domain size '" + item +
+                          "' is not an integer in [1, 2^24]");
       values.push_back(v);
     }
   } else if (sweepFlag == "domain_size") {
@@ -617,8 +625,6 @@ static int runSweep(const ModelSpec &model, const ClusterSpec &cluster,
   for (double v : values) {
     ClusterSpec swept = cluster;
     if (sweepFlag == "domain_size") {
-      if (v != std::floor(v) || v > (1 << 24))
-        return usageError("--sweep-values: domain sizes are integers");
       swept.domainSize = static_cast<int64_t>(v);
     } else {
       swept.scaleOutBandwidth = v;
@@ -811,7 +817,7 @@ int sched::runPlan() {
     std::string prefix;
     if (writePlanFlag.getNumOccurrences())
       prefix = clusters.size() > 1
-                   ? writePlanFlag + "-" + clusters[i].name
+                   ? writePlanFlag + "-" + fileNameComponent(clusters[i].name)
                    : writePlanFlag.getValue();
     int one = planOne(*model, clusters[i], training, prefix, results[i]);
     if (one == ExitUsage)

@@ -14,8 +14,7 @@ using namespace sched;
 ScheduleInput::ScheduleInput() {
   context.getOrLoadDialect<SchedDialect>();
   context.printOpOnDiagnostic(false);
-  diagnostics =
-      std::make_unique<SourceMgrDiagnosticHandler>(sourceMgr, &context);
+  diagnostics = std::make_unique<ExcerptDiagnosticHandler>(sourceMgr, &context);
 }
 
 int ScheduleInput::read(llvm::StringRef path, llvm::StringRef formatName,

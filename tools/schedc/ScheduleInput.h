@@ -11,6 +11,7 @@
 
 #include "lib/Import/JsonPlan.h"
 #include "lib/Import/TorchCsv.h"
+#include "lib/Limits/ExcerptDiagnosticHandler.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -52,7 +53,7 @@ public:
 private:
   mlir::MLIRContext context;
   llvm::SourceMgr sourceMgr;
-  std::unique_ptr<mlir::SourceMgrDiagnosticHandler> diagnostics;
+  std::unique_ptr<ExcerptDiagnosticHandler> diagnostics;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::optional<TorchCsvSchedule> csv;
   std::optional<JsonPlanInput> plan;

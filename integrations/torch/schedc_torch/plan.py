@@ -41,6 +41,23 @@ INSTRUCTION_KEYS = {
 }
 
 
+# What the executor runs (docs/limits.md): it forks a process per rank and
+# replica on one machine and replays the step unpipelined in one process,
+# so the plan's counts are its cost; a plan past these is refused before
+# any process starts.
+MAX_PLAN_BYTES = 64 << 20
+MAX_PROCESSES = 256
+MAX_MICROBATCHES = 1 << 16
+MAX_STAGES = 1 << 10
+# A collective moves at most this much: the executor checks the order of
+# the collectives, not their bandwidth ("bytes" was allocated literally).
+MAX_COLLECTIVE_PAYLOAD = 1 << 20
+# The largest "bytes" the schema takes (an int64 the IR holds).
+MAX_BYTES = (1 << 62) - 1
+# Integers of a plan fit in an int64: 19 digits and a sign.
+MAX_INTEGER_DIGITS = 20
+
+
 class PlanError(Exception):
     """The plan cannot be read, or the executor cannot run it."""
 
@@ -134,17 +151,30 @@ class Plan:
 
 
 def _int(obj: dict, key: str, where: str, default: Optional[int] = None,
-         low: int = 0) -> int:
+         low: int = 0, high: Optional[int] = None, why: str = "") -> int:
     value = obj.get(key, default)
     if value is None:
         raise PlanError(f"{where}: \"{key}\" is missing")
     if not isinstance(value, int) or isinstance(value, bool) or value < low:
         raise PlanError(f"{where}: \"{key}\" must be an integer >= {low}")
+    if high is not None and value > high:
+        raise PlanError(f"{where}: \"{key}\" is {value}; at most {high}"
+                        + (f" ({why})" if why else ""))
+    return value
+
+
+def _list(obj: dict, key: str, where: str) -> list:
+    """An optional array field; [] when absent."""
+    value = obj.get(key, [])
+    if not isinstance(value, list):
+        raise PlanError(f"{where}: \"{key}\" must be an array, not "
+                        f"{type(value).__name__}")
     return value
 
 
 def _instruction(obj: object, where: str, groups: Dict[str, list],
-                 rank_ids: List[int]) -> Instruction:
+                 rank_ids: List[int], stages: int,
+                 microbatches: int) -> Instruction:
     if not isinstance(obj, dict):
         raise PlanError(f"{where}: an instruction must be an object")
     op = obj.get("op")
@@ -159,13 +189,15 @@ def _instruction(obj: object, where: str, groups: Dict[str, list],
     if op != "optimizer_step":
         optional = op in COLLECTIVE_OPS
         stage = _int(obj, "stage", where, -1 if optional else None,
-                     low=-1 if optional else 0)
+                     low=-1 if optional else 0, high=stages - 1,
+                     why=f"the plan has {stages} stages")
     microbatch = -1
     direction = ""
     peer = -1
     group = ""
     if op in COMPUTE_OPS or op in TRANSFER_OPS:
-        microbatch = _int(obj, "microbatch", where)
+        microbatch = _int(obj, "microbatch", where, high=microbatches - 1,
+                          why=f"the plan has {microbatches} microbatches")
     if op in TRANSFER_OPS:
         direction = obj.get("direction")
         if direction not in ("forward", "backward"):
@@ -176,13 +208,16 @@ def _instruction(obj: object, where: str, groups: Dict[str, list],
             raise PlanError(f"{where}: peer {peer} is no rank of the plan")
     if op in COLLECTIVE_OPS:
         group = obj.get("group")
-        if group not in groups:
+        if not isinstance(group, str) or group not in groups:
             raise PlanError(f"{where}: group {group!r} is not declared")
     return Instruction(op=op, stage=stage, microbatch=microbatch,
                        direction=direction, peer=peer, group=group,
-                       bytes=_int(obj, "bytes", where, -1, low=-1),
-                       p2p_group=_int(obj, "p2p_group", where, -1, low=-1),
-                       overlap=_int(obj, "overlap", where, -1, low=-1))
+                       bytes=_int(obj, "bytes", where, -1, low=-1,
+                                  high=MAX_BYTES, why="an int64"),
+                       p2p_group=_int(obj, "p2p_group", where, -1, low=-1,
+                                      high=MAX_BYTES, why="an int64"),
+                       overlap=_int(obj, "overlap", where, -1, low=-1,
+                                    high=MAX_BYTES, why="an int64"))
 
 
 def parse_plan(data: object) -> Plan:
@@ -194,22 +229,34 @@ def parse_plan(data: object) -> Plan:
     if data.get("version") != PLAN_VERSION:
         raise PlanError(f"unsupported plan version {data.get('version')!r}; "
                         f"this executor runs version {PLAN_VERSION}")
-    stages = _int(data, "stages", "plan", low=1)
+    stages = _int(data, "stages", "plan", low=1, high=MAX_STAGES,
+                  why="the stages the executor runs")
     microbatches = _int(data, "microbatches", "plan", low=1)
-    replicas = _int(data, "replicas", "plan", 1, low=1)
-    dp = _int(data, "data_parallel", "plan", 1, low=1)
+    replicas = _int(data, "replicas", "plan", 1, low=1, high=stages,
+                    why="one stage per replica at least")
+    dp = _int(data, "data_parallel", "plan", 1, low=1, high=MAX_PROCESSES,
+              why="the executor starts a process per rank and replica")
     if stages % replicas or microbatches % replicas:
         raise PlanError(f"{replicas} replicas do not divide {stages} stages "
                         f"and {microbatches} microbatches")
+    # The reference replays every microbatch of every replica.
+    if microbatches * dp > MAX_MICROBATCHES:
+        raise PlanError(f"{microbatches} microbatches x data_parallel {dp} "
+                        f"is more than the {MAX_MICROBATCHES} the executor "
+                        f"runs")
     ranks = data.get("ranks")
     if not isinstance(ranks, list) or not ranks:
         raise PlanError("\"ranks\" must be a non-empty array")
+    if len(ranks) * dp > MAX_PROCESSES:
+        raise PlanError(f"{len(ranks)} ranks x data_parallel {dp} is "
+                        f"{len(ranks) * dp} processes, more than the "
+                        f"{MAX_PROCESSES} the executor starts")
     rank_ids = [_int(r, "rank", f"ranks[{k}]") if isinstance(r, dict) else
                 -1 for k, r in enumerate(ranks)]
     if len(set(rank_ids)) != len(rank_ids) or -1 in rank_ids:
         raise PlanError("rank ids must be distinct integers >= 0")
     groups: Dict[str, List[List[int]]] = {}
-    for k, g in enumerate(data.get("groups", [])):
+    for k, g in enumerate(_list(data, "groups", "plan")):
         if not isinstance(g, dict) or not isinstance(g.get("name"), str):
             raise PlanError(f"groups[{k}]: must be {{\"name\", \"members\"}}")
         members = g.get("members")
@@ -219,13 +266,14 @@ def parse_plan(data: object) -> Plan:
             raise PlanError(f"groups[{k}]: members must be lists of rank ids")
         groups[g["name"]] = members
     declarations = []
-    for k, d in enumerate(data.get("collectives", [])):
-        if not isinstance(d, dict) or d.get("group") not in groups:
+    for k, d in enumerate(_list(data, "collectives", "plan")):
+        if not isinstance(d, dict) or not isinstance(d.get("group"), str) \
+                or d["group"] not in groups:
             raise PlanError(f"collectives[{k}]: must name a declared group")
-        declarations.append(Declaration(kind=str(d.get("kind")),
-                                        group=d["group"],
-                                        when=str(d.get("when")),
-                                        stage=d.get("stage", -1)))
+        declarations.append(Declaration(
+            kind=str(d.get("kind")), group=d["group"],
+            when=str(d.get("when")),
+            stage=_int(d, "stage", f"collectives[{k}]", -1, low=-1)))
     programs = []
     for r, rank in enumerate(ranks):
         instructions = rank.get("instructions")
@@ -233,9 +281,10 @@ def parse_plan(data: object) -> Plan:
             raise PlanError(f"ranks[{r}]: \"instructions\" must be an array")
         programs.append([
             _instruction(obj, f"ranks[{r}].instructions[{i}]", groups,
-                         rank_ids) for i, obj in enumerate(instructions)])
+                         rank_ids, stages, microbatches)
+            for i, obj in enumerate(instructions)])
     global_aux = []
-    for k, h in enumerate(data.get("aux_heads", [])):
+    for k, h in enumerate(_list(data, "aux_heads", "plan")):
         if not isinstance(h, dict) or not isinstance(h.get("stage"), int) \
                 or not 0 <= h["stage"] < stages:
             raise PlanError(f"aux_heads[{k}]: \"stage\" must be a stage of "
@@ -243,6 +292,18 @@ def parse_plan(data: object) -> Plan:
         if h.get("scope") == "global_batch":
             global_aux.append(h["stage"])
     verdict = data.get("verdict") or {}
+    if not isinstance(verdict, dict):
+        raise PlanError(f"\"verdict\" must be an object, not "
+                        f"{type(verdict).__name__}")
+    # Each microbatch of a replica runs forward through its stages: a plan
+    # that declares more microbatches than its forwards cover would only
+    # make the reference long (2^26 from a 252-byte plan).
+    forwards = sum(1 for program in programs for ins in program
+                   if ins.op == "forward")
+    if forwards < (stages // replicas) * microbatches:
+        raise PlanError(f"the plan declares {microbatches} microbatches "
+                        f"through {stages // replicas} stages but runs "
+                        f"{forwards} forwards")
     return Plan(name=str(data.get("name", "plan")), stages=stages,
                 microbatches=microbatches, replicas=replicas,
                 data_parallel=dp, verified=verdict.get("status") == "verified",
@@ -251,17 +312,48 @@ def parse_plan(data: object) -> Plan:
                 global_aux_stages=global_aux)
 
 
-def load_plan(path: str) -> Plan:
-    """Reads the plan at `path`; raises PlanError when it cannot."""
+def _parse_int(text: str) -> int:
+    # Before int(): Python refuses 4,300 digits and more with a ValueError
+    # of its own, and a plan's integers are int64s.
+    if len(text) > MAX_INTEGER_DIGITS:
+        raise PlanError(f"a number of {len(text)} digits; the integers of a "
+                        f"plan have at most {MAX_INTEGER_DIGITS}")
+    return int(text)
+
+
+def _parse_constant(name: str) -> float:
+    raise PlanError(f"{name} is not JSON")
+
+
+def decode_plan(raw: bytes, path: str) -> object:
+    """The JSON value of plan file `raw`; PlanError when it is too big, not
+    UTF-8, malformed or nested past what the decoder recurses through."""
+    if len(raw) > MAX_PLAN_BYTES:
+        raise PlanError(f"{path}: more than the {MAX_PLAN_BYTES} bytes of "
+                        f"a plan the executor runs")
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except OSError as e:
-        raise PlanError(f"cannot read {path!r}: {e.strerror}") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise PlanError(f"{path}: not UTF-8 (byte {e.start})") from None
+    try:
+        return json.loads(text, parse_int=_parse_int,
+                          parse_constant=_parse_constant)
     except json.JSONDecodeError as e:
         raise PlanError(f"{path}:{e.lineno}:{e.colno}: malformed JSON: "
                         f"{e.msg}") from None
-    return parse_plan(data)
+    except RecursionError:
+        raise PlanError(f"{path}: nested too deep (plans nest fewer than "
+                        f"ten levels)") from None
+
+
+def load_plan(path: str) -> Plan:
+    """Reads the plan at `path`; raises PlanError when it cannot."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_PLAN_BYTES + 1)
+    except OSError as e:
+        raise PlanError(f"cannot read {path!r}: {e.strerror}") from None
+    return parse_plan(decode_plan(raw, path))
 
 
 def bundles(program: List[Instruction]) -> List[Tuple[int, int]]:

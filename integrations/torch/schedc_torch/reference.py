@@ -3,6 +3,8 @@ run must reproduce."""
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass
 from typing import Dict, List
 
@@ -25,16 +27,30 @@ def flat(tensors: List[torch.Tensor]) -> torch.Tensor:
     return torch.cat([t.reshape(-1) for t in tensors])
 
 
+class ReferenceTimeout(Exception):
+    """The reference made no progress for the run's timeout."""
+
+
 def run_reference(spec: ModelSpec, model_stages: int,
                   total_microbatches: int,
-                  aux_stages: List[int] = ()) -> Reference:
+                  aux_stages: List[int] = (),
+                  timeout: float = math.inf) -> Reference:
     """One SGD step of the whole model over `total_microbatches`
     microbatches; the loss is their mean, plus a global-batch auxiliary
-    loss at each stage of `aux_stages` (models.aux_loss)."""
+    loss at each stage of `aux_stages` (models.aux_loss). Raises
+    ReferenceTimeout when a microbatch's forward takes longer than
+    `timeout` seconds, as the plan's ranks are held to."""
     stages = [make_stage(spec, s) for s in range(model_stages)]
     loss = torch.zeros((), dtype=torch.float64)
     sums = {s: torch.zeros((), dtype=torch.float64) for s in aux_stages}
+    last = time.monotonic()
     for m in range(total_microbatches):
+        now = time.monotonic()
+        if now - last > timeout:
+            raise ReferenceTimeout(f"the unpipelined reference took more "
+                                   f"than {timeout:g} s for microbatch "
+                                   f"{m - 1}")
+        last = now
         x, target = microbatch(spec, m)
         for s, stage in enumerate(stages):
             x = stage(x)

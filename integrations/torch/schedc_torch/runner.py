@@ -17,7 +17,7 @@ import torch
 
 from .models import ModelSpec
 from .plan import Plan
-from .reference import run_reference
+from .reference import ReferenceTimeout, run_reference
 from .worker import DONE, FAILED, STARTING, worker_main
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_PLAN, EXIT_DEADLOCK = 0, 1, 2, 3
@@ -131,15 +131,19 @@ def _execute(plan: Plan, spec: ModelSpec, timeout: float,
             _stop(processes)
             return Outcome(EXIT_DEADLOCK, lines)
     _stop(processes)
-    return compare(plan, spec, list(reports.values()))
+    try:
+        return compare(plan, spec, list(reports.values()), timeout)
+    except ReferenceTimeout as e:
+        return Outcome(EXIT_DEADLOCK, [f"error: {e}"])
 
 
-def compare(plan: Plan, spec: ModelSpec, reports: List[dict]) -> Outcome:
+def compare(plan: Plan, spec: ModelSpec, reports: List[dict],
+            timeout: float) -> Outcome:
     """Checks loss, every reported gradient and the parameters after the
-    step against the reference."""
+    step against the reference (held to `timeout` per microbatch)."""
     total = plan.microbatches * plan.data_parallel
     ref = run_reference(spec, plan.stages_per_replica, total,
-                        plan.global_aux_stages)
+                        plan.global_aux_stages, timeout)
     loss = sum(r["loss"] for r in reports)
     lines = []
     failures = []

@@ -11,7 +11,6 @@ their parameters between UNSHARD and RESHARD.
 from __future__ import annotations
 
 import math
-import traceback
 from datetime import timedelta
 from typing import Dict, List, Optional, Tuple
 
@@ -20,7 +19,8 @@ import torch.distributed as dist
 
 from .models import (AUX_WEIGHT, HIDDEN, LEARNING_RATE, ModelSpec, aux_loss,
                      aux_statistic, loss_fn, make_stage, microbatch)
-from .plan import (COMPUTE_OPS, Instruction, Plan, PlanError, bundles)
+from .plan import (COMPUTE_OPS, MAX_COLLECTIVE_PAYLOAD, Instruction, Plan,
+                   PlanError, bundles)
 
 # Progress states shared with the runner.
 STARTING, RUNNING, DONE, FAILED = 0, 1, 2, 3
@@ -327,7 +327,8 @@ class RankExecutor:
         if group is None:
             return
         size = len(members)
-        count = max(1, -(-max(ins.bytes, 0) // 8))
+        payload = min(max(ins.bytes, 0), MAX_COLLECTIVE_PAYLOAD)
+        count = max(1, -(-payload // 8))
         count = -(-count // size) * size
         data = torch.ones(count, dtype=torch.float64)
         if ins.op in ("all_reduce", "reduce_scatter"):
@@ -477,6 +478,10 @@ def worker_main(plan: Plan, spec: ModelSpec, process: int, world: int,
     except PlanError as e:
         results.put(("plan", process, str(e)))
         states[process] = FAILED
-    except Exception:  # a bug or a torch error: say everything
-        results.put(("crash", process, traceback.format_exc()))
+    except Exception as e:  # a torch error (or a bug): where, and what
+        at = progress[process]
+        where = f"instruction {at}: " if at >= 0 else "starting: "
+        first = (str(e).strip().splitlines() or [""])[0][:200]
+        results.put(("crash", process,
+                     f"{where}{type(e).__name__}: {first}"))
         states[process] = FAILED

@@ -1,5 +1,8 @@
 """Malformed input to the schedc module: a ValueError or TypeError with the
 reason, never a crash."""
+import os
+import tempfile
+import time
 import unittest
 
 import schedc
@@ -48,6 +51,65 @@ class InputErrorsTest(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "expected a schedc.Schedule, "
                                     "CSV text or a pipeline_order dict, not int"):
             schedc.verify(42)
+
+    def test_bad_descriptions(self) -> None:
+        # 35,000 unclosed '[' overflowed the JSON parser's recursion and
+        # killed the interpreter.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "deep.json")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("[" * 35000)
+            with self.assertRaisesRegex(ValueError, "deep.json: line 1, column "
+                                        "513: brackets nest deeper than 512"):
+                schedc.plan(path, "h100-ib", 8)
+        # A denormal efficiency gave a "verified" plan at 1,296,368% MFU.
+        cluster = {"device": {"peak_flops": {"bf16": 1e15}, "hbm_bytes": 8e10,
+                              "hbm_bandwidth": 3e12},
+                   "domain_size": 8, "domain_bandwidth": 4e11,
+                   "scale_out_bandwidth": 5e10,
+                   "efficiency": {"matmul": 5e-324}}
+        deep: dict = {}
+        for _ in range(100000):
+            deep = {"x": deep}
+        with self.assertRaisesRegex(ValueError, "^model nests too deep"):
+            schedc.plan(deep, "h100-ib", 8)
+        with self.assertRaisesRegex(ValueError, "^cluster: Out of range float "
+                                    "values are not JSON compliant"):
+            schedc.plan("llama3-8b", {"latency_s": float("nan")}, 8)
+        with self.assertRaisesRegex(ValueError, r"efficiency.matmul: expected "
+                                    r"a number in \[0.001, 1\], got 4.94066e-324"):
+            schedc.plan("llama3-8b", cluster, 8)
+
+    def test_bad_arguments_are_one_line(self) -> None:
+        # pybind's TypeError listed every argument: 4 MB with this cost.
+        with self.assertRaises(ValueError) as caught:
+            schedc.generate("1f1b", 1 << 70, 4, cost="f=1" * 1000000)
+        self.assertEqual(str(caught.exception),
+                         "pp is out of range (a 64-bit integer)")
+        with self.assertRaisesRegex(TypeError, "^strategy must be a str, "
+                                    "not bytes$"):
+            schedc.generate(b"1f1b", 2, 4)
+        with self.assertRaisesRegex(ValueError, "^seq_len is out of range"):
+            schedc.plan("llama3-8b", "h100-ib", 8, seq_len=1 << 64)
+        with self.assertRaisesRegex(ValueError, "^memory_limit is out of "
+                                    "range"):
+            schedc.verify("0F0,0B0\n", memory_limit=10 ** 400)
+        # An AttributeError before.
+        with self.assertRaisesRegex(TypeError, "^schedule must be a "
+                                    "schedc.Schedule, not NoneType$"):
+            schedc.pipeline_order(None)
+
+    def test_long_rows_read_in_linear_time(self) -> None:
+        # Each cell's step counted the commas before it: 18.6 s for a row
+        # of 180,000 cells (0.06 s on the CLI).
+        cells = ([f"0F{m}" for m in range(90000)] +
+                 [f"0B{m}" for m in range(90000)])
+        started = time.monotonic()
+        report = schedc.verify(",".join(cells) + "\n")
+        order = schedc.from_pipeline_order({0: cells})
+        self.assertLess(time.monotonic() - started, 5.0)
+        self.assertEqual(report.verdict, "verified")
+        self.assertEqual(schedc.pipeline_order(order)[0][-1], "0B89999")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,37 @@
+//===- DiagnosticExcerpt.cpp - how much input an error shows --------------===//
+
+#include "lib/Limits/DiagnosticExcerpt.h"
+
+#include "llvm/Support/CommandLine.h"
+
+using namespace sched;
+
+std::string sched::clipExcerpt(llvm::StringRef line, size_t column,
+                               size_t &caretColumn) {
+  column = std::min(column, line.size());
+  if (line.size() <= kMaxExcerptColumns) {
+    caretColumn = column;
+    return line.str();
+  }
+  // Keep the column a third of the way in: what led to it matters less
+  // than what follows.
+  const size_t width = kMaxExcerptColumns - 6;
+  size_t begin = column > width / 3 ? column - width / 3 : 0;
+  begin = std::min(begin, line.size() - width);
+  std::string excerpt;
+  if (begin > 0)
+    excerpt += "...";
+  caretColumn = excerpt.size() + (column - begin);
+  excerpt += line.substr(begin, width).str();
+  if (begin + width < line.size())
+    excerpt += "...";
+  return excerpt;
+}
+
+void sched::printNoOpOnDiagnosticByDefault() {
+  auto options = llvm::cl::getRegisteredOptions();
+  auto found = options.find("mlir-print-op-on-diagnostic");
+  // MLIRContext.cpp declares it as a cl::opt<bool>.
+  if (found != options.end())
+    static_cast<llvm::cl::opt<bool> *>(found->second)->setInitialValue(false);
+}
