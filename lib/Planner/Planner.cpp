@@ -116,6 +116,10 @@ namespace {
 /// Per-rank figures the bound and the evaluation share.
 struct RankFigures {
   double busy = 0;
+  /// The forward of the stages before this rank's first one: no schedule
+  /// can start the rank before a microbatch has passed them (the fill every
+  /// pipeline pays).
+  double fill = 0;
   double forwardPerMicrobatch = 0;
   double backwardPerMicrobatch = 0;
   double staticBytes = 0;
@@ -130,9 +134,17 @@ static std::vector<RankFigures>
 rankFigures(const CostModel &model, const Layout &layout, Strategy strategy,
             const std::vector<StageEstimate> &stages) {
   std::vector<std::vector<Holding>> held = holdings(layout, strategy);
+  std::vector<double> before(stages.size() + 1, 0);
+  for (size_t s = 0; s < stages.size(); ++s)
+    before[s + 1] = before[s] + stages[s].forward;
   std::vector<RankFigures> ranks(held.size());
   for (size_t r = 0; r < held.size(); ++r) {
     RankFigures &f = ranks[r];
+    f.fill = INFINITY;
+    for (const Holding &h : held[r])
+      f.fill = std::min(f.fill, before[h.stage]);
+    if (held[r].empty())
+      f.fill = 0;
     std::vector<const StageEstimate *> pointers;
     for (const Holding &h : held[r]) {
       const StageEstimate &s = stages[h.stage];
@@ -175,7 +187,7 @@ static void bound(const CostModel &model, Candidate &candidate,
       rankFigures(model, candidate.layout, candidate.strategy, stages);
   double busy = 0, tail = 0, memory = 0;
   for (const RankFigures &f : ranks) {
-    busy = std::max(busy, f.busy);
+    busy = std::max(busy, f.fill + f.busy);
     tail = std::max(tail, afterPipeline(f));
     memory = std::max(memory, f.staticBytes + f.largestActivation);
   }
@@ -752,7 +764,8 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
       ++result.prunedBound;
       continue;
     }
-    if (result.lowered >= static_cast<size_t>(options.maxEvaluations)) {
+    if (options.maxEvaluations > 0 &&
+        result.lowered >= static_cast<size_t>(options.maxEvaluations)) {
       result.truncated = true;
       ++result.prunedBound;
       continue;
@@ -986,6 +999,14 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
           100 * (flat.stepTime / rec.stepTime - 1), detail);
     }
   }
+  if (result.truncated && result.recommended >= 0)
+    // What was not searched could hold a better layout of either kind: no
+    // reason that compares them stands.
+    result.reason = llvm::formatv(
+        "unproved: the search stopped at --max-lowered {0} with candidates "
+        "left whose bounds could beat it; run without the cap for an exact "
+        "answer",
+        options.maxEvaluations);
   result.seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - started)
                        .count();

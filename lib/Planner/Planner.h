@@ -100,8 +100,10 @@ struct PlanOptions {
   std::optional<Recompute> recompute;
   /// Candidates reported.
   int top = 10;
-  /// Most candidates simulated before the search stops.
-  int maxEvaluations = 400;
+  /// Most candidates simulated before the search stops; 0, the default,
+  /// for none (the search is then exact: every candidate is simulated or
+  /// pruned by a true lower bound).
+  int maxEvaluations = 0;
   /// Prove the recommendation and the best layout with and without PP
   /// with the verifier (Z3) before reporting them; with `verifyAll`, every
   /// listed candidate.

@@ -130,8 +130,9 @@ static cl::opt<bool> verifyAllFlag(
              "recommendation and the best with and without PP"));
 static cl::opt<int> maxEvaluationsFlag(
     "max-lowered", cl::sub(planCommand), cl::cat(schedcOptions),
-    cl::desc("Most candidates lowered and simulated (default 400)"),
-    cl::init(400));
+    cl::desc("Most candidates lowered and simulated (default: no cap, an "
+             "exact search); a capped search says its answer is unproved"),
+    cl::init(0));
 
 //===----------------------------------------------------------------------===//
 // Formatting
@@ -206,7 +207,7 @@ static void printTable(llvm::raw_ostream &os, const CostModel &model,
       "fitting and simulated, {5} lowered and verified; {6:f2} s{7}{8}\n\n",
       result.considered, result.prunedMemory, result.prunedBound,
       result.memoryChecked, result.lowered, result.verified, result.seconds,
-      result.truncated ? " (stopped at --max-lowered)" : "",
+      result.truncated ? " (stopped at --max-lowered: unproved)" : "",
       result.prunedSize
           ? llvm::formatv(" ({0} more left out: schedules over 2^22 actions)",
                           result.prunedSize)
@@ -548,7 +549,7 @@ static std::string checkPlanFlags() {
     return "--attention must be flash or unfused, got '" + attentionFlag + "'";
   if (topFlag < 1)
     return "--top must be at least 1";
-  if (maxEvaluationsFlag < 1)
+  if (maxEvaluationsFlag.getNumOccurrences() && maxEvaluationsFlag < 1)
     return "--max-lowered must be at least 1";
   if (zeroFlag.getNumOccurrences() && (zeroFlag < 0 || zeroFlag > 3))
     return "--zero must be 0, 1, 2 or 3";
