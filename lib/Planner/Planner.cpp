@@ -726,7 +726,8 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   const double limit = model.memoryLimit();
   std::vector<Candidate> open;
   for (Candidate &candidate : candidates) {
-    if (candidate.memoryBound > limit && !options.layout) {
+    if (candidate.memoryBound > limit && !options.layout &&
+        !options.exhaustive) {
       ++result.prunedMemory;
       candidate.fits = false;
       candidate.overflow = "at least " + gigabytes(candidate.memoryBound) +
@@ -759,7 +760,8 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
     const double best = times.empty() ? INFINITY : times.front();
     const double classBest =
         candidate.hasPipeline() ? bestWith : bestWithout;
-    if (candidate.timeBound > kth && candidate.timeBound > classBest &&
+    if (!options.exhaustive && candidate.timeBound > kth &&
+        candidate.timeBound > classBest &&
         candidate.timeBound > 1.03 * best) {
       ++result.prunedBound;
       continue;
@@ -767,7 +769,7 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
     if (options.maxEvaluations > 0 &&
         result.lowered >= static_cast<size_t>(options.maxEvaluations)) {
       result.truncated = true;
-      ++result.prunedBound;
+      ++result.leftByCap;
       continue;
     }
     if (options.progress && (++done % 64 == 0))

@@ -104,6 +104,9 @@ struct PlanOptions {
   /// for none (the search is then exact: every candidate is simulated or
   /// pruned by a true lower bound).
   int maxEvaluations = 0;
+  /// Simulate every candidate that fits, pruning nothing by a bound (to
+  /// check the bounds: the answer must be the same).
+  bool exhaustive = false;
   /// Prove the recommendation and the best layout with and without PP
   /// with the verifier (Z3) before reporting them; with `verifyAll`, every
   /// listed candidate.
@@ -137,6 +140,8 @@ struct PlanResult {
   size_t lowered = 0;
   size_t verified = 0;
   bool truncated = false;
+  /// Candidates left unsearched by --max-lowered.
+  size_t leftByCap = 0;
   double seconds = 0;
 };
 

@@ -128,6 +128,10 @@ static cl::opt<bool> verifyAllFlag(
     "verify-all", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("Prove every listed candidate with the verifier, not only the "
              "recommendation and the best with and without PP"));
+static cl::opt<bool> exhaustiveFlag(
+    "exhaustive", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Simulate every candidate that fits, pruning none by its bounds "
+             "(slow; the answer is the same as the default exact search)"));
 static cl::opt<int> maxEvaluationsFlag(
     "max-lowered", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("Most candidates lowered and simulated (default: no cap, an "
@@ -207,7 +211,12 @@ static void printTable(llvm::raw_ostream &os, const CostModel &model,
       "fitting and simulated, {5} lowered and verified; {6:f2} s{7}{8}\n\n",
       result.considered, result.prunedMemory, result.prunedBound,
       result.memoryChecked, result.lowered, result.verified, result.seconds,
-      result.truncated ? " (stopped at --max-lowered: unproved)" : "",
+      result.truncated
+          ? llvm::formatv(" (stopped at --max-lowered with {0} candidates "
+                          "not searched: unproved)",
+                          result.leftByCap)
+                .str()
+          : "",
       result.prunedSize
           ? llvm::formatv(" ({0} more left out: schedules over 2^22 actions)",
                           result.prunedSize)
@@ -312,6 +321,7 @@ static void printJson(llvm::raw_ostream &os, const CostModel &model,
                           {"lowered", result.lowered},
                           {"verified", result.verified},
                           {"truncated", result.truncated},
+                          {"left_by_cap", result.leftByCap},
                           {"seconds", result.seconds}}},
   };
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
@@ -590,6 +600,7 @@ static PlanOptions planOptions() {
   options.top = topFlag;
   options.verifyAll = verifyAllFlag;
   options.maxEvaluations = maxEvaluationsFlag;
+  options.exhaustive = exhaustiveFlag;
   return options;
 }
 
