@@ -812,12 +812,15 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
     options.progress(open.size(), open.size());
 
   // Ties (the same time to the nanosecond) go to the simpler layout, then
-  // to the one with less memory.
+  // to the schedule without overlap pairs (combined 1F1B with one
+  // microbatch is no-pp), then to the one with less memory.
   auto better = [](const Candidate &a, const Candidate &b) {
     const double ta = std::round(a.stepTime * 1e9);
     const double tb = std::round(b.stepTime * 1e9);
-    return std::make_tuple(ta, a.dimensions(), a.layout.zero, a.memory.peak) <
-           std::make_tuple(tb, b.dimensions(), b.layout.zero, b.memory.peak);
+    return std::make_tuple(ta, a.dimensions(), a.layout.zero,
+                           overlapsCommunication(a.strategy), a.memory.peak) <
+           std::make_tuple(tb, b.dimensions(), b.layout.zero,
+                           overlapsCommunication(b.strategy), b.memory.peak);
   };
   llvm::stable_sort(fitting, better);
 
