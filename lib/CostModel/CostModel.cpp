@@ -402,42 +402,62 @@ static void add(StageTerms &into, const StageTerms &t, double times = 1) {
   into.recompute += times * t.recompute;
 }
 
-/// Splits `costs` (one per layer, in order) into `parts` contiguous
-/// non-empty runs, `first` and `last` added to the first and last run, so
-/// that the largest run is as small as it can be. Returns the run sizes.
-static std::vector<int64_t> balance(const std::vector<double> &costs,
+/// Splits `n` layers, the first `dense` of them costing `denseCost` and
+/// the rest `moeCost`, into `parts` contiguous non-empty runs, `first` and
+/// `last` added to the first and last run, so that the largest run is as
+/// small as it can be. Returns the run sizes. The layers come in two runs
+/// of equal cost, so packing takes a step per run, not per layer: linear
+/// in `parts`, whatever the layer count (10^6-layer models included).
+static std::vector<int64_t> balance(int64_t n, int64_t dense,
+                                    double denseCost, double moeCost,
                                     int64_t parts, double first, double last) {
-  const int64_t n = static_cast<int64_t>(costs.size());
-  // Greedy packing at capacity `cap`: how many runs it takes, honouring
-  // that the last run carries `last`.
+  // Greedy packing at capacity `cap`: how many runs it takes (stopping
+  // past `parts` when only counting), honouring that the last layer
+  // carries `last`.
   auto pack = [&](double cap, std::vector<int64_t> *sizes) {
     int64_t runs = 0;
     int64_t i = 0;
-    double load = first;
     int64_t count = 0;
+    double load = first;
     while (i < n) {
-      const double extra = costs[i] + (i == n - 1 ? last : 0);
-      if (count > 0 && load + extra > cap) {
-        if (sizes)
-          sizes->push_back(count);
-        ++runs;
-        load = 0;
-        count = 0;
+      const double cost = i < dense ? denseCost : moeCost;
+      // Plain layers up to the end of this cost's run (the last layer,
+      // which carries `last`, is taken on its own).
+      const int64_t end = std::min(i < dense ? dense : n, n - 1);
+      if (i < end) {
+        int64_t fit = end - i;
+        if (cost > 0)
+          fit = std::min<int64_t>(
+              fit, static_cast<int64_t>(std::max(0.0, (cap - load) / cost)));
+        if (fit == 0 && count == 0)
+          fit = 1;
+        if (fit > 0) {
+          load += static_cast<double>(fit) * cost;
+          count += fit;
+          i += fit;
+          continue;
+        }
+      } else if (count == 0 || load + cost + last <= cap) {
+        load += cost + last;
+        ++count;
+        ++i;
         continue;
       }
-      load += extra;
-      ++count;
-      ++i;
+      if (sizes)
+        sizes->push_back(count);
+      else if (runs > parts)
+        return runs + 1;
+      ++runs;
+      load = 0;
+      count = 0;
     }
     if (sizes)
       sizes->push_back(count);
     return runs + 1;
   };
-  double lo = 0, hi = first + last;
-  for (double c : costs) {
-    lo = std::max(lo, c);
-    hi += c;
-  }
+  double lo = std::max(dense > 0 ? denseCost : 0.0, n > dense ? moeCost : 0.0);
+  double hi = first + last + static_cast<double>(dense) * denseCost +
+              static_cast<double>(n - dense) * moeCost;
   for (int iter = 0; iter < 60; ++iter) {
     const double mid = (lo + hi) / 2;
     if (pack(mid, nullptr) <= parts)
@@ -488,13 +508,12 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
   const double embeddingParams = vocab * h / static_cast<double>(layout.tp);
   const LayerCost &mtpLayer = costOf(model.layers - 1);
 
-  std::vector<double> layerForward;
-  layerForward.reserve(model.layers);
-  for (int64_t layer = 0; layer < model.layers; ++layer)
-    layerForward.push_back(sum(costOf(layer).forward));
+  const int64_t denseLayers =
+      model.moe ? std::min(model.moe->denseLayers, model.layers)
+                : model.layers;
   const std::vector<int64_t> sizes =
-      balance(layerForward, numStages, 0,
-              sum(headForward) + mtp * sum(mtpLayer.forward));
+      balance(model.layers, denseLayers, sum(dense.forward), sum(moe.forward),
+              numStages, 0, sum(headForward) + mtp * sum(mtpLayer.forward));
 
   const int64_t denseGroup = layout.dp * layout.cp;
   const int64_t expertGroup = layout.expertDataParallel();
@@ -506,15 +525,20 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
     stage.numLayers = sizes[s];
     next += sizes[s];
     double weightPart = 0;
-    for (int64_t layer = stage.firstLayer;
-         layer < stage.firstLayer + stage.numLayers; ++layer) {
-      const LayerCost &cost = costOf(layer);
-      add(stage.forwardTerms, cost.forward);
-      add(stage.backwardTerms, cost.backward);
-      weightPart += cost.backwardWeight;
-      stage.activationBytes += cost.activationBytes;
-      stage.denseParameters += cost.denseParams;
-      stage.expertParameters += cost.expertParams;
+    // The stage's layers of each kind: dense ones first, then MoE ones.
+    const int64_t end = stage.firstLayer + stage.numLayers;
+    const int64_t denseHere =
+        std::max<int64_t>(0, std::min(end, denseLayers) - stage.firstLayer);
+    for (auto [cost, count] :
+         {std::pair<const LayerCost *, int64_t>{&dense, denseHere},
+          {&moe, stage.numLayers - denseHere}}) {
+      const double times = static_cast<double>(count);
+      add(stage.forwardTerms, cost->forward, times);
+      add(stage.backwardTerms, cost->backward, times);
+      weightPart += times * cost->backwardWeight;
+      stage.activationBytes += times * cost->activationBytes;
+      stage.denseParameters += times * cost->denseParams;
+      stage.expertParameters += times * cost->expertParams;
     }
     if (s == 0)
       stage.denseParameters += embeddingParams;
