@@ -282,10 +282,10 @@ llvm::Expected<const Schedule *> Evaluator::order(const Candidate &candidate) {
       generateSchedule(candidate.strategy, shape);
   if (!generated)
     return generated.takeError();
-  // Orders are kept while they take fewer than 2^23 actions in all (about
+  // Orders are kept while they take fewer than 2^22 actions in all (about
   // 200 MB); past that the cache starts over.
   const size_t actions = generated->numActions();
-  if (cachedActions + actions > (size_t(1) << 23)) {
+  if (cachedActions + actions > (size_t(1) << 22)) {
     orders.clear();
     cachedActions = 0;
   }
@@ -669,16 +669,16 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
       probe.microbatches = static_cast<int32_t>(
           std::min<int64_t>(layout.microbatches, INT32_MAX));
       // A schedule is generated for every candidate the search reaches:
-      // one of more than kMaxActions compute actions (about 100 MB) is left
+      // one of more than kMaxActions compute actions (about 100 MB to simulate) is left
       // out, and says so if nothing else is left.
-      constexpr int64_t kMaxActions = int64_t(1) << 22;
+      constexpr int64_t kMaxActions = int64_t(1) << 21;
       if (layout.microbatches > kMaxActions / 3 ||
           3 * layout.pp * layout.vpp * layout.microbatches > kMaxActions) {
         ++result.prunedSize;
         if (firstLayoutError.empty())
           firstLayoutError = llvm::formatv(
               "layout {0}: {1} microbatches through {2} stages is more than "
-              "the planner generates (2^22 actions); raise the microbatch "
+              "the planner generates (2^21 actions); raise the microbatch "
               "size or lower the global batch",
               layout.str(), layout.microbatches, layout.pp * layout.vpp);
         continue;

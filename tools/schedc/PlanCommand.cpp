@@ -218,7 +218,7 @@ static void printTable(llvm::raw_ostream &os, const CostModel &model,
                 .str()
           : "",
       result.prunedSize
-          ? llvm::formatv(" ({0} more left out: schedules over 2^22 actions)",
+          ? llvm::formatv(" ({0} more left out: schedules over 2^21 actions)",
                           result.prunedSize)
                 .str()
           : std::string());
