@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 
 using namespace sched;
 
@@ -253,6 +255,46 @@ struct CostModel::LayerCost {
   double expertParams = 0;
 };
 
+struct CostModel::LayerCostCache {
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, Recompute, bool,
+                         bool>;
+  std::map<Key, LayerCost> costs;
+  /// The output layer's terms by (tp, cp, microbatch size, sp).
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool>, HeadTerms> heads;
+  /// Stage sizes by the layer costs' key and the number of stages.
+  std::map<std::pair<Key, int64_t>, std::vector<int64_t>> splits;
+};
+
+const CostModel::HeadTerms &
+CostModel::cachedHeadTerms(const Layout &layout) const {
+  if (!layerCosts)
+    layerCosts = std::make_shared<LayerCostCache>();
+  auto key = std::make_tuple(layout.tp, layout.cp, layout.microbatchSize,
+                             layout.sequenceParallel);
+  auto it = layerCosts->heads.find(key);
+  if (it != layerCosts->heads.end())
+    return it->second;
+  const LayerOperators ops = headOperators(model, training, layout);
+  HeadTerms terms;
+  addOperators(terms.forward, ops.forward, layout);
+  addOperators(terms.backwardInput, ops.backwardInput, layout);
+  addOperators(terms.backwardWeight, ops.backwardWeight, layout);
+  return layerCosts->heads.emplace(key, terms).first->second;
+}
+
+const CostModel::LayerCost &
+CostModel::cachedLayerCost(const Layout &layout, bool moeLayer) const {
+  if (!layerCosts)
+    layerCosts = std::make_shared<LayerCostCache>();
+  const LayerCostCache::Key key{layout.tp, layout.cp, layout.ep,
+                                layout.microbatchSize, layout.recompute,
+                                layout.sequenceParallel, moeLayer};
+  auto it = layerCosts->costs.find(key);
+  if (it == layerCosts->costs.end())
+    it = layerCosts->costs.emplace(key, layerCost(layout, moeLayer)).first;
+  return it->second;
+}
+
 static double sum(const StageTerms &t) {
   return t.matmul + t.attention + t.memoryBound + t.tensorParallel +
          t.contextParallel + t.expertParallel + t.recompute;
@@ -479,8 +521,8 @@ static std::vector<int64_t> balance(int64_t n, int64_t dense,
 
 std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
   const int64_t numStages = layout.pp * layout.vpp;
-  const LayerCost dense = layerCost(layout, false);
-  const LayerCost moe = model.moe ? layerCost(layout, true) : dense;
+  const LayerCost &dense = cachedLayerCost(layout, false);
+  const LayerCost &moe = model.moe ? cachedLayerCost(layout, true) : dense;
   auto costOf = [&](int64_t layer) -> const LayerCost & {
     return model.isMoeLayer(layer) ? moe : dense;
   };
@@ -495,11 +537,10 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
   // second output layer), as operators; FP32 logits are kept for the
   // loss's backward.
   const double mtp = static_cast<double>(model.mtpLayers);
-  const LayerOperators head = headOperators(model, training, layout);
-  StageTerms headForward, headBackward, headWeight;
-  addOperators(headForward, head.forward, layout);
-  addOperators(headBackward, head.backwardInput, layout);
-  addOperators(headWeight, head.backwardWeight, layout);
+  const HeadTerms &head = cachedHeadTerms(layout);
+  const StageTerms &headForward = head.forward;
+  const StageTerms &headBackward = head.backwardInput;
+  const StageTerms &headWeight = head.backwardWeight;
   const double headActivation =
       (1 + mtp) * 4 * chunk * vocab / static_cast<double>(layout.tp);
   const double headParams =
@@ -511,9 +552,23 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
   const int64_t denseLayers =
       model.moe ? std::min(model.moe->denseLayers, model.layers)
                 : model.layers;
-  const std::vector<int64_t> sizes =
-      balance(model.layers, denseLayers, sum(dense.forward), sum(moe.forward),
-              numStages, 0, sum(headForward) + mtp * sum(mtpLayer.forward));
+  // The split depends on the layer and head costs only (not on dp, zero or
+  // the schedule): the search's layouts share it.
+  const auto splitKey = std::make_pair(
+      LayerCostCache::Key{layout.tp, layout.cp, layout.ep,
+                          layout.microbatchSize, layout.recompute,
+                          layout.sequenceParallel, false},
+      numStages);
+  auto split = layerCosts->splits.find(splitKey);
+  if (split == layerCosts->splits.end())
+    split = layerCosts->splits
+                .emplace(splitKey,
+                         balance(model.layers, denseLayers, sum(dense.forward),
+                                 sum(moe.forward), numStages, 0,
+                                 sum(headForward) +
+                                     mtp * sum(mtpLayer.forward)))
+                .first;
+  const std::vector<int64_t> &sizes = split->second;
 
   const int64_t denseGroup = layout.dp * layout.cp;
   const int64_t expertGroup = layout.expertDataParallel();

@@ -26,6 +26,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -170,7 +171,17 @@ public:
 
 private:
   struct LayerCost;
+  struct LayerCostCache;
+  /// The output layer's (and MTP modules') times, forward, I and W.
+  struct HeadTerms {
+    StageTerms forward, backwardInput, backwardWeight;
+  };
+  const HeadTerms &cachedHeadTerms(const Layout &layout) const;
+  /// One layer's costs; they depend on tp, cp, ep, the microbatch size,
+  /// recomputation and sequence parallelism only, so the search's many
+  /// layouts share them (layerCosts memoizes).
   LayerCost layerCost(const Layout &layout, bool moeLayer) const;
+  const LayerCost &cachedLayerCost(const Layout &layout, bool moeLayer) const;
   /// The seconds of an operator list, by class, into `terms`.
   void addOperators(StageTerms &terms, const std::vector<Operator> &ops,
                     const Layout &layout) const;
@@ -178,6 +189,7 @@ private:
   ModelSpec model;
   ClusterSpec cluster;
   TrainingSpec training;
+  mutable std::shared_ptr<LayerCostCache> layerCosts;
 };
 
 /// Tokens per device per step above which data parallelism over links of

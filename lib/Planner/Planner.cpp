@@ -538,20 +538,17 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   // The layouts to try.
   std::vector<Layout> layouts;
   auto addVariants = [&](Layout base) {
-    // Microbatch sizes: the powers of two up to 32 that divide the
-    // sequences of one data-parallel replica, and all of them in one
-    // microbatch when that is at most 32 (gradient reduction then overlaps
-    // the whole backward).
+    // Microbatch sizes: every divisor up to 32 of the sequences of one
+    // data-parallel replica (15 sequences: 1, 3, 5 and 15), so a replica's
+    // batch splits into whole microbatches whatever it factors into.
     std::vector<int64_t> sizes;
     if (options.microbatchSize) {
       sizes = {*options.microbatchSize};
     } else if (training.globalBatchSequences() % base.dp == 0) {
       const int64_t perReplica = training.globalBatchSequences() / base.dp;
-      for (int64_t b = 1; b <= std::min<int64_t>(perReplica, 32); b *= 2)
+      for (int64_t b = 1; b <= std::min<int64_t>(perReplica, 32); ++b)
         if (perReplica % b == 0)
           sizes.push_back(b);
-      if (perReplica <= 32 && !llvm::is_contained(sizes, perReplica))
-        sizes.push_back(perReplica);
     }
     std::vector<int> zeros;
     if (options.zero)
@@ -724,28 +721,34 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   // Candidates whose bound alone overflows memory are pruned, but the
   // nearest are kept to explain an empty table.
   const double limit = model.memoryLimit();
-  std::vector<Candidate> open;
+  std::vector<Candidate *> open;
+  std::vector<const Candidate *> over;
   for (Candidate &candidate : candidates) {
     if (candidate.memoryBound > limit && !options.layout &&
         !options.exhaustive) {
       ++result.prunedMemory;
-      candidate.fits = false;
-      candidate.overflow = "at least " + gigabytes(candidate.memoryBound) +
-                           " (static memory and one microbatch's "
-                           "activations) over the " +
-                           gigabytes(limit) + " usable";
-      result.overflowing.push_back(candidate);
+      over.push_back(&candidate);
       continue;
     }
-    open.push_back(candidate);
+    open.push_back(&candidate);
   }
-  llvm::sort(result.overflowing, [](const Candidate &a, const Candidate &b) {
-    return a.memoryBound < b.memoryBound;
-  });
-  if (result.overflowing.size() > 3)
-    result.overflowing.resize(3);
-  llvm::stable_sort(open, [](const Candidate &a, const Candidate &b) {
-    return a.timeBound < b.timeBound;
+  // Only the nearest three are kept (to explain an empty table).
+  const size_t nearest = std::min<size_t>(over.size(), 3);
+  std::partial_sort(over.begin(), over.begin() + nearest, over.end(),
+                    [](const Candidate *a, const Candidate *b) {
+                      return a->memoryBound < b->memoryBound;
+                    });
+  for (size_t i = 0; i < nearest; ++i) {
+    Candidate candidate = *over[i];
+    candidate.fits = false;
+    candidate.overflow = "at least " + gigabytes(candidate.memoryBound) +
+                         " (static memory and one microbatch's "
+                         "activations) over the " +
+                         gigabytes(limit) + " usable";
+    result.overflowing.push_back(std::move(candidate));
+  }
+  llvm::stable_sort(open, [](const Candidate *a, const Candidate *b) {
+    return a->timeBound < b->timeBound;
   });
 
   // Branch and bound, in order of the time bound.
@@ -755,7 +758,8 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   double bestWithout = INFINITY, bestWith = INFINITY;
   const size_t top = static_cast<size_t>(std::max(options.top, 1));
   size_t done = 0;
-  for (Candidate &candidate : open) {
+  for (Candidate *next : open) {
+    Candidate &candidate = *next;
     const double kth = times.size() >= top ? times[top - 1] : INFINITY;
     const double best = times.empty() ? INFINITY : times.front();
     const double classBest =
