@@ -422,7 +422,7 @@ OwningOpRef<ModuleOp> sched::importTorchCsv(llvm::SourceMgr &sourceMgr,
       ScheduleOp::create(builder, file, builder.getStringAttr(csv->name),
                          static_cast<uint64_t>(plain.numStages),
                          static_cast<uint64_t>(plain.numMicrobatches),
-                         /*replicas=*/1, IntegerAttr());
+                         /*replicas=*/1, IntegerAttr(), /*whole_step=*/false);
   builder.createBlock(&schedule.getBody());
   writeRankPrograms(builder, schedule, plain, &locations);
   if (failed(verify(*module)))

@@ -158,7 +158,8 @@ ScheduleOp sched::writeRuntimePlan(OpBuilder &builder, Location loc,
       builder, loc, builder.getStringAttr(plan.name),
       builder.getI64IntegerAttr(schedule.numStages),
       builder.getI64IntegerAttr(schedule.numMicrobatches),
-      builder.getI64IntegerAttr(schedule.replicas), memoryLimit);
+      builder.getI64IntegerAttr(schedule.replicas), memoryLimit,
+      schedule.wholeStep ? builder.getUnitAttr() : UnitAttr());
   OpBuilder::InsertionGuard guard(builder);
   builder.createBlock(&op.getBody());
   writeDeclarations(builder, loc, plan);

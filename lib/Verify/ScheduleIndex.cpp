@@ -512,9 +512,33 @@ void ScheduleIndex::checkCollectives(ViolationSink &sink) {
   auto modelStage = [&](int32_t stage) {
     return stage < 0 ? stage : stage % perReplica;
   };
+  // NCCL and gloo match a collective by operation, count and order only.
+  // The stage decides the data of a gradient reduction (the stage's
+  // gradients) and of a bias update, and names what an undeclared
+  // collective does; of any other declared collective it is informative
+  // (a gradient-norm all-reduce at the step spans every stage).
+  auto stageIsKey = [&](const Action &a) {
+    bool declared = false;
+    for (const CollectiveDeclaration &decl : schedule.collectives) {
+      if (decl.kind != a.kind || decl.group != a.group ||
+          (decl.stage >= 0 && decl.stage != a.stage) ||
+          (a.bytes >= 0 && a.bytes != decl.bytes))
+        continue;
+      if (decl.when == CollectiveTiming::AfterBackward)
+        return true;
+      declared = true;
+    }
+    for (const AuxLossHead &head : schedule.auxHeads)
+      if (head.biasGroup >= 0 && head.biasGroup == a.group &&
+          head.stage == a.stage && a.kind == ActionKind::AllReduce)
+        return true;
+    return !declared;
+  };
   auto same = [&](ActionRef x, ActionRef y) {
     const Action &a = action(x), &b = action(y);
-    return a.kind == b.kind && modelStage(a.stage) == modelStage(b.stage) &&
+    const bool stageMatters = stageIsKey(a) || stageIsKey(b);
+    return a.kind == b.kind &&
+           (!stageMatters || modelStage(a.stage) == modelStage(b.stage)) &&
            (a.bytes < 0 || b.bytes < 0 || a.bytes == b.bytes);
   };
   auto describe = [&](ActionRef ref) {

@@ -5,6 +5,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <set>
+
 using namespace sched;
 
 static bool isCollective(ActionKind kind) {
@@ -43,9 +45,22 @@ static bool servesComputes(CollectiveTiming when) {
          when == CollectiveTiming::BeforeBackward;
 }
 
-StepRules::StepRules(const ScheduleIndex &index)
+bool StepRules::reducesGradients(const Schedule &schedule, const Action &a) {
+  if (a.kind != ActionKind::AllReduce && a.kind != ActionKind::ReduceScatter)
+    return false;
+  return llvm::any_of(schedule.collectives,
+                      [&](const CollectiveDeclaration &decl) {
+                        return decl.when == CollectiveTiming::AfterBackward &&
+                               decl.kind == a.kind && decl.group == a.group &&
+                               (decl.stage < 0 || decl.stage == a.stage);
+                      });
+}
+
+StepRules::StepRules(const ScheduleIndex &index, bool verifyWholeStep)
     : index(index), schedule(index.schedule), sharding(index.numStages),
       reduceGrads(index.numStages), optimizerSteps(schedule.ranks.size()),
+      wholeStep(verifyWholeStep || index.schedule.wholeStep),
+      declaredWholeStep(wholeStep), gradientReductions(index.numStages),
       declarations(schedule.collectives),
       biasHeadOf(schedule.collectives.size(), -1) {
   for (size_t h = 0; h < schedule.auxHeads.size(); ++h) {
@@ -87,6 +102,8 @@ StepRules::StepRules(const ScheduleIndex &index)
       }
       if (!isCollective(a.kind) || !inRange)
         continue;
+      if (reducesGradients(schedule, a))
+        gradientReductions[a.stage].push_back(here);
       const int32_t d = declarationOf(a, here);
       if (d >= 0)
         instances[{d, a.stage}].push_back(here);
@@ -237,6 +254,7 @@ bool StepRules::check(ViolationSink &sink) const {
   ok &= checkReduceGrad(sink);
   ok &= checkOptimizerStep(sink);
   ok &= checkDeclarations(sink);
+  ok &= checkStructuralReductions(sink);
   return ok;
 }
 
@@ -264,8 +282,17 @@ bool StepRules::checkPlacement(ViolationSink &sink) const {
     llvm::for_each(sharding[s], place);
     llvm::for_each(reduceGrads[s], place);
   }
+  // Declared collectives, and the gradient reductions the engine sees
+  // (one no declaration's bytes explain is no instance), each once.
+  std::set<std::pair<int32_t, int32_t>> collectives;
   for (const auto &[key, refs] : instances)
-    llvm::for_each(refs, place);
+    for (ActionRef ref : refs)
+      collectives.insert({ref.rank, ref.index});
+  for (const std::vector<ActionRef> &refs : gradientReductions)
+    for (ActionRef ref : refs)
+      collectives.insert({ref.rank, ref.index});
+  for (auto [rank, position] : collectives)
+    place({rank, position});
   return ok;
 }
 
@@ -298,11 +325,34 @@ bool StepRules::checkSharding(ViolationSink &sink) const {
         if (v && previous.rank >= 0)
           v->notes.push_back({previous, "the stage was last resharded here"});
       }
+      if (!unshard && gathered && !usedSince(previous, ref, s)) {
+        ok = false;
+        if (Violation *v = sink.add(
+                ViolationKind::Missing, ref,
+                llvm::formatv("RESHARD(stage {0}) on rank {1} closes an "
+                              "UNSHARD that no compute of the stage used: "
+                              "an UNSHARD is waited for by the first compute "
+                              "that needs the parameters, and PyTorch's "
+                              "runtime asserts on a RESHARD of a stage whose "
+                              "UNSHARD was never waited for",
+                              s, rankId(ref.rank)),
+                /*observed=*/0, /*required=*/1))
+          v->notes.push_back({previous, "the UNSHARD is here"});
+      }
       gathered = unshard;
       previous = ref;
     }
   }
   return ok;
+}
+
+bool StepRules::usedSince(ActionRef unshard, ActionRef reshard,
+                          int32_t stage) const {
+  const std::vector<Action> &actions = schedule.ranks[reshard.rank].actions;
+  for (int32_t i = unshard.index + 1; i < reshard.index; ++i)
+    if (isCompute(actions[i].kind) && actions[i].stage == stage)
+      return true;
+  return false;
 }
 
 /// At most one action per slot (`twice(slot)` reports a second one), and
@@ -366,6 +416,23 @@ bool StepRules::checkOptimizerStep(ViolationSink &sink) const {
   for (int32_t rank : index.stageRank)
     if (rank >= 0)
       holds[rank] = true;
+  if (declaredWholeStep &&
+      llvm::all_of(optimizerSteps, [](const std::vector<ActionRef> &steps) {
+        return steps.empty();
+      })) {
+    // No rank steps: each rank that holds a stage misses its step.
+    for (size_t r = 0; r < schedule.ranks.size(); ++r)
+      if (holds[r])
+        sink.add(ViolationKind::Missing, {static_cast<int32_t>(r), -1},
+                 llvm::formatv("rank {0} holds stages but has no "
+                               "OPTIMIZER_STEP, and the schedule is one whole "
+                               "training step (a runtime plan always is): "
+                               "without it the step computes gradients and "
+                               "updates nothing",
+                               rankId(r)),
+                 /*observed=*/0, /*required=*/1);
+    return false;
+  }
   return checkOncePerSlot(
       sink, optimizerSteps,
       [&](size_t r) {
@@ -409,6 +476,83 @@ bool StepRules::checkDeclarations(ViolationSink &sink) const {
         sink.add(extra ? ViolationKind::Duplicate : ViolationKind::Missing,
                  {index.stageRank[s], -1}, "", refs.size(), expected);
     }
+  }
+  return ok;
+}
+
+bool StepRules::checkStructuralReductions(ViolationSink &sink) const {
+  if (!wholeStep)
+    return true;
+  bool ok = true;
+  auto groupName = [&](int32_t g) -> llvm::StringRef {
+    return g >= 0 && static_cast<size_t>(g) < schedule.groups.size()
+               ? llvm::StringRef(schedule.groups[g].name)
+               : llvm::StringRef();
+  };
+  const int32_t perReplica = schedule.stagesPerReplica();
+  for (int32_t s = 0; s < index.numStages; ++s) {
+    const int32_t rank = index.stageRank[s];
+    if (rank < 0)
+      continue;
+    const std::vector<ActionRef> &reductions = gradientReductions[s];
+    // Data parallelism: the engine runs the plan once per replica, each on
+    // its own microbatches; REDUCE_GRAD, or a gradient reduction on the
+    // group named dp, sums the replicas' gradients.
+    const bool overDp =
+        !reduceGrads[s].empty() || llvm::any_of(reductions, [&](ActionRef r) {
+          return groupName(index.action(r).group) == "dp";
+        });
+    if (schedule.dataParallel > 1 && !overDp) {
+      ok = false;
+      sink.add(ViolationKind::Missing, {rank, -1},
+               llvm::formatv("stage {0} on rank {1} has no gradient "
+                             "reduction over the {2} data-parallel replicas: "
+                             "each replica would step on the gradient of its "
+                             "own microbatches; the step needs REDUCE_GRAD"
+                             "(stage {0}) or an all_reduce @dp of stage {0} "
+                             "declared after_backward",
+                             s, rankId(rank), schedule.dataParallel),
+               /*observed=*/0, /*required=*/1);
+    }
+    if (schedule.replicas < 2)
+      continue;
+    // Pipeline replicas: each copy of a model stage sees only its own
+    // replica's microbatches until a gradient reduction whose member set
+    // joins the ranks of every copy sums them.
+    std::vector<int32_t> copyRanks;
+    for (int32_t k = 0; k < schedule.replicas; ++k)
+      copyRanks.push_back(index.stageRank[s % perReplica + k * perReplica]);
+    const bool summed = llvm::any_of(reductions, [&](ActionRef r) {
+      const int32_t g = index.action(r).group;
+      for (const std::vector<int32_t> &members : schedule.groups[g].members)
+        if (llvm::is_contained(members, rank))
+          return llvm::all_of(copyRanks, [&](int32_t copy) {
+            return copy < 0 || llvm::is_contained(members, copy);
+          });
+      return false;
+    });
+    if (summed)
+      continue;
+    ok = false;
+    std::string copies;
+    for (int32_t k = 0; k < schedule.replicas; ++k) {
+      const int32_t copy = s % perReplica + k * perReplica;
+      if (!copies.empty())
+        copies += ", ";
+      copies += llvm::formatv("stage {0} on rank {1}", copy,
+                              copyRanks[k] < 0 ? -1 : rankId(copyRanks[k]));
+    }
+    sink.add(ViolationKind::Missing, {rank, -1},
+             llvm::formatv("stage {0} on rank {1} has no replica sum: the "
+                           "schedule runs {2} pipeline replicas, and each copy "
+                           "of model stage {3} ({4}) computes the gradient of "
+                           "its own microbatches only; the step needs an "
+                           "all_reduce of stage {0} declared after_backward "
+                           "on a group whose member set holds every copy's "
+                           "rank",
+                           s, rankId(rank), schedule.replicas, s % perReplica,
+                           copies),
+             /*observed=*/0, /*required=*/1);
   }
   return ok;
 }
@@ -513,14 +657,36 @@ void StepRules::addOrders(
         edge(lastGradients[key.second], reduce,
              biasHeadOf[key.first] >= 0 ? WaitReason::BiasUpdate
                                         : WaitReason::GradientReduction);
-  // The optimizer step ends its rank's program: whatever follows it must
-  // come before it (what precedes it does by program order).
-  for (size_t r = 0; r < schedule.ranks.size(); ++r)
+  // Whatever declaration matching gives it, the engine takes an action an
+  // after_backward declaration could explain for a gradient reduction:
+  // every reading must be on time.
+  for (int32_t s = 0; s < index.numStages; ++s)
+    for (ActionRef reduce : gradientReductions[s])
+      edge(lastGradients[s], reduce, WaitReason::GradientReduction);
+  // The optimizer step ends the computation of the step: every compute,
+  // gradient reduction and declared collective of its rank comes before it
+  // (what precedes it does by program order). Transfers, FSDP's UNSHARD and
+  // RESHARD and undeclared collectives may follow it: a send after the step
+  // carries a value computed before it.
+  std::set<std::pair<int32_t, int32_t>> declared;
+  for (const auto &[key, refs] : instances)
+    for (ActionRef ref : refs)
+      declared.insert({ref.rank, ref.index});
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
     for (ActionRef step : optimizerSteps[r])
-      for (int32_t i = step.index + 1,
-                   end = static_cast<int32_t>(schedule.ranks[r].actions.size());
-           i < end; ++i)
-        edge({step.rank, i}, step, WaitReason::OptimizerStep);
+      for (int32_t i = step.index + 1, end = static_cast<int32_t>(actions.size());
+           i < end; ++i) {
+        const Action &a = actions[i];
+        const bool ofTheStep =
+            isCompute(a.kind) || a.kind == ActionKind::ReduceGrad ||
+            (isCollective(a.kind) &&
+             (declared.count({step.rank, i}) ||
+              reducesGradients(schedule, a)));
+        if (ofTheStep)
+          edge({step.rank, i}, step, WaitReason::OptimizerStep);
+      }
+  }
 }
 
 void StepRules::addShardingOrders(

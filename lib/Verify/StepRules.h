@@ -25,7 +25,16 @@ namespace sched {
 class StepRules {
 public:
   /// Indexes `index`'s schedule, which passed ScheduleIndex::check.
-  explicit StepRules(const ScheduleIndex &index);
+  /// `wholeStep` verifies it as a whole training step whatever it holds
+  /// (VerifyOptions::wholeStep).
+  explicit StepRules(const ScheduleIndex &index, bool wholeStep = false);
+
+  /// Whether the engine takes collective `a` for a gradient reduction of
+  /// its stage: an all_reduce or reduce_scatter that a declaration made
+  /// after_backward could explain (kind, group, stage; the engine does not
+  /// look at bytes). Every such action must come after the stage's last
+  /// gradient, whichever declaration it is matched with.
+  static bool reducesGradients(const Schedule &schedule, const Action &a);
 
   /// Counting and placement: indices in range; UNSHARD, RESHARD,
   /// REDUCE_GRAD and declared collectives on the rank of their stage; no
@@ -69,6 +78,14 @@ private:
   bool checkReduceGrad(ViolationSink &sink) const;
   bool checkOptimizerStep(ViolationSink &sink) const;
   bool checkDeclarations(ViolationSink &sink) const;
+  /// What the step's structure requires whether or not a declaration names
+  /// it: a gradient reduction over the data-parallel replicas of every
+  /// stage, and a sum over the pipeline replicas of every stage.
+  bool checkStructuralReductions(ViolationSink &sink) const;
+  /// Whether a compute of `stage` runs between `unshard` and `reshard`
+  /// (actions of one rank).
+  bool usedSince(ActionRef unshard, ActionRef reshard, int32_t stage) const;
+
   /// Reports that `stage` issues `refs` of declaration `decl`, not as many
   /// as it declares.
   void reportDeclared(ViolationSink &sink, const CollectiveDeclaration &decl,
@@ -103,9 +120,15 @@ private:
       computesOf;
   /// lastGradientCached's results.
   std::map<int32_t, ActionRef> lastGradientOf;
-  /// True when the schedule holds an optimizer step: then it is a whole
-  /// training step and every declaration must be issued in full.
+  /// True when the schedule holds an optimizer step, says it is a whole
+  /// step, or is verified as one: then every declaration must be issued in
+  /// full and the structure's reductions are required.
   bool wholeStep = false;
+  /// True when the schedule is a whole step by declaration (not only by
+  /// holding an optimizer step): then the optimizer step is required too.
+  bool declaredWholeStep = false;
+  /// Per stage: its collectives that reduce gradients (reducesGradients).
+  std::vector<std::vector<ActionRef>> gradientReductions;
   /// The schedule's collective declarations, then one per aux-free head
   /// with a bias update (an all-reduce after the stage's last gradient).
   std::vector<CollectiveDeclaration> declarations;

@@ -357,7 +357,7 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
   const auto begin = std::chrono::steady_clock::now();
   ViolationSink sink;
   ScheduleIndex index(schedule);
-  if (!index.check(sink) || !StepRules(index).check(sink)) {
+  if (!index.check(sink) || !StepRules(index, options.wholeStep).check(sink)) {
     // Structural violations: Z3 refutes the facts they state.
     result.violations = sink.take();
     result.graphSeconds = secondsSince(begin);

@@ -58,6 +58,9 @@ struct VerifyOptions {
   /// Stages carrying a global-batch auxiliary loss, besides the heads of
   /// the schedule (Schedule::auxHeads).
   std::vector<int32_t> globalBatchAuxStages;
+  /// Verify the schedule as one whole training step, as if it said so
+  /// (Schedule::wholeStep): what writes a runtime plan asks for this.
+  bool wholeStep = false;
 };
 
 enum class Verdict : uint8_t { Verified, Violated, Unknown };

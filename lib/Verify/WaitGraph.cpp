@@ -276,7 +276,7 @@ void WaitGraph::build() {
   addProgramOrder();
   addDataEdges();
   addAuxLossEdges();
-  StepRules(index).addOrders(
+  StepRules(index, options.wholeStep).addOrders(
       [this](ActionRef from, ActionRef to, WaitReason reason) {
         addEdge(from, to, reason);
       });

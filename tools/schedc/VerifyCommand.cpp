@@ -46,9 +46,10 @@ static cl::opt<int64_t> microbatchesFlag(
     cl::desc("Number of microbatches (CSV; default: what the file shows)"));
 static cl::opt<std::string> p2pFlag(
     "p2p", cl::sub(verifyCommand), cl::cat(schedcOptions),
-    cl::desc("Point-to-point semantics: eager (a send never blocks; default "
-             "for CSV) or rendezvous (default for MLIR); a JSON plan's "
-             "default is the semantics it was emitted under"),
+    cl::desc("Point-to-point semantics: eager (a send never blocks; "
+             "PyTorch's pipelining runtime, the default for CSV) or "
+             "rendezvous (NCCL and gloo, the default for MLIR and JSON "
+             "plans, whatever the plan's verdict says)"),
     cl::value_desc("eager|rendezvous"));
 static cl::opt<std::string> memoryLimitFlag(
     "memory-limit", cl::sub(verifyCommand), cl::cat(schedcOptions),
@@ -149,6 +150,11 @@ static llvm::json::Value toJson(llvm::StringRef name, const Schedule *schedule,
   return llvm::json::Value(std::move(object));
 }
 
+/// The word for p2p semantics, as --p2p spells it.
+static const char *p2pName(P2PSemantics p2p) {
+  return p2p == P2PSemantics::Eager ? "eager" : "rendezvous";
+}
+
 namespace {
 /// The verdicts of every schedule of the input, as text or JSON.
 class VerifyReport {
@@ -170,7 +176,7 @@ public:
 
   /// Adds the result of schedule `name`.
   void add(llvm::StringRef name, const Schedule *schedule,
-           const VerifyResult &result) {
+           const VerifyResult &result, P2PSemantics p2p) {
     if (smtlib)
       smtlib->os() << smtlibSection(name, result);
     if (result.verdict == Verdict::Violated)
@@ -178,7 +184,9 @@ public:
     else if (result.verdict == Verdict::Unknown && overall == Verdict::Verified)
       overall = Verdict::Unknown;
     if (jsonFlag) {
-      reports.push_back(toJson(name, schedule, result));
+      llvm::json::Value entry = toJson(name, schedule, result);
+      entry.getAsObject()->try_emplace("p2p", p2pName(p2p));
+      reports.push_back(std::move(entry));
       return;
     }
     llvm::outs() << verdictName(result.verdict) << ": @" << name;
@@ -187,7 +195,8 @@ public:
                    << (result.violations.size() == 1 ? "" : "s") << ")";
     if (result.verdict == Verdict::Unknown)
       llvm::outs() << " (" << result.unknownReason << ")";
-    llvm::outs() << "\n";
+    // Which semantics were proved: a verdict holds under them only.
+    llvm::outs() << " under " << p2pName(p2p) << " semantics\n";
   }
 
   /// Keeps the SMT-LIB file, prints the JSON report, if asked for, and
@@ -232,18 +241,16 @@ static void verifyCsv(const TorchCsvSchedule &csv, const VerifyOptions &options,
       result.violations.push_back(
           {ViolationKind::Missing, {}, "a cell is out of range", {}});
   }
-  report.add(csv.name, &csv.schedule, result);
+  report.add(csv.name, &csv.schedule, result, options.p2p);
 }
 
 /// Verifies a JSON plan from its plain form, with each diagnostic at its
-/// instruction. The plan's verdict gives the p2p semantics and memory limit
-/// unless flags override them; its global-batch aux heads add their edges.
+/// instruction. The plan's verdict gives the memory limit unless
+/// --memory-limit overrides it; the p2p semantics are the engine's
+/// (rendezvous) unless --p2p says otherwise, never the plan's claim.
 static void verifyJsonPlan(const JsonPlanInput &input, VerifyOptions options,
                            VerifyReport &report) {
   const RuntimePlan &plan = input.plan;
-  if (p2pFlag.empty())
-    options.p2p = plan.verdict.p2p == "eager" ? P2PSemantics::Eager
-                                              : P2PSemantics::Rendezvous;
   if (!memoryLimitFlag.getNumOccurrences() && plan.verdict.memoryLimit) {
     // The importer took only numbers >= 0.
     llvm::Expected<MemoryLimit> limit =
@@ -253,14 +260,11 @@ static void verifyJsonPlan(const JsonPlanInput &input, VerifyOptions options,
     else
       llvm::consumeError(limit.takeError());
   }
-  for (const AuxHead &head : plan.auxHeads)
-    if (head.scope == "global_batch")
-      options.globalBatchAuxStages.push_back(head.stage);
   VerifyResult result = verifySchedule(plan.schedule, options);
   emitVerifyDiagnostics(result, [&](ActionRef ref) {
     return input.locateAction(ref.rank, ref.index);
   });
-  report.add(plan.name, &plan.schedule, result);
+  report.add(plan.name, &plan.schedule, result, options.p2p);
 }
 
 int sched::runVerify() {
@@ -284,10 +288,11 @@ int sched::runVerify() {
   ScheduleInput input;
   if (int status = input.read(inputFlag, formatFlag, csv))
     return status;
-  // MLIR defaults to rendezvous (the plans we emit), CSV to eager
-  // (PyTorch's runtime); a JSON plan to the semantics it records.
+  // The engine's semantics: MLIR and JSON plans run on NCCL or gloo
+  // (rendezvous), a CSV on PyTorch's pipelining runtime (eager).
   if (p2pFlag.empty())
-    options->p2p = input.getFormat() == InputFormat::Mlir
+    options->p2p = input.getFormat() == InputFormat::Mlir ||
+                           input.getFormat() == InputFormat::JsonPlan
                        ? P2PSemantics::Rendezvous
                        : P2PSemantics::Eager;
 
@@ -305,7 +310,8 @@ int sched::runVerify() {
     if (jsonFlag)
       schedule = readSchedule(scheduleOp);
     report.add(scheduleOp.getSymName(),
-               succeeded(schedule) ? &*schedule : nullptr, result);
+               succeeded(schedule) ? &*schedule : nullptr, result,
+               options->p2p);
   }
   return report.finish();
 }
