@@ -255,6 +255,9 @@ bool StepRules::check(ViolationSink &sink) const {
   ok &= checkOptimizerStep(sink);
   ok &= checkDeclarations(sink);
   ok &= checkStructuralReductions(sink);
+  // Counting per declaration reports an extra instance itself.
+  if (ok)
+    ok &= checkReducedOnce(sink);
   return ok;
 }
 
@@ -475,6 +478,41 @@ bool StepRules::checkDeclarations(ViolationSink &sink) const {
       } else
         sink.add(extra ? ViolationKind::Duplicate : ViolationKind::Missing,
                  {index.stageRank[s], -1}, "", refs.size(), expected);
+    }
+  }
+  return ok;
+}
+
+bool StepRules::checkReducedOnce(ViolationSink &sink) const {
+  bool ok = true;
+  for (int32_t s = 0; s < index.numStages; ++s) {
+    // Per group: the actions that reduce the stage's gradients over it.
+    // REDUCE_GRAD reduces over the data-parallel replicas, as @dp does;
+    // a second REDUCE_GRAD is checkReduceGrad's to report.
+    std::map<int32_t, std::vector<ActionRef>> byGroup;
+    for (ActionRef ref : gradientReductions[s])
+      byGroup[index.action(ref).group].push_back(ref);
+    for (auto &[group, refs] : byGroup) {
+      const std::string &name = schedule.groups[group].name;
+      if (name == "dp" && schedule.dataParallel > 1 && !reduceGrads[s].empty())
+        refs.insert(refs.begin(), reduceGrads[s].front());
+      if (refs.size() < 2)
+        continue;
+      llvm::sort(refs, [](ActionRef x, ActionRef y) {
+        return x.rank != y.rank ? x.rank < y.rank : x.index < y.index;
+      });
+      ok = false;
+      if (Violation *v = sink.add(
+              ViolationKind::Duplicate, refs[1],
+              llvm::formatv("{0} reduces the gradients of stage {1} over "
+                            "@{2} a second time on rank {3}: the engine takes "
+                            "every all_reduce or reduce_scatter that an "
+                            "after_backward declaration could explain (and "
+                            "REDUCE_GRAD, over @dp) for a gradient "
+                            "reduction, and sums the reduced gradients again",
+                            describe(refs[1]), s, name, rankId(refs[1].rank)),
+              /*observed=*/refs.size(), /*required=*/1))
+        v->notes.push_back({refs[0], "the first reduction is here"});
     }
   }
   return ok;

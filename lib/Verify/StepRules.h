@@ -82,6 +82,9 @@ private:
   /// it: a gradient reduction over the data-parallel replicas of every
   /// stage, and a sum over the pipeline replicas of every stage.
   bool checkStructuralReductions(ViolationSink &sink) const;
+  /// Each stage's gradients are reduced once per group: a second action the
+  /// engine takes for a reduction over the same group sums them again.
+  bool checkReducedOnce(ViolationSink &sink) const;
   /// Whether a compute of `stage` runs between `unshard` and `reshard`
   /// (actions of one rank).
   bool usedSince(ActionRef unshard, ActionRef reshard, int32_t stage) const;
