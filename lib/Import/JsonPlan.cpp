@@ -73,6 +73,38 @@ std::vector<std::pair<unsigned, unsigned>> scanInstructions(StringRef text) {
   return found;
 }
 
+/// The text of the number the verdict's "memory_limit" key holds, as
+/// written: llvm::json keeps numbers as doubles, which lose 2^53 + 1 and
+/// 7.99999999999999999. The verdict is the only object at depth 2 that may
+/// hold that key (any other's keys are checked). Empty when not found.
+StringRef rawMemoryLimit(StringRef text) {
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '{') {
+      ++depth;
+    } else if (c == '}') {
+      --depth;
+    } else if (c == '"') {
+      const size_t start = i + 1;
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+      if (depth != 2 || text.slice(start, i) != "memory_limit")
+        continue;
+      size_t colon = text.find_first_not_of(" \t\r\n", i + 1);
+      if (colon == StringRef::npos || text[colon] != ':')
+        continue;
+      size_t begin = text.find_first_not_of(" \t\r\n", colon + 1);
+      if (begin == StringRef::npos)
+        return {};
+      size_t end = text.find_first_not_of("0123456789+-.eE", begin);
+      return text.slice(begin, end == StringRef::npos ? text.size() : end);
+    }
+  }
+  return {};
+}
+
 /// Turns "[3:7, byte=40]: Expected ..." into the line, column and message.
 void splitParseError(StringRef logged, unsigned &line, unsigned &column,
                      std::string &message) {
@@ -322,6 +354,7 @@ LogicalResult PlanReader::readVerdict(const llvm::json::Object &root) {
       return error("verdict")
              << "\"memory_limit\" must be a number >= 0 or null";
     out.memoryLimit = *number;
+    out.memoryLimitText = rawMemoryLimit(text).str();
   }
   return success();
 }
@@ -855,6 +888,17 @@ OwningOpRef<ModuleOp> sched::importJsonPlan(llvm::SourceMgr &sourceMgr,
     }
   }
   const Location file = input->locate(1, 1);
+  // sched.schedule's memory_limit is a whole number: refuse a limit it
+  // cannot hold rather than drop it.
+  int64_t whole = 0;
+  const std::string &limit = input->plan.verdict.memoryLimitText;
+  if (!limit.empty() && StringRef(limit).getAsInteger(10, whole)) {
+    emitError(file) << "the plan's memory_limit " << limit
+                    << " has no exact form in sched.schedule, whose "
+                       "memory_limit is a whole number up to 2^63-1 (verify "
+                       "the plan itself with schedc verify)";
+    return nullptr;
+  }
   OpBuilder builder(context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(file);
   builder.setInsertionPointToEnd(module->getBody());

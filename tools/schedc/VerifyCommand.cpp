@@ -252,9 +252,12 @@ static void verifyJsonPlan(const JsonPlanInput &input, VerifyOptions options,
                            VerifyReport &report) {
   const RuntimePlan &plan = input.plan;
   if (!memoryLimitFlag.getNumOccurrences() && plan.verdict.memoryLimit) {
-    // The importer took only numbers >= 0.
+    // The importer took only numbers >= 0, and keeps their text: read it
+    // as written, as --memory-limit is.
     llvm::Expected<MemoryLimit> limit =
-        MemoryLimit::fromDouble(*plan.verdict.memoryLimit);
+        plan.verdict.memoryLimitText.empty()
+            ? MemoryLimit::fromDouble(*plan.verdict.memoryLimit)
+            : MemoryLimit::parse(plan.verdict.memoryLimitText);
     if (limit)
       options.memoryLimit = *limit;
     else
