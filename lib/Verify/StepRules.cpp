@@ -107,6 +107,8 @@ StepRules::StepRules(const ScheduleIndex &index, bool verifyWholeStep)
       const int32_t d = declarationOf(a, here);
       if (d >= 0)
         instances[{d, a.stage}].push_back(here);
+      else
+        undeclared.push_back(here);
     }
   }
 }
@@ -296,6 +298,23 @@ bool StepRules::checkPlacement(ViolationSink &sink) const {
       collectives.insert({ref.rank, ref.index});
   for (auto [rank, position] : collectives)
     place({rank, position});
+  // An undeclared collective that carries a stage moves that stage's data:
+  // the member set it runs on must hold the stage's rank.
+  for (ActionRef ref : undeclared) {
+    const Action &a = index.action(ref);
+    const int32_t holder = index.stageRank[a.stage];
+    if (holder < 0 || llvm::is_contained(memberSet(a.group, ref.rank), holder))
+      continue;
+    ok = false;
+    sink.add(ViolationKind::Placement, ref,
+             llvm::formatv("{0} is issued by rank {1}, but stage {2} runs on "
+                           "rank {3}, which is not in the member set of @{4} "
+                           "that rank {1} belongs to: no member holds the "
+                           "stage's data",
+                           describe(ref), rankId(ref.rank), a.stage,
+                           rankId(holder), schedule.groups[a.group].name),
+             /*observed=*/rankId(ref.rank), /*required=*/rankId(holder));
+  }
   return ok;
 }
 
@@ -681,6 +700,7 @@ void StepRules::addOrders(
     llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const {
   addShardingOrders(edge);
   addDeclarationOrders(edge);
+  addUndeclaredOrders(edge);
   // Gradient reduction after the stage's last gradient (B or W): earlier
   // gradients of the rank precede that one in program order.
   std::vector<ActionRef> lastGradients(index.numStages);
@@ -723,6 +743,91 @@ void StepRules::addOrders(
               reducesGradients(schedule, a)));
         if (ofTheStep)
           edge({step.rank, i}, step, WaitReason::OptimizerStep);
+      }
+  }
+}
+
+const std::vector<int32_t> &StepRules::memberSet(int32_t group,
+                                                 int32_t rank) const {
+  static const std::vector<int32_t> kNone;
+  for (const std::vector<int32_t> &members : schedule.groups[group].members)
+    if (llvm::is_contained(members, rank))
+      return members;
+  return kNone;
+}
+
+bool StepRules::isReplicaSum(ActionRef ref) const {
+  const Action &a = index.action(ref);
+  if (schedule.replicas < 2 || a.kind != ActionKind::AllReduce)
+    return false;
+  const int32_t perReplica = schedule.stagesPerReplica();
+  const std::vector<int32_t> &members = memberSet(a.group, ref.rank);
+  for (int32_t k = 0; k < schedule.replicas; ++k) {
+    const int32_t copy = index.stageRank[a.stage % perReplica + k * perReplica];
+    if (copy >= 0 && !llvm::is_contained(members, copy))
+      return false;
+  }
+  return true;
+}
+
+StepRules::ImpliedRole StepRules::impliedRole(ActionRef ref) const {
+  const Action &a = index.action(ref);
+  // A reduce-scatter of a stage is FSDP's gradient reduction; an
+  // all-reduce joining every copy of a stage is DualPipe's replica sum.
+  if (a.kind == ActionKind::ReduceScatter || isReplicaSum(ref))
+    return ImpliedRole::GradientReduction;
+  // An all-gather of a stage over the data-parallel replicas gathers its
+  // parameters (FSDP).
+  if (a.kind == ActionKind::AllGather && schedule.groups[a.group].name == "dp")
+    return ImpliedRole::ParameterGather;
+  return ImpliedRole::Unknown;
+}
+
+std::vector<Violation> StepRules::unchecked() const {
+  std::vector<Violation> found;
+  for (ActionRef ref : undeclared) {
+    const Action &a = index.action(ref);
+    if (impliedRole(ref) != ImpliedRole::Unknown)
+      continue;
+    Violation v;
+    v.at = ref;
+    v.kind = ViolationKind::Collective;
+    v.message = llvm::formatv(
+        "unchecked: {0} on rank {1} carries stage {2}, but no declaration "
+        "(sched.collective) says when it runs, and its kind and group do not "
+        "say what it does; declare it to have it checked",
+        describe(ref), rankId(ref.rank), a.stage);
+    found.push_back(std::move(v));
+    if (found.size() >= ViolationSink::kMaxViolations)
+      break;
+  }
+  return found;
+}
+
+void StepRules::addUndeclaredOrders(
+    llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const {
+  std::vector<bool> gathered(index.numStages, false);
+  for (ActionRef ref : undeclared) {
+    const Action &a = index.action(ref);
+    const ImpliedRole role = impliedRole(ref);
+    if (role == ImpliedRole::Unknown || ref.rank != index.stageRank[a.stage])
+      continue;
+    // A gradient reduction comes after the stage's last gradient.
+    if (role == ImpliedRole::GradientReduction) {
+      edge(lastGradient(a.stage), ref, WaitReason::GradientReduction);
+      continue;
+    }
+    // The first all-gather of a stage over @dp gathers its parameters:
+    // before the stage's first compute.
+    if (gathered[a.stage])
+      continue;
+    gathered[a.stage] = true;
+    const std::vector<Action> &actions = schedule.ranks[ref.rank].actions;
+    for (int32_t i = 0, end = static_cast<int32_t>(actions.size()); i < end;
+         ++i)
+      if (isCompute(actions[i].kind) && actions[i].stage == a.stage) {
+        edge(ref, {ref.rank, i}, WaitReason::Parameters);
+        break;
       }
   }
 }

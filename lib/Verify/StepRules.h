@@ -43,6 +43,10 @@ public:
   /// step per rank. Returns false when it reported a violation.
   bool check(ViolationSink &sink) const;
 
+  /// The collectives no declaration explains whose kind and group do not
+  /// say what they do: reported as unchecked (warnings), not violations.
+  std::vector<Violation> unchecked() const;
+
   /// Calls `edge(from, to, reason)` for each "from before to" the rules
   /// impose, between actions of one rank.
   void addOrders(
@@ -103,6 +107,17 @@ private:
       llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const;
   void addDeclarationOrders(
       llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const;
+  /// What an undeclared collective's kind and group say it does.
+  enum class ImpliedRole : uint8_t { Unknown, GradientReduction,
+                                     ParameterGather };
+  ImpliedRole impliedRole(ActionRef ref) const;
+  /// Whether `ref` is an all-reduce whose member set holds every copy of
+  /// its stage in the pipeline replicas.
+  bool isReplicaSum(ActionRef ref) const;
+  /// The member set of `group` that holds `rank` (empty for none).
+  const std::vector<int32_t> &memberSet(int32_t group, int32_t rank) const;
+  void addUndeclaredOrders(
+      llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const;
 
   const ScheduleIndex &index;
   const Schedule &schedule;
@@ -132,6 +147,11 @@ private:
   bool declaredWholeStep = false;
   /// Per stage: its collectives that reduce gradients (reducesGradients).
   std::vector<std::vector<ActionRef>> gradientReductions;
+  /// Collectives with a stage that no declaration explains, in program
+  /// order of each rank. A reduce_scatter reduces the stage's gradients
+  /// (FSDP), an all_gather on @dp gathers its parameters; the rest are
+  /// unchecked.
+  std::vector<ActionRef> undeclared;
   /// The schedule's collective declarations, then one per aux-free head
   /// with a bias update (an all-reduce after the stage's last gradient).
   std::vector<CollectiveDeclaration> declarations;

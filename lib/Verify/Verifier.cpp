@@ -357,7 +357,12 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
   const auto begin = std::chrono::steady_clock::now();
   ViolationSink sink;
   ScheduleIndex index(schedule);
-  if (!index.check(sink) || !StepRules(index, options.wholeStep).check(sink)) {
+  std::optional<StepRules> rules;
+  if (index.check(sink)) {
+    rules.emplace(index, options.wholeStep);
+    result.unchecked = rules->unchecked();
+  }
+  if (!rules || !rules->check(sink)) {
     // Structural violations: Z3 refutes the facts they state.
     result.violations = sink.take();
     result.graphSeconds = secondsSince(begin);

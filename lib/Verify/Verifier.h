@@ -130,6 +130,10 @@ struct VerifyResult {
   size_t z3Constraints = 0;
   /// The SMT-LIB 2 encoding, when VerifyOptions::emitSmtlib is set.
   std::string smtlib;
+  /// Actions the verifier could not check (a collective no declaration
+  /// explains, whose kind and group do not say what it does): warnings,
+  /// which do not change the verdict.
+  std::vector<Violation> unchecked;
 };
 
 /// Verifies `schedule` under `options`.

@@ -133,6 +133,15 @@ static llvm::json::Value toJson(llvm::StringRef name, const Schedule *schedule,
     }
     violations.push_back(std::move(entry));
   }
+  llvm::json::Array unchecked;
+  for (const Violation &v : result.unchecked) {
+    llvm::json::Object entry{{"message", v.message}};
+    if (v.at.rank >= 0 && schedule) {
+      entry["rank"] = schedule->ranks[v.at.rank].id;
+      entry["position"] = v.at.index;
+    }
+    unchecked.push_back(std::move(entry));
+  }
   llvm::json::Array peaks;
   for (double peak : result.peakMemory)
     peaks.push_back(peak);
@@ -140,6 +149,7 @@ static llvm::json::Value toJson(llvm::StringRef name, const Schedule *schedule,
       {"schedule", name},
       {"verdict", verdictName(result.verdict)},
       {"violations", std::move(violations)},
+      {"unchecked", std::move(unchecked)},
       {"peak_memory", std::move(peaks)},
       {"memory_unit", result.memoryInBytes ? "bytes" : "activations"},
       {"graph_seconds", result.graphSeconds},
