@@ -721,6 +721,19 @@ void StepRules::addOrders(
   for (int32_t s = 0; s < index.numStages; ++s)
     for (ActionRef reduce : gradientReductions[s])
       edge(lastGradients[s], reduce, WaitReason::GradientReduction);
+  // On an FSDP stage over data-parallel replicas, REDUCE_GRAD keeps the
+  // rank's shard of the reduced gradient, and a sum over another group
+  // (DualPipe's replica sum) then moves that shard. Issued before it, that
+  // sum would move the full gradient: its members must agree, so every one
+  // follows the REDUCE_GRAD, as FSDP's hybrid sharding orders them.
+  if (schedule.dataParallel > 1)
+    for (int32_t s = 0; s < index.numStages; ++s) {
+      if (sharding[s].empty() || reduceGrads[s].empty())
+        continue;
+      for (ActionRef reduce : gradientReductions[s])
+        if (schedule.groups[index.action(reduce).group].name != "dp")
+          edge(reduceGrads[s].front(), reduce, WaitReason::ShardedReduction);
+    }
   // The optimizer step ends the computation of the step: every compute,
   // gradient reduction and declared collective of its rank comes before it
   // (what precedes it does by program order). Transfers, FSDP's UNSHARD and

@@ -83,6 +83,9 @@ const char *reasonWords(WaitReason reason) {
            "of its stage";
   case WaitReason::DeclaredCollective:
     return "the collective is declared to run at that compute";
+  case WaitReason::ShardedReduction:
+    return "on an FSDP stage a gradient sum over another group follows "
+           "REDUCE_GRAD and moves the reduced shard";
   case WaitReason::OptimizerStep:
     return "the optimizer step waits for every action of its rank";
   }
@@ -150,6 +153,13 @@ private:
       return llvm::formatv("is declared after_forward of stage {0}: the k-th "
                            "one runs after the k-th forward",
                            index.action(e.fromAction).stage);
+    case WaitReason::ShardedReduction:
+      return llvm::formatv(
+          "sums the gradients of FSDP-sharded stage {0}: it comes after the "
+          "stage's REDUCE_GRAD and moves the reduced shard (before it, it "
+          "would move the full gradient, while the copies that follow "
+          "REDUCE_GRAD move a shard: the members would disagree on the count)",
+          to.stage);
     case WaitReason::OptimizerStep:
       return "the optimizer step ends the training step: every action of the "
              "rank must come before it";
