@@ -327,6 +327,10 @@ void CsvReader::dropOutOfRange() {
         continue;
       }
       ++*options.outOfRangeCells;
+      if (options.outOfRangeIndices)
+        options.outOfRangeIndices->emplace_back(
+            outside->stage,
+            hasMicrobatch(outside->kind) ? outside->microbatch : -1);
       InFlightDiagnostic diag = emitError(result.locateAction(
           static_cast<int32_t>(r), static_cast<int32_t>(begin)));
       diag << "[missing] ";

@@ -146,11 +146,13 @@ bool ScheduleIndex::indexActions(ViolationSink &sink) {
       const ActionRef here{static_cast<int32_t>(r), static_cast<int32_t>(i)};
       if (a.stage < 0 || a.stage >= numStages || a.microbatch < 0 ||
           a.microbatch >= numMicrobatches) {
-        sink.add(ViolationKind::Missing, here,
-                 llvm::formatv("{0} is out of range: the schedule has {1} "
-                               "stages and {2} microbatches",
-                               describeAction(schedule, a), numStages,
-                               numMicrobatches));
+        if (Violation *v = sink.add(
+                ViolationKind::Missing, here,
+                llvm::formatv("{0} is out of range: the schedule has {1} "
+                              "stages and {2} microbatches",
+                              describeAction(schedule, a), numStages,
+                              numMicrobatches)))
+          v->rule = StructuralRule::range();
         placementOk = false;
         continue;
       }
@@ -174,8 +176,12 @@ bool ScheduleIndex::indexActions(ViolationSink &sink) {
                 llvm::formatv("duplicate {0}: it already runs on rank {1}",
                               describeAction(schedule, a),
                               schedule.ranks[entry.rank].id),
-                /*observed=*/2, /*required=*/1))
+                /*observed=*/2, /*required=*/1)) {
           v->notes.push_back({entry, "the first copy is here"});
+          if (isCompute(a.kind))
+            v->rule = StructuralRule::count(-1, a.kind, a.stage, a.microbatch,
+                                            1);
+        }
         continue;
       }
       entry = here;
@@ -211,9 +217,11 @@ void ScheduleIndex::checkCompleteness(ViolationSink &sink) {
     const int32_t first = schedule.firstMicrobatchOf(s);
     for (int32_t m = first; m < first + perReplica; ++m) {
       if (!isSet(compute(ActionKind::Forward, s, m)))
-        sink.add(ViolationKind::Missing, where,
-                 llvm::formatv("missing forward F(stage {0}, mb {1})", s, m),
-                 /*observed=*/0, /*required=*/1);
+        if (Violation *v = sink.add(
+                ViolationKind::Missing, where,
+                llvm::formatv("missing forward F(stage {0}, mb {1})", s, m),
+                /*observed=*/0, /*required=*/1))
+          v->rule = StructuralRule::count(-1, ActionKind::Forward, s, m, 1);
       const ActionRef full = compute(ActionKind::Backward, s, m);
       const ActionRef input = compute(ActionKind::BackwardInput, s, m);
       const ActionRef weight = compute(ActionKind::BackwardWeight, s, m);

@@ -267,9 +267,11 @@ bool StepRules::checkPlacement(ViolationSink &sink) const {
   bool ok = true;
   for (ActionRef ref : outOfRange) {
     ok = false;
-    sink.add(ViolationKind::Missing, ref,
-             llvm::formatv("{0} is out of range: the schedule has {1} stages",
-                           describe(ref), index.numStages));
+    if (Violation *v = sink.add(
+            ViolationKind::Missing, ref,
+            llvm::formatv("{0} is out of range: the schedule has {1} stages",
+                          describe(ref), index.numStages)))
+      v->rule = StructuralRule::range();
   }
   auto place = [&](ActionRef ref) {
     const int32_t holder = index.stageRank[index.action(ref).stage];
@@ -386,7 +388,8 @@ static bool checkOncePerSlot(ViolationSink &sink,
                              llvm::function_ref<ActionRef(size_t)> holder,
                              llvm::function_ref<std::string(size_t)> twice,
                              llvm::function_ref<std::string(size_t)> missing,
-                             const char *otherNote) {
+                             const char *otherNote,
+                             llvm::function_ref<StructuralRule(size_t)> rule) {
   bool ok = true;
   ActionRef any;
   for (const std::vector<ActionRef> &refs : slots)
@@ -397,15 +400,19 @@ static bool checkOncePerSlot(ViolationSink &sink,
     if (refs.size() > 1) {
       ok = false;
       if (Violation *v = sink.add(ViolationKind::Duplicate, refs[1], twice(k),
-                                  /*observed=*/refs.size(), /*required=*/1))
+                                  /*observed=*/refs.size(), /*required=*/1)) {
         v->notes.push_back({refs[0], "the first one is here"});
+        v->rule = rule(k);
+      }
     }
     const ActionRef where = holder(k);
     if (refs.empty() && any.rank >= 0 && where.rank >= 0) {
       ok = false;
       if (Violation *v = sink.add(ViolationKind::Missing, where, missing(k),
-                                  /*observed=*/0, /*required=*/1))
+                                  /*observed=*/0, /*required=*/1)) {
         v->notes.push_back({any, otherNote});
+        v->rule = rule(k);
+      }
     }
   }
   return ok;
@@ -430,7 +437,11 @@ bool StepRules::checkReduceGrad(ViolationSink &sink) const {
                              s, rankId(index.stageRank[s]))
             .str();
       },
-      "a REDUCE_GRAD of another stage is here");
+      "a REDUCE_GRAD of another stage is here", [&](size_t s) {
+        return StructuralRule::count(index.stageRank[s],
+                                     ActionKind::ReduceGrad,
+                                     static_cast<int32_t>(s), -1, 1);
+      });
 }
 
 bool StepRules::checkOptimizerStep(ViolationSink &sink) const {
@@ -443,16 +454,21 @@ bool StepRules::checkOptimizerStep(ViolationSink &sink) const {
         return steps.empty();
       })) {
     // No rank steps: each rank that holds a stage misses its step.
-    for (size_t r = 0; r < schedule.ranks.size(); ++r)
-      if (holds[r])
-        sink.add(ViolationKind::Missing, {static_cast<int32_t>(r), -1},
-                 llvm::formatv("rank {0} holds stages but has no "
-                               "OPTIMIZER_STEP, and the schedule is one whole "
-                               "training step (a runtime plan always is): "
-                               "without it the step computes gradients and "
-                               "updates nothing",
-                               rankId(r)),
-                 /*observed=*/0, /*required=*/1);
+    for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+      if (!holds[r])
+        continue;
+      Violation *v = sink.add(
+          ViolationKind::Missing, {static_cast<int32_t>(r), -1},
+          llvm::formatv("rank {0} holds stages but has no OPTIMIZER_STEP, "
+                        "and the schedule is one whole training step (a "
+                        "runtime plan always is): without it the step "
+                        "computes gradients and updates nothing",
+                        rankId(r)),
+          /*observed=*/0, /*required=*/1);
+      if (v)
+        v->rule = StructuralRule::count(static_cast<int32_t>(r),
+                                        ActionKind::OptimizerStep, -1, -1, 1);
+    }
     return false;
   }
   return checkOncePerSlot(
@@ -472,7 +488,10 @@ bool StepRules::checkOptimizerStep(ViolationSink &sink) const {
                              rankId(r))
             .str();
       },
-      "an optimizer step of another rank");
+      "an optimizer step of another rank", [&](size_t r) {
+        return StructuralRule::count(static_cast<int32_t>(r),
+                                     ActionKind::OptimizerStep, -1, -1, 1);
+      });
 }
 
 bool StepRules::checkDeclarations(ViolationSink &sink) const {

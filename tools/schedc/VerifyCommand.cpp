@@ -238,19 +238,22 @@ private:
 } // namespace
 
 /// Verifies a CSV from its plain form, with each diagnostic at its cell.
-/// Cells left out of the read (`outOfRange`) are violations of their own.
-static void verifyCsv(const TorchCsvSchedule &csv, const VerifyOptions &options,
-                      unsigned outOfRange, VerifyReport &report) {
+/// Cells left out of the read (`outOfRange`, already reported at their
+/// cells by the reader) are violations of their own, whose range rules the
+/// encoding states.
+static void verifyCsv(const TorchCsvSchedule &csv, VerifyOptions options,
+                      const std::vector<std::pair<int64_t, int64_t>> &outOfRange,
+                      VerifyReport &report) {
+  options.outOfRangeActions = outOfRange;
   VerifyResult result = verifySchedule(csv.schedule, options);
-  emitVerifyDiagnostics(result, [&](ActionRef ref) {
+  // The verifier puts the left-out cells first; the reader reported them.
+  VerifyResult shown = result;
+  const size_t leftOut = std::min(outOfRange.size(), shown.violations.size());
+  shown.violations.erase(shown.violations.begin(),
+                         shown.violations.begin() + leftOut);
+  emitVerifyDiagnostics(shown, [&](ActionRef ref) {
     return csv.locateAction(ref.rank, ref.index);
   });
-  if (outOfRange) {
-    result.verdict = Verdict::Violated;
-    for (unsigned k = 0; k < outOfRange; ++k)
-      result.violations.push_back(
-          {ViolationKind::Missing, {}, "a cell is out of range", {}});
-  }
   report.add(csv.name, &csv.schedule, result, options.p2p);
 }
 
@@ -290,7 +293,9 @@ int sched::runVerify() {
   if (microbatchesFlag.getNumOccurrences())
     csv.microbatches = microbatchesFlag;
   unsigned outOfRange = 0;
+  std::vector<std::pair<int64_t, int64_t>> outOfRangeIndices;
   csv.outOfRangeCells = &outOfRange;
+  csv.outOfRangeIndices = &outOfRangeIndices;
   std::string problem;
   std::optional<VerifyOptions> options = readOptions(problem);
   if (!options)
@@ -314,7 +319,7 @@ int sched::runVerify() {
     return report.finish();
   }
   if (const TorchCsvSchedule *csvSchedule = input.getCsv()) {
-    verifyCsv(*csvSchedule, *options, outOfRange, report);
+    verifyCsv(*csvSchedule, *options, outOfRangeIndices, report);
     return report.finish();
   }
   for (auto scheduleOp : input.getModule().getOps<ScheduleOp>()) {
