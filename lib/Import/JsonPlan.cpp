@@ -775,8 +775,7 @@ LogicalResult PlanReader::checkOverlaps(const RankProgram &program) {
   for (size_t begin = 0; begin < actions.size();) {
     size_t end = begin + 1;
     const uint32_t bundle = actions[begin].bundle;
-    while (bundle != 0 && end < actions.size() &&
-           actions[end].bundle == bundle)
+    while (bundle != 0 && end < actions.size() && actions[end].bundle == bundle)
       ++end;
     if (bundle != 0 && isCompute(actions[begin].kind)) {
       int forwards = 0, backwards = 0;

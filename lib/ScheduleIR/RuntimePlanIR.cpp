@@ -156,8 +156,9 @@ ScheduleOp sched::writeRuntimePlan(OpBuilder &builder, Location loc,
     if (!llvm::StringRef(plan.verdict.memoryLimitText).getAsInteger(10, exact))
       memoryLimit = builder.getI64IntegerAttr(exact);
   } else if (plan.verdict.memoryLimit &&
-      *plan.verdict.memoryLimit ==
-          static_cast<double>(static_cast<int64_t>(*plan.verdict.memoryLimit)))
+             *plan.verdict.memoryLimit ==
+                 static_cast<double>(
+                     static_cast<int64_t>(*plan.verdict.memoryLimit)))
     memoryLimit = builder.getI64IntegerAttr(
         static_cast<int64_t>(*plan.verdict.memoryLimit));
   auto op = ScheduleOp::create(

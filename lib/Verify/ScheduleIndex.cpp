@@ -179,8 +179,8 @@ bool ScheduleIndex::indexActions(ViolationSink &sink) {
                 /*observed=*/2, /*required=*/1)) {
           v->notes.push_back({entry, "the first copy is here"});
           if (isCompute(a.kind))
-            v->rule = StructuralRule::count(-1, a.kind, a.stage, a.microbatch,
-                                            1);
+            v->rule =
+                StructuralRule::count(-1, a.kind, a.stage, a.microbatch, 1);
         }
         continue;
       }

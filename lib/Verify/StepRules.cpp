@@ -437,9 +437,9 @@ bool StepRules::checkReduceGrad(ViolationSink &sink) const {
                              s, rankId(index.stageRank[s]))
             .str();
       },
-      "a REDUCE_GRAD of another stage is here", [&](size_t s) {
-        return StructuralRule::count(index.stageRank[s],
-                                     ActionKind::ReduceGrad,
+      "a REDUCE_GRAD of another stage is here",
+      [&](size_t s) {
+        return StructuralRule::count(index.stageRank[s], ActionKind::ReduceGrad,
                                      static_cast<int32_t>(s), -1, 1);
       });
 }
@@ -488,7 +488,8 @@ bool StepRules::checkOptimizerStep(ViolationSink &sink) const {
                              rankId(r))
             .str();
       },
-      "an optimizer step of another rank", [&](size_t r) {
+      "an optimizer step of another rank",
+      [&](size_t r) {
         return StructuralRule::count(static_cast<int32_t>(r),
                                      ActionKind::OptimizerStep, -1, -1, 1);
       });
@@ -765,14 +766,14 @@ void StepRules::addOrders(
   for (size_t r = 0; r < schedule.ranks.size(); ++r) {
     const std::vector<Action> &actions = schedule.ranks[r].actions;
     for (ActionRef step : optimizerSteps[r])
-      for (int32_t i = step.index + 1, end = static_cast<int32_t>(actions.size());
+      for (int32_t i = step.index + 1,
+                   end = static_cast<int32_t>(actions.size());
            i < end; ++i) {
         const Action &a = actions[i];
         const bool ofTheStep =
             isCompute(a.kind) || a.kind == ActionKind::ReduceGrad ||
             (isCollective(a.kind) &&
-             (declared.count({step.rank, i}) ||
-              reducesGradients(schedule, a)));
+             (declared.count({step.rank, i}) || reducesGradients(schedule, a)));
         if (ofTheStep)
           edge({step.rank, i}, step, WaitReason::OptimizerStep);
       }

@@ -108,8 +108,11 @@ private:
   void addDeclarationOrders(
       llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const;
   /// What an undeclared collective's kind and group say it does.
-  enum class ImpliedRole : uint8_t { Unknown, GradientReduction,
-                                     ParameterGather };
+  enum class ImpliedRole : uint8_t {
+    Unknown,
+    GradientReduction,
+    ParameterGather
+  };
   ImpliedRole impliedRole(ActionRef ref) const;
   /// Whether `ref` is an all-reduce whose member set holds every copy of
   /// its stage in the pipeline replicas.

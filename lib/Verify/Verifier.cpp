@@ -383,11 +383,10 @@ static Z3Query structuralQuery(const Schedule &schedule,
           "the stage of {0} on rank {1} lies in [0, {2}){3}",
           describeAction(schedule, a), schedule.ranks[v.at.rank].id,
           schedule.numStages,
-          range.hasMicrobatch
-              ? llvm::formatv(" and its microbatch in [0, {0})",
-                              schedule.numMicrobatches)
-                    .str()
-              : std::string());
+          range.hasMicrobatch ? llvm::formatv(" and its microbatch in [0, {0})",
+                                              schedule.numMicrobatches)
+                                    .str()
+                              : std::string());
       query.ranges.push_back(range);
       continue;
     }
@@ -403,10 +402,11 @@ static Z3Query structuralQuery(const Schedule &schedule,
         count.microbatch = rule.microbatch;
         count.required = rule.required;
         count.description = llvm::formatv(
-            "among the actions of {0}, those of kind {1} ({2}){3}{4} number {5}",
-            rule.rank < 0 ? std::string("every rank")
-                          : "rank " + std::to_string(
-                                          schedule.ranks[rule.rank].id),
+            "among the actions of {0}, those of kind {1} ({2}){3}{4} number "
+            "{5}",
+            rule.rank < 0
+                ? std::string("every rank")
+                : "rank " + std::to_string(schedule.ranks[rule.rank].id),
             static_cast<int>(rule.kind), kindName(rule.kind),
             rule.stage >= 0 ? " of stage " + std::to_string(rule.stage)
                             : std::string(),

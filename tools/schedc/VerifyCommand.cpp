@@ -44,13 +44,13 @@ static cl::opt<int64_t> stagesFlag(
 static cl::opt<int64_t> microbatchesFlag(
     "microbatches", cl::sub(verifyCommand), cl::cat(schedcOptions),
     cl::desc("Number of microbatches (CSV; default: what the file shows)"));
-static cl::opt<std::string> p2pFlag(
-    "p2p", cl::sub(verifyCommand), cl::cat(schedcOptions),
-    cl::desc("Point-to-point semantics: eager (a send never blocks; "
-             "PyTorch's pipelining runtime, the default for CSV) or "
-             "rendezvous (NCCL and gloo, the default for MLIR and JSON "
-             "plans, whatever the plan's verdict says)"),
-    cl::value_desc("eager|rendezvous"));
+static cl::opt<std::string>
+    p2pFlag("p2p", cl::sub(verifyCommand), cl::cat(schedcOptions),
+            cl::desc("Point-to-point semantics: eager (a send never blocks; "
+                     "PyTorch's pipelining runtime, the default for CSV) or "
+                     "rendezvous (NCCL and gloo, the default for MLIR and JSON "
+                     "plans, whatever the plan's verdict says)"),
+            cl::value_desc("eager|rendezvous"));
 static cl::opt<std::string> memoryLimitFlag(
     "memory-limit", cl::sub(verifyCommand), cl::cat(schedcOptions),
     cl::desc("Device memory: bytes, or stage-microbatch activation units "
@@ -241,9 +241,10 @@ private:
 /// Cells left out of the read (`outOfRange`, already reported at their
 /// cells by the reader) are violations of their own, whose range rules the
 /// encoding states.
-static void verifyCsv(const TorchCsvSchedule &csv, VerifyOptions options,
-                      const std::vector<std::pair<int64_t, int64_t>> &outOfRange,
-                      VerifyReport &report) {
+static void
+verifyCsv(const TorchCsvSchedule &csv, VerifyOptions options,
+          const std::vector<std::pair<int64_t, int64_t>> &outOfRange,
+          VerifyReport &report) {
   options.outOfRangeActions = outOfRange;
   VerifyResult result = verifySchedule(csv.schedule, options);
   // The verifier puts the left-out cells first; the reader reported them.

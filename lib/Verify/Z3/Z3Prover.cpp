@@ -81,7 +81,8 @@ public:
         constraints.push_back(countRule(rule, constraints));
       for (const RangeRule &rule : query.ranges) {
         z3::expr stage = attribute("stage", rule.stage, constraints);
-        constraints.push_back(stage >= 0 && stage < context.int_val(rule.stages));
+        constraints.push_back(stage >= 0 &&
+                              stage < context.int_val(rule.stages));
         if (rule.hasMicrobatch) {
           z3::expr mb = attribute("mb", rule.microbatch, constraints);
           constraints.push_back(mb >= 0 &&
