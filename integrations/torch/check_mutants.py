@@ -286,6 +286,9 @@ def main(argv: List[str]) -> int:
               f"{outcomes['fail']}, deadlocks on {outcomes['deadlock']}, "
               f"refuses {outcomes['refused']}, runs {engine_ok} correctly "
               f"(the verifier is conservative there)")
+        for m in violated:
+            if m.engine == "pass":
+                print(f"conservative: {m.name}")
         for problem in problems:
             print(f"DISAGREE: {problem}")
         print(f"disagreements: {len(problems)}")
