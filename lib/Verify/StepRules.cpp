@@ -305,7 +305,9 @@ bool StepRules::checkPlacement(ViolationSink &sink) const {
   for (ActionRef ref : undeclared) {
     const Action &a = index.action(ref);
     const int32_t holder = index.stageRank[a.stage];
-    if (holder < 0 || llvm::is_contained(memberSet(a.group, ref.rank), holder))
+    if (holder < 0 || a.group < 0 ||
+        static_cast<size_t>(a.group) >= schedule.groups.size() ||
+        llvm::is_contained(memberSet(a.group, ref.rank), holder))
       continue;
     ok = false;
     sink.add(ViolationKind::Placement, ref,
@@ -783,6 +785,8 @@ void StepRules::addOrders(
 const std::vector<int32_t> &StepRules::memberSet(int32_t group,
                                                  int32_t rank) const {
   static const std::vector<int32_t> kNone;
+  if (group < 0 || static_cast<size_t>(group) >= schedule.groups.size())
+    return kNone;
   for (const std::vector<int32_t> &members : schedule.groups[group].members)
     if (llvm::is_contained(members, rank))
       return members;
@@ -811,7 +815,9 @@ StepRules::ImpliedRole StepRules::impliedRole(ActionRef ref) const {
     return ImpliedRole::GradientReduction;
   // An all-gather of a stage over the data-parallel replicas gathers its
   // parameters (FSDP).
-  if (a.kind == ActionKind::AllGather && schedule.groups[a.group].name == "dp")
+  if (a.kind == ActionKind::AllGather && a.group >= 0 &&
+      static_cast<size_t>(a.group) < schedule.groups.size() &&
+      schedule.groups[a.group].name == "dp")
     return ImpliedRole::ParameterGather;
   return ImpliedRole::Unknown;
 }
