@@ -226,18 +226,19 @@ PYBIND11_MODULE(_schedc, m) {
   m.def(
       "_check",
       [](const api::ScheduleSource &source, const std::string &p2p,
-         std::optional<double> memoryLimit, double timeout,
-         const std::string &cost) {
+         std::optional<double> memoryLimit, const std::string &memoryLimitText,
+         double timeout, const std::string &cost) {
         api::CheckOptions options;
         options.p2p = p2p;
         options.memoryLimit = memoryLimit;
+        options.memoryLimitText = memoryLimitText;
         options.timeoutSeconds = timeout;
         options.cost = cost;
         py::gil_scoped_release release;
         return orThrow(api::check(source, options));
       },
       py::arg("source"), py::arg("p2p"), py::arg("memory_limit"),
-      py::arg("timeout"), py::arg("cost"));
+      py::arg("memory_limit_text"), py::arg("timeout"), py::arg("cost"));
 
   m.def(
       "_simulate",

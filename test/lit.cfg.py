@@ -107,6 +107,7 @@ except (OSError, subprocess.TimeoutExpired):
 config.substitutions.append(("%run-csv", torch_python + " " + os.path.join(
     config.schedc_src_root, "integrations", "torch", "run_csv.py")))
 config.substitutions.append(("%debian-python", torch_python))
+config.substitutions.append(("%schedc-bin", config.schedc_tools_dir))
 config.substitutions.append(("%run-plan", torch_python + " " + os.path.join(
     config.schedc_src_root, "integrations", "torch", "run_plan.py")))
 

@@ -247,6 +247,12 @@ def Sched_ScheduleOp : Sched_Op<"schedule", [
     its first stage, which has no producer, to its last, which computes the
     loss). Both counts must be multiples of `replicas`.
 
+    `whole_step` marks the schedule as one whole training step (a runtime
+    plan, which an engine runs as one step): every rank that holds a stage
+    must end with its optimizer step and issue everything the step needs.
+    Without it, a schedule with no `sched.optimizer_step` is a pipeline
+    fragment (the output of a lowering pass).
+
     A 2-rank 1F1B schedule with 2 microbatches:
 
     ```mlir
@@ -270,11 +276,13 @@ def Sched_ScheduleOp : Sched_Op<"schedule", [
                        PositiveI64Attr:$stages,
                        PositiveI64Attr:$microbatches,
                        DefaultValuedAttr<PositiveI64Attr, "1">:$replicas,
-                       OptionalAttr<NonNegativeI64Attr>:$memory_limit);
+                       OptionalAttr<NonNegativeI64Attr>:$memory_limit,
+                       UnitAttr:$whole_step);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `stages` $stages `microbatches` $microbatches
     (`replicas` $replicas^)? (`memory_limit` $memory_limit^)?
+    (`whole_step` $whole_step^)?
     attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;

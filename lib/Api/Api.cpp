@@ -302,9 +302,11 @@ llvm::Expected<Report> api::check(const ScheduleSource &source,
   else
     return failWith("unknown p2p semantics '" + p2p +
                     "'; expected eager or rendezvous");
-  if (options.memoryLimit) {
+  if (options.memoryLimit || !options.memoryLimitText.empty()) {
     llvm::Expected<MemoryLimit> limit =
-        MemoryLimit::fromDouble(*options.memoryLimit);
+        options.memoryLimitText.empty()
+            ? MemoryLimit::fromDouble(*options.memoryLimit)
+            : MemoryLimit::parse(options.memoryLimitText);
     if (!limit)
       return failWith("memory limit " + llvm::toString(limit.takeError()));
     verify.memoryLimit = *limit;

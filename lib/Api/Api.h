@@ -43,6 +43,10 @@ struct CheckOptions {
   std::string p2p;
   /// Device memory, in activation units when stages declare no sizes.
   std::optional<double> memoryLimit;
+  /// The same limit as a decimal, read exactly as `schedc verify
+  /// --memory-limit` reads it (2^53 + 1, 7.99999999999999999); it takes
+  /// precedence over `memoryLimit` when set.
+  std::string memoryLimitText;
   /// Solver budget in seconds (0: none); running out gives "unknown".
   double timeoutSeconds = 0;
   /// Stage times for the simulation (`f=1,b=2`, `comm=T`); empty: keep.

@@ -157,13 +157,23 @@ llvm::Error sched::writeJsonPlan(llvm::raw_ostream &os,
   field("version", kRuntimePlanVersion);
   field("schedc_version", kSchedcVersion);
   field("name", plan.name);
-  llvm::json::Object verdict{
-      {"status", plan.verdict.verified ? "verified" : "unverified"},
-      {"p2p", plan.verdict.p2p}};
-  verdict["memory_limit"] = plan.verdict.memoryLimit
-                                ? llvm::json::Value(*plan.verdict.memoryLimit)
-                                : llvm::json::Value(nullptr);
-  field("verdict", std::move(verdict));
+  if (!plan.verdict.memoryLimitText.empty()) {
+    // The limit exactly as read: llvm::json would print it through a
+    // double. Keys in llvm::json's (sorted) order, as below.
+    os << "  \"verdict\": {\"memory_limit\":" << plan.verdict.memoryLimitText
+       << ",\"p2p\":";
+    writeValue(os, llvm::json::Value(plan.verdict.p2p));
+    os << ",\"status\":\""
+       << (plan.verdict.verified ? "verified" : "unverified") << "\"},\n";
+  } else {
+    llvm::json::Object verdict{
+        {"status", plan.verdict.verified ? "verified" : "unverified"},
+        {"p2p", plan.verdict.p2p}};
+    verdict["memory_limit"] = plan.verdict.memoryLimit
+                                  ? llvm::json::Value(*plan.verdict.memoryLimit)
+                                  : llvm::json::Value(nullptr);
+    field("verdict", std::move(verdict));
+  }
   field("stages", schedule.numStages);
   field("microbatches", schedule.numMicrobatches);
   field("replicas", schedule.replicas);

@@ -77,6 +77,38 @@ std::vector<std::pair<unsigned, unsigned>> scanInstructions(StringRef text) {
   return found;
 }
 
+/// The text of the number the verdict's "memory_limit" key holds, as
+/// written: llvm::json keeps numbers as doubles, which lose 2^53 + 1 and
+/// 7.99999999999999999. The verdict is the only object at depth 2 that may
+/// hold that key (any other's keys are checked). Empty when not found.
+StringRef rawMemoryLimit(StringRef text) {
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '{') {
+      ++depth;
+    } else if (c == '}') {
+      --depth;
+    } else if (c == '"') {
+      const size_t start = i + 1;
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+      if (depth != 2 || text.slice(start, i) != "memory_limit")
+        continue;
+      size_t colon = text.find_first_not_of(" \t\r\n", i + 1);
+      if (colon == StringRef::npos || text[colon] != ':')
+        continue;
+      size_t begin = text.find_first_not_of(" \t\r\n", colon + 1);
+      if (begin == StringRef::npos)
+        return {};
+      size_t end = text.find_first_not_of("0123456789+-.eE", begin);
+      return text.slice(begin, end == StringRef::npos ? text.size() : end);
+    }
+  }
+  return {};
+}
+
 /// Turns "[3:7, byte=40]: Expected ..." into the line, column and message.
 void splitParseError(StringRef logged, unsigned &line, unsigned &column,
                      std::string &message) {
@@ -144,6 +176,9 @@ private:
   /// Parses the element [begin, end) of the text into `out`; a malformed
   /// one is reported at its line and column in the text.
   LogicalResult parseElement(size_t begin, size_t end, llvm::json::Value &out);
+  /// The dialect's op-verifier rules on the bundles of the rank being read:
+  /// an overlap holds one forward and one backward (or backward_input).
+  LogicalResult checkOverlaps(const RankProgram &program);
 
   StringRef text;
   /// The instructions arrays cut out of the text, parsed one element at a
@@ -158,8 +193,12 @@ private:
   // which DenseMap reserves), hence std::unordered_map.
   std::unordered_map<int64_t, int32_t> rankIndex;
   llvm::StringMap<int32_t> groupIndex;
-  /// Bundles of the rank being read: plan id -> bundle, and the last one.
-  std::unordered_map<int64_t, uint32_t> bundles;
+  /// Per group: the rank indices of its member sets (the dialect's
+  /// verifier refuses a collective issued by a rank outside its group).
+  std::vector<std::unordered_set<int32_t>> groupRanks;
+  /// Bundles of the rank being read, p2p groups and overlaps each in their
+  /// own id space: plan id -> bundle; and the last bundle.
+  std::unordered_map<int64_t, uint32_t> p2pBundles, overlapBundles;
   uint32_t lastBundle = 0;
 };
 
@@ -293,6 +332,8 @@ LogicalResult PlanReader::readHeader(const llvm::json::Object &root) {
   schedule.numMicrobatches = static_cast<int32_t>(microbatches);
   schedule.replicas = static_cast<int32_t>(replicas);
   schedule.dataParallel = dp;
+  // A runtime plan is what an engine runs as one training step.
+  schedule.wholeStep = true;
   if (std::string why = schedule.replicaError(); !why.empty())
     return error("plan") << why;
   return success();
@@ -327,6 +368,7 @@ LogicalResult PlanReader::readVerdict(const llvm::json::Object &root) {
       return error("verdict")
              << "\"memory_limit\" must be a number >= 0 or null";
     out.memoryLimit = *number;
+    out.memoryLimitText = rawMemoryLimit(text).str();
   }
   return success();
 }
@@ -389,6 +431,7 @@ LogicalResult PlanReader::readGroups(const llvm::json::Object &root) {
     if (!sets)
       return failure();
     std::unordered_set<int64_t> seen;
+    std::unordered_set<int32_t> &ranksOfGroup = groupRanks.emplace_back();
     for (const llvm::json::Value &setValue : *sets) {
       const llvm::json::Array *set = setValue.getAsArray();
       if (!set)
@@ -403,6 +446,7 @@ LogicalResult PlanReader::readGroups(const llvm::json::Object &root) {
         if (!seen.insert(*id).second)
           return error(where) << "rank " << *id << " is in two member sets";
         indices.push_back(index->second);
+        ranksOfGroup.insert(index->second);
       }
     }
     schedule.groups.push_back(std::move(out));
@@ -487,6 +531,24 @@ LogicalResult PlanReader::readAuxHeads(const llvm::json::Object &root) {
                           << "'; expected microbatch, sequence, global_batch "
                              "or aux_free";
     out.stage = static_cast<int32_t>(stage);
+    // The dialect's verifier of sched.aux_head: a bias update belongs to an
+    // aux_free head and names a declared group.
+    AuxLossHead plain;
+    plain.stage = out.stage;
+    plain.scope = auxLossScope(*symbolizeAuxScope(out.scope));
+    if (!out.biasGroup.empty()) {
+      if (plain.scope != AuxLossScope::AuxFree)
+        return error(where) << "has a bias update, but only an aux_free head "
+                               "updates a bias (scope is "
+                            << out.scope << ")";
+      auto group = groupIndex.find(out.biasGroup);
+      if (group == groupIndex.end())
+        return error(where) << "names bias group '" << out.biasGroup
+                            << "', which the plan does not declare";
+      plain.biasGroup = group->second;
+      plain.biasBytes = out.biasBytes;
+    }
+    result.plan.schedule.auxHeads.push_back(plain);
     result.plan.auxHeads.push_back(out);
   }
   return success();
@@ -531,6 +593,12 @@ LogicalResult PlanReader::readStageCosts(const llvm::json::Object &root) {
                        out.parameters)) ||
         failed(readInt(*cost, "output", where, 0, INT64_MAX, -1, out.output)))
       return failure();
+    // The dialect's verifier of sched.stage.
+    if (out.weightGrad > out.activation)
+      return error(where) << "weight_grad (" << out.weightGrad
+                          << " bytes) exceeds activation (" << out.activation
+                          << " bytes): it is the part of the activations that "
+                             "survives the input gradient";
   }
   return success();
 }
@@ -626,6 +694,12 @@ LogicalResult PlanReader::readInstruction(const llvm::json::Value &value,
     if (index == groupIndex.end())
       return error(where) << "names group '" << group
                           << "', which the plan does not declare";
+    // The dialect's verifier: a collective's issuer is one of its members.
+    if (!groupRanks[index->second].count(rank))
+      return error(where) << "a " << opName << " on group '" << group
+                          << "' is issued by rank "
+                          << result.plan.schedule.ranks[rank].id
+                          << ", which is not a member of the group";
     action.group = index->second;
   } else if (failed(forbid("group"))) {
     return failure();
@@ -648,6 +722,8 @@ LogicalResult PlanReader::readInstruction(const llvm::json::Value &value,
   if (bundleId >= 0) {
     const Action *previous =
         program.actions.empty() ? nullptr : &program.actions.back();
+    std::unordered_map<int64_t, uint32_t> &bundles =
+        isCompute(*kind) ? overlapBundles : p2pBundles;
     auto known = bundles.find(bundleId);
     if (known == bundles.end()) {
       bundles[bundleId] = ++lastBundle;
@@ -718,7 +794,8 @@ LogicalResult PlanReader::readRanks(const llvm::json::Array &ranks) {
     if (!instructions)
       return failure();
     rank = static_cast<int32_t>(r);
-    bundles.clear();
+    p2pBundles.clear();
+    overlapBundles.clear();
     RankProgram &program = schedule.ranks[r];
     const size_t count = instructionCount(r, *instructions);
     const std::vector<std::pair<size_t, size_t>> *elements =
@@ -737,10 +814,46 @@ LogicalResult PlanReader::readRanks(const llvm::json::Array &ranks) {
         return failure();
       anySlot |= slots.back().slot >= 0 || slots.back().recvSlot >= 0;
     }
+    if (failed(checkOverlaps(program)))
+      return failure();
   }
   rank = instruction = -1;
   if (!anySlot)
     result.plan.slots.clear();
+  return success();
+}
+
+LogicalResult PlanReader::checkOverlaps(const RankProgram &program) {
+  const std::vector<Action> &actions = program.actions;
+  for (size_t begin = 0; begin < actions.size();) {
+    size_t end = begin + 1;
+    const uint32_t bundle = actions[begin].bundle;
+    while (bundle != 0 && end < actions.size() && actions[end].bundle == bundle)
+      ++end;
+    if (bundle != 0 && isCompute(actions[begin].kind)) {
+      int forwards = 0, backwards = 0;
+      for (size_t i = begin; i < end; ++i) {
+        ActionKind kind = actions[i].kind;
+        forwards += kind == ActionKind::Forward;
+        backwards +=
+            kind == ActionKind::Backward || kind == ActionKind::BackwardInput;
+        if (kind == ActionKind::BackwardWeight) {
+          instruction = static_cast<int32_t>(i);
+          return error("overlap") << "a backward_weight cannot be part of an "
+                                     "overlap, which holds one forward and "
+                                     "one backward or backward_input";
+        }
+      }
+      if (forwards != 1 || backwards != 1) {
+        instruction = static_cast<int32_t>(begin);
+        return error("overlap")
+               << "an overlap must hold exactly one forward and one backward, "
+               << "found " << forwards << " forward and " << backwards
+               << " backward";
+      }
+    }
+    begin = end;
+  }
   return success();
 }
 
@@ -837,6 +950,17 @@ OwningOpRef<ModuleOp> sched::importJsonPlan(llvm::SourceMgr &sourceMgr,
     }
   }
   const Location file = input->locate(1, 1);
+  // sched.schedule's memory_limit is a whole number: refuse a limit it
+  // cannot hold rather than drop it.
+  int64_t whole = 0;
+  const std::string &limit = input->plan.verdict.memoryLimitText;
+  if (!limit.empty() && StringRef(limit).getAsInteger(10, whole)) {
+    emitError(file) << "the plan's memory_limit " << limit
+                    << " has no exact form in sched.schedule, whose "
+                       "memory_limit is a whole number up to 2^63-1 (verify "
+                       "the plan itself with schedc verify)";
+    return nullptr;
+  }
   OpBuilder builder(context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(file);
   builder.setInsertionPointToEnd(module->getBody());

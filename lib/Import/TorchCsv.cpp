@@ -327,6 +327,10 @@ void CsvReader::dropOutOfRange() {
         continue;
       }
       ++*options.outOfRangeCells;
+      if (options.outOfRangeIndices)
+        options.outOfRangeIndices->emplace_back(
+            outside->stage,
+            hasMicrobatch(outside->kind) ? outside->microbatch : -1);
       InFlightDiagnostic diag = emitError(result.locateAction(
           static_cast<int32_t>(r), static_cast<int32_t>(begin)));
       diag << "[missing] ";
@@ -422,7 +426,7 @@ OwningOpRef<ModuleOp> sched::importTorchCsv(llvm::SourceMgr &sourceMgr,
       ScheduleOp::create(builder, file, builder.getStringAttr(csv->name),
                          static_cast<uint64_t>(plain.numStages),
                          static_cast<uint64_t>(plain.numMicrobatches),
-                         /*replicas=*/1, IntegerAttr());
+                         /*replicas=*/1, IntegerAttr(), /*whole_step=*/false);
   builder.createBlock(&schedule.getBody());
   writeRankPrograms(builder, schedule, plain, &locations);
   if (failed(verify(*module)))

@@ -45,6 +45,10 @@ struct TorchCsvOptions {
   /// is reported as a schedule violation ("[missing] ... out of range"),
   /// left out, and counted here, instead of failing the import.
   unsigned *outOfRangeCells = nullptr;
+  /// When set (with outOfRangeCells), receives the stage and microbatch
+  /// (-1 for an action without one) of the action of each such cell that
+  /// is out of range, for the verifier to state its range rule.
+  std::vector<std::pair<int64_t, int64_t>> *outOfRangeIndices = nullptr;
 };
 
 /// A PyTorch CSV read into the plain form. Rank r is line r + 1 of the

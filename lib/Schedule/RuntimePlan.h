@@ -52,6 +52,10 @@ struct PlanVerdict {
   std::string p2p = "rendezvous";
   /// The device memory limit the proof used, if any.
   std::optional<double> memoryLimit;
+  /// The same limit exactly as written (a JSON number's text, or the IR's
+  /// whole number), which takes precedence over `memoryLimit` when set: a
+  /// double cannot hold 2^53 + 1 or 7.99999999999999999.
+  std::string memoryLimitText;
 };
 
 /// The buffers `sched-assign-buffers` gave an action: `slot` is the

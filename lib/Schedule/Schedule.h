@@ -156,6 +156,10 @@ struct Schedule {
   /// forwards and backwards of its stage; an aux-free one may have a bias
   /// update).
   std::vector<AuxLossHead> auxHeads;
+  /// True when the schedule is one whole training step whatever it holds
+  /// (a runtime plan; `sched.schedule ... whole_step`). A schedule that
+  /// holds an optimizer step is one too; any other is a pipeline fragment.
+  bool wholeStep = false;
 
   /// Total number of actions over all ranks.
   size_t numActions() const;

@@ -52,8 +52,10 @@ FailureOr<RuntimePlan> sched::readRuntimePlan(ScheduleOp op) {
   }
   if (!anySlot)
     plan.slots.clear();
-  if (std::optional<uint64_t> limit = op.getMemoryLimit())
+  if (std::optional<uint64_t> limit = op.getMemoryLimit()) {
     plan.verdict.memoryLimit = static_cast<double>(*limit);
+    plan.verdict.memoryLimitText = std::to_string(*limit);
+  }
   return plan;
 }
 
@@ -149,16 +151,22 @@ ScheduleOp sched::writeRuntimePlan(OpBuilder &builder, Location loc,
                                    const ProgramLocations *locations) {
   const Schedule &schedule = plan.schedule;
   IntegerAttr memoryLimit;
-  if (plan.verdict.memoryLimit &&
-      *plan.verdict.memoryLimit ==
-          static_cast<double>(static_cast<int64_t>(*plan.verdict.memoryLimit)))
+  int64_t exact = 0;
+  if (!plan.verdict.memoryLimitText.empty()) {
+    if (!llvm::StringRef(plan.verdict.memoryLimitText).getAsInteger(10, exact))
+      memoryLimit = builder.getI64IntegerAttr(exact);
+  } else if (plan.verdict.memoryLimit &&
+             *plan.verdict.memoryLimit ==
+                 static_cast<double>(
+                     static_cast<int64_t>(*plan.verdict.memoryLimit)))
     memoryLimit = builder.getI64IntegerAttr(
         static_cast<int64_t>(*plan.verdict.memoryLimit));
   auto op = ScheduleOp::create(
       builder, loc, builder.getStringAttr(plan.name),
       builder.getI64IntegerAttr(schedule.numStages),
       builder.getI64IntegerAttr(schedule.numMicrobatches),
-      builder.getI64IntegerAttr(schedule.replicas), memoryLimit);
+      builder.getI64IntegerAttr(schedule.replicas), memoryLimit,
+      schedule.wholeStep ? builder.getUnitAttr() : UnitAttr());
   OpBuilder::InsertionGuard guard(builder);
   builder.createBlock(&op.getBody());
   writeDeclarations(builder, loc, plan);

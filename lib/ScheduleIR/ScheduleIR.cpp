@@ -263,6 +263,7 @@ sched::readSchedule(ScheduleOp op,
   schedule.numStages = static_cast<int32_t>(op.getStages());
   schedule.numMicrobatches = static_cast<int32_t>(op.getMicrobatches());
   schedule.replicas = static_cast<int32_t>(op.getReplicas());
+  schedule.wholeStep = op.getWholeStep();
   Block &body = op.getBody().front();
   schedule.stageCosts = readStageCosts(body, op.getStages());
   ScheduleReader reader(schedule, origins);
@@ -484,7 +485,7 @@ LogicalResult sched::lowerPipeline(PipelineOp pipeline, Strategy strategy,
       static_cast<uint64_t>(schedule->numStages),
       static_cast<uint64_t>(schedule->numMicrobatches),
       static_cast<uint64_t>(schedule->replicas),
-      pipeline.getMemoryLimitAttr());
+      pipeline.getMemoryLimitAttr(), /*whole_step=*/false);
   Block *body = builder.createBlock(&op.getBody());
   // Declarations keep their order and move into the schedule ahead of the
   // rank programs.

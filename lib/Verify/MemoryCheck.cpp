@@ -82,7 +82,9 @@ MemoryCheck::deltas(size_t r, MemoryAmount &staticAmount) const {
                  : std::llround(options.weightGradFraction * scale);
   };
   // A sharded stage keeps its shard (a ceil(1/dp) part of its parameters)
-  // and gathers the rest between UNSHARD and RESHARD.
+  // and, between UNSHARD and RESHARD, the full buffer FSDP gathers into
+  // (torch's FSDP allocates it beside the shard; the shard is not a view
+  // of it).
   const MemoryAmount dp = std::max<int64_t>(schedule.dataParallel, 1);
   auto shard = [&](int32_t stage) -> MemoryAmount {
     const MemoryAmount parameters = cost(stage).parameters;
@@ -129,12 +131,12 @@ MemoryCheck::deltas(size_t r, MemoryAmount &staticAmount) const {
       break;
     case ActionKind::Unshard:
       if (bytes && !unsharded[a.stage])
-        d = cost(a.stage).parameters - shard(a.stage);
+        d = cost(a.stage).parameters;
       unsharded[a.stage] = true;
       break;
     case ActionKind::Reshard:
       if (bytes && unsharded[a.stage])
-        d = shard(a.stage) - cost(a.stage).parameters;
+        d = -MemoryAmount(cost(a.stage).parameters);
       unsharded[a.stage] = false;
       break;
     default:

@@ -146,11 +146,13 @@ bool ScheduleIndex::indexActions(ViolationSink &sink) {
       const ActionRef here{static_cast<int32_t>(r), static_cast<int32_t>(i)};
       if (a.stage < 0 || a.stage >= numStages || a.microbatch < 0 ||
           a.microbatch >= numMicrobatches) {
-        sink.add(ViolationKind::Missing, here,
-                 llvm::formatv("{0} is out of range: the schedule has {1} "
-                               "stages and {2} microbatches",
-                               describeAction(schedule, a), numStages,
-                               numMicrobatches));
+        if (Violation *v = sink.add(
+                ViolationKind::Missing, here,
+                llvm::formatv("{0} is out of range: the schedule has {1} "
+                              "stages and {2} microbatches",
+                              describeAction(schedule, a), numStages,
+                              numMicrobatches)))
+          v->rule = StructuralRule::range();
         placementOk = false;
         continue;
       }
@@ -174,8 +176,12 @@ bool ScheduleIndex::indexActions(ViolationSink &sink) {
                 llvm::formatv("duplicate {0}: it already runs on rank {1}",
                               describeAction(schedule, a),
                               schedule.ranks[entry.rank].id),
-                /*observed=*/2, /*required=*/1))
+                /*observed=*/2, /*required=*/1)) {
           v->notes.push_back({entry, "the first copy is here"});
+          if (isCompute(a.kind))
+            v->rule =
+                StructuralRule::count(-1, a.kind, a.stage, a.microbatch, 1);
+        }
         continue;
       }
       entry = here;
@@ -211,9 +217,11 @@ void ScheduleIndex::checkCompleteness(ViolationSink &sink) {
     const int32_t first = schedule.firstMicrobatchOf(s);
     for (int32_t m = first; m < first + perReplica; ++m) {
       if (!isSet(compute(ActionKind::Forward, s, m)))
-        sink.add(ViolationKind::Missing, where,
-                 llvm::formatv("missing forward F(stage {0}, mb {1})", s, m),
-                 /*observed=*/0, /*required=*/1);
+        if (Violation *v = sink.add(
+                ViolationKind::Missing, where,
+                llvm::formatv("missing forward F(stage {0}, mb {1})", s, m),
+                /*observed=*/0, /*required=*/1))
+          v->rule = StructuralRule::count(-1, ActionKind::Forward, s, m, 1);
       const ActionRef full = compute(ActionKind::Backward, s, m);
       const ActionRef input = compute(ActionKind::BackwardInput, s, m);
       const ActionRef weight = compute(ActionKind::BackwardWeight, s, m);
@@ -512,9 +520,33 @@ void ScheduleIndex::checkCollectives(ViolationSink &sink) {
   auto modelStage = [&](int32_t stage) {
     return stage < 0 ? stage : stage % perReplica;
   };
+  // NCCL and gloo match a collective by operation, count and order only.
+  // The stage decides the data of a gradient reduction (the stage's
+  // gradients) and of a bias update, and names what an undeclared
+  // collective does; of any other declared collective it is informative
+  // (a gradient-norm all-reduce at the step spans every stage).
+  auto stageIsKey = [&](const Action &a) {
+    bool declared = false;
+    for (const CollectiveDeclaration &decl : schedule.collectives) {
+      if (decl.kind != a.kind || decl.group != a.group ||
+          (decl.stage >= 0 && decl.stage != a.stage) ||
+          (a.bytes >= 0 && a.bytes != decl.bytes))
+        continue;
+      if (decl.when == CollectiveTiming::AfterBackward)
+        return true;
+      declared = true;
+    }
+    for (const AuxLossHead &head : schedule.auxHeads)
+      if (head.biasGroup >= 0 && head.biasGroup == a.group &&
+          head.stage == a.stage && a.kind == ActionKind::AllReduce)
+        return true;
+    return !declared;
+  };
   auto same = [&](ActionRef x, ActionRef y) {
     const Action &a = action(x), &b = action(y);
-    return a.kind == b.kind && modelStage(a.stage) == modelStage(b.stage) &&
+    const bool stageMatters = stageIsKey(a) || stageIsKey(b);
+    return a.kind == b.kind &&
+           (!stageMatters || modelStage(a.stage) == modelStage(b.stage)) &&
            (a.bytes < 0 || b.bytes < 0 || a.bytes == b.bytes);
   };
   auto describe = [&](ActionRef ref) {

@@ -5,6 +5,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <set>
+
 using namespace sched;
 
 static bool isCollective(ActionKind kind) {
@@ -43,9 +45,22 @@ static bool servesComputes(CollectiveTiming when) {
          when == CollectiveTiming::BeforeBackward;
 }
 
-StepRules::StepRules(const ScheduleIndex &index)
+bool StepRules::reducesGradients(const Schedule &schedule, const Action &a) {
+  if (a.kind != ActionKind::AllReduce && a.kind != ActionKind::ReduceScatter)
+    return false;
+  return llvm::any_of(schedule.collectives,
+                      [&](const CollectiveDeclaration &decl) {
+                        return decl.when == CollectiveTiming::AfterBackward &&
+                               decl.kind == a.kind && decl.group == a.group &&
+                               (decl.stage < 0 || decl.stage == a.stage);
+                      });
+}
+
+StepRules::StepRules(const ScheduleIndex &index, bool verifyWholeStep)
     : index(index), schedule(index.schedule), sharding(index.numStages),
       reduceGrads(index.numStages), optimizerSteps(schedule.ranks.size()),
+      wholeStep(verifyWholeStep || index.schedule.wholeStep),
+      declaredWholeStep(wholeStep), gradientReductions(index.numStages),
       declarations(schedule.collectives),
       biasHeadOf(schedule.collectives.size(), -1) {
   for (size_t h = 0; h < schedule.auxHeads.size(); ++h) {
@@ -87,9 +102,13 @@ StepRules::StepRules(const ScheduleIndex &index)
       }
       if (!isCollective(a.kind) || !inRange)
         continue;
+      if (reducesGradients(schedule, a))
+        gradientReductions[a.stage].push_back(here);
       const int32_t d = declarationOf(a, here);
       if (d >= 0)
         instances[{d, a.stage}].push_back(here);
+      else
+        undeclared.push_back(here);
     }
   }
 }
@@ -237,6 +256,10 @@ bool StepRules::check(ViolationSink &sink) const {
   ok &= checkReduceGrad(sink);
   ok &= checkOptimizerStep(sink);
   ok &= checkDeclarations(sink);
+  ok &= checkStructuralReductions(sink);
+  // Counting per declaration reports an extra instance itself.
+  if (ok)
+    ok &= checkReducedOnce(sink);
   return ok;
 }
 
@@ -244,9 +267,11 @@ bool StepRules::checkPlacement(ViolationSink &sink) const {
   bool ok = true;
   for (ActionRef ref : outOfRange) {
     ok = false;
-    sink.add(ViolationKind::Missing, ref,
-             llvm::formatv("{0} is out of range: the schedule has {1} stages",
-                           describe(ref), index.numStages));
+    if (Violation *v = sink.add(
+            ViolationKind::Missing, ref,
+            llvm::formatv("{0} is out of range: the schedule has {1} stages",
+                          describe(ref), index.numStages)))
+      v->rule = StructuralRule::range();
   }
   auto place = [&](ActionRef ref) {
     const int32_t holder = index.stageRank[index.action(ref).stage];
@@ -264,8 +289,36 @@ bool StepRules::checkPlacement(ViolationSink &sink) const {
     llvm::for_each(sharding[s], place);
     llvm::for_each(reduceGrads[s], place);
   }
+  // Declared collectives, and the gradient reductions the engine sees
+  // (one no declaration's bytes explain is no instance), each once.
+  std::set<std::pair<int32_t, int32_t>> collectives;
   for (const auto &[key, refs] : instances)
-    llvm::for_each(refs, place);
+    for (ActionRef ref : refs)
+      collectives.insert({ref.rank, ref.index});
+  for (const std::vector<ActionRef> &refs : gradientReductions)
+    for (ActionRef ref : refs)
+      collectives.insert({ref.rank, ref.index});
+  for (auto [rank, position] : collectives)
+    place({rank, position});
+  // An undeclared collective that carries a stage moves that stage's data:
+  // the member set it runs on must hold the stage's rank.
+  for (ActionRef ref : undeclared) {
+    const Action &a = index.action(ref);
+    const int32_t holder = index.stageRank[a.stage];
+    if (holder < 0 || a.group < 0 ||
+        static_cast<size_t>(a.group) >= schedule.groups.size() ||
+        llvm::is_contained(memberSet(a.group, ref.rank), holder))
+      continue;
+    ok = false;
+    sink.add(ViolationKind::Placement, ref,
+             llvm::formatv("{0} is issued by rank {1}, but stage {2} runs on "
+                           "rank {3}, which is not in the member set of @{4} "
+                           "that rank {1} belongs to: no member holds the "
+                           "stage's data",
+                           describe(ref), rankId(ref.rank), a.stage,
+                           rankId(holder), schedule.groups[a.group].name),
+             /*observed=*/rankId(ref.rank), /*required=*/rankId(holder));
+  }
   return ok;
 }
 
@@ -298,11 +351,34 @@ bool StepRules::checkSharding(ViolationSink &sink) const {
         if (v && previous.rank >= 0)
           v->notes.push_back({previous, "the stage was last resharded here"});
       }
+      if (!unshard && gathered && !usedSince(previous, ref, s)) {
+        ok = false;
+        if (Violation *v = sink.add(
+                ViolationKind::Missing, ref,
+                llvm::formatv("RESHARD(stage {0}) on rank {1} closes an "
+                              "UNSHARD that no compute of the stage used: "
+                              "an UNSHARD is waited for by the first compute "
+                              "that needs the parameters, and PyTorch's "
+                              "runtime asserts on a RESHARD of a stage whose "
+                              "UNSHARD was never waited for",
+                              s, rankId(ref.rank)),
+                /*observed=*/0, /*required=*/1))
+          v->notes.push_back({previous, "the UNSHARD is here"});
+      }
       gathered = unshard;
       previous = ref;
     }
   }
   return ok;
+}
+
+bool StepRules::usedSince(ActionRef unshard, ActionRef reshard,
+                          int32_t stage) const {
+  const std::vector<Action> &actions = schedule.ranks[reshard.rank].actions;
+  for (int32_t i = unshard.index + 1; i < reshard.index; ++i)
+    if (isCompute(actions[i].kind) && actions[i].stage == stage)
+      return true;
+  return false;
 }
 
 /// At most one action per slot (`twice(slot)` reports a second one), and
@@ -314,7 +390,8 @@ static bool checkOncePerSlot(ViolationSink &sink,
                              llvm::function_ref<ActionRef(size_t)> holder,
                              llvm::function_ref<std::string(size_t)> twice,
                              llvm::function_ref<std::string(size_t)> missing,
-                             const char *otherNote) {
+                             const char *otherNote,
+                             llvm::function_ref<StructuralRule(size_t)> rule) {
   bool ok = true;
   ActionRef any;
   for (const std::vector<ActionRef> &refs : slots)
@@ -325,15 +402,19 @@ static bool checkOncePerSlot(ViolationSink &sink,
     if (refs.size() > 1) {
       ok = false;
       if (Violation *v = sink.add(ViolationKind::Duplicate, refs[1], twice(k),
-                                  /*observed=*/refs.size(), /*required=*/1))
+                                  /*observed=*/refs.size(), /*required=*/1)) {
         v->notes.push_back({refs[0], "the first one is here"});
+        v->rule = rule(k);
+      }
     }
     const ActionRef where = holder(k);
     if (refs.empty() && any.rank >= 0 && where.rank >= 0) {
       ok = false;
       if (Violation *v = sink.add(ViolationKind::Missing, where, missing(k),
-                                  /*observed=*/0, /*required=*/1))
+                                  /*observed=*/0, /*required=*/1)) {
         v->notes.push_back({any, otherNote});
+        v->rule = rule(k);
+      }
     }
   }
   return ok;
@@ -358,7 +439,11 @@ bool StepRules::checkReduceGrad(ViolationSink &sink) const {
                              s, rankId(index.stageRank[s]))
             .str();
       },
-      "a REDUCE_GRAD of another stage is here");
+      "a REDUCE_GRAD of another stage is here",
+      [&](size_t s) {
+        return StructuralRule::count(index.stageRank[s], ActionKind::ReduceGrad,
+                                     static_cast<int32_t>(s), -1, 1);
+      });
 }
 
 bool StepRules::checkOptimizerStep(ViolationSink &sink) const {
@@ -366,6 +451,28 @@ bool StepRules::checkOptimizerStep(ViolationSink &sink) const {
   for (int32_t rank : index.stageRank)
     if (rank >= 0)
       holds[rank] = true;
+  if (declaredWholeStep &&
+      llvm::all_of(optimizerSteps, [](const std::vector<ActionRef> &steps) {
+        return steps.empty();
+      })) {
+    // No rank steps: each rank that holds a stage misses its step.
+    for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+      if (!holds[r])
+        continue;
+      Violation *v = sink.add(
+          ViolationKind::Missing, {static_cast<int32_t>(r), -1},
+          llvm::formatv("rank {0} holds stages but has no OPTIMIZER_STEP, "
+                        "and the schedule is one whole training step (a "
+                        "runtime plan always is): without it the step "
+                        "computes gradients and updates nothing",
+                        rankId(r)),
+          /*observed=*/0, /*required=*/1);
+      if (v)
+        v->rule = StructuralRule::count(static_cast<int32_t>(r),
+                                        ActionKind::OptimizerStep, -1, -1, 1);
+    }
+    return false;
+  }
   return checkOncePerSlot(
       sink, optimizerSteps,
       [&](size_t r) {
@@ -383,7 +490,11 @@ bool StepRules::checkOptimizerStep(ViolationSink &sink) const {
                              rankId(r))
             .str();
       },
-      "an optimizer step of another rank");
+      "an optimizer step of another rank",
+      [&](size_t r) {
+        return StructuralRule::count(static_cast<int32_t>(r),
+                                     ActionKind::OptimizerStep, -1, -1, 1);
+      });
 }
 
 bool StepRules::checkDeclarations(ViolationSink &sink) const {
@@ -409,6 +520,118 @@ bool StepRules::checkDeclarations(ViolationSink &sink) const {
         sink.add(extra ? ViolationKind::Duplicate : ViolationKind::Missing,
                  {index.stageRank[s], -1}, "", refs.size(), expected);
     }
+  }
+  return ok;
+}
+
+bool StepRules::checkReducedOnce(ViolationSink &sink) const {
+  bool ok = true;
+  for (int32_t s = 0; s < index.numStages; ++s) {
+    // Per group: the actions that reduce the stage's gradients over it.
+    // REDUCE_GRAD reduces over the data-parallel replicas, as @dp does;
+    // a second REDUCE_GRAD is checkReduceGrad's to report.
+    std::map<int32_t, std::vector<ActionRef>> byGroup;
+    for (ActionRef ref : gradientReductions[s])
+      byGroup[index.action(ref).group].push_back(ref);
+    for (auto &[group, refs] : byGroup) {
+      const std::string &name = schedule.groups[group].name;
+      if (name == "dp" && schedule.dataParallel > 1 && !reduceGrads[s].empty())
+        refs.insert(refs.begin(), reduceGrads[s].front());
+      if (refs.size() < 2)
+        continue;
+      llvm::sort(refs, [](ActionRef x, ActionRef y) {
+        return x.rank != y.rank ? x.rank < y.rank : x.index < y.index;
+      });
+      ok = false;
+      if (Violation *v = sink.add(
+              ViolationKind::Duplicate, refs[1],
+              llvm::formatv("{0} reduces the gradients of stage {1} over "
+                            "@{2} a second time on rank {3}: the engine takes "
+                            "every all_reduce or reduce_scatter that an "
+                            "after_backward declaration could explain (and "
+                            "REDUCE_GRAD, over @dp) for a gradient "
+                            "reduction, and sums the reduced gradients again",
+                            describe(refs[1]), s, name, rankId(refs[1].rank)),
+              /*observed=*/refs.size(), /*required=*/1))
+        v->notes.push_back({refs[0], "the first reduction is here"});
+    }
+  }
+  return ok;
+}
+
+bool StepRules::checkStructuralReductions(ViolationSink &sink) const {
+  if (!wholeStep)
+    return true;
+  bool ok = true;
+  auto groupName = [&](int32_t g) -> llvm::StringRef {
+    return g >= 0 && static_cast<size_t>(g) < schedule.groups.size()
+               ? llvm::StringRef(schedule.groups[g].name)
+               : llvm::StringRef();
+  };
+  const int32_t perReplica = schedule.stagesPerReplica();
+  for (int32_t s = 0; s < index.numStages; ++s) {
+    const int32_t rank = index.stageRank[s];
+    if (rank < 0)
+      continue;
+    const std::vector<ActionRef> &reductions = gradientReductions[s];
+    // Data parallelism: the engine runs the plan once per replica, each on
+    // its own microbatches; REDUCE_GRAD, or a gradient reduction on the
+    // group named dp, sums the replicas' gradients.
+    const bool overDp =
+        !reduceGrads[s].empty() || llvm::any_of(reductions, [&](ActionRef r) {
+          return groupName(index.action(r).group) == "dp";
+        });
+    if (schedule.dataParallel > 1 && !overDp) {
+      ok = false;
+      sink.add(ViolationKind::Missing, {rank, -1},
+               llvm::formatv("stage {0} on rank {1} has no gradient "
+                             "reduction over the {2} data-parallel replicas: "
+                             "each replica would step on the gradient of its "
+                             "own microbatches; the step needs REDUCE_GRAD"
+                             "(stage {0}) or an all_reduce @dp of stage {0} "
+                             "declared after_backward",
+                             s, rankId(rank), schedule.dataParallel),
+               /*observed=*/0, /*required=*/1);
+    }
+    if (schedule.replicas < 2)
+      continue;
+    // Pipeline replicas: each copy of a model stage sees only its own
+    // replica's microbatches until a gradient reduction whose member set
+    // joins the ranks of every copy sums them.
+    std::vector<int32_t> copyRanks;
+    for (int32_t k = 0; k < schedule.replicas; ++k)
+      copyRanks.push_back(index.stageRank[s % perReplica + k * perReplica]);
+    const bool summed = llvm::any_of(reductions, [&](ActionRef r) {
+      const int32_t g = index.action(r).group;
+      for (const std::vector<int32_t> &members : schedule.groups[g].members)
+        if (llvm::is_contained(members, rank))
+          return llvm::all_of(copyRanks, [&](int32_t copy) {
+            return copy < 0 || llvm::is_contained(members, copy);
+          });
+      return false;
+    });
+    if (summed)
+      continue;
+    ok = false;
+    std::string copies;
+    for (int32_t k = 0; k < schedule.replicas; ++k) {
+      const int32_t copy = s % perReplica + k * perReplica;
+      if (!copies.empty())
+        copies += ", ";
+      copies += llvm::formatv("stage {0} on rank {1}", copy,
+                              copyRanks[k] < 0 ? -1 : rankId(copyRanks[k]));
+    }
+    sink.add(ViolationKind::Missing, {rank, -1},
+             llvm::formatv("stage {0} on rank {1} has no replica sum: the "
+                           "schedule runs {2} pipeline replicas, and each copy "
+                           "of model stage {3} ({4}) computes the gradient of "
+                           "its own microbatches only; the step needs an "
+                           "all_reduce of stage {0} declared after_backward "
+                           "on a group whose member set holds every copy's "
+                           "rank",
+                           s, rankId(rank), schedule.replicas, s % perReplica,
+                           copies),
+             /*observed=*/0, /*required=*/1);
   }
   return ok;
 }
@@ -499,6 +722,7 @@ void StepRules::addOrders(
     llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const {
   addShardingOrders(edge);
   addDeclarationOrders(edge);
+  addUndeclaredOrders(edge);
   // Gradient reduction after the stage's last gradient (B or W): earlier
   // gradients of the rank precede that one in program order.
   std::vector<ActionRef> lastGradients(index.numStages);
@@ -513,14 +737,138 @@ void StepRules::addOrders(
         edge(lastGradients[key.second], reduce,
              biasHeadOf[key.first] >= 0 ? WaitReason::BiasUpdate
                                         : WaitReason::GradientReduction);
-  // The optimizer step ends its rank's program: whatever follows it must
-  // come before it (what precedes it does by program order).
-  for (size_t r = 0; r < schedule.ranks.size(); ++r)
+  // Whatever declaration matching gives it, the engine takes an action an
+  // after_backward declaration could explain for a gradient reduction:
+  // every reading must be on time.
+  for (int32_t s = 0; s < index.numStages; ++s)
+    for (ActionRef reduce : gradientReductions[s])
+      edge(lastGradients[s], reduce, WaitReason::GradientReduction);
+  // On an FSDP stage over data-parallel replicas, REDUCE_GRAD keeps the
+  // rank's shard of the reduced gradient, and a sum over another group
+  // (DualPipe's replica sum) then moves that shard. Issued before it, that
+  // sum would move the full gradient: its members must agree, so every one
+  // follows the REDUCE_GRAD, as FSDP's hybrid sharding orders them.
+  if (schedule.dataParallel > 1)
+    for (int32_t s = 0; s < index.numStages; ++s) {
+      if (sharding[s].empty() || reduceGrads[s].empty())
+        continue;
+      for (ActionRef reduce : gradientReductions[s])
+        if (schedule.groups[index.action(reduce).group].name != "dp")
+          edge(reduceGrads[s].front(), reduce, WaitReason::ShardedReduction);
+    }
+  // The optimizer step ends the computation of the step: every compute,
+  // gradient reduction and declared collective of its rank comes before it
+  // (what precedes it does by program order). Transfers, FSDP's UNSHARD and
+  // RESHARD and undeclared collectives may follow it: a send after the step
+  // carries a value computed before it.
+  std::set<std::pair<int32_t, int32_t>> declared;
+  for (const auto &[key, refs] : instances)
+    for (ActionRef ref : refs)
+      declared.insert({ref.rank, ref.index});
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
     for (ActionRef step : optimizerSteps[r])
       for (int32_t i = step.index + 1,
-                   end = static_cast<int32_t>(schedule.ranks[r].actions.size());
-           i < end; ++i)
-        edge({step.rank, i}, step, WaitReason::OptimizerStep);
+                   end = static_cast<int32_t>(actions.size());
+           i < end; ++i) {
+        const Action &a = actions[i];
+        const bool ofTheStep =
+            isCompute(a.kind) || a.kind == ActionKind::ReduceGrad ||
+            (isCollective(a.kind) &&
+             (declared.count({step.rank, i}) || reducesGradients(schedule, a)));
+        if (ofTheStep)
+          edge({step.rank, i}, step, WaitReason::OptimizerStep);
+      }
+  }
+}
+
+const std::vector<int32_t> &StepRules::memberSet(int32_t group,
+                                                 int32_t rank) const {
+  static const std::vector<int32_t> kNone;
+  if (group < 0 || static_cast<size_t>(group) >= schedule.groups.size())
+    return kNone;
+  for (const std::vector<int32_t> &members : schedule.groups[group].members)
+    if (llvm::is_contained(members, rank))
+      return members;
+  return kNone;
+}
+
+bool StepRules::isReplicaSum(ActionRef ref) const {
+  const Action &a = index.action(ref);
+  if (schedule.replicas < 2 || a.kind != ActionKind::AllReduce)
+    return false;
+  const int32_t perReplica = schedule.stagesPerReplica();
+  const std::vector<int32_t> &members = memberSet(a.group, ref.rank);
+  for (int32_t k = 0; k < schedule.replicas; ++k) {
+    const int32_t copy = index.stageRank[a.stage % perReplica + k * perReplica];
+    if (copy >= 0 && !llvm::is_contained(members, copy))
+      return false;
+  }
+  return true;
+}
+
+StepRules::ImpliedRole StepRules::impliedRole(ActionRef ref) const {
+  const Action &a = index.action(ref);
+  // A reduce-scatter of a stage is FSDP's gradient reduction; an
+  // all-reduce joining every copy of a stage is DualPipe's replica sum.
+  if (a.kind == ActionKind::ReduceScatter || isReplicaSum(ref))
+    return ImpliedRole::GradientReduction;
+  // An all-gather of a stage over the data-parallel replicas gathers its
+  // parameters (FSDP).
+  if (a.kind == ActionKind::AllGather && a.group >= 0 &&
+      static_cast<size_t>(a.group) < schedule.groups.size() &&
+      schedule.groups[a.group].name == "dp")
+    return ImpliedRole::ParameterGather;
+  return ImpliedRole::Unknown;
+}
+
+std::vector<Violation> StepRules::unchecked() const {
+  std::vector<Violation> found;
+  for (ActionRef ref : undeclared) {
+    const Action &a = index.action(ref);
+    if (impliedRole(ref) != ImpliedRole::Unknown)
+      continue;
+    Violation v;
+    v.at = ref;
+    v.kind = ViolationKind::Collective;
+    v.message = llvm::formatv(
+        "unchecked: {0} on rank {1} carries stage {2}, but no declaration "
+        "(sched.collective) says when it runs, and its kind and group do not "
+        "say what it does; declare it to have it checked",
+        describe(ref), rankId(ref.rank), a.stage);
+    found.push_back(std::move(v));
+    if (found.size() >= ViolationSink::kMaxViolations)
+      break;
+  }
+  return found;
+}
+
+void StepRules::addUndeclaredOrders(
+    llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const {
+  std::vector<bool> gathered(index.numStages, false);
+  for (ActionRef ref : undeclared) {
+    const Action &a = index.action(ref);
+    const ImpliedRole role = impliedRole(ref);
+    if (role == ImpliedRole::Unknown || ref.rank != index.stageRank[a.stage])
+      continue;
+    // A gradient reduction comes after the stage's last gradient.
+    if (role == ImpliedRole::GradientReduction) {
+      edge(lastGradient(a.stage), ref, WaitReason::GradientReduction);
+      continue;
+    }
+    // The first all-gather of a stage over @dp gathers its parameters:
+    // before the stage's first compute.
+    if (gathered[a.stage])
+      continue;
+    gathered[a.stage] = true;
+    const std::vector<Action> &actions = schedule.ranks[ref.rank].actions;
+    for (int32_t i = 0, end = static_cast<int32_t>(actions.size()); i < end;
+         ++i)
+      if (isCompute(actions[i].kind) && actions[i].stage == a.stage) {
+        edge(ref, {ref.rank, i}, WaitReason::Parameters);
+        break;
+      }
+  }
 }
 
 void StepRules::addShardingOrders(

@@ -25,7 +25,16 @@ namespace sched {
 class StepRules {
 public:
   /// Indexes `index`'s schedule, which passed ScheduleIndex::check.
-  explicit StepRules(const ScheduleIndex &index);
+  /// `wholeStep` verifies it as a whole training step whatever it holds
+  /// (VerifyOptions::wholeStep).
+  explicit StepRules(const ScheduleIndex &index, bool wholeStep = false);
+
+  /// Whether the engine takes collective `a` for a gradient reduction of
+  /// its stage: an all_reduce or reduce_scatter that a declaration made
+  /// after_backward could explain (kind, group, stage; the engine does not
+  /// look at bytes). Every such action must come after the stage's last
+  /// gradient, whichever declaration it is matched with.
+  static bool reducesGradients(const Schedule &schedule, const Action &a);
 
   /// Counting and placement: indices in range; UNSHARD, RESHARD,
   /// REDUCE_GRAD and declared collectives on the rank of their stage; no
@@ -33,6 +42,10 @@ public:
   /// per stage; declared collectives as often as declared; one optimizer
   /// step per rank. Returns false when it reported a violation.
   bool check(ViolationSink &sink) const;
+
+  /// The collectives no declaration explains whose kind and group do not
+  /// say what they do: reported as unchecked (warnings), not violations.
+  std::vector<Violation> unchecked() const;
 
   /// Calls `edge(from, to, reason)` for each "from before to" the rules
   /// impose, between actions of one rank.
@@ -69,6 +82,17 @@ private:
   bool checkReduceGrad(ViolationSink &sink) const;
   bool checkOptimizerStep(ViolationSink &sink) const;
   bool checkDeclarations(ViolationSink &sink) const;
+  /// What the step's structure requires whether or not a declaration names
+  /// it: a gradient reduction over the data-parallel replicas of every
+  /// stage, and a sum over the pipeline replicas of every stage.
+  bool checkStructuralReductions(ViolationSink &sink) const;
+  /// Each stage's gradients are reduced once per group: a second action the
+  /// engine takes for a reduction over the same group sums them again.
+  bool checkReducedOnce(ViolationSink &sink) const;
+  /// Whether a compute of `stage` runs between `unshard` and `reshard`
+  /// (actions of one rank).
+  bool usedSince(ActionRef unshard, ActionRef reshard, int32_t stage) const;
+
   /// Reports that `stage` issues `refs` of declaration `decl`, not as many
   /// as it declares.
   void reportDeclared(ViolationSink &sink, const CollectiveDeclaration &decl,
@@ -82,6 +106,20 @@ private:
   void addShardingOrders(
       llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const;
   void addDeclarationOrders(
+      llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const;
+  /// What an undeclared collective's kind and group say it does.
+  enum class ImpliedRole : uint8_t {
+    Unknown,
+    GradientReduction,
+    ParameterGather
+  };
+  ImpliedRole impliedRole(ActionRef ref) const;
+  /// Whether `ref` is an all-reduce whose member set holds every copy of
+  /// its stage in the pipeline replicas.
+  bool isReplicaSum(ActionRef ref) const;
+  /// The member set of `group` that holds `rank` (empty for none).
+  const std::vector<int32_t> &memberSet(int32_t group, int32_t rank) const;
+  void addUndeclaredOrders(
       llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const;
 
   const ScheduleIndex &index;
@@ -103,9 +141,20 @@ private:
       computesOf;
   /// lastGradientCached's results.
   std::map<int32_t, ActionRef> lastGradientOf;
-  /// True when the schedule holds an optimizer step: then it is a whole
-  /// training step and every declaration must be issued in full.
+  /// True when the schedule holds an optimizer step, says it is a whole
+  /// step, or is verified as one: then every declaration must be issued in
+  /// full and the structure's reductions are required.
   bool wholeStep = false;
+  /// True when the schedule is a whole step by declaration (not only by
+  /// holding an optimizer step): then the optimizer step is required too.
+  bool declaredWholeStep = false;
+  /// Per stage: its collectives that reduce gradients (reducesGradients).
+  std::vector<std::vector<ActionRef>> gradientReductions;
+  /// Collectives with a stage that no declaration explains, in program
+  /// order of each rank. A reduce_scatter reduces the stage's gradients
+  /// (FSDP), an all_gather on @dp gathers its parameters; the rest are
+  /// unchecked.
+  std::vector<ActionRef> undeclared;
   /// The schedule's collective declarations, then one per aux-free head
   /// with a bias update (an all-reduce after the stage's last gradient).
   std::vector<CollectiveDeclaration> declarations;

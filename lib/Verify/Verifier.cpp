@@ -83,6 +83,9 @@ const char *reasonWords(WaitReason reason) {
            "of its stage";
   case WaitReason::DeclaredCollective:
     return "the collective is declared to run at that compute";
+  case WaitReason::ShardedReduction:
+    return "on an FSDP stage a gradient sum over another group follows "
+           "REDUCE_GRAD and moves the reduced shard";
   case WaitReason::OptimizerStep:
     return "the optimizer step waits for every action of its rank";
   }
@@ -150,6 +153,13 @@ private:
       return llvm::formatv("is declared after_forward of stage {0}: the k-th "
                            "one runs after the k-th forward",
                            index.action(e.fromAction).stage);
+    case WaitReason::ShardedReduction:
+      return llvm::formatv(
+          "sums the gradients of FSDP-sharded stage {0}: it comes after the "
+          "stage's REDUCE_GRAD and moves the reduced shard (before it, it "
+          "would move the full gradient, while the copies that follow "
+          "REDUCE_GRAD move a shard: the members would disagree on the count)",
+          to.stage);
     case WaitReason::OptimizerStep:
       return "the optimizer step ends the training step: every action of the "
              "rank must come before it";
@@ -314,13 +324,121 @@ Z3Query memoryQuery(const MemoryCheck &memory, int32_t rank, int32_t position) {
 
 } // namespace
 
-/// Writes the SMT-LIB text of `query` into `result` when asked.
+/// The name of an action kind in a rule's comment.
+static const char *kindName(ActionKind kind) {
+  switch (kind) {
+  case ActionKind::Forward:
+    return "F";
+  case ActionKind::Backward:
+    return "B";
+  case ActionKind::BackwardInput:
+    return "I";
+  case ActionKind::BackwardWeight:
+    return "W";
+  case ActionKind::ReduceGrad:
+    return "REDUCE_GRAD";
+  case ActionKind::OptimizerStep:
+    return "OPTIMIZER_STEP";
+  default:
+    return "other";
+  }
+}
+
+/// Actions a counting rule may list before its violation is stated as a
+/// fact instead (the encoding declares three constants per action).
+constexpr size_t kMaxRuleActions = 20000;
+
+/// The Z3 query of structural violations: the rule each one breaks, stated
+/// over the schedule's actions where it has one, else its fact.
+static Z3Query structuralQuery(const Schedule &schedule,
+                               const std::vector<Violation> &violations) {
+  Z3Query query;
+  auto attributes = [](const Action &a) -> std::array<int64_t, 3> {
+    return {static_cast<int64_t>(a.kind), a.stage, a.microbatch};
+  };
+  for (const Violation &v : violations) {
+    const StructuralRule &rule = v.rule;
+    if (rule.form == StructuralRule::Form::Range && rule.leftOut) {
+      RangeRule range;
+      range.stage = rule.stage;
+      range.microbatch = rule.microbatch;
+      range.hasMicrobatch = rule.microbatch >= 0;
+      range.stages = schedule.numStages;
+      range.microbatches = schedule.numMicrobatches;
+      range.description = "an action left out of the schedule: " + v.message;
+      query.ranges.push_back(range);
+      continue;
+    }
+    if (rule.form == StructuralRule::Form::Range && v.at.rank >= 0 &&
+        v.at.index >= 0) {
+      const Action &a = schedule.ranks[v.at.rank].actions[v.at.index];
+      RangeRule range;
+      range.stage = a.stage;
+      range.microbatch = a.microbatch;
+      range.hasMicrobatch = isCompute(a.kind) || a.kind == ActionKind::Send ||
+                            a.kind == ActionKind::Recv;
+      range.stages = schedule.numStages;
+      range.microbatches = schedule.numMicrobatches;
+      range.description = llvm::formatv(
+          "the stage of {0} on rank {1} lies in [0, {2}){3}",
+          describeAction(schedule, a), schedule.ranks[v.at.rank].id,
+          schedule.numStages,
+          range.hasMicrobatch ? llvm::formatv(" and its microbatch in [0, {0})",
+                                              schedule.numMicrobatches)
+                                    .str()
+                              : std::string());
+      query.ranges.push_back(range);
+      continue;
+    }
+    if (rule.form == StructuralRule::Form::Count) {
+      size_t size = 0;
+      for (size_t r = 0; r < schedule.ranks.size(); ++r)
+        if (rule.rank < 0 || rule.rank == static_cast<int32_t>(r))
+          size += schedule.ranks[r].actions.size();
+      if (size <= kMaxRuleActions) {
+        CountRule count;
+        count.kind = static_cast<int64_t>(rule.kind);
+        count.stage = rule.stage;
+        count.microbatch = rule.microbatch;
+        count.required = rule.required;
+        count.description = llvm::formatv(
+            "among the actions of {0}, those of kind {1} ({2}){3}{4} number "
+            "{5}",
+            rule.rank < 0
+                ? std::string("every rank")
+                : "rank " + std::to_string(schedule.ranks[rule.rank].id),
+            static_cast<int>(rule.kind), kindName(rule.kind),
+            rule.stage >= 0 ? " of stage " + std::to_string(rule.stage)
+                            : std::string(),
+            rule.microbatch >= 0
+                ? " and microbatch " + std::to_string(rule.microbatch)
+                : std::string(),
+            rule.required);
+        for (size_t r = 0; r < schedule.ranks.size(); ++r)
+          if (rule.rank < 0 || rule.rank == static_cast<int32_t>(r))
+            for (const Action &a : schedule.ranks[r].actions)
+              count.actions.push_back(attributes(a));
+        query.counts.push_back(std::move(count));
+        continue;
+      }
+    }
+    query.facts.emplace_back(v.observed, v.required);
+  }
+  return query;
+}
+
+/// Writes the SMT-LIB text of `query` into `result` when asked, after a
+/// comment per structural rule it states.
 static void emitSmtlib(const Z3Query &query, const VerifyOptions &options,
                        VerifyResult &result) {
   if (!options.emitSmtlib)
     return;
   std::string error;
-  result.smtlib = encodeSmtlib(query, error);
+  for (const CountRule &rule : query.counts)
+    result.smtlib += "; rule: " + rule.description + "\n";
+  for (const RangeRule &rule : query.ranges)
+    result.smtlib += "; rule: " + rule.description + "\n";
+  result.smtlib += encodeSmtlib(query, error);
   if (!error.empty())
     result.smtlib =
         "; schedc: Z3 could not print the encoding: " + error + "\n";
@@ -356,14 +474,32 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
   VerifyResult result;
   const auto begin = std::chrono::steady_clock::now();
   ViolationSink sink;
+  // Actions the reader left out are out of range: violations whatever the
+  // rest holds, stated as range rules.
+  for (auto [stage, microbatch] : options.outOfRangeActions)
+    if (Violation *v = sink.add(
+            ViolationKind::Missing, {},
+            microbatch >= schedule.numMicrobatches
+                ? llvm::formatv("an action of microbatch {0} is out of range: "
+                                "the schedule has {1} microbatches",
+                                microbatch, schedule.numMicrobatches)
+                      .str()
+                : llvm::formatv("an action of stage {0} is out of range: the "
+                                "schedule has {1} stages",
+                                stage, schedule.numStages)
+                      .str()))
+      v->rule = StructuralRule::leftOutRange(stage, microbatch);
   ScheduleIndex index(schedule);
-  if (!index.check(sink) || !StepRules(index).check(sink)) {
+  std::optional<StepRules> rules;
+  if (index.check(sink)) {
+    rules.emplace(index, options.wholeStep);
+    result.unchecked = rules->unchecked();
+  }
+  if (!rules || !rules->check(sink)) {
     // Structural violations: Z3 refutes the facts they state.
     result.violations = sink.take();
     result.graphSeconds = secondsSince(begin);
-    Z3Query facts;
-    for (const Violation &v : result.violations)
-      facts.facts.emplace_back(v.observed, v.required);
+    Z3Query facts = structuralQuery(schedule, result.violations);
     emitSmtlib(facts, options, result);
     result.verdict = Verdict::Violated;
     if (options.useZ3)

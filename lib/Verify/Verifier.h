@@ -58,6 +58,14 @@ struct VerifyOptions {
   /// Stages carrying a global-batch auxiliary loss, besides the heads of
   /// the schedule (Schedule::auxHeads).
   std::vector<int32_t> globalBatchAuxStages;
+  /// Actions a reader left out of the schedule because an index of theirs
+  /// is out of range (a PyTorch CSV cell past --stages): (stage,
+  /// microbatch, -1 for none). Each is a violation, and the encoding states
+  /// its range rule.
+  std::vector<std::pair<int64_t, int64_t>> outOfRangeActions;
+  /// Verify the schedule as one whole training step, as if it said so
+  /// (Schedule::wholeStep): what writes a runtime plan asks for this.
+  bool wholeStep = false;
 };
 
 enum class Verdict : uint8_t { Verified, Violated, Unknown };
@@ -90,6 +98,49 @@ struct ActionRef {
   int32_t index = -1;
 };
 
+/// The rule a structural violation breaks, stated over the schedule's
+/// actions so that the SMT-LIB encoding carries the rule, not only its
+/// outcome. Count: among the actions of `rank` (every rank when -1), those
+/// of `kind` (and `stage`, `microbatch` when >= 0) number `required`.
+/// Range: the stage and microbatch of the violation's action lie in range.
+struct StructuralRule {
+  enum class Form : uint8_t { None, Count, Range };
+  Form form = Form::None;
+  int32_t rank = -1;
+  ActionKind kind = ActionKind::Forward;
+  int32_t stage = -1;
+  int32_t microbatch = -1;
+  int64_t required = 0;
+  /// Range of an action left out of the schedule (VerifyOptions::
+  /// outOfRangeActions): its indices, `microbatch` -1 for none.
+  bool leftOut = false;
+
+  static StructuralRule count(int32_t rank, ActionKind kind, int32_t stage,
+                              int32_t microbatch, int64_t required) {
+    StructuralRule rule;
+    rule.form = Form::Count;
+    rule.rank = rank;
+    rule.kind = kind;
+    rule.stage = stage;
+    rule.microbatch = microbatch;
+    rule.required = required;
+    return rule;
+  }
+  static StructuralRule range() {
+    StructuralRule rule;
+    rule.form = Form::Range;
+    return rule;
+  }
+  static StructuralRule leftOutRange(int64_t stage, int64_t microbatch) {
+    StructuralRule rule = range();
+    rule.leftOut = true;
+    rule.stage = static_cast<int32_t>(std::min<int64_t>(stage, INT32_MAX));
+    rule.microbatch =
+        static_cast<int32_t>(std::min<int64_t>(microbatch, INT32_MAX));
+    return rule;
+  }
+};
+
 struct ViolationNote {
   ActionRef at;
   std::string message;
@@ -109,6 +160,9 @@ struct Violation {
   /// The stage of the aux-loss head the violation is about, or -1 (the IR
   /// front end notes the head's declaration).
   int32_t auxHeadStage = -1;
+  /// The rule it breaks, for the SMT-LIB encoding; Form::None states the
+  /// fact observed = required instead.
+  StructuralRule rule;
 };
 
 struct VerifyResult {
@@ -127,6 +181,10 @@ struct VerifyResult {
   size_t z3Constraints = 0;
   /// The SMT-LIB 2 encoding, when VerifyOptions::emitSmtlib is set.
   std::string smtlib;
+  /// Actions the verifier could not check (a collective no declaration
+  /// explains, whose kind and group do not say what it does): warnings,
+  /// which do not change the verdict.
+  std::vector<Violation> unchecked;
 };
 
 /// Verifies `schedule` under `options`.

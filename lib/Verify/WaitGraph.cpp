@@ -276,8 +276,8 @@ void WaitGraph::build() {
   addProgramOrder();
   addDataEdges();
   addAuxLossEdges();
-  StepRules(index).addOrders(
-      [this](ActionRef from, ActionRef to, WaitReason reason) {
+  StepRules(index, options.wholeStep)
+      .addOrders([this](ActionRef from, ActionRef to, WaitReason reason) {
         addEdge(from, to, reason);
       });
   // Dense class ids, over the actions and the nodes added for rendezvous.

@@ -40,6 +40,9 @@ enum class WaitReason : uint8_t {
   /// REDUCE_GRAD or a collective declared after_backward waits for every
   /// backward and weight gradient of its stage.
   GradientReduction,
+  /// On an FSDP stage, REDUCE_GRAD and a later sum over another group (the
+  /// replica sum), which then moves the reduced shard.
+  ShardedReduction,
   /// A collective declared before (after) the forwards or backwards of a
   /// stage and the compute it serves.
   DeclaredCollective,

@@ -72,6 +72,8 @@ void sched::emitVerifyDiagnostics(
       diag.attachNote(*head)
           << "aux head at stage " << violation.auxHeadStage << " declared here";
   }
+  for (const Violation &unchecked : result.unchecked)
+    emitWarning(locate(unchecked.at)) << unchecked.message;
   if (result.verdict == Verdict::Unknown)
     emitWarning(locate({}))
         << "verification inconclusive: " << result.unknownReason;

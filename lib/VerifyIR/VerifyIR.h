@@ -30,8 +30,9 @@ VerifyResult verifyScheduleOp(ScheduleOp op, VerifyOptions options);
 std::string smtlibSection(llvm::StringRef name, const VerifyResult &result);
 
 /// Reports `result` as diagnostics: each violation an error at
-/// `locate(violation.at)` with its notes at theirs, an unknown verdict a
-/// warning at `locate({})` (the schedule as a whole). Schedules read
+/// `locate(violation.at)` with its notes at theirs, each unchecked action
+/// a warning at its own, an unknown verdict a warning at `locate({})` (the
+/// schedule as a whole). Schedules read
 /// without IR (a PyTorch CSV) locate their actions at their cells. A
 /// violation about an aux-loss head gets a note at
 /// `locateAuxHead(stage)`, when given and it knows the head.

@@ -22,7 +22,7 @@ cell in the CSV row or ``pipeline_order`` list), ``action``, ``message`` and
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import json
 
@@ -110,19 +110,39 @@ def pipeline_order(schedule: Schedule, comms: bool = True) -> Dict[int, List[str
 
 
 def verify(schedule: ScheduleLike, p2p: Optional[str] = None,
-           memory_limit: Optional[float] = None, timeout: float = 0,
-           stages: Optional[int] = None,
+           memory_limit: Optional[Union[int, str, float]] = None,
+           timeout: float = 0, stages: Optional[int] = None,
            microbatches: Optional[int] = None) -> Report:
     """Proves ``schedule`` complete, dependency-correct, deadlock-free and
     within ``memory_limit``. ``p2p`` is ``"eager"`` (PyTorch's runtime; the
     default for CSV text and pipeline_order) or ``"rendezvous"`` (NCCL; the
-    default for generated schedules). The report also carries the
-    simulation's metrics when the schedule runs to the end."""
+    default for generated schedules). ``memory_limit`` is read exactly
+    when it is an int or a decimal string (``"7.99999999999999999"``, as
+    ``schedc verify --memory-limit`` reads it); a float stands for its
+    shortest decimal. The report also carries the simulation's metrics
+    when the schedule runs to the end."""
+    limit, text = _memory_limit(memory_limit)
     return _schedc._check(_schedule_of(schedule, stages, microbatches),
-                          _string("p2p", p2p or ""),
-                          None if memory_limit is None else
-                          _number("memory_limit", memory_limit),
+                          _string("p2p", p2p or ""), limit, text,
                           _number("timeout", timeout), "")
+
+
+def _memory_limit(value: Optional[Union[int, str, float]]
+                  ) -> Tuple[Optional[float], str]:
+    """The limit as the extension takes it: a float, or exact text."""
+    if value is None:
+        return None, ""
+    if isinstance(value, bool):
+        raise TypeError("memory_limit must be an int, a str or a float, "
+                        "not bool")
+    if isinstance(value, int):
+        return None, str(value)
+    if isinstance(value, str):
+        return None, value
+    if isinstance(value, float):
+        return _number("memory_limit", value), ""
+    raise TypeError(f"memory_limit must be an int, a str or a float, not "
+                    f"{type(value).__name__}")
 
 
 def simulate(schedule: ScheduleLike, cost: Optional[str] = None,

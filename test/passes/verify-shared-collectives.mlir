@@ -12,11 +12,13 @@
 // RUN: sched-opt %S/Inputs/shared-collectives.mlir --sched-lower-zb-h1 --sched-insert-p2p --sched-insert-collectives --sched-verify="p2p=eager" -o /dev/null
 // RUN: sched-opt %S/Inputs/shared-collectives.mlir --sched-lower-dualpipe --sched-insert-p2p --sched-insert-collectives --sched-verify -o /dev/null
 
-// The step ends with both all-reduces; the combine all-to-all of stage 1
-// sits after each of its forwards, the dispatch one before it.
+// The step ends with the gradient all-reduce and the step one (a
+// gradient-norm reduction over both ranks, each tagging its own stage);
+// the combine all-to-all of stage 1 sits after each of its forwards, the
+// dispatch one before it.
 // PASS-LABEL: sched.rank 0 {
 // PASS: sched.all_reduce @dp stage 0 bytes 8
-// PASS-NEXT: sched.all_reduce @dp stage 0 bytes 8
+// PASS-NEXT: sched.all_reduce @norm stage 0 bytes 8
 // PASS-NEXT: sched.optimizer_step
 // PASS-LABEL: sched.rank 1 {
 // PASS: sched.all_to_all @ep stage 1 bytes 64
@@ -62,8 +64,12 @@ sched.schedule @dispatch_due_first stages 1 microbatches 2 {
 
 // -----
 
-// A gradient all-reduce and a step all-reduce of the same size, both at
-// the end of the step.
+// A gradient all-reduce and a step all-reduce of the same kind and group,
+// both at the end of the step. Matching reads one as each declaration, on
+// time; but the engine takes every all-reduce an after_backward
+// declaration could explain for a gradient reduction, so it sums the
+// stage's gradients twice (integrations/torch confirms it:
+// executor-step-structure.test).
 sched.schedule @gradient_and_step stages 1 microbatches 2 {
   sched.group @dp members [[0]]
   sched.collective all_reduce @dp bytes 8 when step
@@ -73,8 +79,29 @@ sched.schedule @gradient_and_step stages 1 microbatches 2 {
     sched.forward stage 0 mb 1
     sched.backward stage 0 mb 0
     sched.backward stage 0 mb 1
+    // expected-note @below {{the first reduction is here}}
     sched.all_reduce @dp stage 0 bytes 8
+    // expected-error @below {{[duplicate] all_reduce @dp (stage 0) reduces the gradients of stage 0 over @dp a second time on rank 0: the engine takes every all_reduce or reduce_scatter that an after_backward declaration could explain (and REDUCE_GRAD, over @dp) for a gradient reduction, and sums the reduced gradients again}}
     sched.all_reduce @dp stage 0 bytes 8
+    sched.optimizer_step
+  }
+}
+
+// -----
+
+// On a group of its own, the step all-reduce is no gradient reduction.
+sched.schedule @gradient_and_norm stages 1 microbatches 2 {
+  sched.group @dp members [[0]]
+  sched.group @norm members [[0]]
+  sched.collective all_reduce @norm bytes 8 when step
+  sched.collective all_reduce @dp bytes 8 when after_backward
+  sched.rank 0 {
+    sched.forward stage 0 mb 0
+    sched.forward stage 0 mb 1
+    sched.backward stage 0 mb 0
+    sched.backward stage 0 mb 1
+    sched.all_reduce @dp stage 0 bytes 8
+    sched.all_reduce @norm stage 0 bytes 8
     sched.optimizer_step
   }
 }

@@ -113,6 +113,8 @@ static LogicalResult scheduleToJsonPlan(Operation *op, raw_ostream &os) {
   sched::VerifyOptions options;
   options.p2p = planP2PFlag == "eager" ? sched::P2PSemantics::Eager
                                        : sched::P2PSemantics::Rendezvous;
+  // A runtime plan is one whole training step.
+  options.wholeStep = true;
   const sched::VerifyResult result =
       sched::verifyScheduleOp(scheduleOp, options);
   const bool verified = result.verdict == sched::Verdict::Verified;

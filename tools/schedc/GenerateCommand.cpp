@@ -249,6 +249,8 @@ static int emitJsonPlan(ModuleOp module, int64_t budget,
   auto scheduleOp = *module.getOps<ScheduleOp>().begin();
   VerifyOptions options;
   options.p2p = P2PSemantics::Rendezvous;
+  // A runtime plan is one whole training step.
+  options.wholeStep = true;
   const VerifyResult result = verifyScheduleOp(scheduleOp, options);
   const bool verified = result.verdict == Verdict::Verified;
   if (!verified && !allowUnverifiedFlag) {

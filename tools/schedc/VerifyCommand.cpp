@@ -44,12 +44,13 @@ static cl::opt<int64_t> stagesFlag(
 static cl::opt<int64_t> microbatchesFlag(
     "microbatches", cl::sub(verifyCommand), cl::cat(schedcOptions),
     cl::desc("Number of microbatches (CSV; default: what the file shows)"));
-static cl::opt<std::string> p2pFlag(
-    "p2p", cl::sub(verifyCommand), cl::cat(schedcOptions),
-    cl::desc("Point-to-point semantics: eager (a send never blocks; default "
-             "for CSV) or rendezvous (default for MLIR); a JSON plan's "
-             "default is the semantics it was emitted under"),
-    cl::value_desc("eager|rendezvous"));
+static cl::opt<std::string>
+    p2pFlag("p2p", cl::sub(verifyCommand), cl::cat(schedcOptions),
+            cl::desc("Point-to-point semantics: eager (a send never blocks; "
+                     "PyTorch's pipelining runtime, the default for CSV) or "
+                     "rendezvous (NCCL and gloo, the default for MLIR and JSON "
+                     "plans, whatever the plan's verdict says)"),
+            cl::value_desc("eager|rendezvous"));
 static cl::opt<std::string> memoryLimitFlag(
     "memory-limit", cl::sub(verifyCommand), cl::cat(schedcOptions),
     cl::desc("Device memory: bytes, or stage-microbatch activation units "
@@ -132,6 +133,15 @@ static llvm::json::Value toJson(llvm::StringRef name, const Schedule *schedule,
     }
     violations.push_back(std::move(entry));
   }
+  llvm::json::Array unchecked;
+  for (const Violation &v : result.unchecked) {
+    llvm::json::Object entry{{"message", v.message}};
+    if (v.at.rank >= 0 && schedule) {
+      entry["rank"] = schedule->ranks[v.at.rank].id;
+      entry["position"] = v.at.index;
+    }
+    unchecked.push_back(std::move(entry));
+  }
   llvm::json::Array peaks;
   for (double peak : result.peakMemory)
     peaks.push_back(peak);
@@ -139,6 +149,7 @@ static llvm::json::Value toJson(llvm::StringRef name, const Schedule *schedule,
       {"schedule", name},
       {"verdict", verdictName(result.verdict)},
       {"violations", std::move(violations)},
+      {"unchecked", std::move(unchecked)},
       {"peak_memory", std::move(peaks)},
       {"memory_unit", result.memoryInBytes ? "bytes" : "activations"},
       {"graph_seconds", result.graphSeconds},
@@ -147,6 +158,11 @@ static llvm::json::Value toJson(llvm::StringRef name, const Schedule *schedule,
   if (result.verdict == Verdict::Unknown)
     object["reason"] = result.unknownReason;
   return llvm::json::Value(std::move(object));
+}
+
+/// The word for p2p semantics, as --p2p spells it.
+static const char *p2pName(P2PSemantics p2p) {
+  return p2p == P2PSemantics::Eager ? "eager" : "rendezvous";
 }
 
 namespace {
@@ -170,7 +186,7 @@ public:
 
   /// Adds the result of schedule `name`.
   void add(llvm::StringRef name, const Schedule *schedule,
-           const VerifyResult &result) {
+           const VerifyResult &result, P2PSemantics p2p) {
     if (smtlib)
       smtlib->os() << smtlibSection(name, result);
     if (result.verdict == Verdict::Violated)
@@ -178,7 +194,9 @@ public:
     else if (result.verdict == Verdict::Unknown && overall == Verdict::Verified)
       overall = Verdict::Unknown;
     if (jsonFlag) {
-      reports.push_back(toJson(name, schedule, result));
+      llvm::json::Value entry = toJson(name, schedule, result);
+      entry.getAsObject()->try_emplace("p2p", p2pName(p2p));
+      reports.push_back(std::move(entry));
       return;
     }
     llvm::outs() << verdictName(result.verdict) << ": @" << name;
@@ -187,7 +205,8 @@ public:
                    << (result.violations.size() == 1 ? "" : "s") << ")";
     if (result.verdict == Verdict::Unknown)
       llvm::outs() << " (" << result.unknownReason << ")";
-    llvm::outs() << "\n";
+    // Which semantics were proved: a verdict holds under them only.
+    llvm::outs() << " under " << p2pName(p2p) << " semantics\n";
   }
 
   /// Keeps the SMT-LIB file, prints the JSON report, if asked for, and
@@ -219,48 +238,50 @@ private:
 } // namespace
 
 /// Verifies a CSV from its plain form, with each diagnostic at its cell.
-/// Cells left out of the read (`outOfRange`) are violations of their own.
-static void verifyCsv(const TorchCsvSchedule &csv, const VerifyOptions &options,
-                      unsigned outOfRange, VerifyReport &report) {
+/// Cells left out of the read (`outOfRange`, already reported at their
+/// cells by the reader) are violations of their own, whose range rules the
+/// encoding states.
+static void
+verifyCsv(const TorchCsvSchedule &csv, VerifyOptions options,
+          const std::vector<std::pair<int64_t, int64_t>> &outOfRange,
+          VerifyReport &report) {
+  options.outOfRangeActions = outOfRange;
   VerifyResult result = verifySchedule(csv.schedule, options);
-  emitVerifyDiagnostics(result, [&](ActionRef ref) {
+  // The verifier puts the left-out cells first; the reader reported them.
+  VerifyResult shown = result;
+  const size_t leftOut = std::min(outOfRange.size(), shown.violations.size());
+  shown.violations.erase(shown.violations.begin(),
+                         shown.violations.begin() + leftOut);
+  emitVerifyDiagnostics(shown, [&](ActionRef ref) {
     return csv.locateAction(ref.rank, ref.index);
   });
-  if (outOfRange) {
-    result.verdict = Verdict::Violated;
-    for (unsigned k = 0; k < outOfRange; ++k)
-      result.violations.push_back(
-          {ViolationKind::Missing, {}, "a cell is out of range", {}});
-  }
-  report.add(csv.name, &csv.schedule, result);
+  report.add(csv.name, &csv.schedule, result, options.p2p);
 }
 
 /// Verifies a JSON plan from its plain form, with each diagnostic at its
-/// instruction. The plan's verdict gives the p2p semantics and memory limit
-/// unless flags override them; its global-batch aux heads add their edges.
+/// instruction. The plan's verdict gives the memory limit unless
+/// --memory-limit overrides it; the p2p semantics are the engine's
+/// (rendezvous) unless --p2p says otherwise, never the plan's claim.
 static void verifyJsonPlan(const JsonPlanInput &input, VerifyOptions options,
                            VerifyReport &report) {
   const RuntimePlan &plan = input.plan;
-  if (p2pFlag.empty())
-    options.p2p = plan.verdict.p2p == "eager" ? P2PSemantics::Eager
-                                              : P2PSemantics::Rendezvous;
   if (!memoryLimitFlag.getNumOccurrences() && plan.verdict.memoryLimit) {
-    // The importer took only numbers >= 0.
+    // The importer took only numbers >= 0, and keeps their text: read it
+    // as written, as --memory-limit is.
     llvm::Expected<MemoryLimit> limit =
-        MemoryLimit::fromDouble(*plan.verdict.memoryLimit);
+        plan.verdict.memoryLimitText.empty()
+            ? MemoryLimit::fromDouble(*plan.verdict.memoryLimit)
+            : MemoryLimit::parse(plan.verdict.memoryLimitText);
     if (limit)
       options.memoryLimit = *limit;
     else
       llvm::consumeError(limit.takeError());
   }
-  for (const AuxHead &head : plan.auxHeads)
-    if (head.scope == "global_batch")
-      options.globalBatchAuxStages.push_back(head.stage);
   VerifyResult result = verifySchedule(plan.schedule, options);
   emitVerifyDiagnostics(result, [&](ActionRef ref) {
     return input.locateAction(ref.rank, ref.index);
   });
-  report.add(plan.name, &plan.schedule, result);
+  report.add(plan.name, &plan.schedule, result, options.p2p);
 }
 
 int sched::runVerify() {
@@ -273,7 +294,9 @@ int sched::runVerify() {
   if (microbatchesFlag.getNumOccurrences())
     csv.microbatches = microbatchesFlag;
   unsigned outOfRange = 0;
+  std::vector<std::pair<int64_t, int64_t>> outOfRangeIndices;
   csv.outOfRangeCells = &outOfRange;
+  csv.outOfRangeIndices = &outOfRangeIndices;
   std::string problem;
   std::optional<VerifyOptions> options = readOptions(problem);
   if (!options)
@@ -284,10 +307,11 @@ int sched::runVerify() {
   ScheduleInput input;
   if (int status = input.read(inputFlag, formatFlag, csv))
     return status;
-  // MLIR defaults to rendezvous (the plans we emit), CSV to eager
-  // (PyTorch's runtime); a JSON plan to the semantics it records.
+  // The engine's semantics: MLIR and JSON plans run on NCCL or gloo
+  // (rendezvous), a CSV on PyTorch's pipelining runtime (eager).
   if (p2pFlag.empty())
-    options->p2p = input.getFormat() == InputFormat::Mlir
+    options->p2p = input.getFormat() == InputFormat::Mlir ||
+                           input.getFormat() == InputFormat::JsonPlan
                        ? P2PSemantics::Rendezvous
                        : P2PSemantics::Eager;
 
@@ -296,7 +320,7 @@ int sched::runVerify() {
     return report.finish();
   }
   if (const TorchCsvSchedule *csvSchedule = input.getCsv()) {
-    verifyCsv(*csvSchedule, *options, outOfRange, report);
+    verifyCsv(*csvSchedule, *options, outOfRangeIndices, report);
     return report.finish();
   }
   for (auto scheduleOp : input.getModule().getOps<ScheduleOp>()) {
@@ -305,7 +329,8 @@ int sched::runVerify() {
     if (jsonFlag)
       schedule = readSchedule(scheduleOp);
     report.add(scheduleOp.getSymName(),
-               succeeded(schedule) ? &*schedule : nullptr, result);
+               succeeded(schedule) ? &*schedule : nullptr, result,
+               options->p2p);
   }
   return report.finish();
 }

@@ -73,6 +73,23 @@ public:
         constraints.push_back(fact == context.int_val(required));
         ++variableCount;
       }
+    // Structural rules over the schedule's actions: each action's kind,
+    // stage and microbatch as constants equal to what the schedule says,
+    // and the rule over them.
+    if (withMemory) {
+      for (const CountRule &rule : query.counts)
+        constraints.push_back(countRule(rule, constraints));
+      for (const RangeRule &rule : query.ranges) {
+        z3::expr stage = attribute("stage", rule.stage, constraints);
+        constraints.push_back(stage >= 0 &&
+                              stage < context.int_val(rule.stages));
+        if (rule.hasMicrobatch) {
+          z3::expr mb = attribute("mb", rule.microbatch, constraints);
+          constraints.push_back(mb >= 0 &&
+                                mb < context.int_val(rule.microbatches));
+        }
+      }
+    }
     if (!withMemory || !query.limit)
       return constraints;
     // Differences against a zero variable keep every constraint in
@@ -112,6 +129,32 @@ private:
   /// A memory amount as a numeral; amounts may exceed 64 bits.
   z3::expr amount(MemoryAmount value) {
     return context.int_val(toDecimal(value).c_str());
+  }
+
+  /// A constant named `prefix` equal to `value` (an action's attribute).
+  z3::expr attribute(const char *prefix, int64_t value,
+                     z3::expr_vector &constraints) {
+    z3::expr constant = fresh(prefix);
+    constraints.push_back(constant == context.int_val(value));
+    ++variableCount;
+    return constant;
+  }
+
+  /// sum over the rule's actions of [the action matches] == required.
+  z3::expr countRule(const CountRule &rule, z3::expr_vector &constraints) {
+    z3::expr sum = context.int_val(0);
+    for (const std::array<int64_t, 3> &action : rule.actions) {
+      z3::expr matches = attribute("kind", action[0], constraints) ==
+                         context.int_val(rule.kind);
+      if (rule.stage >= 0)
+        matches = matches && attribute("stage", action[1], constraints) ==
+                                 context.int_val(rule.stage);
+      if (rule.microbatch >= 0)
+        matches = matches && attribute("mb", action[2], constraints) ==
+                                 context.int_val(rule.microbatch);
+      sum = sum + z3::ite(matches, context.int_val(1), context.int_val(0));
+    }
+    return sum == context.int_val(rule.required);
   }
 
   z3::expr fresh(const char *prefix) {
@@ -209,15 +252,19 @@ Z3Answer within(z3::context &context, double seconds, std::string &reason,
   return answer;
 }
 
-/// Solves `constraints` with the difference-logic solver.
+/// Solves `constraints`, with the difference-logic solver when every one
+/// is a difference constraint.
 Z3Answer search(z3::context &context, const z3::expr_vector &constraints,
-                std::string &reason) {
+                std::string &reason, bool differenceLogic) {
   z3::solver solver(context);
   z3::params params(context);
-  // Every constraint is a difference constraint; the Bellman-Ford based
-  // difference-logic solver is the fastest Z3 has for them.
-  params.set("arith.solver", 1u);
-  solver.set(params);
+  // The Bellman-Ford based difference-logic solver is the fastest Z3 has
+  // for difference constraints; structural rules (sums of indicators) need
+  // the general one.
+  if (differenceLogic) {
+    params.set("arith.solver", 1u);
+    solver.set(params);
+  }
   for (unsigned k = 0; k < constraints.size(); ++k)
     solver.add(constraints[k]);
   Z3Answer answer = toAnswer(solver.check());
@@ -241,7 +288,7 @@ Z3Answer check(z3::context &context, const z3::expr_vector &constraints,
   z3::expr_vector rest(context);
   for (unsigned g = 0; g < result.size(); ++g)
     rest.push_back(result[g].as_expr());
-  return search(context, rest, reason);
+  return search(context, rest, reason, /*differenceLogic=*/true);
 }
 
 std::string toSmtlib(z3::context &context, const Z3Query &query) {
@@ -315,7 +362,8 @@ Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds) {
       outcome.variables = encoder.variables();
       outcome.constraints = constraints.size();
       outcome.answer = within(context, timeoutSeconds, outcome.reason, [&] {
-        return search(context, constraints, outcome.reason);
+        return search(context, constraints, outcome.reason,
+                      query.counts.empty() && query.ranges.empty());
       });
     }
   } catch (const z3::exception &error) {

@@ -14,6 +14,7 @@
 
 #include "lib/Verify/MemoryCheck.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,6 +22,26 @@
 #include <vector>
 
 namespace sched {
+
+/// A counting rule over actions: of `actions` (each (kind, stage,
+/// microbatch), kinds as ActionKind codes), the number that have `kind`
+/// (and `stage`, `microbatch` where >= 0) must be `required`.
+struct CountRule {
+  /// The rule in words, for the SMT-LIB file's comments.
+  std::string description;
+  std::vector<std::array<int64_t, 3>> actions;
+  int64_t kind = 0, stage = -1, microbatch = -1;
+  int64_t required = 0;
+};
+
+/// A range rule: an action's stage lies in [0, stages) and its microbatch,
+/// when it has one (`hasMicrobatch`), in [0, microbatches).
+struct RangeRule {
+  std::string description;
+  int64_t stage = 0, microbatch = 0;
+  bool hasMicrobatch = false;
+  int64_t stages = 0, microbatches = 0;
+};
 
 struct Z3Query {
   uint32_t numNodes = 0;
@@ -34,6 +55,10 @@ struct Z3Query {
   /// Structural facts, (observed, required): each states that what the
   /// schedule has is what a rule requires (see Violation::observed).
   std::vector<std::pair<int64_t, int64_t>> facts;
+  /// Structural rules stated over the schedule's actions (a count, a
+  /// range): the encoding declares each action's attributes and the rule.
+  std::vector<CountRule> counts;
+  std::vector<RangeRule> ranges;
 };
 
 enum class Z3Answer : uint8_t { Sat, Unsat, Unknown };

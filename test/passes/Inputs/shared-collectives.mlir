@@ -9,5 +9,6 @@ sched.pipeline @shared pp 2 microbatches 4 {
   sched.collective all_to_all @ep bytes 64 when before_forward
   sched.collective all_to_all @ep bytes 64 when after_forward stage 1
   sched.collective all_reduce @dp bytes 8 when after_backward
-  sched.collective all_reduce @dp bytes 8 when step
+  sched.group @norm members [[0, 1]]
+  sched.collective all_reduce @norm bytes 8 when step
 }

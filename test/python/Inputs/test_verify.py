@@ -74,6 +74,22 @@ class VerifyTest(unittest.TestCase):
         self.assertIn("over the limit of 1 activation units", violation.message)
         self.assertEqual(report.peak_memory, [2, 1])
 
+    def test_memory_limit_is_read_exactly(self) -> None:
+        # A decimal string is read as schedc verify --memory-limit reads it:
+        # 1.99999999999999999 units is under the peak of 2. As a float the
+        # same literal is 2.0, and the schedule fits.
+        schedule = schedc.generate("1f1b", pp=2, microbatches=4)
+        self.assertEqual(
+            schedc.verify(schedule, memory_limit="1.99999999999999999")
+            .verdict, "violated")
+        self.assertEqual(
+            schedc.verify(schedule, memory_limit=1.99999999999999999)
+            .verdict, "verified")
+        self.assertEqual(schedc.verify(schedule, memory_limit="2").verdict,
+                         "verified")
+        with self.assertRaisesRegex(TypeError, "not bool"):
+            schedc.verify(schedule, memory_limit=True)
+
     def test_torch_action_objects(self) -> None:
         order = {rank: [Action(a) for a in actions]
                  for rank, actions in RECV_FIRST.items()}
