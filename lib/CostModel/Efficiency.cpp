@@ -46,6 +46,13 @@ double Efficiency::computeShareBeside(int sms) const {
   return std::max(0.1, 1 - static_cast<double>(sms) / multiprocessors);
 }
 
+/// cuDNN SDPA on H200, Llama 3.1 heads (d 128), causal BF16: forward /
+/// backward 49/37% at 2k, 65/55% at 8k, 70/59% at 32k
+/// (NVIDIA/cudnn-frontend sdpa_benchmark_training results, KERNELS.md 2c).
+static std::vector<AttentionPoint> hopperAttention() {
+  return {{2048, 0.49, 0.37}, {8192, 0.65, 0.55}, {32768, 0.70, 0.59}};
+}
+
 namespace {
 enum class Family { Generic, A100, Hopper, B200, GB200, B300, TpuV4, TpuV5p };
 } // namespace
@@ -127,12 +134,8 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
     e.matmul = 0.803;
     e.matmulFp8 = 0.709;
     e.multiprocessors = 132;
-    // cuDNN SDPA on H200, Llama 3.1 heads (d 128), causal BF16: forward /
-    // backward 49/37% at 2k, 65/55% at 8k, 70/59% at 32k; DeepSeek-V3 MLA
-    // (d_qk 192, d_v 128) at 8k: 65/45% (NVIDIA/cudnn-frontend
-    // sdpa_benchmark_training results, KERNELS.md 2c).
-    e.attention = {{2048, 0.49, 0.37}, {8192, 0.65, 0.55},
-                   {32768, 0.70, 0.59}};
+    e.attention = hopperAttention();
+    // DeepSeek-V3 MLA (d_qk 192, d_v 128) at 8k: 65/45% (same CSVs).
     e.latentAttention = {{8192, 0.65, 0.45}};
     // H200 NVLink 4 ring all-gather / reduce-scatter at 16 GiB: 361 / 363
     // GB/s of 450 (0.80); all-reduce 220 of 482 GB/s at 16 MiB (half at
@@ -191,8 +194,7 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
     e.matmul = 0.8;
     e.matmulFp8 = 0.8;
     e.multiprocessors = 1;
-    e.attention = {{2048, 0.49, 0.37}, {8192, 0.65, 0.55},
-                   {32768, 0.70, 0.59}};
+    e.attention = hopperAttention();
     e.domainCollective = 0.8;
     e.domainHalfBytes = 20e6;
     e.collectiveMultiprocessors = 0;
@@ -205,8 +207,7 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
                 "figures)";
     e.matmul = 0.803;
     e.matmulFp8 = 0.709;
-    e.attention = {{2048, 0.49, 0.37}, {8192, 0.65, 0.55},
-                   {32768, 0.70, 0.59}};
+    e.attention = hopperAttention();
     e.domainCollective = 0.80;
     e.domainHalfBytes = 19e6;
     break;

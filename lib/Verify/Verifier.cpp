@@ -325,16 +325,10 @@ Z3Query memoryQuery(const MemoryCheck &memory, int32_t rank, int32_t position) {
 } // namespace
 
 /// The name of an action kind in a rule's comment.
-static const char *kindName(ActionKind kind) {
+static llvm::StringRef kindName(ActionKind kind) {
+  if (isCompute(kind))
+    return computeLetter(kind);
   switch (kind) {
-  case ActionKind::Forward:
-    return "F";
-  case ActionKind::Backward:
-    return "B";
-  case ActionKind::BackwardInput:
-    return "I";
-  case ActionKind::BackwardWeight:
-    return "W";
   case ActionKind::ReduceGrad:
     return "REDUCE_GRAD";
   case ActionKind::OptimizerStep:
