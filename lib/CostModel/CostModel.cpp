@@ -265,33 +265,37 @@ struct CostModel::LayerCostCache {
   std::map<std::pair<Key, int64_t>, std::vector<int64_t>> splits;
 };
 
-const CostModel::HeadTerms &
-CostModel::cachedHeadTerms(const Layout &layout) const {
+CostModel::LayerCostCache &CostModel::caches() const {
   if (!layerCosts)
     layerCosts = std::make_shared<LayerCostCache>();
+  return *layerCosts;
+}
+
+const CostModel::HeadTerms &
+CostModel::cachedHeadTerms(const Layout &layout) const {
+  LayerCostCache &cache = caches();
   auto key = std::make_tuple(layout.tp, layout.cp, layout.microbatchSize,
                              layout.sequenceParallel);
-  auto it = layerCosts->heads.find(key);
-  if (it != layerCosts->heads.end())
+  auto it = cache.heads.find(key);
+  if (it != cache.heads.end())
     return it->second;
   const LayerOperators ops = headOperators(model, training, layout);
   HeadTerms terms;
   addOperators(terms.forward, ops.forward, layout);
   addOperators(terms.backwardInput, ops.backwardInput, layout);
   addOperators(terms.backwardWeight, ops.backwardWeight, layout);
-  return layerCosts->heads.emplace(key, terms).first->second;
+  return cache.heads.emplace(key, terms).first->second;
 }
 
 const CostModel::LayerCost &
 CostModel::cachedLayerCost(const Layout &layout, bool moeLayer) const {
-  if (!layerCosts)
-    layerCosts = std::make_shared<LayerCostCache>();
+  LayerCostCache &cache = caches();
   const LayerCostCache::Key key{layout.tp, layout.cp, layout.ep,
                                 layout.microbatchSize, layout.recompute,
                                 layout.sequenceParallel, moeLayer};
-  auto it = layerCosts->costs.find(key);
-  if (it == layerCosts->costs.end())
-    it = layerCosts->costs.emplace(key, layerCost(layout, moeLayer)).first;
+  auto it = cache.costs.find(key);
+  if (it == cache.costs.end())
+    it = cache.costs.emplace(key, layerCost(layout, moeLayer)).first;
   return it->second;
 }
 
@@ -559,9 +563,10 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
                           layout.microbatchSize, layout.recompute,
                           layout.sequenceParallel, false},
       numStages);
-  auto split = layerCosts->splits.find(splitKey);
-  if (split == layerCosts->splits.end())
-    split = layerCosts->splits
+  LayerCostCache &cache = caches();
+  auto split = cache.splits.find(splitKey);
+  if (split == cache.splits.end())
+    split = cache.splits
                 .emplace(splitKey,
                          balance(model.layers, denseLayers, sum(dense.forward),
                                  sum(moe.forward), numStages, 0,

@@ -177,6 +177,8 @@ private:
     StageTerms forward, backwardInput, backwardWeight;
   };
   const HeadTerms &cachedHeadTerms(const Layout &layout) const;
+  /// The memo of layer costs, output-layer terms and stage splits.
+  LayerCostCache &caches() const;
   /// One layer's costs; they depend on tp, cp, ep, the microbatch size,
   /// recomputation and sequence parallelism only, so the search's many
   /// layouts share them (layerCosts memoizes).

@@ -45,6 +45,12 @@ static AttentionTerms attentionTerms(const ModelSpec &model, double seq) {
   return t;
 }
 
+/// The vocabulary as Megatron pads it: to a multiple of 128 (its default
+/// make-vocab-size-divisible-by).
+static double paddedVocab(const ModelSpec &model) {
+  return static_cast<double>((model.vocab + 127) / 128 * 128);
+}
+
 double sched::megatronFlopsPerToken(const ModelSpec &model, int64_t seqLen) {
   const double h = static_cast<double>(model.hidden);
   const double mtp = static_cast<double>(model.mtpLayers);
@@ -66,10 +72,7 @@ double sched::megatronFlopsPerToken(const ModelSpec &model, int64_t seqLen) {
   }
   const AttentionTerms attention =
       attentionTerms(model, static_cast<double>(seqLen));
-  // Megatron pads the vocabulary to a multiple of 128 (its default
-  // make-vocab-size-divisible-by).
-  const double vocab =
-      static_cast<double>((model.vocab + 127) / 128 * 128);
+  const double vocab = paddedVocab(model);
   return 6 * (h * mlp + layers * (attention.projections + attention.core) +
               mtp * (3 * h + 2 * h * h) + h * vocab * (mtp + 1));
 }
@@ -88,7 +91,7 @@ double sched::hardwareFlopsPerToken(const ModelSpec &model, int64_t seqLen,
   // Full: every layer's forward again (a third of its three passes); the
   // output layer is not recomputed.
   const double h = static_cast<double>(model.hidden);
-  const double vocab = static_cast<double>((model.vocab + 127) / 128 * 128);
+  const double vocab = paddedVocab(model);
   const double head = 6 * h * vocab * static_cast<double>(model.mtpLayers + 1);
   return flops + (flops - head) / 3;
 }

@@ -222,10 +222,8 @@ static std::string gigabytes(double bytes) {
   return llvm::formatv("{0:f1} GB", bytes / 1e9).str();
 }
 
-/// The cost model's stages for `candidate` (DualPipe: one per rank, which
-/// its generator runs twice).
-static std::vector<StageEstimate> stagesOf(const CostModel &model,
-                                           const Candidate &candidate) {
+std::vector<StageEstimate> sched::candidateStages(const CostModel &model,
+                                                  const Candidate &candidate) {
   Layout layout = candidate.layout;
   if (candidate.strategy == Strategy::DualPipe)
     layout.vpp = 1;
@@ -445,7 +443,7 @@ llvm::Error Evaluator::simulateStep(Candidate &candidate,
 
 llvm::Expected<Schedule> sched::buildSchedule(const CostModel &model,
                                               const Candidate &candidate) {
-  std::vector<StageEstimate> stages = stagesOf(model, candidate);
+  std::vector<StageEstimate> stages = candidateStages(model, candidate);
   llvm::Expected<Schedule> order =
       generateSchedule(candidate.strategy, shapeOf(candidate, stages));
   if (!order)
@@ -833,7 +831,7 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   auto detail = [&](Candidate &candidate) {
     if (!candidate.detailed)
       if (llvm::Error error = evaluator.simulateStep(
-              candidate, stagesOf(model, candidate), /*detailed=*/true))
+              candidate, candidateStages(model, candidate), /*detailed=*/true))
         candidate.verdict = "unknown: " + llvm::toString(std::move(error));
   };
   auto verify = [&](Candidate &candidate) {

@@ -150,6 +150,11 @@ struct PlanResult {
 llvm::Expected<PlanResult> plan(const CostModel &model,
                                 const PlanOptions &options);
 
+/// The cost model's stages for `candidate` (DualPipe: one per rank, which
+/// its generator runs twice).
+std::vector<StageEstimate> candidateStages(const CostModel &model,
+                                           const Candidate &candidate);
+
 /// The lowered schedule (compute and transfers) of `candidate` with its
 /// stage costs in seconds and bytes, as the planner simulated it.
 llvm::Expected<Schedule> buildSchedule(const CostModel &model,

@@ -143,9 +143,11 @@ TEST(Operators, Fp8RecipeKeepsOutputLayerAndRouterInBf16) {
   EXPECT_EQ(experts->groups, 32);
   EXPECT_EQ(experts->m, 4096.0 * 8 / 32);
   LayerOperators head = headOperators(v3, training, layout);
-  for (const Operator &op : head.forward)
-    if (llvm::StringRef(op.name) == "output")
+  for (const Operator &op : head.forward) {
+    if (llvm::StringRef(op.name) == "output") {
       EXPECT_FALSE(op.fp8);
+    }
+  }
 }
 
 TEST(Roofline, WaveQuantizationByHand) {

@@ -331,12 +331,9 @@ static void printJson(llvm::raw_ostream &os, const CostModel &model,
 /// the FLOPs per token, and where the efficiencies come from.
 static void explainOperators(llvm::raw_ostream &os, const CostModel &model,
                              const Candidate &c) {
-  Layout layout = c.layout;
-  if (c.strategy == Strategy::DualPipe)
-    layout.vpp = 1;
   StageTerms all;
   double weight = 0;
-  for (const StageEstimate &s : model.stages(layout)) {
+  for (const StageEstimate &s : candidateStages(model, c)) {
     for (const StageTerms *t : {&s.forwardTerms, &s.backwardTerms}) {
       all.matmul += t->matmul;
       all.attention += t->attention;
@@ -419,10 +416,7 @@ static void explain(llvm::raw_ostream &os, const CostModel &model,
                       c.fits ? "" : " (does not fit)");
   if (!c.fits)
     os << "  overflow: " << c.overflow << "\n";
-  Layout layout = c.layout;
-  if (c.strategy == Strategy::DualPipe)
-    layout.vpp = 1;
-  std::vector<StageEstimate> stages = model.stages(layout);
+  std::vector<StageEstimate> stages = candidateStages(model, c);
   os << "stages (per microbatch, one device):\n";
   os << llvm::formatv("  {0,5} {1,8} {2,9} {3,9} {4,9} {5,11} {6,10}\n",
                       "stage", "layers", "F ms", "I ms", "W ms",
@@ -458,10 +452,7 @@ static int writePlan(const CostModel &model, const Candidate &c,
   Location loc = builder.getUnknownLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   builder.setInsertionPointToEnd(module->getBody());
-  Layout layout = c.layout;
-  if (c.strategy == Strategy::DualPipe)
-    layout.vpp = 1;
-  std::vector<StageEstimate> stages = model.stages(layout);
+  std::vector<StageEstimate> stages = candidateStages(model, c);
   llvm::Expected<Schedule> planned = buildSchedule(model, c);
   if (!planned)
     return usageError(llvm::toString(planned.takeError()));
