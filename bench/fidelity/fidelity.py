@@ -61,7 +61,9 @@ def plan_command(schedc: str, run: dict, model: Path, cluster: Path) -> list[str
     for key, flag in (("zero", "--zero"), ("recompute", "--recompute"),
                       ("microbatch_size", "--microbatch-size"),
                       ("attention", "--attention"),
-                      ("tp_overlap", "--tp-overlap")):
+                      ("tp_overlap", "--tp-overlap"),
+                      ("main_grads", "--main-grads"),
+                      ("optimizer_moments", "--optimizer-moments")):
         if key in run:
             cmd += [flag, str(run[key])]
     return cmd

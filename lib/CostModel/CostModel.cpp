@@ -49,19 +49,8 @@ struct LayerShape {
   /// d_qk and d_v summed over heads.
   double qkDims = 0;
   double vDims = 0;
-  /// Elements kept for the backward pass, per token: all, and those
-  /// selective recomputation drops.
-  double activationElems = 0;
-  double selectiveDropElems = 0;
   /// Elements of K and V (what context parallelism passes around).
   double kvElems = 0;
-  /// Kept elements that are inputs of linear layers, kept as FP8 copies
-  /// when training in FP8 (Transformer Engine saves the cast input of an
-  /// FP8 GEMM for its weight gradient; DeepSeek-V3 report, section 3.3,
-  /// caches the experts' inputs so), and those of them selective
-  /// recomputation drops.
-  double fp8CachedElems = 0;
-  double selectiveDropFp8Elems = 0;
 };
 } // namespace
 
@@ -90,10 +79,6 @@ static LayerShape layerShape(const ModelSpec &model, bool moeLayer) {
     shape.normParams = h + (qLora > 0 ? qLora : 0) + kvLora;
     shape.qkDims = heads * qk;
     shape.vDims = heads * v;
-    // Norm input, then the latents and their norms, Q, K, V, the output.
-    shape.activationElems = h + (qLora > 0 ? 2 * qLora : 0) +
-                            (kvLora + rope) + kvLora + 2 * shape.qkDims +
-                            2 * shape.vDims;
     shape.kvElems = shape.qkDims + shape.vDims;
   } else {
     const double hd = static_cast<double>(model.headDim);
@@ -103,19 +88,13 @@ static LayerShape layerShape(const ModelSpec &model, bool moeLayer) {
     shape.normParams = h;
     shape.qkDims = q;
     shape.vDims = q;
-    shape.activationElems = h + h + q + 2 * kv + q;
     shape.kvElems = 2 * kv;
-    // The QKV GEMM's input.
-    shape.fp8CachedElems = h;
   }
-  // Selective recomputation redoes the attention core: its output goes.
-  shape.selectiveDropElems = shape.vDims;
 
   const double width = mlpMatrices(model);
   if (moeLayer) {
     const MoeSpec &moe = *model.moe;
     const double expert = width * h * static_cast<double>(moe.expertFfnHidden);
-    const double eff = static_cast<double>(moe.expertFfnHidden);
     const double experts = static_cast<double>(moe.experts);
     const double topK = static_cast<double>(moe.topK);
     const double shared = static_cast<double>(moe.sharedExperts);
@@ -123,26 +102,10 @@ static LayerShape layerShape(const ModelSpec &model, bool moeLayer) {
     shape.normParams += h;
     shape.routedParams = experts * expert;
     shape.routedActiveParams = topK * expert;
-    // Norm input, FP32 router logits (2 BF16 units each), per routed copy
-    // its input, the expert's intermediates and its output; shared experts'
-    // intermediates.
-    shape.activationElems += h + 2 * experts +
-                             topK * (h + width * eff + h) +
-                             shared * width * eff;
-    shape.selectiveDropElems += (topK + shared) * eff;
-    shape.fp8CachedElems += topK * (h + eff) + shared * eff;
-    shape.selectiveDropFp8Elems = (topK + shared) * eff;
   } else {
     const double f = static_cast<double>(model.ffnHidden);
     shape.mlpDenseParams = width * h * f;
     shape.normParams += h;
-    // Norm input, fc1 input, and the intermediates (gated: gate, up and
-    // their product; plain: the activation's input and output).
-    shape.activationElems += h + h + width * f;
-    shape.selectiveDropElems += f;
-    // fc1's and fc2's inputs.
-    shape.fp8CachedElems += h + f;
-    shape.selectiveDropFp8Elems = f;
   }
   return shape;
 }
@@ -230,6 +193,26 @@ llvm::Error CostModel::checkLayout(Layout &layout) const {
                     .str());
   if (layout.zero < 0 || layout.zero > 3)
     return fail("--zero must be 0, 1, 2 or 3");
+  if (layout.megatronSplit) {
+    const int64_t numStages = layout.pp * layout.vpp;
+    const bool first = layout.firstStageLayers >= 0;
+    const bool last = layout.lastStageLayers >= 0;
+    if ((first || last) && numStages < 2)
+      return fail("first and last need at least two stages (pp x vpp)");
+    const int64_t middle = numStages - first - last;
+    const int64_t rest = model.layers - (first ? layout.firstStageLayers : 0) -
+                         (last ? layout.lastStageLayers : 0);
+    if (rest < 0)
+      return fail(llvm::formatv("first and last take more than the model's "
+                                "{0} layers",
+                                model.layers)
+                      .str());
+    if (middle == 0 ? rest != 0 : rest < middle || rest % middle != 0)
+      return fail(llvm::formatv("{0} layers do not split evenly into the {1} "
+                                "other stages (Megatron's split)",
+                                rest, middle)
+                      .str());
+  }
   const int64_t sequences = training.globalBatchSequences();
   if (layout.microbatchSize < 1 ||
       sequences % (layout.dp * layout.microbatchSize) != 0)
@@ -341,29 +324,10 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout,
   addOperators(weight, ops.backwardWeight, layout);
   cost.backwardWeight = sum(weight);
 
-  double keptElems = shape.activationElems;
-  double fp8Elems =
-      training.precision == Precision::FP8 ? shape.fp8CachedElems : 0;
-  if (layout.recompute == Recompute::Selective) {
-    keptElems -= shape.selectiveDropElems;
-    // The activation function's outputs go; the GEMM inputs before them
-    // stay.
-    if (fp8Elems > 0)
-      fp8Elems -= shape.selectiveDropFp8Elems;
-  }
-  if (layout.recompute == Recompute::Full) {
-    keptElems = h;
-    fp8Elems = 0;
-  }
-  cost.activationBytes = local * (kBf16 * (keptElems - fp8Elems) + fp8Elems);
-  if (!layout.sequenceParallel && layout.tp > 1) {
-    // Without sequence parallelism every tensor-parallel rank keeps the
-    // whole chunk's norm and linear-layer inputs (Korthikanti et al. 2022,
-    // section 4.2.2: the 10·s·b·h bytes that do not divide by t).
-    const double replicated = layout.recompute == Recompute::Full ? h : 4 * h;
-    cost.activationBytes +=
-        (chunk - local) * kBf16 * std::min(replicated, keptElems);
-  }
+  // The tensors the layer keeps, as Operators lists them (the norms' and
+  // linear layers' inputs whole on every tensor-parallel rank without
+  // sequence parallelism: Korthikanti et al. 2022, section 4.2.2).
+  cost.activationBytes = ops.savedBytes();
 
   if (layout.tp > 1) {
     const double bytes = kBf16 * chunk * h;
@@ -427,9 +391,13 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout,
   StageTerms again;
   addOperators(again, ops.recompute, layout);
   cost.backward.recompute = again.matmul + again.attention + again.memoryBound;
-  if (layout.recompute == Recompute::Full)
-    cost.backward.recompute +=
-        cost.forward.tensorParallel + cost.forward.expertParallel;
+  // Recomputing the layer (or the MoE block) sends its tokens to the
+  // experts again; the whole layer also repeats its tensor-parallel
+  // collectives.
+  if (layout.recompute.isFull())
+    cost.backward.recompute += cost.forward.tensorParallel;
+  if (layout.recompute.recomputes(Recompute::Moe))
+    cost.backward.recompute += cost.forward.expertParallel;
 
   const double dense =
       shape.attentionParams + shape.mlpDenseParams + shape.normParams;
@@ -565,7 +533,20 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
       numStages);
   LayerCostCache &cache = caches();
   auto split = cache.splits.find(splitKey);
-  if (split == cache.splits.end())
+  std::vector<int64_t> megatron;
+  if (layout.megatronSplit) {
+    // Checked by checkLayout: the rest divides evenly.
+    const int64_t first = layout.firstStageLayers;
+    const int64_t last = layout.lastStageLayers;
+    const int64_t middle = numStages - (first >= 0) - (last >= 0);
+    const int64_t rest = model.layers - std::max<int64_t>(first, 0) -
+                         std::max<int64_t>(last, 0);
+    megatron.assign(numStages, middle > 0 ? rest / middle : 0);
+    if (first >= 0)
+      megatron.front() = first;
+    if (last >= 0)
+      megatron.back() = last;
+  } else if (split == cache.splits.end()) {
     split = cache.splits
                 .emplace(splitKey,
                          balance(model.layers, denseLayers, sum(dense.forward),
@@ -573,7 +554,9 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
                                  sum(headForward) +
                                      mtp * sum(mtpLayer.forward)))
                 .first;
-  const std::vector<int64_t> &sizes = split->second;
+  }
+  const std::vector<int64_t> &sizes =
+      layout.megatronSplit ? megatron : split->second;
 
   const int64_t denseGroup = layout.dp * layout.cp;
   const int64_t expertGroup = layout.expertDataParallel();
@@ -624,7 +607,8 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
     const double params = stage.denseParameters + stage.expertParameters;
     const double sharded = stage.denseParameters / denseGroup +
                            stage.expertParameters / expertGroup;
-    const PrecisionRecipe recipe = megatronRecipe();
+    const PrecisionRecipe recipe = megatronRecipe(
+      training.mainGradientBytes, training.optimizerMomentBytes);
     const StaticBytes bytes = staticBytes(recipe, layout.zero, params, sharded);
     stage.weightBytes = bytes.weights;
     stage.gradientBytes = bytes.gradients;
@@ -657,7 +641,8 @@ CostModel::dataParallel(const Layout &layout,
   }
   // Gradients are reduced in FP32 and weights gathered in BF16, in buckets
   // of max(40M, 1M x dp) parameters (Megatron-Core's DDP default).
-  const PrecisionRecipe recipe = megatronRecipe();
+  const PrecisionRecipe recipe = megatronRecipe(
+      training.mainGradientBytes, training.optimizerMomentBytes);
   const double bucket =
       std::max(40e6, 1e6 * static_cast<double>(denseGroup));
   auto pass = [&](double bytesPerParam) {

@@ -80,18 +80,54 @@ double sched::megatronFlopsPerToken(const ModelSpec &model, int64_t seqLen) {
 double sched::hardwareFlopsPerToken(const ModelSpec &model, int64_t seqLen,
                                     Recompute recompute) {
   const double flops = megatronFlopsPerToken(model, seqLen);
-  if (recompute == Recompute::None)
+  if (recompute.isNone())
     return flops;
-  const double layers =
-      static_cast<double>(model.layers + model.mtpLayers);
-  const AttentionTerms attention =
-      attentionTerms(model, static_cast<double>(seqLen));
-  if (recompute == Recompute::Selective)
-    return flops + 2 * layers * attention.core;
-  // Full: every layer's forward again (a third of its three passes); the
-  // output layer is not recomputed.
   const double h = static_cast<double>(model.hidden);
-  const double vocab = paddedVocab(model);
-  const double head = 6 * h * vocab * static_cast<double>(model.mtpLayers + 1);
-  return flops + (flops - head) / 3;
+  if (recompute.isFull()) {
+    // Every layer's forward again (a third of its three passes); the
+    // output layer is not recomputed.
+    const double vocab = paddedVocab(model);
+    const double head =
+        6 * h * vocab * static_cast<double>(model.mtpLayers + 1);
+    return flops + (flops - head) / 3;
+  }
+  // A module's forward again: 2 FLOPs per multiply-add of its matmuls,
+  // per token, in every layer that has it (MTP modules repeat the last
+  // layer's kind). Norms and activation functions add no matmul FLOPs.
+  double dense = 0, moeLayers = 0;
+  for (int64_t layer = 0; layer < model.layers; ++layer)
+    (model.isMoeLayer(layer) ? moeLayers : dense) += 1;
+  (model.isMoeLayer(model.layers - 1) ? moeLayers : dense) +=
+      static_cast<double>(model.mtpLayers);
+  const double layers = dense + moeLayers;
+  const double gated = model.mlp == MlpKind::Gated ? 3 : 2;
+  double again = 0;
+  if (recompute.recomputes(Recompute::CoreAttention))
+    again += 2 * layers *
+             attentionTerms(model, static_cast<double>(seqLen)).core;
+  if (model.mla && recompute.recomputes(Recompute::MlaUpProjection)) {
+    const MlaSpec &mla = *model.mla;
+    const double heads = static_cast<double>(model.heads);
+    const double q = static_cast<double>(mla.qkNopeHeadDim + mla.qkRopeHeadDim);
+    const double up =
+        (mla.qLoraRank > 0 ? static_cast<double>(mla.qLoraRank) * heads * q
+                           : 0) +
+        static_cast<double>(mla.kvLoraRank) * heads *
+            static_cast<double>(mla.qkNopeHeadDim + mla.vHeadDim);
+    again += 2 * layers * up;
+  }
+  if (recompute.recomputes(Recompute::Mlp))
+    again += 2 * dense * h * static_cast<double>(model.ffnHidden) * gated;
+  if (model.moe) {
+    const MoeSpec &moe = *model.moe;
+    const double expert = h * static_cast<double>(moe.expertFfnHidden) * gated;
+    const double shared = static_cast<double>(moe.sharedExperts) * expert;
+    if (recompute.recomputes(Recompute::Moe))
+      again += 2 * moeLayers *
+               (h * static_cast<double>(moe.experts) +
+                static_cast<double>(moe.topK) * expert + shared);
+    else if (recompute.recomputes(Recompute::SharedExperts))
+      again += 2 * moeLayers * shared;
+  }
+  return flops + again;
 }

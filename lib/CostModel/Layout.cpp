@@ -7,26 +7,75 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <array>
+#include <string>
+
 using namespace sched;
 
+namespace {
+struct ModuleName {
+  Recompute::Module module;
+  const char *name;
+};
+} // namespace
+
+/// Megatron-Core's names (--recompute-modules), in the order names print.
+static constexpr ModuleName kModuleNames[] = {
+    {Recompute::CoreAttention, "core_attn"},
+    {Recompute::LayerNorm, "layernorm"},
+    {Recompute::MlaUpProjection, "mla_up_proj"},
+    {Recompute::Mlp, "mlp"},
+    {Recompute::MoeActivation, "moe_act"},
+    {Recompute::SharedExperts, "shared_experts"},
+    {Recompute::Moe, "moe"},
+};
+
 llvm::StringRef sched::recomputeName(Recompute recompute) {
-  switch (recompute) {
-  case Recompute::None:
-    return "none";
-  case Recompute::Selective:
-    return "selective";
-  case Recompute::Full:
+  if (recompute.isFull())
     return "full";
-  }
-  return "none";
+  if (recompute.isNone())
+    return "none";
+  if (recompute == Recompute::Selective)
+    return "selective";
+  // One name per module set, built once: callers keep the StringRef.
+  static const std::array<std::string, Recompute::kAllModules + 1> names =
+      [] {
+        std::array<std::string, Recompute::kAllModules + 1> all;
+        for (unsigned set = 1; set <= Recompute::kAllModules; ++set)
+          for (const ModuleName &m : kModuleNames)
+            if (set & m.module)
+              all[set] += (all[set].empty() ? "" : ",") + std::string(m.name);
+        return all;
+      }();
+  return names[recompute.moduleSet()];
 }
 
-std::optional<Recompute> sched::parseRecompute(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<Recompute>>(name)
-      .Case("none", Recompute::None)
-      .Case("selective", Recompute::Selective)
-      .Case("full", Recompute::Full)
-      .Default(std::nullopt);
+llvm::Expected<Recompute> sched::parseRecompute(llvm::StringRef name) {
+  name = name.trim();
+  if (name == "none")
+    return Recompute::None;
+  if (name == "full")
+    return Recompute::Full;
+  if (name == "selective")
+    return Recompute::Selective;
+  llvm::SmallVector<llvm::StringRef> items;
+  name.split(items, ',', -1, /*KeepEmpty=*/true);
+  uint8_t set = 0;
+  for (llvm::StringRef item : items) {
+    item = item.trim();
+    const ModuleName *found =
+        llvm::find_if(kModuleNames, [&](const ModuleName &m) {
+          return item == m.name;
+        });
+    if (found == std::end(kModuleNames))
+      return llvm::createStringError(
+          "'" + item.take_front(64) +
+          "' is not none, selective, full or a recompute module (core_attn, "
+          "layernorm, mla_up_proj, mlp, moe_act, shared_experts, moe, "
+          "joined by commas)");
+    set |= found->module;
+  }
+  return Recompute::modules(set);
 }
 
 llvm::StringRef sched::attentionKernelName(AttentionKernel kernel) {
@@ -42,9 +91,17 @@ sched::parseAttentionKernel(llvm::StringRef name) {
 }
 
 std::string Layout::str() const {
-  return llvm::formatv("dp={0},tp={1},pp={2},vpp={3},ep={4},cp={5}{6}", dp,
-                       tp, pp, vpp, ep, cp, sequenceParallel ? "" : ",sp=0")
-      .str();
+  std::string text =
+      llvm::formatv("dp={0},tp={1},pp={2},vpp={3},ep={4},cp={5}{6}", dp, tp,
+                    pp, vpp, ep, cp, sequenceParallel ? "" : ",sp=0")
+          .str();
+  if (firstStageLayers >= 0)
+    text += ",first=" + std::to_string(firstStageLayers);
+  if (lastStageLayers >= 0)
+    text += ",last=" + std::to_string(lastStageLayers);
+  if (megatronSplit && firstStageLayers < 0 && lastStageLayers < 0)
+    text += ",split=even";
+  return text;
 }
 
 llvm::Expected<Layout> sched::parseLayout(llvm::StringRef text) {
@@ -69,6 +126,22 @@ llvm::Expected<Layout> sched::parseLayout(llvm::StringRef text) {
       layout.sequenceParallel = value == "1";
       continue;
     }
+    if (key == "split") {
+      if (value != "even" && value != "balanced")
+        return llvm::createStringError("--layout: split='" + value +
+                                       "' is not even or balanced");
+      layout.megatronSplit = value == "even";
+      continue;
+    }
+    if (key == "first" || key == "last") {
+      int64_t n = 0;
+      if (value.getAsInteger(10, n) || n < 0 || n > (int64_t(1) << 24))
+        return llvm::createStringError("--layout: " + key + "='" + value +
+                                       "' is not an integer in [0, 2^24]");
+      (key == "first" ? layout.firstStageLayers : layout.lastStageLayers) = n;
+      layout.megatronSplit = true;
+      continue;
+    }
     int64_t *field = llvm::StringSwitch<int64_t *>(key)
                          .Case("dp", &layout.dp)
                          .Case("tp", &layout.tp)
@@ -80,7 +153,7 @@ llvm::Expected<Layout> sched::parseLayout(llvm::StringRef text) {
     if (!field)
       return llvm::createStringError(
           "--layout: unknown key '" + key +
-          "' (expected dp, tp, pp, vpp, ep, cp or sp)");
+          "' (expected dp, tp, pp, vpp, ep, cp, sp, split, first or last)");
     int64_t n = 0;
     if (value.getAsInteger(10, n) || n < 1 || n > (int64_t(1) << 24))
       return llvm::createStringError("--layout: " + key + "='" + value +
@@ -98,5 +171,10 @@ llvm::Expected<Layout> sched::parseLayout(llvm::StringRef text) {
           layout.str() + ")");
     devices *= factor;
   }
+  if (llvm::is_contained(seen, "split") && !layout.megatronSplit &&
+      (layout.firstStageLayers >= 0 || layout.lastStageLayers >= 0))
+    return llvm::createStringError(
+        "--layout: first and last set Megatron's split; split=balanced "
+        "contradicts them");
   return layout;
 }

@@ -22,13 +22,76 @@
 
 namespace sched {
 
-/// What the backward pass recomputes: nothing, the attention core and the
-/// MLP's activation function (Korthikanti et al. 2022, "selective"), or
-/// the whole layer from its input.
-enum class Recompute : uint8_t { None, Selective, Full };
+/// What the backward pass recomputes (docs/cost-model.md, "Recomputation"):
+/// nothing, the whole layer from its input (Megatron's
+/// --recompute-granularity full), or a set of modules (Megatron's
+/// --recompute-granularity selective --recompute-modules ...): each module
+/// drops the tensors it would have kept and runs its forward again in the
+/// backward. `Selective` is Megatron's default module set, the attention
+/// core (Korthikanti et al. 2022).
+class Recompute {
+public:
+  /// Megatron-Core's recompute modules, by the names its flag takes.
+  enum Module : uint8_t {
+    CoreAttention = 1 << 0,   // core_attn
+    LayerNorm = 1 << 1,       // layernorm: the norms' outputs
+    MlaUpProjection = 1 << 2, // mla_up_proj: MLA's Q/K/V up-projections
+    Mlp = 1 << 3,             // mlp: a dense layer's MLP
+    MoeActivation = 1 << 4,   // moe_act: the experts' activation function
+    SharedExperts = 1 << 5,   // shared_experts
+    Moe = 1 << 6,             // moe: the whole MoE block
+  };
+  static constexpr uint8_t kAllModules = 0x7f;
 
+  constexpr Recompute() = default;
+  static constexpr Recompute modules(uint8_t set) {
+    Recompute r;
+    r.set = set & kAllModules;
+    return r;
+  }
+  static constexpr Recompute full() {
+    Recompute r;
+    r.whole = true;
+    return r;
+  }
+
+  static const Recompute None;
+  static const Recompute Selective;
+  static const Recompute Full;
+
+  bool isFull() const { return whole; }
+  bool isNone() const { return !whole && set == 0; }
+  uint8_t moduleSet() const { return set; }
+  /// Whether the backward runs `module`'s forward again (a full
+  /// recomputation runs every module again).
+  bool recomputes(Module module) const { return whole || (set & module); }
+
+  friend constexpr bool operator==(Recompute a, Recompute b) {
+    return a.whole == b.whole && a.set == b.set;
+  }
+  friend constexpr bool operator!=(Recompute a, Recompute b) {
+    return !(a == b);
+  }
+  friend constexpr bool operator<(Recompute a, Recompute b) {
+    return a.whole != b.whole ? a.whole < b.whole : a.set < b.set;
+  }
+
+private:
+  bool whole = false;
+  uint8_t set = 0;
+};
+
+inline constexpr Recompute Recompute::None = Recompute();
+inline constexpr Recompute Recompute::Selective =
+    Recompute::modules(Recompute::CoreAttention);
+inline constexpr Recompute Recompute::Full = Recompute::full();
+
+/// "none", "full", "selective" (the default set) or the modules joined by
+/// commas in Megatron's spelling ("mla_up_proj,mlp").
 llvm::StringRef recomputeName(Recompute recompute);
-std::optional<Recompute> parseRecompute(llvm::StringRef name);
+/// Parses those names; "selective" is core_attn. On failure the error
+/// names the unknown module and lists the known ones.
+llvm::Expected<Recompute> parseRecompute(llvm::StringRef name);
 
 /// How the attention core runs: fused (FlashAttention / cuDNN SDPA, the
 /// scores never reach HBM) or unfused (two batched GEMMs around a softmax
@@ -49,6 +112,10 @@ struct TrainingSpec {
   /// (Transformer Engine's userbuffers, Megatron's --tp-comm-overlap): on
   /// by default, as modern Megatron, NeMo and torchtitan stacks run.
   bool tensorParallelOverlap = true;
+  /// Bytes of a main gradient (4: FP32, Megatron's default; 2: BF16) and
+  /// of each of Adam's moments (4 or 2): docs/cost-model.md, "Memory".
+  double mainGradientBytes = 4;
+  double optimizerMomentBytes = 4;
 
   int64_t globalBatchSequences() const { return globalBatchTokens / seqLen; }
 };
@@ -71,6 +138,15 @@ struct Layout {
   /// gradients, 3 also parameters (FSDP).
   int zero = 1;
   Recompute recompute = Recompute::None;
+  /// How layers go to the pp x vpp stages. By default the cost model
+  /// balances the stages' time. Megatron's split (`split=even`, or `first`
+  /// / `last` given) puts `firstStageLayers` on the first stage and
+  /// `lastStageLayers` on the last (--decoder-first/last-pipeline-num-
+  /// layers; -1: not set) and the rest evenly on the others; the
+  /// embedding and the output layer come on top of the first and last.
+  bool megatronSplit = false;
+  int64_t firstStageLayers = -1;
+  int64_t lastStageLayers = -1;
   int64_t microbatchSize = 1;
   /// Set by checkLayout: global batch / (dp x microbatchSize).
   int64_t microbatches = 0;
@@ -79,11 +155,12 @@ struct Layout {
   /// Expert-data-parallel ranks: the tp x cp x dp block over ep.
   int64_t expertDataParallel() const { return dp * cp * tp / ep; }
   /// "dp=64,tp=8,pp=16,vpp=2,ep=8,cp=1" (and ",sp=0" without sequence
-  /// parallelism).
+  /// parallelism, ",split=even" or ",first=N,last=N" for Megatron's split).
   std::string str() const;
 };
 
-/// Parses "dp=64,tp=8,pp=16,vpp=2,ep=1,cp=1,sp=1" (any subset; others 1).
+/// Parses "dp=64,tp=8,pp=16,vpp=2,ep=1,cp=1,sp=1" (any subset; others 1),
+/// with "split=even|balanced", "first=N" and "last=N" for the stage split.
 llvm::Expected<Layout> parseLayout(llvm::StringRef text);
 
 } // namespace sched

@@ -18,16 +18,32 @@ namespace sched {
 struct PrecisionRecipe {
   double weightBytes = 2;
   double mainGradientBytes = 4;
+  /// FP32 master weights (4) and Adam's two moments (4 + 4, or 2 + 2 when
+  /// kept in BF16).
   double optimizerBytes = 12;
   /// Bytes the optimizer update reads and writes per (sharded) parameter:
-  /// gradient, master, momentum and variance read (16), master, moments
-  /// and the BF16 weight written (14) (KERNELS.md 3c).
+  /// gradient, master, momentum and variance read, master, moments and the
+  /// BF16 weight written: 30 with FP32 gradients and moments (KERNELS.md
+  /// 3c).
   double optimizerTraffic = 30;
 };
 
 /// Megatron's mixed-precision recipe (BF16 and FP8 training alike: FP8
-/// GEMMs cast their inputs, the stored weights stay BF16).
-inline PrecisionRecipe megatronRecipe() { return PrecisionRecipe(); }
+/// GEMMs cast their inputs, the stored weights stay BF16), with the main
+/// gradients and Adam's moments in the dtypes the run keeps them in:
+/// FP32 by default; BF16 under Megatron's precision-aware optimizer
+/// (--main-grads-dtype, --exp-avg-dtype, --exp-avg-sq-dtype bf16) as
+/// DeepSeek-V3 trains (report, section 3.3.3) and Megatron-Bridge's
+/// DeepSeek-V3 recipe sets.
+inline PrecisionRecipe megatronRecipe(double mainGradientBytes = 4,
+                                      double momentBytes = 4) {
+  PrecisionRecipe recipe;
+  recipe.mainGradientBytes = mainGradientBytes;
+  recipe.optimizerBytes = 4 + 2 * momentBytes;
+  recipe.optimizerTraffic =
+      mainGradientBytes + 4 + 2 * momentBytes + 4 + 2 * momentBytes + 2;
+  return recipe;
+}
 
 /// Static bytes of `parameters` on one device: all of them held, and the
 /// share `sharded` of them when sharded over the data-parallel group.

@@ -10,6 +10,8 @@
 
 #include "lib/CostModel/Operators.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 using namespace sched;
 
 /// Bytes of a BF16 element.
@@ -21,6 +23,19 @@ class LayerBuilder {
 public:
   LayerBuilder(LayerOperators &ops, bool fp8) : ops(ops), fp8(fp8) {}
 
+  /// The recompute modules the operators added next belong to.
+  void inModules(uint8_t modules) { current = modules; }
+
+  /// A tensor the forward keeps, dropped by recomputing `droppedBy`.
+  void keep(const char *name, double bytes, uint8_t droppedBy,
+            bool layerInput = false) {
+    ops.saved.push_back({name, bytes, droppedBy, layerInput});
+  }
+
+  /// Bytes of a kept linear-layer input: Transformer Engine keeps the FP8
+  /// copy an FP8 GEMM casts its input to, BF16 otherwise.
+  double linearInput() const { return fp8 ? 1 : kBf16; }
+
   /// A weight GEMM (m x k)(k x n): the data gradient (m x n)(n x k) goes to
   /// I, the weight gradient (k x m)(m x n) to W, accumulated into FP32 main
   /// gradients. FP8 GEMMs quantize their input in the forward (a row-wise
@@ -30,6 +45,7 @@ public:
             bool lowPrecision = true, double groups = 1) {
     const bool f = fp8 && lowPrecision;
     Operator forward = gemmOp(name, m, n, k, groups, f);
+    forward.modules = current;
     ops.forward.push_back(forward);
     ops.backwardInput.push_back(gemmOp(name, m, k, n, groups, f));
     Operator weight = gemmOp(name, k, n, m, groups, f);
@@ -46,6 +62,7 @@ public:
                 double groups) {
     Operator forward = gemmOp(name, m, n, k, groups, false);
     forward.attentionCore = true;
+    forward.modules = current;
     ops.forward.push_back(forward);
     Operator a = gemmOp(name, m, k, n, groups, false);
     Operator b = gemmOp(name, k, n, m, groups, false);
@@ -62,6 +79,7 @@ public:
     op.kind = OperatorClass::Attention;
     op.flops = flops;
     op.latent = latent;
+    op.modules = current;
     ops.forward.push_back(op);
     op.flops = 2.5 * flops;
     op.backward = true;
@@ -76,17 +94,23 @@ public:
     op.name = name;
     op.kind = OperatorClass::MemoryBound;
     op.bytes = bytes;
+    op.modules = current;
     ops.forward.push_back(op);
     op.bytes = backwardBytes < 0 ? 2 * bytes : backwardBytes;
     ops.backwardInput.push_back(op);
   }
 
-  /// Marks the operators added since `mark` as the ones selective
-  /// recomputation runs again.
-  size_t mark() const { return ops.forward.size(); }
-  void recomputeSince(size_t mark) {
-    ops.recompute.insert(ops.recompute.end(), ops.forward.begin() + mark,
-                         ops.forward.end());
+  /// Keeps the forward operators `recompute` runs again, and the tensors
+  /// it does not drop.
+  void finish(Recompute recompute) {
+    ops.recompute.clear();
+    for (const Operator &op : ops.forward)
+      if (recompute.isFull() || (op.modules & recompute.moduleSet()))
+        ops.recompute.push_back(op);
+    llvm::erase_if(ops.saved, [&](const SavedTensor &t) {
+      return recompute.isFull() ? !t.layerInput
+                                : (t.droppedBy & recompute.moduleSet()) != 0;
+    });
   }
 
 private:
@@ -105,6 +129,7 @@ private:
 
   LayerOperators &ops;
   bool fp8;
+  uint8_t current = 0;
 };
 
 /// Token counts of one microbatch on one device.
@@ -137,8 +162,13 @@ static void attentionBlock(LayerBuilder &b, const ModelSpec &model,
                            const Tokens &t) {
   const double h = static_cast<double>(model.hidden);
   const double heads = static_cast<double>(model.heads) / t.tp;
-  // Pre-norm and the residual add: read h, write h; read 2h, write h.
+  const bool fp8 = training.precision == Precision::FP8;
+  // Pre-norm and the residual add: read h, write h; read 2h, write h. The
+  // norm keeps its input (the layer's input, all a full recomputation
+  // keeps); its output is the next GEMM's kept input.
+  b.inModules(Recompute::LayerNorm);
   b.memory("norm+residual", t.local * h * kBf16 * 5);
+  b.keep("attention norm input", t.local * h * kBf16, 0, /*layerInput=*/true);
   double qkDim = 0, vDim = 0, ropeDim = 0;
   if (model.mla) {
     const MlaSpec &mla = *model.mla;
@@ -147,62 +177,112 @@ static void attentionBlock(LayerBuilder &b, const ModelSpec &model,
     ropeDim = static_cast<double>(mla.qkRopeHeadDim);
     const double qLora = static_cast<double>(mla.qLoraRank);
     const double kvLora = static_cast<double>(mla.kvLoraRank);
+    // The down-projections are not split over tensor parallelism: they
+    // keep the whole (gathered) input and make whole latents.
+    b.keep("down-projection input", t.full * h * b.linearInput(),
+           Recompute::LayerNorm);
+    b.inModules(0);
     if (qLora > 0) {
       b.gemm("q down", t.full, qLora, h);
+      b.keep("q latent", t.full * qLora * kBf16, 0);
+      b.inModules(Recompute::LayerNorm);
       b.memory("q norm", t.full * qLora * kBf16 * 2);
+      b.keep("q up input", t.full * qLora * b.linearInput(),
+             Recompute::LayerNorm);
+      b.inModules(Recompute::MlaUpProjection);
       b.gemm("q up", t.full, heads * qkDim, qLora);
     } else {
       b.gemm("q", t.full, heads * qkDim, h);
     }
+    b.inModules(0);
     b.gemm("kv down", t.full, kvLora + ropeDim, h);
+    b.keep("kv latent", t.full * (kvLora + ropeDim) * kBf16, 0);
+    b.inModules(Recompute::LayerNorm);
     b.memory("kv norm", t.full * kvLora * kBf16 * 2);
+    b.keep("kv up input", t.full * kvLora * b.linearInput(),
+           Recompute::LayerNorm);
+    b.inModules(Recompute::MlaUpProjection);
     b.gemm("kv up", t.full,
            heads * static_cast<double>(mla.qkNopeHeadDim + mla.vHeadDim),
            kvLora);
     b.memory("rotary", t.full * (heads + 1) * ropeDim * kBf16 * 2);
+    // Q, K (rotated) and V per head, kept by the attention core.
+    b.keep("q, k, v", t.full * heads * (2 * qkDim + vDim) * kBf16,
+           Recompute::MlaUpProjection);
   } else {
     const double d = static_cast<double>(model.headDim);
     const double kvHeads =
         std::max(1.0, static_cast<double>(model.kvHeads) / t.tp);
     qkDim = vDim = ropeDim = d;
+    b.keep("qkv input", t.local * h * b.linearInput(), Recompute::LayerNorm);
+    b.inModules(0);
     b.gemm("qkv", t.full, (heads + 2 * kvHeads) * d, h);
     b.memory("rotary", t.full * (heads + kvHeads) * d * kBf16 * 2);
+    b.keep("q, k, v", t.full * (heads + 2 * kvHeads) * d * kBf16, 0);
   }
-  const size_t core = b.mark();
+  b.inModules(Recompute::CoreAttention);
   if (training.attention == AttentionKernel::Flash) {
     // Causal: each query meets seq/2 keys on average (Megatron counts it
     // so); two matmuls of 2 FLOPs per multiply-add.
     const double flops =
         t.full * heads * 2 * (qkDim + vDim) * t.seq / 2;
     b.attention(flops, model.mla.has_value());
+    // The kernel keeps its output and the FP32 log-sum-exp per row; the
+    // output is also the output projection's input (one tensor in BF16;
+    // in FP8 the projection keeps its own FP8 copy, and recomputing the
+    // core frees the BF16 one).
+    b.keep("softmax statistics", t.full * heads * 4,
+           Recompute::CoreAttention);
+    b.keep("attention output", t.full * heads * vDim * kBf16,
+           fp8 ? Recompute::CoreAttention : 0);
+    if (fp8)
+      b.keep("output projection input", t.full * heads * vDim, 0);
   } else {
     // Megatron-LM before flash attention: QK^T and (QK^T)V as batched
     // GEMMs over the whole (masked) score matrix, with scale, mask,
     // softmax and dropout over the scores in between: forward read 2 +
     // write 2 bytes (fused softmax), dropout read 2, write 2 + a 1-byte
-    // mask; backward 11 bytes per score.
+    // mask; backward 11 bytes per score. The softmax output, the dropout
+    // mask and its output are kept: 5 bytes per score (Korthikanti et al.
+    // 2022, the 5·a·s²·b term).
     const double queries = t.full / t.sequences;
     const double groups = t.sequences * heads;
     b.coreGemm("scores", queries, t.seq, qkDim, groups);
     b.memory("softmax+dropout", groups * queries * t.seq * 9,
              groups * queries * t.seq * 11);
     b.coreGemm("context", queries, vDim, t.seq, groups);
+    b.keep("attention scores", groups * queries * t.seq * 5,
+           Recompute::CoreAttention);
+    b.keep("output projection input", t.full * heads * vDim * b.linearInput(),
+           0);
   }
-  b.recomputeSince(core);
+  b.inModules(0);
   b.gemm("attention out", t.full, h, heads * vDim);
 }
 
-static void denseMlp(LayerBuilder &b, const ModelSpec &model, const Tokens &t,
-                     double width, const char *fc1, const char *fc2) {
+/// The MLP block's norm: its input kept (the residual stream), its output
+/// the MLP's (or router's) kept input.
+static void mlpNorm(LayerBuilder &b, const ModelSpec &model,
+                    const Tokens &t) {
   const double h = static_cast<double>(model.hidden);
-  if (model.mlp == MlpKind::Gated) {
-    b.gemm(fc1, t.full, 2 * width, h);
-    // SwiGLU: read gate and up, write their product.
-    b.memory("swiglu", t.full * 3 * width * kBf16);
-  } else {
-    b.gemm(fc1, t.full, width, h);
-    b.memory("gelu", t.full * 2 * width * kBf16);
-  }
+  b.inModules(Recompute::LayerNorm);
+  b.memory("norm+residual", t.local * h * kBf16 * 5);
+  b.keep("mlp norm input", t.local * h * kBf16, 0);
+}
+
+/// A dense MLP of `width` (per device) on every token, in recompute
+/// modules `modules`.
+static void denseMlp(LayerBuilder &b, const ModelSpec &model, const Tokens &t,
+                     double width, const char *fc1, const char *fc2,
+                     uint8_t modules) {
+  const double h = static_cast<double>(model.hidden);
+  b.inModules(modules);
+  const bool gated = model.mlp == MlpKind::Gated;
+  b.gemm(fc1, t.full, (gated ? 2 : 1) * width, h);
+  // SwiGLU: read gate and up, write their product; GELU: read, write.
+  b.memory(gated ? "swiglu" : "gelu", t.full * (gated ? 3 : 2) * width * kBf16);
+  b.keep("fc1 output", t.full * (gated ? 2 : 1) * width * kBf16, modules);
+  b.keep("fc2 input", t.full * width * b.linearInput(), modules);
   b.gemm(fc2, t.full, h, width);
 }
 
@@ -216,10 +296,14 @@ static void moeMlp(LayerBuilder &b, const ModelSpec &model,
   const double width = static_cast<double>(moe.expertFfnHidden);
   const double ep = static_cast<double>(layout.ep);
   const bool fp8 = training.precision == Precision::FP8;
+  const uint8_t block = Recompute::Moe;
   // The router (kept in higher precision by Megatron/TE and DeepSeek), its
   // softmax and top-k over the experts' FP32 scores.
+  b.keep("router input", t.routed * h * kBf16, Recompute::LayerNorm);
+  b.inModules(block);
   b.gemm("router", t.routed, experts, h, /*lowPrecision=*/false);
   b.memory("top-k", t.routed * experts * 4 * 3);
+  b.keep("router scores", t.routed * experts * 4, block);
   // Permute each token's top_k copies into expert order (FP8 when the
   // dispatch is FP8), unpermute and sum them back (BF16).
   b.memory("permute", t.routed * h * (1 + topK) * (fp8 ? 1 : kBf16));
@@ -228,15 +312,31 @@ static void moeMlp(LayerBuilder &b, const ModelSpec &model,
   const double groups = experts / ep;
   const double rows = t.routed * topK / groups;
   const double gated = model.mlp == MlpKind::Gated ? 2 : 1;
+  b.keep("dispatched tokens", t.routed * topK * h * b.linearInput(), block);
   b.gemm("experts fc1", rows, gated * width, h, true, groups);
+  b.keep("experts fc1 output", t.routed * topK * gated * width * kBf16,
+         block);
+  b.inModules(block | Recompute::MoeActivation);
   b.memory(model.mlp == MlpKind::Gated ? "swiglu" : "gelu",
            t.routed * topK * (gated + 1) * width * kBf16);
+  b.keep("experts fc2 input", t.routed * topK * width * b.linearInput(),
+         block | Recompute::MoeActivation);
+  // Megatron-Core weighs each copy by its routing probability inside the
+  // activation (experts.py, activation_func_with_probs), which keeps the
+  // FP32 probabilities; the unpermute is then a plain sum and keeps
+  // nothing.
+  b.keep("routing probabilities", t.routed * topK * 4, block);
+  b.inModules(block);
   b.gemm("experts fc2", rows, h, width, true, groups);
   b.memory("unpermute", t.routed * h * (topK + 1) * kBf16);
-  if (moe.sharedExperts > 0)
+  if (moe.sharedExperts > 0) {
+    if (fp8)
+      b.keep("shared experts input", t.local * h,
+             Recompute::LayerNorm | Recompute::SharedExperts | block);
     denseMlp(b, model, t,
              width * static_cast<double>(moe.sharedExperts) / t.tp,
-             "shared fc1", "shared fc2");
+             "shared fc1", "shared fc2", Recompute::SharedExperts | block);
+  }
 }
 
 LayerOperators sched::layerOperators(const ModelSpec &model,
@@ -247,17 +347,23 @@ LayerOperators sched::layerOperators(const ModelSpec &model,
   const Tokens t = tokensOf(training, layout);
   const double h = static_cast<double>(model.hidden);
   attentionBlock(b, model, training, layout, t);
-  b.memory("norm+residual", t.local * h * kBf16 * 5);
-  if (moeLayer)
+  mlpNorm(b, model, t);
+  if (moeLayer) {
     moeMlp(b, model, training, layout, t);
-  else
+  } else {
+    b.keep("fc1 input", t.local * h * b.linearInput(), Recompute::LayerNorm);
     denseMlp(b, model, t, static_cast<double>(model.ffnHidden) / t.tp, "fc1",
-             "fc2");
-  if (layout.recompute == Recompute::Full)
-    ops.recompute = ops.forward;
-  else if (layout.recompute == Recompute::None)
-    ops.recompute.clear();
+             "fc2", Recompute::Mlp);
+  }
+  b.finish(layout.recompute);
   return ops;
+}
+
+double LayerOperators::savedBytes() const {
+  double bytes = 0;
+  for (const SavedTensor &t : saved)
+    bytes += t.bytes;
+  return bytes;
 }
 
 LayerOperators sched::headOperators(const ModelSpec &model,
@@ -284,6 +390,6 @@ LayerOperators sched::headOperators(const ModelSpec &model,
     b.gemm("mtp projection", t.full, h / t.tp, 2 * h);
     outputLayer();
   }
-  ops.recompute.clear();
+  b.finish(Recompute::None);
   return ops;
 }

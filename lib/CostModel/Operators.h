@@ -50,6 +50,23 @@ struct Operator {
   bool backward = false;
   /// Memory-bound: bytes read plus written.
   double bytes = 0;
+  /// The recompute modules this forward operator belongs to (a
+  /// Recompute::Module set; 0: only a full recomputation runs it again).
+  uint8_t modules = 0;
+};
+
+/// A tensor the forward keeps for the backward, per microbatch on one
+/// device, and the recompute modules that drop it (the backward makes it
+/// again). docs/cost-model.md, "Activations", lists them with their
+/// sources.
+struct SavedTensor {
+  const char *name = "";
+  double bytes = 0;
+  /// Recompute::Module set whose recomputation drops it; 0: only a full
+  /// recomputation does.
+  uint8_t droppedBy = 0;
+  /// The layer's input, what a full recomputation keeps.
+  bool layerInput = false;
 };
 
 /// One layer (or the output head) per microbatch on one device, split as
@@ -61,6 +78,11 @@ struct LayerOperators {
   std::vector<Operator> backwardWeight;
   /// The forward again, as recomputation runs it before I.
   std::vector<Operator> recompute;
+  /// What the forward keeps for the backward under the layout's
+  /// recomputation (the dropped tensors are left out).
+  std::vector<SavedTensor> saved;
+
+  double savedBytes() const;
 };
 
 /// The operators of layer kind `moeLayer` for one microbatch of `layout`

@@ -146,15 +146,151 @@ TEST(CostModelMemory, ActivationsByHand) {
   ASSERT_FALSE(static_cast<bool>(model.checkLayout(layout)));
   // Per token and layer: norm input, QKV input, Q, K, V, attention output
   // (6 h), MLP norm input, fc1 input, then gate, up and their product
-  // (3 f); BF16.
-  const double perLayer = 2 * 2048 * (6 * 1024.0 + 2 * 1024 + 3 * 4096);
+  // (3 f); BF16; and the attention kernel's FP32 log-sum-exp per head.
+  const double h = 1024, f = 4096, heads = 8, tokens = 2048;
+  const double perLayer =
+      2 * tokens * (6 * h + 2 * h + 3 * f) + 4 * tokens * heads;
   // The head keeps FP32 logits.
-  const double logits = 4 * 2048 * 1000.0;
+  const double logits = 4 * tokens * 1000.0;
   EXPECT_DOUBLE_EQ(model.stages(layout)[0].activationBytes,
                    2 * perLayer + logits);
   layout.recompute = Recompute::Full;
   EXPECT_DOUBLE_EQ(model.stages(layout)[0].activationBytes,
-                   2 * (2 * 2048 * 1024.0) + logits);
+                   2 * (2 * tokens * h) + logits);
+}
+
+TEST(CostModelMemory, RecomputeModulesDropTheirTensors) {
+  CostModel model(parse(kDense), cluster("h100-ib"), training(1, 2048, 2048));
+  const double h = 1024, f = 4096, heads = 8, tokens = 2048;
+  const double logits = 4 * tokens * 1000.0;
+  const double all = 2 * tokens * (8 * h + 3 * f) + 4 * tokens * heads;
+  auto kept = [&](llvm::StringRef modules) {
+    Layout layout;
+    layout.recompute = llvm::cantFail(parseRecompute(modules));
+    EXPECT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+    return (model.stages(layout)[0].activationBytes - logits) / 2;
+  };
+  // The flash core keeps Q, K, V and its output as inputs of what follows:
+  // recomputing it frees only the log-sum-exp.
+  EXPECT_DOUBLE_EQ(kept("core_attn"), all - 4 * tokens * heads);
+  EXPECT_DOUBLE_EQ(kept("selective"), kept("core_attn"));
+  // The norms' outputs: the QKV and fc1 inputs.
+  EXPECT_DOUBLE_EQ(kept("layernorm"), all - 2 * tokens * 2 * h);
+  // The MLP keeps its input only: gate, up and their product go.
+  EXPECT_DOUBLE_EQ(kept("mlp"), all - 2 * tokens * 3 * f);
+  EXPECT_DOUBLE_EQ(kept("layernorm,mlp"),
+                   all - 2 * tokens * (2 * h + 3 * f));
+  // A dense model has no MoE or MLA tensors to drop.
+  EXPECT_DOUBLE_EQ(kept("moe,moe_act,shared_experts,mla_up_proj"), all);
+}
+
+TEST(CostModelMemory, Fp8KeepsLinearInputsInOneByte) {
+  TrainingSpec t = training(1, 2048, 2048);
+  t.precision = Precision::FP8;
+  CostModel model(parse(kDense), cluster("h100-ib"), t);
+  Layout layout;
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+  const double h = 1024, f = 4096, heads = 8, tokens = 2048;
+  // BF16: two norm inputs, Q, K, V, the kernel's output, fc1's output;
+  // one byte: the QKV, projection, fc1 and fc2 inputs (Transformer
+  // Engine's FP8 copies); the log-sum-exp.
+  const double perLayer = tokens * (2 * (2 * h + 3 * h + h + 2 * f) +
+                                    (h + h + h + f) + 4 * heads);
+  EXPECT_DOUBLE_EQ(model.stages(layout)[0].activationBytes,
+                   2 * perLayer + 4 * tokens * 1000.0);
+}
+
+TEST(CostModelMemory, MlaUpProjectionRecomputeDropsTheHeads) {
+  ModelSpec m = preset("deepseek-v3");
+  CostModel model(m, cluster("h800-ib"), training(64, 4096, 4096 * 64));
+  Layout layout;
+  layout.dp = 64;
+  layout.ep = 64;
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+  const double none = model.stages(layout)[0].activationBytes;
+  layout.recompute = llvm::cantFail(parseRecompute("mla_up_proj"));
+  const double up = model.stages(layout)[0].activationBytes;
+  // Q and K (192 per head) and V (128) of 128 heads, BF16, per token, in
+  // each of the 61 layers and the MTP module's.
+  EXPECT_DOUBLE_EQ(none - up, 62.0 * 4096 * 128 * (2 * 192 + 128) * 2.0);
+  // Recomputing the experts' activation drops its BF16 output, fc2's
+  // input (8 copies of 2,048 per token), in the 58 MoE layers and the MTP
+  // module's; its inputs (fc1's output, the probabilities) stay.
+  layout.recompute = llvm::cantFail(parseRecompute("moe_act"));
+  const double act = model.stages(layout)[0].activationBytes;
+  EXPECT_DOUBLE_EQ(none - act, 59.0 * 4096 * 8 * 2048 * 2.0);
+}
+
+TEST(CostModelMemory, PrecisionAwareOptimizerKeepsBf16States) {
+  ClusterSpec c = cluster("h100-ib");
+  ModelSpec m = parse(kDense);
+  TrainingSpec t = training(4, 2048, 2048 * 4);
+  t.mainGradientBytes = 2;
+  t.optimizerMomentBytes = 2;
+  CostModel model(m, c, t);
+  Layout layout;
+  layout.dp = 4;
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+  const double params = 2 * (4.0 * 1024 * 1024 + 3.0 * 1024 * 4096 + 2 * 1024) +
+                        2 * 1024.0 * 1000 + 1024;
+  StageEstimate s = model.stages(layout)[0];
+  // 2 + 2 + (4 + 2 + 2) / d bytes per parameter.
+  EXPECT_DOUBLE_EQ(s.gradientBytes, 2 * params);
+  EXPECT_DOUBLE_EQ(s.optimizerBytes, 8 * params / 4);
+}
+
+TEST(CostModelStages, MegatronSplitPutsFirstAndLastAsked) {
+  ModelSpec m = preset("deepseek-v3");
+  CostModel model(m, cluster("h800-ib"), training(256, 4096, 4096 * 256));
+  llvm::Expected<Layout> layout =
+      parseLayout("dp=16,pp=16,ep=8,first=4,last=1");
+  ASSERT_TRUE(static_cast<bool>(layout));
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(*layout)));
+  std::vector<StageEstimate> stages = model.stages(*layout);
+  ASSERT_EQ(stages.size(), 16u);
+  EXPECT_EQ(stages.front().numLayers, 4);
+  EXPECT_EQ(stages.back().numLayers, 1);
+  for (size_t s = 1; s + 1 < stages.size(); ++s)
+    EXPECT_EQ(stages[s].numLayers, 4);
+  EXPECT_EQ(layout->str(), "dp=16,tp=1,pp=16,vpp=1,ep=8,cp=1,first=4,last=1");
+  // An empty last stage holds the MTP module and the output layer only.
+  layout = parseLayout("dp=8,pp=8,vpp=4,ep=8,first=1,last=0");
+  ASSERT_TRUE(static_cast<bool>(layout));
+  layout->dp = 8;
+  CostModel wide(m, cluster("h800-ib"), training(64, 4096, 4096 * 64));
+  ASSERT_FALSE(static_cast<bool>(wide.checkLayout(*layout)));
+  stages = wide.stages(*layout);
+  EXPECT_EQ(stages.back().numLayers, 0);
+  EXPECT_GT(stages.back().forward, 0);
+  // split=even: 61 layers do not split into 16 stages.
+  layout = parseLayout("dp=16,pp=16,ep=8,split=even");
+  ASSERT_TRUE(static_cast<bool>(layout));
+  llvm::Error error = model.checkLayout(*layout);
+  ASSERT_TRUE(static_cast<bool>(error));
+  EXPECT_EQ(llvm::toString(std::move(error)),
+            "layout dp=16,tp=1,pp=16,vpp=1,ep=8,cp=1,split=even: 61 layers "
+            "do not split evenly into the 16 other stages (Megatron's split)");
+}
+
+TEST(Recompute, NamesRoundTrip) {
+  for (llvm::StringRef name :
+       {"none", "full", "selective", "layernorm", "mla_up_proj,mlp",
+        "core_attn,layernorm,mla_up_proj,mlp,moe_act,shared_experts,moe"}) {
+    llvm::Expected<Recompute> r = parseRecompute(name);
+    ASSERT_TRUE(static_cast<bool>(r)) << name.str();
+    EXPECT_EQ(recomputeName(*r), name);
+  }
+  // Order and repeats do not matter; core_attn alone is "selective".
+  EXPECT_EQ(recomputeName(llvm::cantFail(parseRecompute("mlp, layernorm,mlp"))),
+            "layernorm,mlp");
+  EXPECT_EQ(llvm::cantFail(parseRecompute("core_attn")), Recompute::Selective);
+  llvm::Expected<Recompute> bad = parseRecompute("mlp,attention");
+  ASSERT_FALSE(static_cast<bool>(bad));
+  EXPECT_EQ(llvm::toString(bad.takeError()),
+            "'attention' is not none, selective, full or a recompute module "
+            "(core_attn, layernorm, mla_up_proj, mlp, moe_act, shared_experts, "
+            "moe, joined by commas)");
+  EXPECT_FALSE(static_cast<bool>(parseRecompute("mlp,")));
 }
 
 // An MoE layer by hand: 8 experts of FFN 512, top-2, one shared expert.
@@ -348,7 +484,8 @@ TEST(Descriptions, ErrorsNameTheField) {
   llvm::Expected<Layout> layout = parseLayout("dp=2,tq=4");
   ASSERT_FALSE(static_cast<bool>(layout));
   EXPECT_EQ(llvm::toString(layout.takeError()),
-            "--layout: unknown key 'tq' (expected dp, tp, pp, vpp, ep, cp or sp)");
+            "--layout: unknown key 'tq' (expected dp, tp, pp, vpp, ep, cp, sp, "
+            "split, first or last)");
   layout = parseLayout("dp=2,dp=4");
   ASSERT_FALSE(static_cast<bool>(layout));
   EXPECT_EQ(llvm::toString(layout.takeError()), "--layout: 'dp' given twice");

@@ -122,6 +122,61 @@ TEST(Operators, DenseLayerShapesByHand) {
   EXPECT_EQ(ops.recompute[0].kind, OperatorClass::Attention);
 }
 
+TEST(Operators, RecomputeModulesRunTheirOperatorsAgain) {
+  ModelSpec v3 = preset("deepseek-v3");
+  TrainingSpec training;
+  training.seqLen = 4096;
+  Layout layout;
+  layout.ep = 8;
+  auto again = [&](llvm::StringRef modules, bool moe) {
+    layout.recompute = llvm::cantFail(parseRecompute(modules));
+    std::vector<std::string> names;
+    for (const Operator &op :
+         layerOperators(v3, training, layout, moe).recompute)
+      names.push_back(op.name);
+    return names;
+  };
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(again("mla_up_proj", true), (Names{"q up", "kv up", "rotary"}));
+  EXPECT_EQ(again("layernorm", true),
+            (Names{"norm+residual", "q norm", "kv norm", "norm+residual"}));
+  EXPECT_EQ(again("moe_act", true), (Names{"swiglu"}));
+  EXPECT_EQ(again("shared_experts", true),
+            (Names{"shared fc1", "swiglu", "shared fc2"}));
+  // "mlp" is a dense layer's MLP (Megatron keeps "moe" for MoE layers).
+  EXPECT_TRUE(again("mlp", true).empty());
+  EXPECT_EQ(again("mlp", false), (Names{"fc1", "swiglu", "fc2"}));
+  EXPECT_EQ(again("moe", true),
+            (Names{"router", "top-k", "permute", "experts fc1", "swiglu",
+                   "experts fc2", "unpermute", "shared fc1", "swiglu",
+                   "shared fc2"}));
+  EXPECT_EQ(again("full", true).size(),
+            layerOperators(v3, training, layout, true).forward.size());
+}
+
+TEST(Flops, HardwareFlopsOfRecomputeModules) {
+  ModelSpec v3 = preset("deepseek-v3");
+  const double model = megatronFlopsPerToken(v3, 4096);
+  auto extra = [&](llvm::StringRef modules) {
+    return hardwareFlopsPerToken(v3, 4096,
+                                 llvm::cantFail(parseRecompute(modules))) -
+           model;
+  };
+  // Per token, 2 FLOPs per multiply-add, in 61 layers and the MTP
+  // module's: the q up-projection 1536 x 128 x 192, the kv one 512 x 128
+  // x 256.
+  EXPECT_NEAR(extra("mla_up_proj"),
+              62 * 2 * (1536.0 * 128 * 192 + 512.0 * 128 * 256), 1);
+  // The 3 dense layers' MLP: 3 x 7168 x 18432.
+  EXPECT_NEAR(extra("mlp"), 3 * 2 * 3 * 7168.0 * 18432, 1);
+  // The 58 MoE layers and MTP's: router, 8 routed and 1 shared expert.
+  EXPECT_NEAR(extra("moe"),
+              59 * 2 * 7168.0 * (256 + 9 * 3 * 2048), 1);
+  EXPECT_NEAR(extra("shared_experts"), 59 * 2 * 7168.0 * 3 * 2048, 1);
+  EXPECT_NEAR(extra("moe,shared_experts"), extra("moe"), 1);
+  EXPECT_EQ(extra("layernorm,moe_act"), 0);
+}
+
 TEST(Operators, Fp8RecipeKeepsOutputLayerAndRouterInBf16) {
   ModelSpec v3 = preset("deepseek-v3");
   TrainingSpec training;

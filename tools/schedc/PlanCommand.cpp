@@ -79,6 +79,16 @@ static cl::opt<std::string> tpOverlapFlag(
     cl::desc("Tensor-parallel collectives pipelined with the GEMMs beside "
              "them (Transformer Engine userbuffers): on (default) or off"),
     cl::init("on"));
+static cl::opt<std::string> mainGradsFlag(
+    "main-grads", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("dtype of the main gradients, reduced and accumulated: fp32 "
+             "(Megatron's default) or bf16 (its precision-aware optimizer)"),
+    cl::init("fp32"));
+static cl::opt<std::string> optimizerMomentsFlag(
+    "optimizer-moments", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("dtype of Adam's two moments: fp32 (default) or bf16 (as "
+             "DeepSeek-V3 trains)"),
+    cl::init("fp32"));
 static cl::opt<int> topFlag("top", cl::sub(planCommand),
                             cl::cat(schedcOptions),
                             cl::desc("Candidates to list (default 10)"),
@@ -103,7 +113,9 @@ static cl::opt<int> zeroFlag("zero", cl::sub(planCommand),
                              cl::desc("ZeRO stage 0-3 (default: searched)"));
 static cl::opt<std::string> recomputeFlag(
     "recompute", cl::sub(planCommand), cl::cat(schedcOptions),
-    cl::desc("none, selective or full (default: searched)"));
+    cl::desc("none, selective, full, or Megatron's recompute modules joined "
+             "by commas: core_attn, layernorm, mla_up_proj, mlp, moe_act, "
+             "shared_experts, moe (default: searched)"));
 static cl::opt<bool> explainFlag(
     "explain", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("Break the recommended (or --layout) candidate's step time and "
@@ -424,9 +436,11 @@ static void explain(llvm::raw_ostream &os, const CostModel &model,
   for (size_t s = 0; s < stages.size(); ++s) {
     const StageEstimate &e = stages[s];
     os << llvm::formatv("  {0,5} {1,8} {2,9} {3,9} {4,9} {5,11} {6,10}\n", s,
-                        llvm::formatv("{0}-{1}", e.firstLayer,
-                                      e.firstLayer + e.numLayers - 1)
-                            .str(),
+                        e.numLayers == 0
+                            ? std::string("-")
+                            : llvm::formatv("{0}-{1}", e.firstLayer,
+                                            e.firstLayer + e.numLayers - 1)
+                                  .str(),
                         llvm::formatv("{0:f2}", e.forward * 1e3).str(),
                         llvm::formatv("{0:f2}", e.backwardInput * 1e3).str(),
                         llvm::formatv("{0:f2}", e.backwardWeight * 1e3).str(),
@@ -544,6 +558,11 @@ static std::string checkPlanFlags() {
     return "--seq-len must be in [1, 2^24]";
   if (!parsePrecision(precisionFlag))
     return "--precision must be bf16 or fp8, got '" + precisionFlag + "'";
+  for (const cl::opt<std::string> *flag :
+       {&mainGradsFlag, &optimizerMomentsFlag})
+    if (*flag != "fp32" && *flag != "bf16")
+      return "--" + flag->ArgStr.str() + " must be fp32 or bf16, got '" +
+             llvm::StringRef(*flag).take_front(64).str() + "'";
   if (tpOverlapFlag != "on" && tpOverlapFlag != "off")
     return "--tp-overlap must be on or off, got '" + tpOverlapFlag + "'";
   if (!parseAttentionKernel(attentionFlag))
@@ -554,9 +573,10 @@ static std::string checkPlanFlags() {
     return "--max-lowered must be at least 1";
   if (zeroFlag.getNumOccurrences() && (zeroFlag < 0 || zeroFlag > 3))
     return "--zero must be 0, 1, 2 or 3";
-  if (recomputeFlag.getNumOccurrences() && !parseRecompute(recomputeFlag))
-    return "--recompute must be none, selective or full, got '" +
-           recomputeFlag + "'";
+  if (recomputeFlag.getNumOccurrences())
+    if (llvm::Expected<Recompute> recompute = parseRecompute(recomputeFlag);
+        !recompute)
+      return "--recompute: " + llvm::toString(recompute.takeError());
   if (microbatchSizeFlag.getNumOccurrences() &&
       (microbatchSizeFlag < 1 || microbatchSizeFlag > (1 << 20)))
     return "--microbatch-size must be in [1, 2^20]";
@@ -587,7 +607,7 @@ static PlanOptions planOptions() {
   if (zeroFlag.getNumOccurrences())
     options.zero = zeroFlag;
   if (recomputeFlag.getNumOccurrences())
-    options.recompute = *parseRecompute(recomputeFlag);
+    options.recompute = llvm::cantFail(parseRecompute(recomputeFlag));
   options.top = topFlag;
   options.verifyAll = verifyAllFlag;
   options.maxEvaluations = maxEvaluationsFlag;
@@ -799,6 +819,8 @@ int sched::runPlan() {
   training.precision = *parsePrecision(precisionFlag);
   training.attention = *parseAttentionKernel(attentionFlag);
   training.tensorParallelOverlap = tpOverlapFlag == "on";
+  training.mainGradientBytes = mainGradsFlag == "bf16" ? 2 : 4;
+  training.optimizerMomentBytes = optimizerMomentsFlag == "bf16" ? 2 : 4;
   if (batchTokensFlag.getNumOccurrences())
     training.globalBatchTokens = batchTokensFlag;
   else if (batchFlag.getNumOccurrences())
