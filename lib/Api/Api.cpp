@@ -406,7 +406,7 @@ static PlannedCandidate toPlanned(const Candidate &c) {
   p.ep = c.layout.ep;
   p.cp = c.layout.cp;
   p.zero = c.layout.zero;
-  p.recompute = recomputeName(c.layout.recompute).str();
+  p.recompute = recomputeName(c.layout.recompute);
   p.microbatchSize = c.layout.microbatchSize;
   p.microbatches = c.layout.microbatches;
   p.strategy = c.scheduleName().str();

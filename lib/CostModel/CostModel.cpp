@@ -133,8 +133,18 @@ double CostModel::modelFlopsPerToken() const {
 }
 
 double CostModel::hardwareFlopsPerToken(const Layout &layout) const {
-  return sched::hardwareFlopsPerToken(model, training.seqLen,
-                                      layout.recompute);
+  const double flops =
+      sched::hardwareFlopsPerToken(model, training.seqLen, layout.recompute);
+  if (!layout.recompute.isBlock())
+    return flops;
+  // A block recomputes the share of the layers in its blocks.
+  double covered = 0;
+  for (const StageEstimate &stage : stages(layout))
+    covered += static_cast<double>(
+        std::min(stage.numLayers, layout.recompute.blockSize()));
+  const double model = modelFlopsPerToken();
+  return model + (flops - model) * covered /
+                     static_cast<double>(this->model.layers);
 }
 
 //===----------------------------------------------------------------------===//
@@ -273,12 +283,16 @@ CostModel::cachedHeadTerms(const Layout &layout) const {
 const CostModel::LayerCost &
 CostModel::cachedLayerCost(const Layout &layout, bool moeLayer) const {
   LayerCostCache &cache = caches();
-  const LayerCostCache::Key key{layout.tp, layout.cp, layout.ep,
-                                layout.microbatchSize, layout.recompute,
-                                layout.sequenceParallel, moeLayer};
+  // A layer of a block recomputation is recomputed whole.
+  Layout keyed = layout;
+  if (layout.recompute.isBlock())
+    keyed.recompute = Recompute::Full;
+  const LayerCostCache::Key key{keyed.tp, keyed.cp, keyed.ep,
+                                keyed.microbatchSize, keyed.recompute,
+                                keyed.sequenceParallel, moeLayer};
   auto it = cache.costs.find(key);
   if (it == cache.costs.end())
-    it = cache.costs.emplace(key, layerCost(layout, moeLayer)).first;
+    it = cache.costs.emplace(key, layerCost(keyed, moeLayer)).first;
   return it->second;
 }
 
@@ -495,6 +509,14 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
   const int64_t numStages = layout.pp * layout.vpp;
   const LayerCost &dense = cachedLayerCost(layout, false);
   const LayerCost &moe = model.moe ? cachedLayerCost(layout, true) : dense;
+  // A block recomputation: `dense` and `moe` are the layers recomputed
+  // whole, these the others.
+  const bool block = layout.recompute.isBlock();
+  Layout plain = layout;
+  plain.recompute = Recompute::None;
+  const LayerCost *plainDense = block ? &cachedLayerCost(plain, false) : &dense;
+  const LayerCost *plainMoe =
+      block && model.moe ? &cachedLayerCost(plain, true) : plainDense;
   auto costOf = [&](int64_t layer) -> const LayerCost & {
     return model.isMoeLayer(layer) ? moe : dense;
   };
@@ -519,7 +541,10 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
       ((model.tiedEmbeddings ? 0 : h * vocab) + h + mtp * 2 * h * h) /
       static_cast<double>(layout.tp);
   const double embeddingParams = vocab * h / static_cast<double>(layout.tp);
-  const LayerCost &mtpLayer = costOf(model.layers - 1);
+  // MTP modules sit outside any recomputed block.
+  const LayerCost &mtpLayer =
+      !block ? costOf(model.layers - 1)
+             : *(model.isMoeLayer(model.layers - 1) ? plainMoe : plainDense);
 
   const int64_t denseLayers =
       model.moe ? std::min(model.moe->denseLayers, model.layers)
@@ -568,13 +593,25 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
     stage.numLayers = sizes[s];
     next += sizes[s];
     double weightPart = 0;
-    // The stage's layers of each kind: dense ones first, then MoE ones.
+    // The stage's layers of each kind (dense ones first, then MoE ones),
+    // and under a block recomputation its first N layers recomputed whole,
+    // the others not at all.
     const int64_t end = stage.firstLayer + stage.numLayers;
-    const int64_t denseHere =
-        std::max<int64_t>(0, std::min(end, denseLayers) - stage.firstLayer);
+    const int64_t split =
+        block ? std::min(end, stage.firstLayer + layout.recompute.blockSize())
+              : end;
+    auto denseIn = [&](int64_t from, int64_t to) {
+      return std::max<int64_t>(0, std::min(to, denseLayers) - from);
+    };
+    const int64_t denseBlock = denseIn(stage.firstLayer, split);
+    const int64_t denseRest = block ? denseIn(split, end) : 0;
     for (auto [cost, count] :
-         {std::pair<const LayerCost *, int64_t>{&dense, denseHere},
-          {&moe, stage.numLayers - denseHere}}) {
+         {std::pair<const LayerCost *, int64_t>{&dense, denseBlock},
+          {&moe, split - stage.firstLayer - denseBlock},
+          {plainDense, denseRest},
+          {plainMoe, end - split - denseRest}}) {
+      if (count == 0)
+        continue;
       const double times = static_cast<double>(count);
       add(stage.forwardTerms, cost->forward, times);
       add(stage.backwardTerms, cost->backward, times);

@@ -7,7 +7,6 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <array>
 #include <string>
 
 using namespace sched;
@@ -30,24 +29,20 @@ static constexpr ModuleName kModuleNames[] = {
     {Recompute::Moe, "moe"},
 };
 
-llvm::StringRef sched::recomputeName(Recompute recompute) {
+std::string sched::recomputeName(Recompute recompute) {
+  if (recompute.isBlock())
+    return "block:" + std::to_string(recompute.blockSize());
   if (recompute.isFull())
     return "full";
   if (recompute.isNone())
     return "none";
   if (recompute == Recompute::Selective)
     return "selective";
-  // One name per module set, built once: callers keep the StringRef.
-  static const std::array<std::string, Recompute::kAllModules + 1> names =
-      [] {
-        std::array<std::string, Recompute::kAllModules + 1> all;
-        for (unsigned set = 1; set <= Recompute::kAllModules; ++set)
-          for (const ModuleName &m : kModuleNames)
-            if (set & m.module)
-              all[set] += (all[set].empty() ? "" : ",") + std::string(m.name);
-        return all;
-      }();
-  return names[recompute.moduleSet()];
+  std::string name;
+  for (const ModuleName &m : kModuleNames)
+    if (recompute.moduleSet() & m.module)
+      name += (name.empty() ? "" : ",") + std::string(m.name);
+  return name;
 }
 
 llvm::Expected<Recompute> sched::parseRecompute(llvm::StringRef name) {
@@ -58,6 +53,16 @@ llvm::Expected<Recompute> sched::parseRecompute(llvm::StringRef name) {
     return Recompute::Full;
   if (name == "selective")
     return Recompute::Selective;
+  if (name.consume_front("block:")) {
+    int64_t layers = 0;
+    if (name.getAsInteger(10, layers) || layers < 1 ||
+        layers > Recompute::kMaxBlockLayers)
+      return llvm::createStringError(
+          "block:" + name.take_front(64) +
+          ": the layers recomputed per stage must be an integer in [1, "
+          "2^24]");
+    return Recompute::block(layers);
+  }
   llvm::SmallVector<llvm::StringRef> items;
   name.split(items, ',', -1, /*KeepEmpty=*/true);
   uint8_t set = 0;
@@ -70,9 +75,9 @@ llvm::Expected<Recompute> sched::parseRecompute(llvm::StringRef name) {
     if (found == std::end(kModuleNames))
       return llvm::createStringError(
           "'" + item.take_front(64) +
-          "' is not none, selective, full or a recompute module (core_attn, "
-          "layernorm, mla_up_proj, mlp, moe_act, shared_experts, moe, "
-          "joined by commas)");
+          "' is not none, selective, full, block:N or a recompute module "
+          "(core_attn, layernorm, mla_up_proj, mlp, moe_act, shared_experts, "
+          "moe, joined by commas)");
     set |= found->module;
   }
   return Recompute::modules(set);

@@ -24,7 +24,9 @@ namespace sched {
 
 /// What the backward pass recomputes (docs/cost-model.md, "Recomputation"):
 /// nothing, the whole layer from its input (Megatron's
-/// --recompute-granularity full), or a set of modules (Megatron's
+/// --recompute-granularity full), the first N layers of each stage whole
+/// and the others not at all (--recompute-method block
+/// --recompute-num-layers N), or a set of modules (Megatron's
 /// --recompute-granularity selective --recompute-modules ...): each module
 /// drops the tensors it would have kept and runs its forward again in the
 /// backward. `Selective` is Megatron's default module set, the attention
@@ -42,6 +44,8 @@ public:
     Moe = 1 << 6,             // moe: the whole MoE block
   };
   static constexpr uint8_t kAllModules = 0x7f;
+  /// The most layers a block recomputation names (as many as a model has).
+  static constexpr int64_t kMaxBlockLayers = int64_t(1) << 24;
 
   constexpr Recompute() = default;
   static constexpr Recompute modules(uint8_t set) {
@@ -54,31 +58,46 @@ public:
     r.whole = true;
     return r;
   }
+  /// The first `layers` (>= 1) layers of each stage recomputed whole.
+  static constexpr Recompute block(int64_t layers) {
+    Recompute r;
+    r.whole = true;
+    r.blockLayers = layers;
+    return r;
+  }
 
   static const Recompute None;
   static const Recompute Selective;
   static const Recompute Full;
 
+  /// Every layer (or, with a block, the block's layers) recomputed whole.
   bool isFull() const { return whole; }
+  bool isBlock() const { return whole && blockLayers > 0; }
+  int64_t blockSize() const { return blockLayers; }
   bool isNone() const { return !whole && set == 0; }
   uint8_t moduleSet() const { return set; }
-  /// Whether the backward runs `module`'s forward again (a full
-  /// recomputation runs every module again).
+  /// Whether the backward runs `module`'s forward again in a layer this
+  /// recomputation covers (a full recomputation runs every module again).
   bool recomputes(Module module) const { return whole || (set & module); }
 
   friend constexpr bool operator==(Recompute a, Recompute b) {
-    return a.whole == b.whole && a.set == b.set;
+    return a.whole == b.whole && a.set == b.set &&
+           a.blockLayers == b.blockLayers;
   }
   friend constexpr bool operator!=(Recompute a, Recompute b) {
     return !(a == b);
   }
   friend constexpr bool operator<(Recompute a, Recompute b) {
-    return a.whole != b.whole ? a.whole < b.whole : a.set < b.set;
+    if (a.whole != b.whole)
+      return a.whole < b.whole;
+    return a.set != b.set ? a.set < b.set : a.blockLayers < b.blockLayers;
   }
 
 private:
   bool whole = false;
   uint8_t set = 0;
+  /// 0: every layer.
+  int64_t blockLayers = 0;
 };
 
 inline constexpr Recompute Recompute::None = Recompute();
@@ -86,9 +105,9 @@ inline constexpr Recompute Recompute::Selective =
     Recompute::modules(Recompute::CoreAttention);
 inline constexpr Recompute Recompute::Full = Recompute::full();
 
-/// "none", "full", "selective" (the default set) or the modules joined by
-/// commas in Megatron's spelling ("mla_up_proj,mlp").
-llvm::StringRef recomputeName(Recompute recompute);
+/// "none", "full", "block:N", "selective" (the default set) or the modules
+/// joined by commas in Megatron's spelling ("mla_up_proj,mlp").
+std::string recomputeName(Recompute recompute);
 /// Parses those names; "selective" is core_attn. On failure the error
 /// names the unknown module and lists the known ones.
 llvm::Expected<Recompute> parseRecompute(llvm::StringRef name);

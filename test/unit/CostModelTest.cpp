@@ -274,7 +274,7 @@ TEST(CostModelStages, MegatronSplitPutsFirstAndLastAsked) {
 
 TEST(Recompute, NamesRoundTrip) {
   for (llvm::StringRef name :
-       {"none", "full", "selective", "layernorm", "mla_up_proj,mlp",
+       {"none", "full", "selective", "layernorm", "mla_up_proj,mlp", "block:3",
         "core_attn,layernorm,mla_up_proj,mlp,moe_act,shared_experts,moe"}) {
     llvm::Expected<Recompute> r = parseRecompute(name);
     ASSERT_TRUE(static_cast<bool>(r)) << name.str();
@@ -287,10 +287,53 @@ TEST(Recompute, NamesRoundTrip) {
   llvm::Expected<Recompute> bad = parseRecompute("mlp,attention");
   ASSERT_FALSE(static_cast<bool>(bad));
   EXPECT_EQ(llvm::toString(bad.takeError()),
-            "'attention' is not none, selective, full or a recompute module "
-            "(core_attn, layernorm, mla_up_proj, mlp, moe_act, shared_experts, "
-            "moe, joined by commas)");
+            "'attention' is not none, selective, full, block:N or a recompute "
+            "module (core_attn, layernorm, mla_up_proj, mlp, moe_act, "
+            "shared_experts, moe, joined by commas)");
   EXPECT_FALSE(static_cast<bool>(parseRecompute("mlp,")));
+  EXPECT_FALSE(static_cast<bool>(parseRecompute("block:")));
+  EXPECT_FALSE(static_cast<bool>(parseRecompute("block:-1")));
+  EXPECT_FALSE(static_cast<bool>(parseRecompute("block:16777217")));
+}
+
+TEST(CostModelMemory, BlockRecomputesTheFirstLayersOfEachStage) {
+  // Four layers on two stages; block:1 recomputes layer 0 and layer 2
+  // whole, keeps layers 1 and 3 entire.
+  ModelSpec m = parse(kDense);
+  m.layers = 4;
+  CostModel model(m, cluster("h100-ib"), training(2, 2048, 2048 * 8));
+  Layout layout;
+  layout.pp = 2;
+  layout.recompute = Recompute::None;
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+  const std::vector<StageEstimate> none = model.stages(layout);
+  layout.recompute = Recompute::Full;
+  const std::vector<StageEstimate> full = model.stages(layout);
+  layout.recompute = llvm::cantFail(parseRecompute("block:1"));
+  const std::vector<StageEstimate> block = model.stages(layout);
+  ASSERT_EQ(block.size(), 2u);
+  // Each stage: one layer as under none, one as under full (the head on
+  // the last stage is the same under all three).
+  for (size_t s = 0; s < 2; ++s) {
+    ASSERT_EQ(block[s].numLayers, 2);
+    EXPECT_DOUBLE_EQ(block[s].activationBytes,
+                     (none[s].activationBytes + full[s].activationBytes) / 2);
+    EXPECT_DOUBLE_EQ(block[s].backwardInput,
+                     (none[s].backwardInput + full[s].backwardInput) / 2);
+  }
+  // A block as large as the stage is a full recomputation.
+  layout.recompute = llvm::cantFail(parseRecompute("block:2"));
+  EXPECT_DOUBLE_EQ(model.stages(layout)[0].activationBytes,
+                   full[0].activationBytes);
+  // Hardware FLOPs: half the layers recomputed.
+  layout.recompute = llvm::cantFail(parseRecompute("block:1"));
+  Layout all = layout;
+  all.recompute = Recompute::Full;
+  EXPECT_DOUBLE_EQ(model.hardwareFlopsPerToken(layout) -
+                       model.modelFlopsPerToken(),
+                   (model.hardwareFlopsPerToken(all) -
+                    model.modelFlopsPerToken()) /
+                       2);
 }
 
 // An MoE layer by hand: 8 experts of FFN 512, top-2, one shared expert.
