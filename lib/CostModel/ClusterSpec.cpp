@@ -215,8 +215,13 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
     spec.hbmBytes = d.number("hbm_bytes", std::nullopt, kHbmBytesRange);
     spec.hbmBandwidth =
         d.number("hbm_bandwidth", std::nullopt, kBandwidthRange);
-    in.adopt(d);
     spec.efficiency = efficiencyForDevice(spec.deviceName);
+    // The host link (datasheet), for activation offload; 0: none known.
+    spec.efficiency.hostBandwidth =
+        d.number("host_bandwidth", spec.efficiency.hostBandwidth,
+                 {kBandwidthRange.min, kBandwidthRange.max,
+                  /*allowZero=*/true});
+    in.adopt(d);
   }
   spec.domainSize =
       in.integer("domain_size", 1, std::nullopt, int64_t(1) << 24);

@@ -13,6 +13,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -203,6 +204,15 @@ llvm::Error CostModel::checkLayout(Layout &layout) const {
                     .str());
   if (layout.zero < 0 || layout.zero > 3)
     return fail("--zero must be 0, 1, 2 or 3");
+  if (layout.offloadLayers > 0 && cluster.efficiency.hostBandwidth <= 0)
+    return fail("offload needs the device's host link, which cluster '" +
+                cluster.name + "' does not give (device.host_bandwidth)");
+  if (layout.offloadLayers >= model.layers)
+    return fail(llvm::formatv("offload={0} needs fewer than the model's {1} "
+                              "layers (the last layer's activations are "
+                              "needed at once)",
+                              layout.offloadLayers, model.layers)
+                    .str());
   if (layout.megatronSplit) {
     const int64_t numStages = layout.pp * layout.vpp;
     const bool first = layout.firstStageLayers >= 0;
@@ -600,16 +610,22 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
     const int64_t split =
         block ? std::min(end, stage.firstLayer + layout.recompute.blockSize())
               : end;
-    auto denseIn = [&](int64_t from, int64_t to) {
-      return std::max<int64_t>(0, std::min(to, denseLayers) - from);
+    // How many layers of [from, to) cost as each of the four kinds.
+    auto kinds = [&](int64_t from, int64_t to) {
+      to = std::max(from, to);
+      const int64_t inBlock = std::max<int64_t>(0, std::min(to, split) - from);
+      const int64_t denseBlock =
+          std::max<int64_t>(0, std::min({to, split, denseLayers}) - from);
+      const int64_t rest = to - from - inBlock;
+      const int64_t denseRest = std::max<int64_t>(
+          0, std::min(to, denseLayers) - std::max(from, split));
+      return std::array<std::pair<const LayerCost *, int64_t>, 4>{
+          {{&dense, denseBlock},
+           {&moe, inBlock - denseBlock},
+           {plainDense, denseRest},
+           {plainMoe, rest - denseRest}}};
     };
-    const int64_t denseBlock = denseIn(stage.firstLayer, split);
-    const int64_t denseRest = block ? denseIn(split, end) : 0;
-    for (auto [cost, count] :
-         {std::pair<const LayerCost *, int64_t>{&dense, denseBlock},
-          {&moe, split - stage.firstLayer - denseBlock},
-          {plainDense, denseRest},
-          {plainMoe, end - split - denseRest}}) {
+    for (auto [cost, count] : kinds(stage.firstLayer, end)) {
       if (count == 0)
         continue;
       const double times = static_cast<double>(count);
@@ -619,6 +635,30 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
       stage.activationBytes += times * cost->activationBytes;
       stage.denseParameters += times * cost->denseParams;
       stage.expertParameters += times * cost->expertParams;
+    }
+    // Activation offload: the first layers' activations wait in host
+    // memory, one layer's worth staged on the device while it moves. Each
+    // copy runs beside the next layer's compute (its forward on the way
+    // out, its backward on the way back) and is exposed where longer.
+    const int64_t offloaded =
+        std::min(layout.offloadLayers, std::max<int64_t>(0, stage.numLayers - 1));
+    if (offloaded > 0) {
+      const double link = cluster.efficiency.hostBandwidth;
+      double staged = 0;
+      for (auto [cost, count] :
+           kinds(stage.firstLayer, stage.firstLayer + offloaded)) {
+        if (count == 0)
+          continue;
+        const double times = static_cast<double>(count);
+        const double copy = cost->activationBytes / link;
+        stage.activationBytes -= times * cost->activationBytes;
+        staged = std::max(staged, cost->activationBytes);
+        stage.forwardTerms.memoryBound +=
+            times * std::max(0.0, copy - sum(cost->forward));
+        stage.backwardTerms.memoryBound +=
+            times * std::max(0.0, copy - sum(cost->backward));
+      }
+      stage.activationBytes += staged;
     }
     if (s == 0)
       stage.denseParameters += embeddingParams;

@@ -126,6 +126,8 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
     e.domainCollective = 0.78;
     e.domainHalfBytes = 20e6;
     e.collectiveMultiprocessors = 16;
+    // PCIe Gen4 x16: 64 GB/s both ways (A100 datasheet).
+    e.hostBandwidth = 32e9;
     break;
   case Family::Hopper:
     e.profile = "Hopper (H100, H800, H200)";
@@ -145,6 +147,8 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
     // NCCL NVLS uses 16 channels (one CTA each) on SM90 (NVIDIA/nccl
     // src/transport/nvls.cc, KERNELS.md 4e).
     e.collectiveMultiprocessors = 16;
+    // PCIe Gen5 x16: 128 GB/s both ways (H100 SXM datasheet).
+    e.hostBandwidth = 64e9;
     break;
   case Family::B200:
   case Family::GB200:
@@ -163,6 +167,16 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
     e.attention = {{2048, 0.44, 0.35}, {8192, 0.63, 0.53},
                    {32768, 0.65, 0.49}};
     e.latentAttention = {{4096, 0.56, 0.42}, {16384, 0.67, 0.45}};
+    // HGX boards reach the host over PCIe Gen5 x16 (64 GB/s one way); a
+    // Grace superchip over NVLink-C2C, 900 GB/s both ways for its two GPUs
+    // (GB200 / GB300 NVL72 datasheets): 225 GB/s one way each.
+    {
+      const bool grace = familyOf(deviceName) == Family::GB200 ||
+                         deviceName.contains_insensitive("gb300") ||
+                         (familyOf(deviceName) == Family::B300 &&
+                          deviceName.contains_insensitive("nvl"));
+      e.hostBandwidth = grace ? 225e9 : 64e9;
+    }
     if (familyOf(deviceName) == Family::B200) {
       e.profile = "B200 (HGX)";
       // MAMF B200 SXM: BF16 77.6%, FP8 76.3% (KERNELS.md 1a).

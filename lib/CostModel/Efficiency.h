@@ -91,6 +91,10 @@ struct Efficiency {
   /// Of HBM, what training may use (the rest: CUDA context, communication
   /// buffers, allocator fragmentation).
   double usableMemory = 0.9;
+  /// Bytes/s one way between a device and its host's memory (datasheets:
+  /// PCIe or NVLink-C2C), what activation offload moves over; 0 when no
+  /// figure is known (offload is then refused).
+  double hostBandwidth = 0;
 
   /// Flash attention's forward or backward fraction at `seqLen`.
   double attentionAt(double seqLen, bool latent, bool backward) const;

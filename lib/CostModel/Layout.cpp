@@ -106,6 +106,8 @@ std::string Layout::str() const {
     text += ",last=" + std::to_string(lastStageLayers);
   if (megatronSplit && firstStageLayers < 0 && lastStageLayers < 0)
     text += ",split=even";
+  if (offloadLayers > 0)
+    text += ",offload=" + std::to_string(offloadLayers);
   return text;
 }
 
@@ -138,11 +140,15 @@ llvm::Expected<Layout> sched::parseLayout(llvm::StringRef text) {
       layout.megatronSplit = value == "even";
       continue;
     }
-    if (key == "first" || key == "last") {
+    if (key == "first" || key == "last" || key == "offload") {
       int64_t n = 0;
       if (value.getAsInteger(10, n) || n < 0 || n > (int64_t(1) << 24))
         return llvm::createStringError("--layout: " + key + "='" + value +
                                        "' is not an integer in [0, 2^24]");
+      if (key == "offload") {
+        layout.offloadLayers = n;
+        continue;
+      }
       (key == "first" ? layout.firstStageLayers : layout.lastStageLayers) = n;
       layout.megatronSplit = true;
       continue;
@@ -158,7 +164,8 @@ llvm::Expected<Layout> sched::parseLayout(llvm::StringRef text) {
     if (!field)
       return llvm::createStringError(
           "--layout: unknown key '" + key +
-          "' (expected dp, tp, pp, vpp, ep, cp, sp, split, first or last)");
+          "' (expected dp, tp, pp, vpp, ep, cp, sp, split, first, last or "
+          "offload)");
     int64_t n = 0;
     if (value.getAsInteger(10, n) || n < 1 || n > (int64_t(1) << 24))
       return llvm::createStringError("--layout: " + key + "='" + value +

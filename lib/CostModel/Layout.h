@@ -166,6 +166,12 @@ struct Layout {
   bool megatronSplit = false;
   int64_t firstStageLayers = -1;
   int64_t lastStageLayers = -1;
+  /// Activation offload (Megatron's --cpu-offloading-num-layers N, as
+  /// Transformer Engine runs it): the activations of the first N layers of
+  /// each stage go to host memory during the forward and come back before
+  /// the backward (at most a stage's layers less one: the last layer's are
+  /// needed at once).
+  int64_t offloadLayers = 0;
   int64_t microbatchSize = 1;
   /// Set by checkLayout: global batch / (dp x microbatchSize).
   int64_t microbatches = 0;
@@ -179,7 +185,8 @@ struct Layout {
 };
 
 /// Parses "dp=64,tp=8,pp=16,vpp=2,ep=1,cp=1,sp=1" (any subset; others 1),
-/// with "split=even|balanced", "first=N" and "last=N" for the stage split.
+/// with "split=even|balanced", "first=N" and "last=N" for the stage split
+/// and "offload=N" for activation offload.
 llvm::Expected<Layout> parseLayout(llvm::StringRef text);
 
 } // namespace sched

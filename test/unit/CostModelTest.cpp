@@ -272,6 +272,58 @@ TEST(CostModelStages, MegatronSplitPutsFirstAndLastAsked) {
             "do not split evenly into the 16 other stages (Megatron's split)");
 }
 
+TEST(CostModelMemory, OffloadMovesLayersToTheHost) {
+  // Four layers on one stage; offload=2 sends layers 0 and 1 to the host
+  // and stages one layer's worth on the device.
+  ModelSpec m = parse(kDense);
+  m.layers = 4;
+  ClusterSpec c = cluster("h100-ib");
+  CostModel model(m, c, training(1, 2048, 2048));
+  Layout layout;
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+  const StageEstimate kept = model.stages(layout)[0];
+  layout.offloadLayers = 2;
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+  const StageEstimate off = model.stages(layout)[0];
+  const double h = 1024, f = 4096, heads = 8, tokens = 2048;
+  const double perLayer =
+      2 * tokens * (6 * h + 2 * h + 3 * f) + 4 * tokens * heads;
+  EXPECT_DOUBLE_EQ(kept.activationBytes - off.activationBytes, perLayer);
+  // PCIe Gen5 (64 GB/s) moves a layer's 70 MB in 1.1 ms, longer than its
+  // forward or backward on an H100: the rest is exposed, each way.
+  const double copy = perLayer / 64e9;
+  ModelSpec three = m;
+  three.layers = 3;
+  CostModel shorter(three, c, training(1, 2048, 2048));
+  Layout plain;
+  ASSERT_FALSE(static_cast<bool>(shorter.checkLayout(plain)));
+  const double forward = kept.forward - shorter.stages(plain)[0].forward;
+  EXPECT_NEAR(off.forward - kept.forward, 2 * std::max(0.0, copy - forward),
+              1e-12);
+  EXPECT_GT(off.forward, kept.forward);
+  // A faster host link hides it.
+  c.efficiency.hostBandwidth = 1e15;
+  CostModel fast(m, c, training(1, 2048, 2048));
+  ASSERT_FALSE(static_cast<bool>(fast.checkLayout(layout)));
+  EXPECT_DOUBLE_EQ(fast.stages(layout)[0].forward, kept.forward);
+  // Offloading every layer is refused; so is a device without a host link.
+  layout.offloadLayers = 4;
+  llvm::Error error = model.checkLayout(layout);
+  ASSERT_TRUE(static_cast<bool>(error));
+  EXPECT_EQ(llvm::toString(std::move(error)),
+            "layout dp=1,tp=1,pp=1,vpp=1,ep=1,cp=1,offload=4: offload=4 needs "
+            "fewer than the model's 4 layers (the last layer's activations "
+            "are needed at once)");
+  layout.offloadLayers = 1;
+  CostModel tpu(m, cluster("tpu-v5p"), training(1, 2048, 2048));
+  error = tpu.checkLayout(layout);
+  ASSERT_TRUE(static_cast<bool>(error));
+  EXPECT_EQ(llvm::toString(std::move(error)),
+            "layout dp=1,tp=1,pp=1,vpp=1,ep=1,cp=1,offload=1: offload needs "
+            "the device's host link, which cluster 'tpu-v5p' does not give "
+            "(device.host_bandwidth)");
+}
+
 TEST(Recompute, NamesRoundTrip) {
   for (llvm::StringRef name :
        {"none", "full", "selective", "layernorm", "mla_up_proj,mlp", "block:3",
@@ -528,7 +580,7 @@ TEST(Descriptions, ErrorsNameTheField) {
   ASSERT_FALSE(static_cast<bool>(layout));
   EXPECT_EQ(llvm::toString(layout.takeError()),
             "--layout: unknown key 'tq' (expected dp, tp, pp, vpp, ep, cp, sp, "
-            "split, first or last)");
+            "split, first, last or offload)");
   layout = parseLayout("dp=2,dp=4");
   ASSERT_FALSE(static_cast<bool>(layout));
   EXPECT_EQ(llvm::toString(layout.takeError()), "--layout: 'dp' given twice");

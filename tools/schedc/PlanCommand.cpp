@@ -277,7 +277,20 @@ static llvm::json::Object candidateJson(const Candidate &c) {
                           {"zero", c.layout.zero},
                           {"recompute", recomputeName(c.layout.recompute)},
                           {"microbatch_size", c.layout.microbatchSize},
-                          {"microbatches", c.layout.microbatches}}},
+                          {"microbatches", c.layout.microbatches},
+                          {"sequence_parallel", c.layout.sequenceParallel},
+                          {"stage_split",
+                           c.layout.megatronSplit ? "megatron" : "balanced"},
+                          {"first_stage_layers",
+                           c.layout.firstStageLayers >= 0
+                               ? llvm::json::Value(c.layout.firstStageLayers)
+                               : llvm::json::Value(nullptr)},
+                          {"last_stage_layers",
+                           c.layout.lastStageLayers >= 0
+                               ? llvm::json::Value(c.layout.lastStageLayers)
+                               : llvm::json::Value(nullptr)},
+                          {"offload_layers", c.layout.offloadLayers},
+                          {"text", c.layout.str()}}},
       {"schedule", c.scheduleName()},
       {"step_time_s", c.stepTime},
       {"mfu", c.mfu},
