@@ -11,14 +11,19 @@
 // candidate exceeds the step time of the last one the report keeps, no
 // remaining candidate can enter the report.
 //
+// By concern: Search.cpp enumerates and bounds candidates and runs the
+// branch and bound; Evaluation.h measures, simulates and proves one
+// candidate; Recommendation.h ranks, picks and says why; lib/PlanWriter
+// writes the recommendation through the IR.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef LIB_PLANNER_PLANNER_H
 #define LIB_PLANNER_PLANNER_H
 
 #include "lib/CostModel/CostModel.h"
-#include "lib/Generate/Strategy.h"
-#include "lib/Schedule/Schedule.h"
+#include "lib/Planner/Candidate.h"
+#include "lib/Planner/Evaluation.h"
 
 #include "llvm/Support/Error.h"
 
@@ -28,68 +33,6 @@
 #include <vector>
 
 namespace sched {
-
-/// Exposed time of a step by kind, in seconds, on the device that bounds
-/// the step.
-struct StepBreakdown {
-  /// Matmuls, attention, memory-bound work and recomputation.
-  double compute = 0;
-  /// Idle time of that device inside the pipeline (bubble), transfers
-  /// excluded.
-  double bubble = 0;
-  double tensorParallel = 0;
-  double contextParallel = 0;
-  double expertParallel = 0;
-  /// What point-to-point transfers add to the pipeline's makespan.
-  double pipelineParallel = 0;
-  double dataParallel = 0;
-  double optimizer = 0;
-};
-
-/// Bytes of the device with the highest peak.
-struct MemoryBreakdown {
-  double weights = 0;
-  double gradients = 0;
-  double optimizer = 0;
-  /// Activations (and receive buffers) at the peak, from the schedule.
-  double activations = 0;
-  double peak = 0;
-  double limit = 0;
-};
-
-struct Candidate {
-  Layout layout;
-  Strategy strategy = Strategy::NoPipeline;
-  /// Lower bounds from the cost model alone (no schedule).
-  double timeBound = 0;
-  double memoryBound = 0;
-
-  /// Filled by evaluation.
-  bool evaluated = false;
-  /// Whether the pipeline's idle time is split into bubble and transfers
-  /// (done for the candidates a report shows).
-  bool detailed = false;
-  bool fits = false;
-  /// When it does not fit: which term overflows.
-  std::string overflow;
-  /// "verified", "violated: ..." or "unknown: ..." once verified.
-  std::string verdict;
-  double stepTime = 0;
-  double makespan = 0;
-  double bubbleRatio = 0;
-  double mfu = 0;
-  double tflopsPerDevice = 0;
-  double tokensPerSecondPerDevice = 0;
-  StepBreakdown time;
-  MemoryBreakdown memory;
-
-  bool hasPipeline() const { return layout.pp > 1; }
-  /// Parallel dimensions in use besides data parallelism (tp, pp, ep, cp
-  /// over 1).
-  int dimensions() const;
-  /// "1f1b" or "no-pp".
-  llvm::StringRef scheduleName() const { return strategyName(strategy); }
-};
 
 struct PlanOptions {
   /// Evaluate only this layout (dp/tp/pp/vpp/ep/cp), when set.
@@ -149,16 +92,6 @@ struct PlanResult {
 /// (an impossible --layout, a batch that does not split).
 llvm::Expected<PlanResult> plan(const CostModel &model,
                                 const PlanOptions &options);
-
-/// The cost model's stages for `candidate` (DualPipe: one per rank, which
-/// its generator runs twice).
-std::vector<StageEstimate> candidateStages(const CostModel &model,
-                                           const Candidate &candidate);
-
-/// The lowered schedule (compute and transfers) of `candidate` with its
-/// stage costs in seconds and bytes, as the planner simulated it.
-llvm::Expected<Schedule> buildSchedule(const CostModel &model,
-                                       const Candidate &candidate);
 
 } // namespace sched
 

@@ -12,24 +12,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Sched/SchedDialect.h"
-#include "dialects/Sched/SchedOps.h"
 #include "lib/CostModel/CostModel.h"
-#include "lib/Export/JsonPlan.h"
+#include "lib/PlanWriter/PlanWriter.h"
 #include "lib/Planner/Planner.h"
-#include "lib/ScheduleIR/ScheduleIR.h"
-#include "lib/Simulate/Simulate.h"
-#include "passes/Passes.h"
+#include "lib/Planner/Sweep.h"
 #include "tools/schedc/Commands.h"
 #include "tools/schedc/OutputPrefix.h"
 
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/Process.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -466,75 +458,34 @@ static void explain(llvm::raw_ostream &os, const CostModel &model,
 // The recommended plan, through the IR
 //===----------------------------------------------------------------------===//
 
-/// Builds a sched.pipeline with the candidate's stage costs and sizes,
-/// lowers it with the strategy's pass, inserts transfers and verifies it
-/// against the device memory; writes the IR, the runtime plan and an SVG
-/// timeline.
-static int writePlan(const CostModel &model, const Candidate &c,
-                     llvm::StringRef prefix) {
+/// Writes `c` lowered and verified to PREFIX.mlir, PREFIX.json and
+/// PREFIX.svg (lib/PlanWriter/PlanWriter.h).
+static int writePlanFiles(const CostModel &model, const Candidate &c,
+                          llvm::StringRef prefix) {
   MLIRContext context;
   context.getOrLoadDialect<SchedDialect>();
   installDiagnosticPrinter(context);
-  OpBuilder builder(&context);
-  Location loc = builder.getUnknownLoc();
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  builder.setInsertionPointToEnd(module->getBody());
-  std::vector<StageEstimate> stages = candidateStages(model, c);
-  llvm::Expected<Schedule> planned = buildSchedule(model, c);
-  if (!planned)
-    return usageError(llvm::toString(planned.takeError()));
-  const int64_t vpp = c.strategy == Strategy::DualPipe ? 1 : c.layout.vpp;
-  auto pipeline = PipelineOp::create(
-      builder, loc, builder.getStringAttr("plan"),
-      static_cast<uint64_t>(c.layout.pp), static_cast<uint64_t>(vpp),
-      static_cast<uint64_t>(c.layout.microbatches), Placement::Loop,
-      builder.getI64IntegerAttr(static_cast<int64_t>(model.memoryLimit())));
-  builder.createBlock(&pipeline.getBody());
-  // The stage costs as the planner simulated them (DualPipe's replica
-  // copies and overlap are the lowering's business).
-  for (size_t s = 0; s < static_cast<size_t>(c.layout.pp * vpp); ++s) {
-    const StageCost &cost = planned->stageCosts[s];
-    StageOp::create(builder, loc, s, stages[s].numLayers,
-                    llvm::APFloat(cost.forward),
-                    llvm::APFloat(cost.backwardInput),
-                    llvm::APFloat(cost.backwardWeight), cost.activation,
-                    cost.weightGrad, cost.parameters,
-                    builder.getI64IntegerAttr(cost.output));
-  }
-  registerSchedPasses();
-  auto pm = PassManager::on<ModuleOp>(&context);
-  const std::string passes = "sched-lower-" + c.scheduleName().str() +
-                             ",sched-insert-p2p,sched-insert-collectives,"
-                             "sched-assign-buffers,"
-                             "sched-verify";
-  if (failed(parsePassPipeline(passes, pm)) || failed(pm.run(*module)))
-    return ExitViolated;
-  auto scheduleOp = *module->getOps<ScheduleOp>().begin();
-  FailureOr<RuntimePlan> runtimePlan = readRuntimePlan(scheduleOp);
-  if (failed(runtimePlan))
-    return ExitUsage;
-  runtimePlan->verdict.verified = true;
-  runtimePlan->verdict.p2p = "rendezvous";
-  runtimePlan->verdict.memoryLimit = model.memoryLimit();
-
   std::string error;
   auto ir = openOutputFile((prefix + ".mlir").str(), &error);
   if (!ir)
     return usageError(error);
-  module->print(ir->os());
   auto json = openOutputFile((prefix + ".json").str(), &error);
   if (!json)
     return usageError(error);
-  if (llvm::Error e = writeJsonPlan(json->os(), *runtimePlan))
-    return usageError(llvm::toString(std::move(e)));
   auto picture = openOutputFile((prefix + ".svg").str(), &error);
   if (!picture)
     return usageError(error);
-  SimulationOptions timing;
-  timing.comm = model.p2pTime(c.layout, stages.front().outputBytes);
-  if (int status = writePicture("svg", "plan", *planned, timing,
-                                picture->os(), error))
-    return status == ExitUsage ? usageError(error) : status;
+  int status = ExitOk;
+  llvm::handleAllErrors(
+      writePlan(context, model, c, {ir->os(), json->os(), picture->os()}),
+      [&](const PlanDiagnosedError &diagnosed) {
+        status = diagnosed.rejected ? ExitViolated : ExitUsage;
+      },
+      [&](const llvm::ErrorInfoBase &other) {
+        status = usageError(other.message());
+      });
+  if (status != ExitOk)
+    return status;
   for (llvm::ToolOutputFile *file : {ir.get(), json.get(), picture.get()})
     if (int status = keepOutput(*file))
       return status;
@@ -596,8 +547,7 @@ static std::string checkPlanFlags() {
   if (scheduleFlag.getNumOccurrences() && !parseStrategy(scheduleFlag))
     return "unknown --schedule '" + scheduleFlag +
            "'; expected one of: " + strategyNames();
-  if (sweepFlag.getNumOccurrences() && sweepFlag != "domain_size" &&
-      sweepFlag != "scale_out_bandwidth")
+  if (sweepFlag.getNumOccurrences() && !parseSweepAxis(sweepFlag))
     return "--sweep must be domain_size or scale_out_bandwidth, got '" +
            sweepFlag + "'";
   if (sweepValuesFlag.getNumOccurrences() && !sweepFlag.getNumOccurrences())
@@ -630,6 +580,7 @@ static PlanOptions planOptions() {
 
 static int runSweep(const ModelSpec &model, const ClusterSpec &cluster,
                     const TrainingSpec &training) {
+  const SweepAxis axis = *parseSweepAxis(sweepFlag);
   std::vector<double> values;
   if (sweepValuesFlag.getNumOccurrences()) {
     llvm::SmallVector<llvm::StringRef> items;
@@ -639,56 +590,44 @@ static int runSweep(const ModelSpec &model, const ClusterSpec &cluster,
       if (item.trim().getAsDouble(v) || !(v > 0) || !std::isfinite(v))
         return usageError("--sweep-values: '" + item +
                           "' is not a positive number");
-      if (sweepFlag == "domain_size" && (v != std::floor(v) || v > (1 << 24)))
+      if (axis == SweepAxis::DomainSize &&
+          (v != std::floor(v) || v > (1 << 24)))
         return usageError("--sweep-values: domain size '" + item +
                           "' is not an integer in [1, 2^24]");
       values.push_back(v);
     }
-  } else if (sweepFlag == "domain_size") {
-    for (double v : {8.0, 16.0, 32.0, 64.0, 72.0, 128.0, 256.0, 512.0})
-      if (v <= static_cast<double>(training.devices))
-        values.push_back(v);
   } else {
-    for (double f : {0.25, 0.5, 1.0, 2.0, 4.0, 8.0})
-      values.push_back(f * cluster.scaleOutBandwidth);
+    values = defaultSweepValues(axis, cluster, training);
   }
+  llvm::Expected<std::vector<SweepPoint>> points =
+      sweep(model, cluster, training, axis, values, planOptions());
+  if (!points)
+    return usageError(llvm::toString(points.takeError()));
   llvm::raw_ostream &os = llvm::outs();
   describeSetting(os, CostModel(model, cluster, training));
   os << llvm::formatv("sweep of {0}: best step time with and without PP\n",
                       sweepFlag);
   os << llvm::formatv("{0,20} {1,12} {2,10} {3,12} {4,10}  {5}\n", sweepFlag,
                       "no PP (s)", "MFU", "PP (s)", "MFU", "PP gains");
-  for (double v : values) {
-    ClusterSpec swept = cluster;
-    if (sweepFlag == "domain_size") {
-      swept.domainSize = static_cast<int64_t>(v);
-    } else {
-      swept.scaleOutBandwidth = v;
-    }
-    CostModel costs(model, swept, training);
-    PlanOptions options = planOptions();
-    options.top = 1;
-    options.verify = false;
-    llvm::Expected<PlanResult> result = plan(costs, options);
-    if (!result)
-      return usageError(llvm::toString(result.takeError()));
-    auto cell = [](const std::optional<Candidate> &c) {
-      return c ? std::make_pair(seconds(c->stepTime), percent(c->mfu))
-               : std::make_pair(std::string("no fit"), std::string("-"));
-    };
-    auto [flatTime, flatMfu] = cell(result->bestWithoutPipeline);
-    auto [ppTime, ppMfu] = cell(result->bestWithPipeline);
+  auto cell = [](const std::optional<Candidate> &c) {
+    return c ? std::make_pair(seconds(c->stepTime), percent(c->mfu))
+             : std::make_pair(std::string("no fit"), std::string("-"));
+  };
+  for (const SweepPoint &point : *points) {
+    auto [flatTime, flatMfu] = cell(point.withoutPipeline);
+    auto [ppTime, ppMfu] = cell(point.withPipeline);
     std::string gain = "-";
-    if (result->bestWithoutPipeline && result->bestWithPipeline)
-      gain = percent(result->bestWithoutPipeline->stepTime /
-                         result->bestWithPipeline->stepTime -
+    if (point.withoutPipeline && point.withPipeline)
+      gain = percent(point.withoutPipeline->stepTime /
+                         point.withPipeline->stepTime -
                      1);
-    else if (result->bestWithPipeline)
+    else if (point.withPipeline)
       gain = "PP needed";
     os << llvm::formatv("{0,20} {1,12} {2,10} {3,12} {4,10}  {5}\n",
-                        sweepFlag == "domain_size"
-                            ? llvm::formatv("{0:f0}", v).str()
-                            : llvm::formatv("{0:f2} GB/s", v / 1e9).str(),
+                        axis == SweepAxis::DomainSize
+                            ? llvm::formatv("{0:f0}", point.value).str()
+                            : llvm::formatv("{0:f2} GB/s", point.value / 1e9)
+                                  .str(),
                         flatTime, flatMfu, ppTime, ppMfu, gain);
   }
   return ExitOk;
@@ -748,7 +687,7 @@ static int planOne(const ModelSpec &model, const ClusterSpec &cluster,
   if (explainFlag && !jsonFlag)
     explain(os, costs, chosen);
   if (!planPrefix.empty())
-    return writePlan(costs, chosen, planPrefix);
+    return writePlanFiles(costs, chosen, planPrefix);
   return ExitOk;
 }
 

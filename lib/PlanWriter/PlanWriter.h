@@ -1,0 +1,66 @@
+//===- PlanWriter.h - the recommended plan, through the IR ------*- C++ -*-===//
+//
+// `schedc plan --write-plan` (docs/planner.md): a candidate becomes a
+// sched.pipeline with the cost model's stage times and sizes and the
+// device's usable memory, is lowered by sched-lower-<strategy>,
+// sched-insert-p2p, sched-insert-collectives and sched-assign-buffers, and
+// verified by sched-verify; the IR, the runtime plan (runtime-plan.md) and
+// a timeline at the simulated times are written. It runs the pass
+// manager, so it is a library of its own beside lib/Planner.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_PLANWRITER_PLANWRITER_H
+#define LIB_PLANWRITER_PLANWRITER_H
+
+#include "lib/CostModel/CostModel.h"
+#include "lib/Planner/Candidate.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir {
+class MLIRContext;
+} // namespace mlir
+
+namespace sched {
+
+/// Where writePlan writes each form of the plan.
+struct PlanOutputs {
+  /// The lowered and verified module (PREFIX.mlir).
+  llvm::raw_ostream &ir;
+  /// The verified runtime plan (PREFIX.json).
+  llvm::raw_ostream &runtimePlan;
+  /// An SVG timeline at the simulated times (PREFIX.svg).
+  llvm::raw_ostream &timeline;
+};
+
+/// A failure already reported as diagnostics through the MLIR context:
+/// the passes rejected the plan (`rejected`), or its lowered IR could not
+/// be read back as a runtime plan.
+class PlanDiagnosedError : public llvm::ErrorInfo<PlanDiagnosedError> {
+public:
+  static char ID;
+
+  explicit PlanDiagnosedError(bool rejected) : rejected(rejected) {}
+
+  void log(llvm::raw_ostream &os) const override {
+    os << (rejected ? "the plan was rejected" : "the plan cannot be read");
+  }
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+
+  bool rejected;
+};
+
+/// Lowers `candidate` through the IR in `context` (which must have the
+/// sched dialect loaded and a diagnostic handler), verifies it, and writes
+/// its three forms to `outputs`. Fails with PlanDiagnosedError, or with a
+/// one-line message when the schedule cannot be built or drawn.
+llvm::Error writePlan(mlir::MLIRContext &context, const CostModel &model,
+                      const Candidate &candidate, PlanOutputs outputs);
+
+} // namespace sched
+
+#endif // LIB_PLANWRITER_PLANWRITER_H

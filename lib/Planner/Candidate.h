@@ -1,0 +1,88 @@
+//===- Candidate.h - one layout and schedule the planner weighs -*- C++ -*-===//
+//
+// A candidate is a parallel layout (dp/tp/pp/vpp/ep/cp, ZeRO stage,
+// recomputation, microbatches) with a pipeline strategy; the search bounds
+// it (Search.cpp), evaluation fills its step time and memory
+// (Evaluation.h), the recommendation proves and picks among them
+// (Recommendation.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_PLANNER_CANDIDATE_H
+#define LIB_PLANNER_CANDIDATE_H
+
+#include "lib/CostModel/Layout.h"
+#include "lib/Generate/Strategy.h"
+
+#include <string>
+
+namespace sched {
+
+/// Exposed time of a step by kind, in seconds, on the device that bounds
+/// the step.
+struct StepBreakdown {
+  /// Matmuls, attention, memory-bound work and recomputation.
+  double compute = 0;
+  /// Idle time of that device inside the pipeline (bubble), transfers
+  /// excluded.
+  double bubble = 0;
+  double tensorParallel = 0;
+  double contextParallel = 0;
+  double expertParallel = 0;
+  /// What point-to-point transfers add to the pipeline's makespan.
+  double pipelineParallel = 0;
+  double dataParallel = 0;
+  double optimizer = 0;
+};
+
+/// Bytes of the device with the highest peak.
+struct MemoryBreakdown {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;
+  /// Activations (and receive buffers) at the peak, from the schedule.
+  double activations = 0;
+  double peak = 0;
+  double limit = 0;
+};
+
+struct Candidate {
+  Layout layout;
+  Strategy strategy = Strategy::NoPipeline;
+  /// Lower bounds from the cost model alone (no schedule).
+  double timeBound = 0;
+  double memoryBound = 0;
+
+  /// Filled by evaluation.
+  bool evaluated = false;
+  /// Whether the pipeline's idle time is split into bubble and transfers
+  /// (done for the candidates a report shows).
+  bool detailed = false;
+  bool fits = false;
+  /// When it does not fit: which term overflows.
+  std::string overflow;
+  /// "verified", "violated: ..." or "unknown: ..." once verified.
+  std::string verdict;
+  double stepTime = 0;
+  double makespan = 0;
+  double bubbleRatio = 0;
+  double mfu = 0;
+  double tflopsPerDevice = 0;
+  double tokensPerSecondPerDevice = 0;
+  StepBreakdown time;
+  MemoryBreakdown memory;
+
+  bool hasPipeline() const { return layout.pp > 1; }
+  /// Parallel dimensions in use besides data parallelism (tp, pp, ep, cp
+  /// over 1).
+  int dimensions() const {
+    return (layout.tp > 1) + (layout.pp > 1) + (layout.ep > 1) +
+           (layout.cp > 1);
+  }
+  /// "1f1b" or "no-pp".
+  llvm::StringRef scheduleName() const { return strategyName(strategy); }
+};
+
+} // namespace sched
+
+#endif // LIB_PLANNER_CANDIDATE_H

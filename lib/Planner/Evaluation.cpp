@@ -1,0 +1,429 @@
+//===- Evaluation.cpp - a candidate's step time, memory and proof ---------===//
+
+#include "lib/Planner/Evaluation.h"
+
+#include "lib/Lower/InsertTransfers.h"
+#include "lib/Simulate/Simulate.h"
+#include "lib/Verify/Verifier.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+using namespace sched;
+
+bool sched::overlapsCommunication(Strategy strategy) {
+  return strategy == Strategy::DualPipe || strategy == Strategy::DualPipeV ||
+         strategy == Strategy::Combined1F1B ||
+         strategy == Strategy::InterleavedCombined1F1B;
+}
+
+/// The share of a schedule's forwards and backwards that run in an overlap
+/// pair: only those have a partner to hide their all-to-all under (the
+/// warm-up and cool-down run alone).
+static double pairedShare(const Schedule &schedule) {
+  size_t compute = 0, paired = 0;
+  for (const RankProgram &rank : schedule.ranks)
+    for (const Action &action : rank.actions)
+      if (isCompute(action.kind)) {
+        ++compute;
+        paired += action.bundle != 0;
+      }
+  return compute ? static_cast<double>(paired) / compute : 0;
+}
+
+/// Stage times as `strategy` runs them, by one rule for every schedule
+/// with overlap pairs (DualPipe, DualPipe-V, combined 1F1B and its
+/// interleaved variant): the expert all-to-all of an action in a pair hides
+/// under as much compute of its partner, taken to be as long as its own;
+/// `paired` is the share of actions in pairs (1 for a bound, the
+/// schedule's own share once it is generated). While it hides, the
+/// all-to-all kernels hold SMs the partner's compute lacks
+/// (Efficiency::computeShareBeside).
+std::vector<StageEstimate> sched::stagesAsRun(const CostModel &model,
+                                              std::vector<StageEstimate> stages,
+                                              Strategy strategy,
+                                              double paired) {
+  if (!overlapsCommunication(strategy))
+    return stages;
+  const Efficiency &eff = model.getCluster().efficiency;
+  const double share = eff.computeShareBeside(eff.allToAllMultiprocessors);
+  for (StageEstimate &stage : stages) {
+    auto hide = [share, paired](double &time, StageTerms &terms) {
+      const double comm = terms.expertParallel;
+      const double hidden = paired * std::min(comm, time - comm);
+      const double slower = hidden * (1 / share - 1);
+      terms.expertParallel -= hidden;
+      terms.matmul += slower;
+      time += slower - hidden;
+    };
+    hide(stage.forward, stage.forwardTerms);
+    hide(stage.backwardInput, stage.backwardTerms);
+  }
+  return stages;
+}
+
+namespace {
+/// A stage a rank runs, and how many microbatches pass through it there.
+struct Holding {
+  int32_t stage;
+  double microbatches;
+};
+} // namespace
+
+/// Which stages (indices into the cost model's stages) each rank holds.
+static std::vector<std::vector<Holding>>
+holdings(const Layout &layout, Strategy strategy) {
+  const int32_t pp = static_cast<int32_t>(layout.pp);
+  const double m = static_cast<double>(layout.microbatches);
+  std::vector<std::vector<Holding>> ranks(pp);
+  if (strategy == Strategy::DualPipe) {
+    // Two replicas, one fed from each end: rank r runs stage r of the
+    // first and stage pp-1-r of the second, half the microbatches each.
+    for (int32_t r = 0; r < pp; ++r) {
+      ranks[r].push_back({r, m / 2});
+      ranks[r].push_back({pp - 1 - r, m / 2});
+    }
+    return ranks;
+  }
+  const int32_t numStages = static_cast<int32_t>(layout.pp * layout.vpp);
+  const StagePlacement placement =
+      defaultVpp(strategy) == 2 ? StagePlacement::V : StagePlacement::Loop;
+  for (int32_t s = 0; s < numStages; ++s)
+    ranks[rankOfStage(s, pp, placement)].push_back({s, m});
+  return ranks;
+}
+
+std::vector<RankFigures>
+sched::rankFigures(const CostModel &model, const Layout &layout,
+                   Strategy strategy,
+                   const std::vector<StageEstimate> &stages) {
+  std::vector<std::vector<Holding>> held = holdings(layout, strategy);
+  std::vector<double> before(stages.size() + 1, 0);
+  for (size_t s = 0; s < stages.size(); ++s)
+    before[s + 1] = before[s] + stages[s].forward;
+  std::vector<RankFigures> ranks(held.size());
+  for (size_t r = 0; r < held.size(); ++r) {
+    RankFigures &f = ranks[r];
+    f.fill = INFINITY;
+    for (const Holding &h : held[r])
+      f.fill = std::min(f.fill, before[h.stage]);
+    if (held[r].empty())
+      f.fill = 0;
+    std::vector<const StageEstimate *> pointers;
+    for (const Holding &h : held[r]) {
+      const StageEstimate &s = stages[h.stage];
+      pointers.push_back(&s);
+      f.busy += h.microbatches * (s.forward + s.backwardInput + s.backwardWeight);
+      f.forwardPerMicrobatch += s.forward;
+      f.backwardPerMicrobatch += s.backwardInput + s.backwardWeight;
+      f.staticBytes += s.staticBytes();
+      f.largestActivation = std::max(f.largestActivation, s.activationBytes);
+      f.memory.weights += s.weightBytes;
+      f.memory.gradients += s.gradientBytes;
+      f.memory.optimizer += s.optimizerBytes;
+      const StageTerms &a = s.forwardTerms, &b = s.backwardTerms;
+      f.time.compute +=
+          h.microbatches * (a.matmul + a.attention + a.memoryBound +
+                            b.matmul + b.attention + b.memoryBound +
+                            b.recompute + s.backwardWeight);
+      f.time.tensorParallel +=
+          h.microbatches * (a.tensorParallel + b.tensorParallel);
+      f.time.contextParallel +=
+          h.microbatches * (a.contextParallel + b.contextParallel);
+      f.time.expertParallel +=
+          h.microbatches * (a.expertParallel + b.expertParallel);
+    }
+    f.dataParallel = model.dataParallel(layout, pointers, f.forwardPerMicrobatch,
+                                        f.backwardPerMicrobatch);
+    f.time.dataParallel = f.dataParallel.exposed;
+    f.time.optimizer = f.dataParallel.optimizer;
+  }
+  return ranks;
+}
+
+static StageCost toStageCost(const StageEstimate &s) {
+  StageCost cost;
+  cost.forward = s.forward;
+  cost.backwardInput = s.backwardInput;
+  cost.backwardWeight = s.backwardWeight;
+  cost.activation = std::max<int64_t>(1, std::llround(s.activationBytes));
+  cost.weightGrad = std::llround(s.weightGradBytes);
+  cost.parameters = std::llround(s.staticBytes());
+  cost.output = std::max<int64_t>(1, std::llround(s.outputBytes));
+  return cost;
+}
+
+static PipelineShape shapeOf(const Candidate &candidate,
+                             const std::vector<StageEstimate> &stages) {
+  PipelineShape shape;
+  shape.pp = static_cast<int32_t>(candidate.layout.pp);
+  shape.vpp = static_cast<int32_t>(candidate.layout.vpp);
+  shape.microbatches = static_cast<int32_t>(candidate.layout.microbatches);
+  for (const StageEstimate &s : stages)
+    shape.stageCosts.push_back(toStageCost(s));
+  return shape;
+}
+
+std::string sched::formatGigabytes(double bytes) {
+  return llvm::formatv("{0:f1} GB", bytes / 1e9).str();
+}
+
+std::vector<StageEstimate> sched::candidateStages(const CostModel &model,
+                                                  const Candidate &candidate) {
+  Layout layout = candidate.layout;
+  if (candidate.strategy == Strategy::DualPipe)
+    layout.vpp = 1;
+  return model.stages(layout);
+}
+
+/// The cost of schedule stage `stage`: DualPipe's second replica repeats
+/// the first's stages.
+static const StageCost &costOf(const std::vector<StageCost> &costs,
+                               int32_t stage) {
+  return costs[static_cast<size_t>(stage) % costs.size()];
+}
+
+llvm::Expected<const Schedule *> CandidateEvaluator::order(const Candidate &candidate) {
+  const int64_t vpp =
+      candidate.strategy == Strategy::DualPipe ? 1 : candidate.layout.vpp;
+  auto key = std::make_tuple(candidate.strategy, candidate.layout.pp, vpp,
+                             candidate.layout.microbatches);
+  auto it = orders.find(key);
+  if (it != orders.end())
+    return &it->second;
+  PipelineShape shape;
+  shape.pp = static_cast<int32_t>(candidate.layout.pp);
+  shape.vpp = static_cast<int32_t>(vpp);
+  shape.microbatches = static_cast<int32_t>(candidate.layout.microbatches);
+  llvm::Expected<Schedule> generated =
+      generateSchedule(candidate.strategy, shape);
+  if (!generated)
+    return generated.takeError();
+  // Orders are kept while they take fewer than 2^22 actions in all (about
+  // 200 MB); past that the cache starts over.
+  const size_t actions = generated->numActions();
+  if (cachedActions + actions > (size_t(1) << 22)) {
+    orders.clear();
+    cachedActions = 0;
+  }
+  cachedActions += actions;
+  return &orders.emplace(key, std::move(*generated)).first->second;
+}
+
+llvm::Error CandidateEvaluator::measureMemory(Candidate &candidate,
+                                     const std::vector<StageEstimate> &stages) {
+  llvm::Expected<const Schedule *> schedule = order(candidate);
+  if (!schedule)
+    return schedule.takeError();
+  const std::vector<StageEstimate> run =
+      stagesAsRun(model, stages, candidate.strategy, pairedShare(**schedule));
+  std::vector<StageCost> costs;
+  for (const StageEstimate &s : run)
+    costs.push_back(toStageCost(s));
+  std::vector<RankFigures> ranks =
+      rankFigures(model, candidate.layout, candidate.strategy, run);
+  const double limit = model.memoryLimit();
+  double peak = -1, peakActivation = 0, peakCount = 0;
+  size_t fullest = 0;
+  for (size_t r = 0; r < (*schedule)->ranks.size(); ++r) {
+    // The simulator's accounting: F keeps the activation, I frees all but
+    // the part W needs, W frees that, B frees everything.
+    double live = 0, count = 0, high = 0, highCount = 0;
+    for (const Action &a : (*schedule)->ranks[r].actions) {
+      if (!isCompute(a.kind))
+        continue;
+      const StageCost &c = costOf(costs, a.stage);
+      const double act = static_cast<double>(c.activation);
+      const double keep = static_cast<double>(c.weightGrad);
+      switch (a.kind) {
+      case ActionKind::Forward:
+        live += act;
+        count += 1;
+        break;
+      case ActionKind::Backward:
+        live -= act;
+        count -= 1;
+        break;
+      case ActionKind::BackwardInput:
+        live -= act - keep;
+        count -= act > 0 ? 1 - keep / act : 1;
+        break;
+      default:
+        live -= keep;
+        count -= act > 0 ? keep / act : 0;
+        break;
+      }
+      if (live > high) {
+        high = live;
+        highCount = count;
+      }
+    }
+    const double bytes = ranks[r].staticBytes + high;
+    if (bytes > peak) {
+      peak = bytes;
+      fullest = r;
+      peakActivation = high;
+      peakCount = highCount;
+    }
+  }
+  candidate.memory = ranks[fullest].memory;
+  candidate.memory.activations = peakActivation;
+  candidate.memory.peak = peak;
+  candidate.memory.limit = limit;
+  candidate.fits = peak <= limit;
+  candidate.overflow.clear();
+  if (!candidate.fits) {
+    const double fixed = ranks[fullest].staticBytes;
+    if (fixed > limit)
+      candidate.overflow = llvm::formatv(
+          "weights, gradients and optimizer state alone take {0} on pipeline "
+          "rank {1} ({2} weights, {3} gradients, {4} optimizer), over the "
+          "{5} usable",
+          formatGigabytes(fixed), fullest, formatGigabytes(candidate.memory.weights),
+          formatGigabytes(candidate.memory.gradients),
+          formatGigabytes(candidate.memory.optimizer), formatGigabytes(limit));
+    else
+      candidate.overflow = llvm::formatv(
+          "activations in flight ({0}, {1} stage-microbatches at the peak) on "
+          "top of {2} of weights, gradients and optimizer state exceed the "
+          "{3} usable on pipeline rank {4}",
+          formatGigabytes(peakActivation), formatNumber(peakCount), formatGigabytes(fixed),
+          formatGigabytes(limit), fullest);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error CandidateEvaluator::simulateStep(Candidate &candidate,
+                                    const std::vector<StageEstimate> &stages,
+                                    bool detailed) {
+  llvm::Expected<const Schedule *> cached = order(candidate);
+  if (!cached)
+    return cached.takeError();
+  const std::vector<StageEstimate> run =
+      stagesAsRun(model, stages, candidate.strategy, pairedShare(**cached));
+  Schedule schedule = **cached;
+  schedule.stageCosts.clear();
+  for (int32_t s = 0; s < schedule.numStages; ++s)
+    schedule.stageCosts.push_back(toStageCost(run[s % run.size()]));
+  const double p2p = model.p2pTime(candidate.layout, stages.front().outputBytes);
+  SimulationOptions withComm;
+  withComm.comm = p2p;
+  llvm::Expected<Timeline> timeline = simulate(schedule, withComm);
+  if (!timeline)
+    return timeline.takeError();
+  std::optional<Timeline> computeOnly;
+  if (detailed) {
+    llvm::Expected<Timeline> t = simulate(schedule, SimulationOptions());
+    if (!t)
+      return t.takeError();
+    computeOnly = std::move(*t);
+  }
+
+  std::vector<RankFigures> ranks =
+      rankFigures(model, candidate.layout, candidate.strategy, run);
+  // The simulator numbers ranks as the schedule does: pipeline rank r.
+  double tail = 0;
+  size_t critical = 0;
+  double worst = -1;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    tail = std::max(tail, ranks[r].afterPipeline());
+    const double total = timeline->busy[r] + ranks[r].afterPipeline();
+    if (total > worst) {
+      worst = total;
+      critical = r;
+    }
+  }
+  candidate.evaluated = true;
+  candidate.detailed = detailed;
+  candidate.makespan = timeline->makespan;
+  candidate.stepTime = timeline->makespan + tail;
+  candidate.time = ranks[critical].time;
+  const Timeline &idle = computeOnly ? *computeOnly : *timeline;
+  candidate.time.bubble = std::max(0.0, idle.makespan - idle.busy[critical]);
+  candidate.time.pipelineParallel =
+      computeOnly ? std::max(0.0, timeline->makespan - computeOnly->makespan)
+                  : 0;
+  candidate.bubbleRatio =
+      timeline->makespan > 0
+          ? (timeline->makespan - timeline->busy[critical]) / timeline->makespan
+          : 0;
+
+  const TrainingSpec &training = model.getTraining();
+  const double devices = static_cast<double>(training.devices);
+  const double flops = model.modelFlopsPerStep();
+  const double peakFlops = model.getCluster().peak(training.precision);
+  candidate.mfu = flops / (candidate.stepTime * devices * peakFlops);
+  candidate.tflopsPerDevice = flops / candidate.stepTime / devices / 1e12;
+  candidate.tokensPerSecondPerDevice =
+      static_cast<double>(training.globalBatchTokens) / candidate.stepTime /
+      devices;
+  return llvm::Error::success();
+}
+
+llvm::Expected<Schedule> sched::buildSchedule(const CostModel &model,
+                                              const Candidate &candidate) {
+  std::vector<StageEstimate> stages = candidateStages(model, candidate);
+  llvm::Expected<Schedule> order =
+      generateSchedule(candidate.strategy, shapeOf(candidate, stages));
+  if (!order)
+    return order.takeError();
+  llvm::Expected<Schedule> compute = generateSchedule(
+      candidate.strategy,
+      shapeOf(candidate, stagesAsRun(model, stages, candidate.strategy,
+                                     pairedShare(*order))));
+  if (!compute)
+    return compute.takeError();
+  return insertTransfers(*compute);
+}
+
+void CandidateEvaluator::detail(Candidate &candidate) {
+  if (candidate.detailed)
+    return;
+  if (llvm::Error error = simulateStep(
+          candidate, candidateStages(model, candidate), /*detailed=*/true))
+    candidate.verdict = "unknown: " + llvm::toString(std::move(error));
+}
+
+bool sched::proveCandidate(const CostModel &model, Candidate &candidate) {
+  llvm::Expected<Schedule> lowered = buildSchedule(model, candidate);
+  if (!lowered) {
+    candidate.verdict = "unknown: " + llvm::toString(lowered.takeError());
+    return false;
+  }
+  llvm::Expected<MemoryLimit> memoryLimit =
+      MemoryLimit::fromDouble(model.memoryLimit());
+  if (!memoryLimit) {
+    candidate.verdict = "unknown: " + llvm::toString(memoryLimit.takeError());
+    return false;
+  }
+  VerifyOptions verifyOptions;
+  verifyOptions.p2p = P2PSemantics::Rendezvous;
+  verifyOptions.memoryLimit = *memoryLimit;
+  verifyOptions.timeoutSeconds = 30;
+  VerifyResult verdict = verifySchedule(*lowered, verifyOptions);
+  switch (verdict.verdict) {
+  case Verdict::Verified:
+    candidate.verdict = "verified";
+    break;
+  case Verdict::Violated:
+    candidate.verdict =
+        "violated: " + (verdict.violations.empty()
+                            ? std::string("(no detail)")
+                            : verdict.violations.front().message);
+    candidate.fits = false;
+    candidate.overflow = candidate.verdict;
+    break;
+  case Verdict::Unknown:
+    candidate.verdict = "unknown: " + verdict.unknownReason;
+    break;
+  }
+  if (!verdict.peakMemory.empty())
+    candidate.memory.peak =
+        std::max(candidate.memory.peak, *std::max_element(
+                                            verdict.peakMemory.begin(),
+                                            verdict.peakMemory.end()));
+  return true;
+}

@@ -1,0 +1,117 @@
+//===- Evaluation.h - a candidate's step time, memory and proof -*- C++ -*-===//
+//
+// Candidate evaluation (docs/planner.md, "The search", steps 2-4): the cost
+// model's stages as the candidate's strategy runs them, the exact peak
+// memory on the strategy's order of actions, the simulated step, and the
+// verifier's proof of the lowered schedule against the device memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_PLANNER_EVALUATION_H
+#define LIB_PLANNER_EVALUATION_H
+
+#include "lib/CostModel/CostModel.h"
+#include "lib/Planner/Candidate.h"
+#include "lib/Schedule/Schedule.h"
+
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace sched {
+
+/// Strategies whose steady phase runs a forward and a backward of two
+/// chunks together (sched.overlap): one chunk's expert all-to-all hides
+/// under the other's compute (DeepSeek-V3 report, section 3.2.1).
+bool overlapsCommunication(Strategy strategy);
+
+/// Stage times as `strategy` runs them, by one rule for every schedule
+/// with overlap pairs: the expert all-to-all of an action in a pair hides
+/// under as much compute of its partner; `paired` is the share of actions
+/// in pairs (1 for a bound, the schedule's own share once generated).
+std::vector<StageEstimate> stagesAsRun(const CostModel &model,
+                                       std::vector<StageEstimate> stages,
+                                       Strategy strategy, double paired = 1);
+
+/// Per-rank figures the bound and the evaluation share.
+struct RankFigures {
+  double busy = 0;
+  /// The forward of the stages before this rank's first one: no schedule
+  /// can start the rank before a microbatch has passed them (the fill every
+  /// pipeline pays).
+  double fill = 0;
+  double forwardPerMicrobatch = 0;
+  double backwardPerMicrobatch = 0;
+  double staticBytes = 0;
+  double largestActivation = 0;
+  DataParallelCost dataParallel;
+  StepBreakdown time;
+  MemoryBreakdown memory;
+
+  /// What runs after the pipeline drains: exposed data-parallel traffic
+  /// and the optimizer step.
+  double afterPipeline() const {
+    return dataParallel.exposed + dataParallel.optimizer;
+  }
+};
+
+/// The figures of each pipeline rank of `layout` run by `strategy` with
+/// `stages` (as run: stagesAsRun).
+std::vector<RankFigures> rankFigures(const CostModel &model,
+                                     const Layout &layout, Strategy strategy,
+                                     const std::vector<StageEstimate> &stages);
+
+/// The cost model's stages for `candidate` (DualPipe: one per rank, which
+/// its generator runs twice).
+std::vector<StageEstimate> candidateStages(const CostModel &model,
+                                           const Candidate &candidate);
+
+/// The lowered schedule (compute and transfers) of `candidate` with its
+/// stage costs in seconds and bytes, as the planner simulated it.
+llvm::Expected<Schedule> buildSchedule(const CostModel &model,
+                                       const Candidate &candidate);
+
+/// `bytes` as "12.3 GB".
+std::string formatGigabytes(double bytes);
+
+/// Measures and simulates candidates. The generators order actions without
+/// looking at stage costs, so one order per (strategy, pp, vpp,
+/// microbatches) serves every layout that shares it: memory is measured on
+/// it exactly, before any simulation.
+class CandidateEvaluator {
+public:
+  explicit CandidateEvaluator(const CostModel &model) : model(model) {}
+
+  /// Sets the candidate's memory figures, `fits` and `overflow`, from the
+  /// peak of static bytes plus live activations on each rank.
+  llvm::Error measureMemory(Candidate &candidate,
+                            const std::vector<StageEstimate> &stages);
+  /// Simulates the candidate's step (after measureMemory). With
+  /// `detailed`, also splits the idle time into bubble and transfers.
+  llvm::Error simulateStep(Candidate &candidate,
+                           const std::vector<StageEstimate> &stages,
+                           bool detailed);
+  /// Simulates the candidate in detail unless it already was; a failure
+  /// becomes its verdict ("unknown: ...").
+  void detail(Candidate &candidate);
+
+private:
+  llvm::Expected<const Schedule *> order(const Candidate &candidate);
+
+  const CostModel &model;
+  std::map<std::tuple<Strategy, int64_t, int64_t, int64_t>, Schedule> orders;
+  size_t cachedActions = 0;
+};
+
+/// Lowers `candidate` with transfers and verifies it under rendezvous
+/// semantics against the device's usable memory in bytes: sets `verdict`
+/// (and, when violated, `fits` false and `overflow`) and raises the peak
+/// memory to the verifier's. Returns whether the verifier ran.
+bool proveCandidate(const CostModel &model, Candidate &candidate);
+
+} // namespace sched
+
+#endif // LIB_PLANNER_EVALUATION_H

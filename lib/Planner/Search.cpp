@@ -1,0 +1,444 @@
+//===- Search.cpp - enumerate, bound and search layouts and schedules -----===//
+//
+// docs/planner.md, "The search": every layout and strategy the flags allow
+// is a candidate; each gets a time and a memory bound from the cost model
+// alone (no schedule); in order of the time bound, candidates are measured
+// for memory and simulated (Evaluation.h) until the next bound exceeds what
+// the report keeps (branch and bound); Recommendation.h picks among them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Planner/Planner.h"
+
+#include "lib/Planner/Evaluation.h"
+#include "lib/Planner/Recommendation.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+using namespace sched;
+
+//===----------------------------------------------------------------------===//
+// Bounds
+//===----------------------------------------------------------------------===//
+
+/// Sets the candidate's time bound (over the pipeline ranks, the largest of
+/// the rank's compute plus the fill before it, plus what runs after the
+/// pipeline; overlap credited in full) and memory bound (static memory plus
+/// one microbatch's activations): true lower bounds, no schedule needed.
+static void bound(const CostModel &model, Candidate &candidate,
+                  const std::vector<StageEstimate> &stages) {
+  std::vector<RankFigures> ranks =
+      rankFigures(model, candidate.layout, candidate.strategy, stages);
+  double busy = 0, tail = 0, memory = 0;
+  for (const RankFigures &f : ranks) {
+    busy = std::max(busy, f.fill + f.busy);
+    tail = std::max(tail, f.afterPipeline());
+    memory = std::max(memory, f.staticBytes + f.largestActivation);
+  }
+  candidate.timeBound = busy + tail;
+  candidate.memoryBound = memory;
+}
+
+//===----------------------------------------------------------------------===//
+// Enumeration
+//===----------------------------------------------------------------------===//
+
+static std::vector<int64_t> divisorsUpTo(int64_t n, int64_t limit) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d <= std::min(n, limit); ++d)
+    if (n % d == 0)
+      out.push_back(d);
+  return out;
+}
+
+static bool isPowerOfTwo(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+/// The stages per rank each strategy is tried with.
+static std::vector<int64_t> vppChoices(Strategy strategy) {
+  switch (strategy) {
+  case Strategy::Interleaved1F1B:
+  case Strategy::LoopedBFS:
+  case Strategy::InterleavedZB:
+  case Strategy::InterleavedCombined1F1B:
+    return {2, 4};
+  default:
+    return {defaultVpp(strategy)};
+  }
+}
+
+static const Strategy kPipelineStrategies[] = {
+    Strategy::GPipe,         Strategy::OneFOneB,  Strategy::Interleaved1F1B,
+    Strategy::LoopedBFS,     Strategy::ZBH1,      Strategy::ZBH2,
+    Strategy::InterleavedZB, Strategy::ZBV,       Strategy::VHalf,
+    Strategy::VMin,          Strategy::DualPipeV, Strategy::DualPipe,
+    Strategy::InterleavedCombined1F1B,
+};
+
+/// A global-batch auxiliary loss needs every forward before any backward
+/// through the stages that compute it (docs/aux-loss.md): only strategies
+/// with that order keep it.
+static bool keepsGlobalBatchOrder(Strategy strategy) {
+  return strategy == Strategy::GPipe || strategy == Strategy::LoopedBFS ||
+         strategy == Strategy::NoPipeline;
+}
+
+namespace {
+struct StageKey {
+  int64_t tp, pp, vpp, ep, cp, b;
+  int zero;
+  Recompute recompute;
+  bool sequenceParallel;
+  bool operator<(const StageKey &o) const {
+    return std::tie(tp, pp, vpp, ep, cp, b, zero, recompute,
+                    sequenceParallel) <
+           std::tie(o.tp, o.pp, o.vpp, o.ep, o.cp, o.b, o.zero, o.recompute,
+                    o.sequenceParallel);
+  }
+};
+} // namespace
+
+/// What the cost model's stages of `candidate` depend on (DualPipe's
+/// layout has one stage per rank whatever its vpp).
+static StageKey stageKey(const Candidate &candidate) {
+  const Layout &layout = candidate.layout;
+  return StageKey{layout.tp,
+                  layout.pp,
+                  candidate.strategy == Strategy::DualPipe ? 1 : layout.vpp,
+                  layout.ep,
+                  layout.cp,
+                  layout.microbatchSize,
+                  layout.zero,
+                  layout.recompute,
+                  layout.sequenceParallel};
+}
+
+/// Strategies that run without pipeline parallelism (one stage per rank).
+static bool withoutPipeline(Strategy strategy) {
+  return strategy == Strategy::NoPipeline ||
+         strategy == Strategy::Combined1F1B;
+}
+
+//===----------------------------------------------------------------------===//
+// Search
+//===----------------------------------------------------------------------===//
+
+/// The layouts to try: every dp/tp/pp/vpp/ep/cp of the devices (or the one
+/// --layout fixes) with every microbatch size, ZeRO stage and
+/// recomputation the options leave open.
+static llvm::Expected<std::vector<Layout>>
+layoutsToTry(const CostModel &model, const PlanOptions &options) {
+  const ModelSpec &spec = model.getModel();
+  const ClusterSpec &cluster = model.getCluster();
+  const TrainingSpec &training = model.getTraining();
+  const int64_t devices = training.devices;
+  std::vector<Layout> layouts;
+  auto addVariants = [&](Layout base) {
+    // Microbatch sizes: every divisor up to 32 of the sequences of one
+    // data-parallel replica (15 sequences: 1, 3, 5 and 15), so a replica's
+    // batch splits into whole microbatches whatever it factors into.
+    std::vector<int64_t> sizes;
+    if (options.microbatchSize) {
+      sizes = {*options.microbatchSize};
+    } else if (training.globalBatchSequences() % base.dp == 0) {
+      const int64_t perReplica = training.globalBatchSequences() / base.dp;
+      for (int64_t b = 1; b <= std::min<int64_t>(perReplica, 32); ++b)
+        if (perReplica % b == 0)
+          sizes.push_back(b);
+    }
+    std::vector<int> zeros;
+    if (options.zero)
+      zeros = {*options.zero};
+    else if (base.pp > 1)
+      zeros = {1}; // DeepSpeed and Megatron shard no more under PP.
+    else
+      zeros = {1, 2, 3};
+    std::vector<Recompute> recomputes =
+        options.recompute
+            ? std::vector<Recompute>{*options.recompute}
+            : std::vector<Recompute>{Recompute::None, Recompute::Selective,
+                                     Recompute::Full};
+    for (int64_t b : sizes)
+      for (int zero : zeros)
+        for (Recompute recompute : recomputes) {
+          Layout layout = base;
+          layout.microbatchSize = b;
+          layout.zero = zero;
+          layout.recompute = recompute;
+          layouts.push_back(layout);
+        }
+  };
+  if (options.layout) {
+    Layout fixed = *options.layout;
+    if (options.zero)
+      fixed.zero = *options.zero;
+    if (options.microbatchSize)
+      fixed.microbatchSize = *options.microbatchSize;
+    Layout probe = fixed;
+    if (llvm::Error error = model.checkLayout(probe))
+      return std::move(error);
+    addVariants(fixed);
+  } else {
+    const int64_t maxTp = std::max<int64_t>(
+        1, std::min<int64_t>(cluster.domainSize, 16));
+    for (int64_t tp : divisorsUpTo(devices, maxTp)) {
+      if (!isPowerOfTwo(tp) || spec.heads % tp != 0)
+        continue;
+      for (int64_t cp : {1, 2, 4, 8}) {
+        if (devices % (tp * cp) != 0 ||
+            (cp > 1 && training.seqLen % (2 * cp) != 0) ||
+            (cp > 1 && training.seqLen / cp < 512))
+          continue;
+        for (int64_t pp :
+             divisorsUpTo(devices / (tp * cp), std::min<int64_t>(spec.layers, 64))) {
+          const int64_t dp = devices / (tp * cp * pp);
+          std::vector<int64_t> eps = {1};
+          if (spec.moe)
+            for (int64_t ep = 2; ep <= spec.moe->experts; ep *= 2)
+              if (spec.moe->experts % ep == 0 && (dp * cp * tp) % ep == 0)
+                eps.push_back(ep);
+          for (int64_t ep : eps)
+            for (int64_t vpp : {1, 2, 4}) {
+              if (pp == 1 && vpp > 1)
+                continue;
+              Layout layout;
+              layout.dp = dp;
+              layout.tp = tp;
+              layout.pp = pp;
+              layout.vpp = vpp;
+              layout.ep = ep;
+              layout.cp = cp;
+              addVariants(layout);
+            }
+        }
+      }
+    }
+  }
+
+  return layouts;
+}
+
+llvm::Expected<PlanResult> sched::plan(const CostModel &model,
+                                       const PlanOptions &options) {
+  const auto started = std::chrono::steady_clock::now();
+  if (llvm::Error error = model.checkTraining())
+    return std::move(error);
+  const ModelSpec &spec = model.getModel();
+  const TrainingSpec &training = model.getTraining();
+  const int64_t devices = training.devices;
+
+  if (options.strategy && spec.auxLoss == AuxLossScope::GlobalBatch &&
+      !keepsGlobalBatchOrder(*options.strategy))
+    return llvm::createStringError(
+        strategyName(*options.strategy) +
+        " cannot honour the model's global_batch auxiliary loss (every "
+        "microbatch's forward must come before any backward): use gpipe, "
+        "looped-bfs or no-pp, or an aux_free, sequence or microbatch scope");
+
+  llvm::Expected<std::vector<Layout>> layouts = layoutsToTry(model, options);
+  if (!layouts)
+    return layouts.takeError();
+
+  PlanResult result;
+  std::vector<Candidate> candidates;
+  std::map<StageKey, std::vector<StageEstimate>> stageCache;
+  std::string firstLayoutError;
+  for (Layout layout : *layouts) {
+    if (llvm::Error error = model.checkLayout(layout)) {
+      if (firstLayoutError.empty())
+        firstLayoutError = llvm::toString(std::move(error));
+      else
+        llvm::consumeError(std::move(error));
+      continue;
+    }
+    std::vector<Strategy> strategies;
+    if (options.strategy)
+      strategies = {*options.strategy};
+    else if (layout.pp == 1)
+      strategies = {Strategy::NoPipeline, Strategy::Combined1F1B};
+    else
+      strategies.assign(std::begin(kPipelineStrategies),
+                        std::end(kPipelineStrategies));
+    for (Strategy strategy : strategies) {
+      if (withoutPipeline(strategy) != (layout.pp == 1))
+        continue;
+      // Combined 1F1B exists to hide the expert all-to-all; without one
+      // it only keeps two microbatches alive.
+      if ((strategy == Strategy::Combined1F1B ||
+           strategy == Strategy::InterleavedCombined1F1B) &&
+          !options.strategy && (!spec.moe || layout.ep == 1))
+        continue;
+      if (spec.auxLoss == AuxLossScope::GlobalBatch &&
+          !keepsGlobalBatchOrder(strategy))
+        continue;
+      Candidate candidate;
+      candidate.layout = layout;
+      candidate.strategy = strategy;
+      // DualPipe runs two replicas of a pp-stage pipeline: vpp 1 in the
+      // layout, two stages per rank in the schedule.
+      const std::vector<int64_t> vpps =
+          options.layout ? std::vector<int64_t>{layout.vpp} : vppChoices(strategy);
+      if (!llvm::is_contained(vpps, layout.vpp))
+        continue;
+      PipelineShape probe;
+      probe.pp = static_cast<int32_t>(layout.pp);
+      probe.vpp = static_cast<int32_t>(layout.vpp);
+      probe.microbatches = static_cast<int32_t>(
+          std::min<int64_t>(layout.microbatches, INT32_MAX));
+      // A schedule is generated for every candidate the search reaches:
+      // one of more than kMaxActions compute actions (about 100 MB to simulate) is left
+      // out, and says so if nothing else is left.
+      constexpr int64_t kMaxActions = int64_t(1) << 21;
+      if (layout.microbatches > kMaxActions / 3 ||
+          3 * layout.pp * layout.vpp * layout.microbatches > kMaxActions) {
+        ++result.prunedSize;
+        if (firstLayoutError.empty())
+          firstLayoutError = llvm::formatv(
+              "layout {0}: {1} microbatches through {2} stages is more than "
+              "the planner generates (2^21 actions); raise the microbatch "
+              "size or lower the global batch",
+              layout.str(), layout.microbatches, layout.pp * layout.vpp);
+        continue;
+      }
+      if (llvm::Error error = checkPipelineShape(strategy, probe)) {
+        if (firstLayoutError.empty())
+          firstLayoutError = "layout " + layout.str() + " with " +
+                             strategyName(strategy).str() + ": " +
+                             llvm::toString(std::move(error));
+        else
+          llvm::consumeError(std::move(error));
+        continue;
+      }
+      const StageKey key = stageKey(candidate);
+      auto it = stageCache.find(key);
+      if (it == stageCache.end())
+        it = stageCache.emplace(key, model.stages(layout)).first;
+      bound(model, candidate, stagesAsRun(model, it->second, strategy));
+      candidates.push_back(candidate);
+    }
+  }
+  result.considered = candidates.size();
+  if (candidates.empty())
+    return llvm::createStringError(
+        firstLayoutError.empty()
+            ? llvm::formatv("no layout of the {0} devices suits this model "
+                            "and batch: dp x tp x pp x cp must be {0}, with "
+                            "dp dividing the {1} sequences and pp at most "
+                            "the {2} layers",
+                            devices, training.globalBatchSequences(),
+                            spec.layers)
+                  .str()
+            : firstLayoutError);
+
+  // Candidates whose bound alone overflows memory are pruned, but the
+  // nearest are kept to explain an empty table.
+  const double limit = model.memoryLimit();
+  std::vector<Candidate *> open;
+  std::vector<const Candidate *> over;
+  for (Candidate &candidate : candidates) {
+    if (candidate.memoryBound > limit && !options.layout &&
+        !options.exhaustive) {
+      ++result.prunedMemory;
+      over.push_back(&candidate);
+      continue;
+    }
+    open.push_back(&candidate);
+  }
+  // Only the nearest three are kept (to explain an empty table).
+  const size_t nearest = std::min<size_t>(over.size(), 3);
+  std::partial_sort(over.begin(), over.begin() + nearest, over.end(),
+                    [](const Candidate *a, const Candidate *b) {
+                      return a->memoryBound < b->memoryBound;
+                    });
+  for (size_t i = 0; i < nearest; ++i) {
+    Candidate candidate = *over[i];
+    candidate.fits = false;
+    candidate.overflow = "at least " + formatGigabytes(candidate.memoryBound) +
+                         " (static memory and one microbatch's "
+                         "activations) over the " +
+                         formatGigabytes(limit) + " usable";
+    result.overflowing.push_back(std::move(candidate));
+  }
+  llvm::stable_sort(open, [](const Candidate *a, const Candidate *b) {
+    return a->timeBound < b->timeBound;
+  });
+
+  // Branch and bound, in order of the time bound.
+  CandidateEvaluator evaluator(model);
+  std::vector<Candidate> fitting;
+  std::vector<double> times; // sorted step times of fitting candidates
+  double bestWithout = INFINITY, bestWith = INFINITY;
+  const size_t top = static_cast<size_t>(std::max(options.top, 1));
+  size_t done = 0;
+  for (Candidate *next : open) {
+    Candidate &candidate = *next;
+    const double kth = times.size() >= top ? times[top - 1] : INFINITY;
+    const double best = times.empty() ? INFINITY : times.front();
+    const double classBest =
+        candidate.hasPipeline() ? bestWith : bestWithout;
+    if (!options.exhaustive && candidate.timeBound > kth &&
+        candidate.timeBound > classBest &&
+        candidate.timeBound > 1.03 * best) {
+      ++result.prunedBound;
+      continue;
+    }
+    if (options.maxEvaluations > 0 &&
+        result.lowered >= static_cast<size_t>(options.maxEvaluations)) {
+      result.truncated = true;
+      ++result.leftByCap;
+      continue;
+    }
+    if (options.progress && (++done % 64 == 0))
+      options.progress(done, open.size());
+    const StageKey key = stageKey(candidate);
+    auto failed = [&](llvm::Error error) {
+      return llvm::createStringError("planner: " + candidate.layout.str() +
+                                     " " + candidate.scheduleName().str() +
+                                     ": " + llvm::toString(std::move(error)));
+    };
+    const std::vector<StageEstimate> &stages = stageCache[key];
+    if (llvm::Error error = evaluator.measureMemory(candidate, stages))
+      return failed(std::move(error));
+    ++result.memoryChecked;
+    if (!candidate.fits) {
+      result.overflowing.push_back(candidate);
+      continue;
+    }
+    if (llvm::Error error =
+            evaluator.simulateStep(candidate, stages, /*detailed=*/false))
+      return failed(std::move(error));
+    ++result.lowered;
+    times.insert(llvm::upper_bound(times, candidate.stepTime),
+                 candidate.stepTime);
+    (candidate.hasPipeline() ? bestWith : bestWithout) =
+        std::min(candidate.hasPipeline() ? bestWith : bestWithout,
+                 candidate.stepTime);
+    fitting.push_back(candidate);
+  }
+  if (options.progress)
+    options.progress(open.size(), open.size());
+
+  recommend(model, evaluator, options, std::move(fitting), result);
+  llvm::stable_sort(result.overflowing, [](const Candidate &a,
+                                           const Candidate &b) {
+    const double pa = a.evaluated || a.memory.peak > 0 ? a.memory.peak
+                                                       : a.memoryBound;
+    const double pb = b.evaluated || b.memory.peak > 0 ? b.memory.peak
+                                                       : b.memoryBound;
+    return pa < pb;
+  });
+  if (result.overflowing.size() > 3)
+    result.overflowing.resize(3);
+
+  result.reason = recommendationReason(model, options, result);
+  result.seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - started)
+                       .count();
+  return result;
+}

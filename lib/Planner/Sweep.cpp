@@ -1,0 +1,59 @@
+//===- Sweep.cpp - the best layout along a cluster figure -----------------===//
+
+#include "lib/Planner/Sweep.h"
+
+using namespace sched;
+
+llvm::StringRef sched::sweepAxisName(SweepAxis axis) {
+  return axis == SweepAxis::DomainSize ? "domain_size" : "scale_out_bandwidth";
+}
+
+std::optional<SweepAxis> sched::parseSweepAxis(llvm::StringRef name) {
+  for (SweepAxis axis : {SweepAxis::DomainSize, SweepAxis::ScaleOutBandwidth})
+    if (name == sweepAxisName(axis))
+      return axis;
+  return std::nullopt;
+}
+
+std::vector<double> sched::defaultSweepValues(SweepAxis axis,
+                                              const ClusterSpec &cluster,
+                                              const TrainingSpec &training) {
+  std::vector<double> values;
+  if (axis == SweepAxis::DomainSize) {
+    for (double v : {8.0, 16.0, 32.0, 64.0, 72.0, 128.0, 256.0, 512.0})
+      if (v <= static_cast<double>(training.devices))
+        values.push_back(v);
+    return values;
+  }
+  for (double f : {0.25, 0.5, 1.0, 2.0, 4.0, 8.0})
+    values.push_back(f * cluster.scaleOutBandwidth);
+  return values;
+}
+
+ClusterSpec sched::sweptCluster(const ClusterSpec &cluster, SweepAxis axis,
+                                double value) {
+  ClusterSpec swept = cluster;
+  if (axis == SweepAxis::DomainSize)
+    swept.domainSize = static_cast<int64_t>(value);
+  else
+    swept.scaleOutBandwidth = value;
+  return swept;
+}
+
+llvm::Expected<std::vector<SweepPoint>>
+sched::sweep(const ModelSpec &model, const ClusterSpec &cluster,
+             const TrainingSpec &training, SweepAxis axis,
+             llvm::ArrayRef<double> values, PlanOptions options) {
+  options.top = 1;
+  options.verify = false;
+  std::vector<SweepPoint> points;
+  for (double value : values) {
+    CostModel costs(model, sweptCluster(cluster, axis, value), training);
+    llvm::Expected<PlanResult> result = plan(costs, options);
+    if (!result)
+      return result.takeError();
+    points.push_back(
+        {value, result->bestWithoutPipeline, result->bestWithPipeline});
+  }
+  return points;
+}

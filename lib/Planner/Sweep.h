@@ -1,0 +1,56 @@
+//===- Sweep.h - the best layout along a cluster figure ---------*- C++ -*-===//
+//
+// `schedc plan --sweep` (docs/planner.md): the search repeated as one
+// figure of the cluster changes (the high-bandwidth domain's size, the
+// scale-out bandwidth), keeping the best layout with and without pipeline
+// parallelism at each value: where PP stops paying.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_PLANNER_SWEEP_H
+#define LIB_PLANNER_SWEEP_H
+
+#include "lib/Planner/Planner.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <vector>
+
+namespace sched {
+
+/// The cluster figure a sweep changes.
+enum class SweepAxis { DomainSize, ScaleOutBandwidth };
+
+/// "domain_size" or "scale_out_bandwidth".
+llvm::StringRef sweepAxisName(SweepAxis axis);
+std::optional<SweepAxis> parseSweepAxis(llvm::StringRef name);
+
+/// The values swept when none are given: domain sizes 8 to 512 (at most
+/// the devices), or 1/4x to 8x the cluster's scale-out bandwidth.
+std::vector<double> defaultSweepValues(SweepAxis axis,
+                                       const ClusterSpec &cluster,
+                                       const TrainingSpec &training);
+
+/// `cluster` with its figure on `axis` set to `value`.
+ClusterSpec sweptCluster(const ClusterSpec &cluster, SweepAxis axis,
+                         double value);
+
+/// The best layout with and without PP at one value of the sweep.
+struct SweepPoint {
+  double value = 0;
+  std::optional<Candidate> withoutPipeline;
+  std::optional<Candidate> withPipeline;
+};
+
+/// Searches at each of `values` with `options` (the report cut to the
+/// best, nothing proved). Fails as plan() does.
+llvm::Expected<std::vector<SweepPoint>>
+sweep(const ModelSpec &model, const ClusterSpec &cluster,
+      const TrainingSpec &training, SweepAxis axis,
+      llvm::ArrayRef<double> values, PlanOptions options);
+
+} // namespace sched
+
+#endif // LIB_PLANNER_SWEEP_H
