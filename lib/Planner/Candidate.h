@@ -46,9 +46,23 @@ struct MemoryBreakdown {
   double limit = 0;
 };
 
+/// A candidate that stands for a family of layouts trading time for
+/// memory step by step (docs/planner.md, "Least recomputation, least
+/// offload"): the search evaluates the smallest member that fits.
+enum class Family : uint8_t {
+  None,
+  /// Block recomputation of k layers per stage, k in [1, familySize].
+  Block,
+};
+
 struct Candidate {
   Layout layout;
   Strategy strategy = Strategy::NoPipeline;
+  /// Set on a family's candidate until evaluation picks its member: the
+  /// layout is then the family's first member (the fastest; its time bound
+  /// bounds them all) and memoryBound is the last member's (the least).
+  Family family = Family::None;
+  int64_t familySize = 0;
   /// Lower bounds from the cost model alone (no schedule).
   double timeBound = 0;
   double memoryBound = 0;

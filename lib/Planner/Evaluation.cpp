@@ -186,11 +186,24 @@ static const StageCost &costOf(const std::vector<StageCost> &costs,
   return costs[static_cast<size_t>(stage) % costs.size()];
 }
 
+CandidateEvaluator::OrderKey
+CandidateEvaluator::orderKey(const Candidate &candidate) {
+  const int64_t vpp =
+      candidate.strategy == Strategy::DualPipe ? 1 : candidate.layout.vpp;
+  return std::make_tuple(candidate.strategy, candidate.layout.pp, vpp,
+                         candidate.layout.microbatches);
+}
+
+const std::vector<double> *
+CandidateEvaluator::mostInFlight(const Candidate &candidate) const {
+  auto it = inFlight.find(orderKey(candidate));
+  return it == inFlight.end() ? nullptr : &it->second;
+}
+
 llvm::Expected<const Schedule *> CandidateEvaluator::order(const Candidate &candidate) {
   const int64_t vpp =
       candidate.strategy == Strategy::DualPipe ? 1 : candidate.layout.vpp;
-  auto key = std::make_tuple(candidate.strategy, candidate.layout.pp, vpp,
-                             candidate.layout.microbatches);
+  const OrderKey key = orderKey(candidate);
   auto it = orders.find(key);
   if (it != orders.end())
     return &it->second;
@@ -228,10 +241,11 @@ llvm::Error CandidateEvaluator::measureMemory(Candidate &candidate,
   const double limit = model.memoryLimit();
   double peak = -1, peakActivation = 0, peakCount = 0;
   size_t fullest = 0;
+  std::vector<double> most((*schedule)->ranks.size(), 0);
   for (size_t r = 0; r < (*schedule)->ranks.size(); ++r) {
     // The simulator's accounting: F keeps the activation, I frees all but
     // the part W needs, W frees that, B frees everything.
-    double live = 0, count = 0, high = 0, highCount = 0;
+    double live = 0, count = 0, high = 0, highCount = 0, mostCount = 0;
     for (const Action &a : (*schedule)->ranks[r].actions) {
       if (!isCompute(a.kind))
         continue;
@@ -260,7 +274,9 @@ llvm::Error CandidateEvaluator::measureMemory(Candidate &candidate,
         high = live;
         highCount = count;
       }
+      mostCount = std::max(mostCount, count);
     }
+    most[r] = mostCount;
     const double bytes = ranks[r].staticBytes + high;
     if (bytes > peak) {
       peak = bytes;
@@ -269,6 +285,7 @@ llvm::Error CandidateEvaluator::measureMemory(Candidate &candidate,
       peakCount = highCount;
     }
   }
+  inFlight[orderKey(candidate)] = std::move(most);
   candidate.memory = ranks[fullest].memory;
   candidate.memory.activations = peakActivation;
   candidate.memory.peak = peak;

@@ -97,12 +97,19 @@ public:
   /// Simulates the candidate in detail unless it already was; a failure
   /// becomes its verdict ("unknown: ...").
   void detail(Candidate &candidate);
+  /// Each rank's most stage-microbatches alive at once in the candidate's
+  /// schedule, if measureMemory has walked that schedule (it depends on
+  /// the strategy, pp, vpp and microbatches only); nullptr otherwise.
+  const std::vector<double> *mostInFlight(const Candidate &candidate) const;
 
 private:
+  using OrderKey = std::tuple<Strategy, int64_t, int64_t, int64_t>;
+  static OrderKey orderKey(const Candidate &candidate);
   llvm::Expected<const Schedule *> order(const Candidate &candidate);
 
   const CostModel &model;
-  std::map<std::tuple<Strategy, int64_t, int64_t, int64_t>, Schedule> orders;
+  std::map<OrderKey, Schedule> orders;
+  std::map<OrderKey, std::vector<double>> inFlight;
   size_t cachedActions = 0;
 };
 

@@ -95,11 +95,14 @@ struct StageKey {
   int zero;
   Recompute recompute;
   bool sequenceParallel;
+  bool megatronSplit;
+  int64_t first, last, offload;
   bool operator<(const StageKey &o) const {
     return std::tie(tp, pp, vpp, ep, cp, b, zero, recompute,
-                    sequenceParallel) <
+                    sequenceParallel, megatronSplit, first, last, offload) <
            std::tie(o.tp, o.pp, o.vpp, o.ep, o.cp, o.b, o.zero, o.recompute,
-                    o.sequenceParallel);
+                    o.sequenceParallel, o.megatronSplit, o.first, o.last,
+                    o.offload);
   }
 };
 } // namespace
@@ -116,7 +119,18 @@ static StageKey stageKey(const Candidate &candidate) {
                   layout.microbatchSize,
                   layout.zero,
                   layout.recompute,
-                  layout.sequenceParallel};
+                  layout.sequenceParallel,
+                  layout.megatronSplit,
+                  layout.firstStageLayers,
+                  layout.lastStageLayers,
+                  layout.offloadLayers};
+}
+
+/// Member `k` of a family's layout.
+static Layout familyMember(Layout layout, Family family, int64_t k) {
+  if (family == Family::Block)
+    layout.recompute = Recompute::block(k);
+  return layout;
 }
 
 /// Strategies that run without pipeline parallelism (one stage per rank).
@@ -315,12 +329,38 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
           llvm::consumeError(std::move(error));
         continue;
       }
-      const StageKey key = stageKey(candidate);
-      auto it = stageCache.find(key);
-      if (it == stageCache.end())
-        it = stageCache.emplace(key, model.stages(layout)).first;
-      bound(model, candidate, stagesAsRun(model, it->second, strategy));
+      auto stagesOf = [&](const Candidate &c) -> const std::vector<StageEstimate> & {
+        const StageKey key = stageKey(c);
+        auto it = stageCache.find(key);
+        if (it == stageCache.end())
+          it = stageCache.emplace(key, model.stages(c.layout)).first;
+        return it->second;
+      };
+      const std::vector<StageEstimate> &stages = stagesOf(candidate);
+      bound(model, candidate, stagesAsRun(model, stages, strategy));
       candidates.push_back(candidate);
+      // The least recomputation that fits, where the flags leave it open:
+      // a block of k layers per stage recomputed in place of all of them.
+      // Offload is not searched (docs/planner.md says why): only a layout
+      // that names it gets it.
+      int64_t largestStage = 0;
+      for (const StageEstimate &stage : stages)
+        largestStage = std::max(largestStage, stage.numLayers);
+      Family family = Family::None;
+      if (!options.recompute && layout.recompute == Recompute::Full)
+        family = Family::Block;
+      if (family != Family::None && largestStage >= 2) {
+        // Bounds every member keeps: the time of the first member (the
+        // least recomputation), the memory of the layout that recomputes
+        // every layer.
+        Candidate member = candidate;
+        member.family = family;
+        member.familySize = largestStage - 1;
+        member.layout = familyMember(layout, family, 1);
+        bound(model, member, stagesAsRun(model, stagesOf(member), strategy));
+        member.memoryBound = candidate.memoryBound;
+        candidates.push_back(member);
+      }
     }
   }
   result.considered = candidates.size();
@@ -396,16 +436,102 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
     }
     if (options.progress && (++done % 64 == 0))
       options.progress(done, open.size());
-    const StageKey key = stageKey(candidate);
     auto failed = [&](llvm::Error error) {
       return llvm::createStringError("planner: " + candidate.layout.str() +
                                      " " + candidate.scheduleName().str() +
                                      ": " + llvm::toString(std::move(error)));
     };
-    const std::vector<StageEstimate> &stages = stageCache[key];
-    if (llvm::Error error = evaluator.measureMemory(candidate, stages))
-      return failed(std::move(error));
-    ++result.memoryChecked;
+    auto stagesOf = [&](const Candidate &c) -> const std::vector<StageEstimate> & {
+      const StageKey key = stageKey(c);
+      auto it = stageCache.find(key);
+      if (it == stageCache.end())
+        it = stageCache.emplace(key, model.stages(c.layout)).first;
+      return it->second;
+    };
+    if (candidate.family != Family::None) {
+      // Memory falls and time grows with k: the smallest k that fits is
+      // the family's best member (bisection over its members).
+      const Layout first = candidate.layout;
+      auto member = [&](int64_t k) {
+        Candidate c = candidate;
+        c.family = Family::None;
+        c.layout = familyMember(first, candidate.family, k);
+        return c;
+      };
+      Candidate largest = member(candidate.familySize);
+      // Every member runs the same schedule: the most stage-microbatches
+      // each rank holds at once (known once any layout with that schedule
+      // was walked) bound a member's peak from above (with its largest
+      // activation), one microbatch bounds it from below, and the schedule
+      // is walked again only where the two disagree.
+      const double limit = model.memoryLimit();
+      auto fits = [&](Candidate &c) -> llvm::Expected<bool> {
+        if (const std::vector<double> *most = evaluator.mostInFlight(c)) {
+          std::vector<RankFigures> ranks = rankFigures(
+              model, c.layout, c.strategy,
+              stagesAsRun(model, stagesOf(c), c.strategy));
+          double upper = 0, lower = 0;
+          for (size_t r = 0; r < ranks.size(); ++r) {
+            const double held = r < most->size() ? (*most)[r] : 1;
+            upper = std::max(upper, ranks[r].staticBytes +
+                                        held * ranks[r].largestActivation);
+            lower = std::max(lower, ranks[r].staticBytes +
+                                        ranks[r].largestActivation);
+          }
+          if (upper <= limit)
+            return true;
+          if (lower > limit)
+            return false;
+        }
+        if (llvm::Error error = evaluator.measureMemory(c, stagesOf(c)))
+          return std::move(error);
+        ++result.memoryChecked;
+        return c.fits;
+      };
+      llvm::Expected<bool> any = fits(largest);
+      if (!any)
+        return failed(any.takeError());
+      if (!*any) {
+        if (!largest.evaluated && largest.memory.peak == 0)
+          if (llvm::Error error =
+                  evaluator.measureMemory(largest, stagesOf(largest)))
+            return failed(std::move(error));
+        result.overflowing.push_back(largest);
+        continue;
+      }
+      int64_t lo = 1, hi = candidate.familySize;
+      while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        Candidate c = member(mid);
+        llvm::Expected<bool> ok = fits(c);
+        if (!ok)
+          return failed(ok.takeError());
+        if (*ok)
+          hi = mid;
+        else
+          lo = mid + 1;
+      }
+      Candidate chosen = member(lo);
+      // The member's own bound is tighter than the family's: it may prune.
+      bound(model, chosen,
+            stagesAsRun(model, stagesOf(chosen), chosen.strategy));
+      if (!options.exhaustive && chosen.timeBound > kth &&
+          chosen.timeBound > classBest && chosen.timeBound > 1.03 * best) {
+        ++result.prunedBound;
+        continue;
+      }
+      candidate = std::move(chosen);
+      if (llvm::Error error =
+              evaluator.measureMemory(candidate, stagesOf(candidate)))
+        return failed(std::move(error));
+      ++result.memoryChecked;
+    } else {
+      if (llvm::Error error =
+              evaluator.measureMemory(candidate, stagesOf(candidate)))
+        return failed(std::move(error));
+      ++result.memoryChecked;
+    }
+    const std::vector<StageEstimate> &stages = stagesOf(candidate);
     if (!candidate.fits) {
       result.overflowing.push_back(candidate);
       continue;
