@@ -243,6 +243,10 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
     Efficiency &out = spec.efficiency;
     out.matmul = e.fraction("matmul", out.matmul);
     out.matmulFp8 = e.fraction("matmul_fp8", out.matmulFp8);
+    out.groupedMatmulFp8 =
+        e.fraction("grouped_matmul_fp8", out.groupedMatmulFp8);
+    out.groupedMatmulFp8Weight =
+        e.fraction("grouped_matmul_fp8_weight", out.groupedMatmulFp8Weight);
     if (e.has("attention")) {
       // One measured fraction for every sequence length, forward and
       // backward alike.

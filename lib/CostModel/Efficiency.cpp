@@ -135,6 +135,11 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
     // SXM (KERNELS.md 1a).
     e.matmul = 0.803;
     e.matmulFp8 = 0.709;
+    // DeepGEMM's contiguous grouped FP8 GEMMs on H800, 4 groups of 8192
+    // rows: 68% (N 4096, K 7168) and 61% (N 7168, K 2048), their mean; its
+    // k-grouped weight gradient on H200: 41-44% (KERNELS.md 1e).
+    e.groupedMatmulFp8 = 0.645;
+    e.groupedMatmulFp8Weight = 0.425;
     e.multiprocessors = 132;
     e.attention = hopperAttention();
     // DeepSeek-V3 MLA (d_qk 192, d_v 128) at 8k: 65/45% (same CSVs).
@@ -154,6 +159,13 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
   case Family::GB200:
   case Family::B300:
     e.multiprocessors = 148; // B200/B300 SKUs (KERNELS.md 1d)
+    // Grouped MXFP8 GEMMs at DeepSeek-V3's expert shapes on a 1000 W B200
+    // (8 groups, 131072 tokens, N 2048, K 7168): forward 2303 and data
+    // gradient 2286 TFLOP/s, 51% of the 4.5 PF datasheet; weight gradient
+    // 1830, 41% (pytorch/ao moe_training README, KERNELS.md 1e). The only
+    // grouped measurement on Blackwell: GB200 and B300 take its fractions.
+    e.groupedMatmulFp8 = 0.51;
+    e.groupedMatmulFp8Weight = 0.41;
     // B200 all-reduce, 8 GPUs, ring: 682 of 900 GB/s (0.76); 255 GB/s at
     // 16 MiB of 846 at 16 GiB (half at ~37 MB) (KERNELS.md 4a). GB200 NVL72
     // without SHARP: 680 of 900 (NVIDIA slide, same section).

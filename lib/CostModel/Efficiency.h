@@ -48,6 +48,11 @@ struct Efficiency {
   /// Best-shape dense GEMM ceiling, of the BF16 and FP8 peaks.
   double matmul = 0.8;
   double matmulFp8 = 0.7;
+  /// Grouped expert GEMMs at FP8 (one kernel over E/ep experts' rows), of
+  /// the FP8 peak: forward and data gradient, and the weight gradient
+  /// (k-grouped). 0: no grouped measurement, the dense ceiling applies.
+  double groupedMatmulFp8 = 0;
+  double groupedMatmulFp8Weight = 0;
   /// Streaming multiprocessors (TPU: 1, no wave quantization).
   int multiprocessors = 132;
   /// Output tiles of the GEMM kernels (rows x columns).

@@ -45,10 +45,14 @@ public:
             bool lowPrecision = true, double groups = 1) {
     const bool f = fp8 && lowPrecision;
     Operator forward = gemmOp(name, m, n, k, groups, f);
+    forward.grouped = groups > 1;
     forward.modules = current;
     ops.forward.push_back(forward);
-    ops.backwardInput.push_back(gemmOp(name, m, k, n, groups, f));
+    Operator data = gemmOp(name, m, k, n, groups, f);
+    data.grouped = groups > 1;
+    ops.backwardInput.push_back(data);
     Operator weight = gemmOp(name, k, n, m, groups, f);
+    weight.grouped = groups > 1;
     weight.accumulates = true;
     ops.backwardWeight.push_back(weight);
     if (f) {

@@ -43,6 +43,9 @@ struct Operator {
   bool accumulates = false;
   /// Counted as attention time (the unfused core's batched GEMMs).
   bool attentionCore = false;
+  /// One grouped GEMM over several experts' rows (not a batched GEMM of
+  /// the unfused attention core): runs at the grouped ceiling.
+  bool grouped = false;
   /// Attention: FLOPs, and whether it is latent attention (MLA heads) and
   /// the backward.
   double flops = 0;

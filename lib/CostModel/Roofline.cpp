@@ -51,13 +51,26 @@ static const MeasuredGemm *measured(const Operator &op,
   return nullptr;
 }
 
+double sched::gemmCeiling(const Operator &op, const Efficiency &efficiency) {
+  if (!op.fp8)
+    return efficiency.matmul;
+  // Grouped expert GEMMs measure below dense ones of the same precision
+  // (DeepGEMM, torchao's grouped MXFP8: KERNELS.md 1e); the weight
+  // gradient, grouped over K, lowest.
+  const double grouped = op.accumulates ? efficiency.groupedMatmulFp8Weight
+                                        : efficiency.groupedMatmulFp8;
+  if (op.grouped && grouped > 0)
+    return grouped;
+  return efficiency.matmulFp8;
+}
+
 static double gemmTime(const Operator &op, const ClusterSpec &cluster) {
   const Efficiency &eff = cluster.efficiency;
   const double peak = op.fp8 ? cluster.peakFp8 : cluster.peakBf16;
   const double flops = operatorFlops(op);
   if (const MeasuredGemm *g = measured(op, eff))
     return flops / (peak * g->fraction);
-  const double ceiling = op.fp8 ? eff.matmulFp8 : eff.matmul;
+  const double ceiling = gemmCeiling(op, eff);
   const double compute =
       flops / (peak * ceiling * waveEfficiency(op.m, op.n, op.groups, eff));
   // Operands stream from HBM while the tiles compute; the output (BF16, or

@@ -24,6 +24,11 @@ namespace sched {
 double operatorTime(const Operator &op, const ClusterSpec &cluster,
                     double seqLen);
 
+/// The fraction of its precision's peak a GEMM reaches at the best shape:
+/// the dense ceiling, or the grouped one for grouped expert GEMMs at FP8
+/// where the device's profile has a grouped measurement.
+double gemmCeiling(const Operator &op, const Efficiency &efficiency);
+
 /// FLOPs `op` executes.
 double operatorFlops(const Operator &op);
 

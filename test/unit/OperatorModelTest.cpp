@@ -241,6 +241,51 @@ TEST(Roofline, ReproducesDeepGemmOnH800) {
   }
 }
 
+/// Grouped expert GEMMs against grouped kernels measured on the device
+/// (KERNELS.md 1e): DeepGEMM's contiguous grouped FP8 on H800 (4 groups of
+/// 8192 rows) and torchao's grouped MXFP8 on B200 at DeepSeek-V3's expert
+/// shapes (8 groups, 131072 tokens), whose weight gradient is slower.
+TEST(Roofline, GroupedExpertGemmsReproduceGroupedKernels) {
+  std::optional<ClusterSpec> h800 = clusterPreset("h800-ib");
+  std::optional<ClusterSpec> b200 = clusterPreset("b200-ib");
+  ASSERT_TRUE(h800.has_value() && b200.has_value());
+  auto tflops = [](const ClusterSpec &cluster, double m, double n, double k,
+                   double groups, bool weight) {
+    Operator op;
+    op.kind = OperatorClass::Gemm;
+    op.m = m;
+    op.n = n;
+    op.k = k;
+    op.groups = groups;
+    op.grouped = true;
+    op.fp8 = true;
+    op.accumulates = weight;
+    return operatorFlops(op) / operatorTime(op, cluster, 4096) / 1e12;
+  };
+  EXPECT_NEAR(tflops(*h800, 8192, 4096, 7168, 4, false) / 1346, 1, 0.15);
+  EXPECT_NEAR(tflops(*h800, 8192, 7168, 2048, 4, false) / 1214, 1, 0.15);
+  EXPECT_NEAR(tflops(*b200, 16384, 2048, 7168, 8, false) / 2303, 1, 0.15);
+  // The weight gradient: (7168 x 16384)(16384 x 2048) per group.
+  EXPECT_NEAR(tflops(*b200, 7168, 2048, 16384, 8, true) / 1830, 1, 0.15);
+  // A batched GEMM that is not grouped experts (the unfused attention
+  // core) and a BF16 grouped GEMM keep the dense ceilings.
+  Operator batched;
+  batched.m = 2048;
+  batched.n = 2048;
+  batched.k = 128;
+  batched.groups = 96;
+  batched.fp8 = true;
+  EXPECT_EQ(gemmCeiling(batched, b200->efficiency),
+            b200->efficiency.matmulFp8);
+  batched.grouped = true;
+  batched.fp8 = false;
+  EXPECT_EQ(gemmCeiling(batched, b200->efficiency), b200->efficiency.matmul);
+  // A device without a grouped measurement: the dense FP8 ceiling.
+  batched.fp8 = true;
+  Efficiency a100 = efficiencyForDevice("A100");
+  EXPECT_EQ(gemmCeiling(batched, a100), a100.matmulFp8);
+}
+
 TEST(Roofline, MeasuredGemmsOverrideTheRoofline) {
   std::optional<ClusterSpec> h100 = clusterPreset("h100-ib");
   ASSERT_TRUE(h100.has_value());
