@@ -3,10 +3,12 @@
 // The planner's default search prunes candidates by lower bounds on time
 // and memory. On a spread of models, clusters and device counts, it must
 // find the same best step time (overall, without PP and with PP) as an
-// exhaustive search that simulates every candidate that fits.
+// exhaustive search that simulates every candidate that fits. The device
+// counts tried below a count that factors badly, by hand.
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/Planner/FewerDevices.h"
 #include "lib/Planner/Planner.h"
 
 #include "gtest/gtest.h"
@@ -79,5 +81,20 @@ INSTANTIATE_TEST_SUITE_P(
       return std::to_string(info.index) + "_" +
              std::string(info.param.cluster).substr(0, 3);
     });
+
+/// The largest multiples of 64, 128, 256 and 512 below the count, at least
+/// 90% of it: 2,000 gives 1,984 (64 x 31) and 1,920 (128 x 15); 1,792
+/// (256 x 7) is under 1,800.
+TEST(FewerDevices, CountsByHand) {
+  EXPECT_EQ(fewerDeviceCounts(2000), (std::vector<int64_t>{1984, 1920}));
+  EXPECT_EQ(fewerDeviceCounts(200), (std::vector<int64_t>{192}));
+  // A multiple of 512 has none; nor does a count whose multiples of 64
+  // below it are under 90% of it.
+  EXPECT_TRUE(fewerDeviceCounts(2048).empty());
+  EXPECT_TRUE(fewerDeviceCounts(100).empty());
+  EXPECT_TRUE(fewerDeviceCounts(8).empty());
+  // 1,000 gives 960 (64 x 15); 896 (128 x 7) is under 900.
+  EXPECT_EQ(fewerDeviceCounts(1000), (std::vector<int64_t>{960}));
+}
 
 } // namespace

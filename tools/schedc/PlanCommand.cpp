@@ -15,6 +15,7 @@
 #include "lib/CostModel/CostModel.h"
 #include "lib/PlanWriter/PlanWriter.h"
 #include "lib/Planner/Planner.h"
+#include "lib/Planner/FewerDevices.h"
 #include "lib/Planner/Sweep.h"
 #include "tools/schedc/Commands.h"
 #include "tools/schedc/OutputPrefix.h"
@@ -136,6 +137,10 @@ static cl::opt<bool> exhaustiveFlag(
     "exhaustive", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("Simulate every candidate that fits, pruning none by its bounds "
              "(slow; the answer is the same as the default exact search)"));
+static cl::opt<bool> noFewerDevicesFlag(
+    "no-fewer-devices", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Do not search device counts below --devices (multiples of 64 "
+             "to 512, down to 90%) for a shorter step with devices idle"));
 static cl::opt<int> maxEvaluationsFlag(
     "max-lowered", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("Most candidates lowered and simulated (default: no cap, an "
@@ -207,7 +212,8 @@ static void describeSetting(llvm::raw_ostream &os, const CostModel &model) {
 }
 
 static void printTable(llvm::raw_ostream &os, const CostModel &model,
-                       const PlanResult &result) {
+                       const PlanResult &result,
+                       const std::optional<FewerDevices> &fewer) {
   describeSetting(os, model);
   os << llvm::formatv(
       "searched {0} candidates: {1} pruned by their memory bound, {2} by "
@@ -254,6 +260,21 @@ static void printTable(llvm::raw_ostream &os, const CostModel &model,
                         rec.verdict.empty() ? "not verified" : rec.verdict);
     os << "why: " << result.reason << "\n";
   }
+  if (!fewer)
+    return;
+  const int64_t devices = model.getTraining().devices;
+  const std::string gain =
+      std::isfinite(fewer->allDevicesStepTime)
+          ? "a step " +
+                percent(1 - fewer->best.stepTime / fewer->allDevicesStepTime) +
+                " shorter than the best on all " + std::to_string(devices)
+          : "where no layout fits on all " + std::to_string(devices);
+  os << llvm::formatv("fewer devices: {0} of the {1} ({2} idle) run {3} {4} "
+                      "in {5} s, MFU {6}: {7}\n",
+                      fewer->devices, devices, devices - fewer->devices,
+                      fewer->best.layout.str(), fewer->best.scheduleName(),
+                      seconds(fewer->best.stepTime), percent(fewer->best.mfu),
+                      gain);
 }
 
 static llvm::json::Object candidateJson(const Candidate &c) {
@@ -311,7 +332,8 @@ static llvm::json::Object candidateJson(const Candidate &c) {
 }
 
 static void printJson(llvm::raw_ostream &os, const CostModel &model,
-                      const PlanResult &result) {
+                      const PlanResult &result,
+                      const std::optional<FewerDevices> &fewer) {
   llvm::json::Array candidates;
   for (const Candidate &c : result.ranked)
     candidates.push_back(candidateJson(c));
@@ -328,6 +350,11 @@ static void printJson(llvm::raw_ostream &os, const CostModel &model,
                                 result.ranked[result.recommended]))
                           : llvm::json::Value(nullptr)},
       {"recommended_index", result.recommended},
+      {"fewer_devices",
+       fewer ? llvm::json::Value(llvm::json::Object{
+                   {"devices", fewer->devices},
+                   {"best", candidateJson(fewer->best)}})
+             : llvm::json::Value(nullptr)},
       {"reason", result.reason},
       {"search",
        llvm::json::Object{{"considered", result.considered},
@@ -660,14 +687,35 @@ static int planOne(const ModelSpec &model, const ClusterSpec &cluster,
         llvm::errs() << "\r" << std::string(60, ' ') << "\r";
     };
   llvm::Expected<PlanResult> result = plan(costs, options);
-  if (!result)
-    return usageError(llvm::toString(result.takeError()));
+  if (!result) {
+    const int status = usageError(llvm::toString(result.takeError()));
+    // No layout of this count at all: say which smaller count has one.
+    if (!options.layout && !noFewerDevicesFlag)
+      if (std::optional<FewerDevices> fewer = suggestFewerDevices(
+              model, cluster, training, options, INFINITY))
+        llvm::errs() << llvm::formatv(
+            "schedc: note: {0} of the {1} devices ({2} idle) run {3} {4} in "
+            "{5} s, MFU {6}\n",
+            fewer->devices, training.devices, training.devices - fewer->devices,
+            fewer->best.layout.str(), fewer->best.scheduleName(),
+            seconds(fewer->best.stepTime), percent(fewer->best.mfu));
+    return status;
+  }
 
+  // A count that factors badly: the best on fewer devices, where it is
+  // faster (not with --layout, which fixes the count's factors).
+  std::optional<FewerDevices> fewer;
+  if (!options.layout && !noFewerDevicesFlag) {
+    const double allDevices = result->ranked.empty()
+                                  ? INFINITY
+                                  : result->ranked.front().stepTime;
+    fewer = suggestFewerDevices(model, cluster, training, options, allDevices);
+  }
   llvm::raw_ostream &os = llvm::outs();
   if (jsonFlag)
-    printJson(os, costs, *result);
+    printJson(os, costs, *result, fewer);
   else
-    printTable(os, costs, *result);
+    printTable(os, costs, *result, fewer);
   out = *result;
 
   if (result->ranked.empty()) {
