@@ -204,6 +204,20 @@ llvm::Error CostModel::checkLayout(Layout &layout) const {
                     .str());
   if (layout.zero < 0 || layout.zero > 3)
     return fail("--zero must be 0, 1, 2 or 3");
+  if (layout.shardGroup > 0) {
+    if (layout.zero < 1)
+      return fail("hsdp shards the ZeRO state: it needs --zero 1, 2 or 3");
+    if ((layout.dp * layout.cp) % layout.shardGroup != 0)
+      return fail(llvm::formatv("hsdp={0} does not divide dp x cp = {1}",
+                                layout.shardGroup, layout.dp * layout.cp)
+                      .str());
+    if (layout.expertDataParallel() % layout.shardReplicas() != 0)
+      return fail(llvm::formatv("hsdp={0}: its {1} replicas do not divide "
+                                "the {2} expert-data-parallel ranks",
+                                layout.shardGroup, layout.shardReplicas(),
+                                layout.expertDataParallel())
+                      .str());
+  }
   if (layout.offloadLayers > 0 && cluster.efficiency.hostBandwidth <= 0)
     return fail("offload needs the device's host link, which cluster '" +
                 cluster.name + "' does not give (device.host_bandwidth)");
@@ -593,8 +607,10 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
   const std::vector<int64_t> &sizes =
       layout.megatronSplit ? megatron : split->second;
 
-  const int64_t denseGroup = layout.dp * layout.cp;
-  const int64_t expertGroup = layout.expertDataParallel();
+  // ZeRO shards span the shard groups (every data-parallel rank, or an
+  // HSDP group).
+  const int64_t denseGroup = layout.denseShardGroup();
+  const int64_t expertGroup = layout.expertShardGroup();
   std::vector<StageEstimate> stages(numStages);
   int64_t next = 0;
   for (int64_t s = 0; s < numStages; ++s) {
@@ -706,8 +722,11 @@ CostModel::dataParallel(const Layout &layout,
                         double forwardPerMicrobatch,
                         double backwardPerMicrobatch) const {
   double denseParams = 0, expertParams = 0, shardedParams = 0;
-  const int64_t denseGroup = layout.dp * layout.cp;
-  const int64_t expertGroup = layout.expertDataParallel();
+  // Reductions and gathers run within the shard groups; with HSDP each
+  // group's shard is then all-reduced across its replicas.
+  const int64_t denseGroup = layout.denseShardGroup();
+  const int64_t expertGroup = layout.expertShardGroup();
+  const int64_t replicas = layout.shardReplicas();
   for (const StageEstimate *stage : held) {
     denseParams += stage->denseParameters;
     expertParams += stage->expertParameters;
@@ -720,15 +739,35 @@ CostModel::dataParallel(const Layout &layout,
   // of max(40M, 1M x dp) parameters (Megatron-Core's DDP default).
   const PrecisionRecipe recipe = megatronRecipe(
       training.mainGradientBytes, training.optimizerMomentBytes);
-  const double bucket =
-      std::max(40e6, 1e6 * static_cast<double>(denseGroup));
+  const double bucket = std::max(
+      40e6, 1e6 * static_cast<double>(layout.dp * layout.cp));
   auto pass = [&](double bytesPerParam) {
     return reduceScatterTime(bytesPerParam * denseParams, denseGroup,
                              layout.tp, bytesPerParam * bucket) +
            reduceScatterTime(bytesPerParam * expertParams, expertGroup,
                              layout.ep, bytesPerParam * bucket);
   };
-  const double reduce = pass(recipe.mainGradientBytes);
+  // A shard's replicas sit a whole shard group apart: a reduce-scatter and
+  // an all-gather of the shard among them.
+  auto acrossReplicas = [&](double bytesPerParam) {
+    if (replicas <= 1)
+      return 0.0;
+    const double dense = bytesPerParam * denseParams /
+                         static_cast<double>(denseGroup);
+    const double experts = bytesPerParam * expertParams /
+                           static_cast<double>(expertGroup);
+    const double message = bytesPerParam * bucket /
+                           static_cast<double>(denseGroup);
+    return 2 * (reduceScatterTime(dense, replicas, layout.tp * denseGroup,
+                                  message) +
+                reduceScatterTime(experts, replicas,
+                                  layout.ep * expertGroup, message));
+  };
+  // Within the shard groups, and (HSDP) across the replicas once a step,
+  // after the last microbatch's reduction.
+  const double reduceInGroup = pass(recipe.mainGradientBytes);
+  const double reduceAcross = acrossReplicas(recipe.mainGradientBytes);
+  const double reduce = reduceInGroup + reduceAcross;
   const double gather = pass(recipe.weightBytes);
   // Communication that hides under compute holds SMs the compute then
   // lacks (NCCL's channels, one CTA each): the hidden part costs
@@ -757,16 +796,19 @@ CostModel::dataParallel(const Layout &layout,
     break;
   case 2:
     // Gradients stay sharded: a reduce-scatter after every microbatch.
-    cost.total = m * reduce + gather;
-    cost.exposed = m * exposedBeside(reduce, backwardPerMicrobatch) +
+    cost.total = m * reduceInGroup + reduceAcross + gather;
+    cost.exposed = (m - 1) * exposedBeside(reduceInGroup, backwardPerMicrobatch) +
+                   exposedBeside(reduce, backwardPerMicrobatch) +
                    exposedBeside(gather, forwardPerMicrobatch);
     break;
   default:
     // FSDP: gather for the forward and again for the backward, and a
     // reduce-scatter, every microbatch, prefetched under its compute.
-    cost.total = m * (2 * gather + reduce);
-    cost.exposed = m * (exposedBeside(gather, forwardPerMicrobatch) +
-                        exposedBeside(gather + reduce, backwardPerMicrobatch));
+    cost.total = m * (2 * gather + reduceInGroup) + reduceAcross;
+    cost.exposed =
+        m * exposedBeside(gather, forwardPerMicrobatch) +
+        (m - 1) * exposedBeside(gather + reduceInGroup, backwardPerMicrobatch) +
+        exposedBeside(gather + reduce, backwardPerMicrobatch);
     break;
   }
   cost.optimizer = recipe.optimizerTraffic * shardedParams /

@@ -108,6 +108,8 @@ std::string Layout::str() const {
     text += ",split=even";
   if (offloadLayers > 0)
     text += ",offload=" + std::to_string(offloadLayers);
+  if (shardGroup > 0)
+    text += ",hsdp=" + std::to_string(shardGroup);
   return text;
 }
 
@@ -140,6 +142,14 @@ llvm::Expected<Layout> sched::parseLayout(llvm::StringRef text) {
       layout.megatronSplit = value == "even";
       continue;
     }
+    if (key == "hsdp") {
+      int64_t n = 0;
+      if (value.getAsInteger(10, n) || n < 1 || n > (int64_t(1) << 24))
+        return llvm::createStringError("--layout: hsdp='" + value +
+                                       "' is not an integer in [1, 2^24]");
+      layout.shardGroup = n;
+      continue;
+    }
     if (key == "first" || key == "last" || key == "offload") {
       int64_t n = 0;
       if (value.getAsInteger(10, n) || n < 0 || n > (int64_t(1) << 24))
@@ -164,8 +174,8 @@ llvm::Expected<Layout> sched::parseLayout(llvm::StringRef text) {
     if (!field)
       return llvm::createStringError(
           "--layout: unknown key '" + key +
-          "' (expected dp, tp, pp, vpp, ep, cp, sp, split, first, last or "
-          "offload)");
+          "' (expected dp, tp, pp, vpp, ep, cp, sp, split, first, last, "
+          "offload or hsdp)");
     int64_t n = 0;
     if (value.getAsInteger(10, n) || n < 1 || n > (int64_t(1) << 24))
       return llvm::createStringError("--layout: " + key + "='" + value +

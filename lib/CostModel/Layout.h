@@ -172,6 +172,11 @@ struct Layout {
   /// the backward (at most a stage's layers less one: the last layer's are
   /// needed at once).
   int64_t offloadLayers = 0;
+  /// Hybrid sharding (HSDP; Megatron's --num-distributed-optimizer-
+  /// instances, FSDP2's 2-D mesh): the ZeRO shards span groups of
+  /// `shardGroup` consecutive data-parallel ranks, replicated across the
+  /// dp x cp / shardGroup groups. 0: one group of every data-parallel rank.
+  int64_t shardGroup = 0;
   int64_t microbatchSize = 1;
   /// Set by checkLayout: global batch / (dp x microbatchSize).
   int64_t microbatches = 0;
@@ -179,6 +184,16 @@ struct Layout {
   int64_t devices() const { return dp * tp * pp * cp; }
   /// Expert-data-parallel ranks: the tp x cp x dp block over ep.
   int64_t expertDataParallel() const { return dp * cp * tp / ep; }
+  /// Ranks one dense ZeRO shard spans (dp x cp without HSDP), and the
+  /// replicas of each shard (1 without HSDP).
+  int64_t denseShardGroup() const {
+    return shardGroup > 0 ? shardGroup : dp * cp;
+  }
+  int64_t shardReplicas() const { return dp * cp / denseShardGroup(); }
+  /// Expert-data-parallel ranks one expert shard spans.
+  int64_t expertShardGroup() const {
+    return expertDataParallel() / shardReplicas();
+  }
   /// "dp=64,tp=8,pp=16,vpp=2,ep=8,cp=1" (and ",sp=0" without sequence
   /// parallelism, ",split=even" or ",first=N,last=N" for Megatron's split).
   std::string str() const;
@@ -186,7 +201,7 @@ struct Layout {
 
 /// Parses "dp=64,tp=8,pp=16,vpp=2,ep=1,cp=1,sp=1" (any subset; others 1),
 /// with "split=even|balanced", "first=N" and "last=N" for the stage split
-/// and "offload=N" for activation offload.
+/// "offload=N" for activation offload and "hsdp=N" for hybrid sharding.
 llvm::Expected<Layout> parseLayout(llvm::StringRef text);
 
 } // namespace sched

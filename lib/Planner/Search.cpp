@@ -96,13 +96,14 @@ struct StageKey {
   Recompute recompute;
   bool sequenceParallel;
   bool megatronSplit;
-  int64_t first, last, offload;
+  int64_t first, last, offload, shardGroup;
   bool operator<(const StageKey &o) const {
     return std::tie(tp, pp, vpp, ep, cp, b, zero, recompute,
-                    sequenceParallel, megatronSplit, first, last, offload) <
+                    sequenceParallel, megatronSplit, first, last, offload,
+                    shardGroup) <
            std::tie(o.tp, o.pp, o.vpp, o.ep, o.cp, o.b, o.zero, o.recompute,
                     o.sequenceParallel, o.megatronSplit, o.first, o.last,
-                    o.offload);
+                    o.offload, o.shardGroup);
   }
 };
 } // namespace
@@ -123,7 +124,8 @@ static StageKey stageKey(const Candidate &candidate) {
                   layout.megatronSplit,
                   layout.firstStageLayers,
                   layout.lastStageLayers,
-                  layout.offloadLayers};
+                  layout.offloadLayers,
+                  layout.shardGroup};
 }
 
 /// Member `k` of a family's layout.
@@ -178,15 +180,35 @@ layoutsToTry(const CostModel &model, const PlanOptions &options) {
             ? std::vector<Recompute>{*options.recompute}
             : std::vector<Recompute>{Recompute::None, Recompute::Selective,
                                      Recompute::Full};
+    // HSDP where ZeRO-2/3 traffic runs every microbatch and the
+    // data-parallel group outgrows the domain: shards inside the domain
+    // (the largest divisor of dp x cp whose ranks fit in it), replicated
+    // across domains.
+    std::vector<int64_t> shardGroups = {base.shardGroup};
+    const int64_t dataParallel = base.dp * base.cp;
+    if (!options.layout && dataParallel * base.tp > cluster.domainSize) {
+      int64_t inside = 0;
+      for (int64_t s = std::min(dataParallel - 1, cluster.domainSize / base.tp);
+           s >= 2 && !inside; --s)
+        if (dataParallel % s == 0 &&
+            base.expertDataParallel() % (dataParallel / s) == 0)
+          inside = s;
+      if (inside)
+        shardGroups.push_back(inside);
+    }
     for (int64_t b : sizes)
       for (int zero : zeros)
-        for (Recompute recompute : recomputes) {
-          Layout layout = base;
-          layout.microbatchSize = b;
-          layout.zero = zero;
-          layout.recompute = recompute;
-          layouts.push_back(layout);
-        }
+        for (int64_t shardGroup : shardGroups)
+          for (Recompute recompute : recomputes) {
+            if (shardGroup != base.shardGroup && zero < 2)
+              continue;
+            Layout layout = base;
+            layout.microbatchSize = b;
+            layout.zero = zero;
+            layout.shardGroup = shardGroup;
+            layout.recompute = recompute;
+            layouts.push_back(layout);
+          }
   };
   if (options.layout) {
     Layout fixed = *options.layout;

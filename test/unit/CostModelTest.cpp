@@ -446,6 +446,55 @@ TEST(CostModelCollectives, ExpertAllToAllAcrossDomainsByHand) {
                    std::max(inside, 1000 * row * 0.5 / 50e9));
 }
 
+/// HSDP (hsdp=8 on 16 data-parallel ranks, two nodes of 8): the ZeRO-3
+/// state is sharded over the 8 ranks of a node and replicated across the
+/// two nodes; gathers and reduce-scatters stay inside the node, and the
+/// gradient shard is all-reduced across the replicas once a step.
+TEST(CostModelMemory, HybridShardingShardsInsideTheGroup) {
+  ClusterSpec c = ideal(cluster("h100-ib"));
+  ModelSpec m = parse(kDense);
+  const double params = 2 * (4.0 * 1024 * 1024 + 3.0 * 1024 * 4096 + 2 * 1024) +
+                        2 * 1024.0 * 1000 + 1024;
+  CostModel model(m, c, training(16, 2048, 2048 * 32));
+  Layout layout;
+  layout.dp = 16;
+  layout.zero = 3;
+  layout.shardGroup = 8;
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+  EXPECT_EQ(layout.microbatches, 2);
+  EXPECT_EQ(layout.shardReplicas(), 2);
+  StageEstimate s = model.stages(layout)[0];
+  EXPECT_DOUBLE_EQ(s.gradientBytes, 4 * params / 8);
+  EXPECT_DOUBLE_EQ(s.optimizerBytes, 12 * params / 8);
+  // Per microbatch: two gathers (BF16) and a reduce-scatter (FP32) over the
+  // node's 8 ranks at 450 GB/s; once a step the 1/8 FP32 shard all-reduced
+  // (a reduce-scatter and an all-gather) between the two nodes at 50 GB/s.
+  const DataParallelCost cost = model.dataParallel(layout, {&s}, 1, 1);
+  const double gather = 7.0 / 8 * 2 * params / 450e9;
+  const double reduce = 7.0 / 8 * 4 * params / 450e9;
+  const double across = 2 * (1.0 / 2) * (4 * params / 8) / 50e9;
+  EXPECT_NEAR(cost.total, 2 * (2 * gather + reduce) + across, 1e-15);
+  // Without HSDP the same state spreads over all 16 ranks, and every
+  // microbatch's traffic crosses the nodes.
+  Layout flat = layout;
+  flat.shardGroup = 0;
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(flat)));
+  StageEstimate f = model.stages(flat)[0];
+  EXPECT_DOUBLE_EQ(f.optimizerBytes, 12 * params / 16);
+  EXPECT_GT(model.dataParallel(flat, {&f}, 1, 1).total, cost.total);
+  // A group that does not divide dp x cp, and HSDP without ZeRO, say why.
+  Layout bad = layout;
+  bad.shardGroup = 6;
+  llvm::Error notDividing = model.checkLayout(bad);
+  EXPECT_TRUE(static_cast<bool>(notDividing));
+  llvm::consumeError(std::move(notDividing));
+  bad.shardGroup = 8;
+  bad.zero = 0;
+  llvm::Error error = model.checkLayout(bad);
+  ASSERT_TRUE(static_cast<bool>(error));
+  EXPECT_NE(llvm::toString(std::move(error)).find("hsdp"), std::string::npos);
+}
+
 TEST(CostModelCollectives, HierarchicalReduceScatterByHand) {
   ClusterSpec c = ideal(cluster("h100-ib"));
   CostModel model(preset("llama3-8b"), c, training(1024, 8192, 8192 * 1024));
@@ -580,7 +629,7 @@ TEST(Descriptions, ErrorsNameTheField) {
   ASSERT_FALSE(static_cast<bool>(layout));
   EXPECT_EQ(llvm::toString(layout.takeError()),
             "--layout: unknown key 'tq' (expected dp, tp, pp, vpp, ep, cp, sp, "
-            "split, first, last or offload)");
+            "split, first, last, offload or hsdp)");
   layout = parseLayout("dp=2,dp=4");
   ASSERT_FALSE(static_cast<bool>(layout));
   EXPECT_EQ(llvm::toString(layout.takeError()), "--layout: 'dp' given twice");

@@ -288,6 +288,7 @@ static llvm::json::Object candidateJson(const Candidate &c) {
                           {"ep", c.layout.ep},
                           {"cp", c.layout.cp},
                           {"zero", c.layout.zero},
+                          {"hsdp", c.layout.shardGroup},
                           {"recompute", recomputeName(c.layout.recompute)},
                           {"microbatch_size", c.layout.microbatchSize},
                           {"microbatches", c.layout.microbatches},
