@@ -541,6 +541,18 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
   const LayerCost *plainDense = block ? &cachedLayerCost(plain, false) : &dense;
   const LayerCost *plainMoe =
       block && model.moe ? &cachedLayerCost(plain, true) : plainDense;
+  // What the backward of one recomputed layer makes again and holds until
+  // it is done: a layer's tensors without recomputation less those kept.
+  double recomputedLayer = 0;
+  if (layout.recompute != Recompute::None) {
+    const LayerCost &denseAll = cachedLayerCost(plain, false);
+    recomputedLayer = denseAll.activationBytes - dense.activationBytes;
+    if (model.moe)
+      recomputedLayer =
+          std::max(recomputedLayer, cachedLayerCost(plain, true).activationBytes -
+                                        moe.activationBytes);
+    recomputedLayer = std::max(0.0, recomputedLayer);
+  }
   auto costOf = [&](int64_t layer) -> const LayerCost & {
     return model.isMoeLayer(layer) ? moe : dense;
   };
@@ -706,11 +718,19 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
     stage.weightBytes = bytes.weights;
     stage.gradientBytes = bytes.gradients;
     stage.optimizerBytes = bytes.optimizer;
+    // The backward starts with the stage's last layer: its recomputed
+    // tensors come on top of everything the microbatch keeps, unless a
+    // block leaves that layer out (its kept tensors are freed before the
+    // block's first recomputation, and they are more).
+    if (stage.numLayers > 0 && (!block || split == end))
+      stage.workingSetBytes = recomputedLayer;
     if (layout.zero >= 3) {
-      // FSDP gathers one layer at a time and prefetches the next.
+      // FSDP gathers one layer at a time and prefetches the next, and
+      // holds a layer's unsharded gradient until it is reduce-scattered.
       const LayerCost &big = model.moe ? moe : dense;
-      stage.weightBytes +=
-          2 * recipe.weightBytes * (big.denseParams + big.expertParams);
+      const double layerParams = big.denseParams + big.expertParams;
+      stage.weightBytes += 2 * recipe.weightBytes * layerParams;
+      stage.workingSetBytes += recipe.mainGradientBytes * layerParams;
     }
   }
   return stages;

@@ -72,8 +72,12 @@ struct StageEstimate {
   double weightBytes = 0;
   double gradientBytes = 0;
   double optimizerBytes = 0;
+  /// Transient buffers the stage's backward holds on top of the kept
+  /// activations: the tensors one recomputed layer makes again, and with
+  /// ZeRO-3 one layer's unsharded gradient before its reduce-scatter.
+  double workingSetBytes = 0;
   double staticBytes() const {
-    return weightBytes + gradientBytes + optimizerBytes;
+    return weightBytes + gradientBytes + optimizerBytes + workingSetBytes;
   }
   /// Parameters on one device, split by the group their gradients are
   /// reduced over: dense over dp x cp, routed experts over expert-dp.

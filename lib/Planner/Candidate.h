@@ -40,6 +40,9 @@ struct MemoryBreakdown {
   double weights = 0;
   double gradients = 0;
   double optimizer = 0;
+  /// Transient buffers of the backward (a recomputed layer's tensors,
+  /// ZeRO-3's unsharded layer gradient).
+  double workingSet = 0;
   /// Activations (and receive buffers) at the peak, from the schedule.
   double activations = 0;
   double peak = 0;

@@ -124,6 +124,7 @@ sched::rankFigures(const CostModel &model, const Layout &layout,
       f.memory.weights += s.weightBytes;
       f.memory.gradients += s.gradientBytes;
       f.memory.optimizer += s.optimizerBytes;
+      f.memory.workingSet += s.workingSetBytes;
       const StageTerms &a = s.forwardTerms, &b = s.backwardTerms;
       f.time.compute +=
           h.microbatches * (a.matmul + a.attention + a.memoryBound +
@@ -294,21 +295,26 @@ llvm::Error CandidateEvaluator::measureMemory(Candidate &candidate,
   candidate.overflow.clear();
   if (!candidate.fits) {
     const double fixed = ranks[fullest].staticBytes;
+    const double working = candidate.memory.workingSet;
+    const std::string workingSet =
+        working > 0 ? ", " + formatGigabytes(working) + " working set" : "";
     if (fixed > limit)
       candidate.overflow = llvm::formatv(
           "weights, gradients and optimizer state alone take {0} on pipeline "
-          "rank {1} ({2} weights, {3} gradients, {4} optimizer), over the "
-          "{5} usable",
+          "rank {1} ({2} weights, {3} gradients, {4} optimizer{5}), over the "
+          "{6} usable",
           formatGigabytes(fixed), fullest, formatGigabytes(candidate.memory.weights),
           formatGigabytes(candidate.memory.gradients),
-          formatGigabytes(candidate.memory.optimizer), formatGigabytes(limit));
+          formatGigabytes(candidate.memory.optimizer), workingSet,
+          formatGigabytes(limit));
     else
       candidate.overflow = llvm::formatv(
           "activations in flight ({0}, {1} stage-microbatches at the peak) on "
-          "top of {2} of weights, gradients and optimizer state exceed the "
+          "top of {2} of weights, gradients and optimizer state{5} exceed the "
           "{3} usable on pipeline rank {4}",
           formatGigabytes(peakActivation), formatNumber(peakCount), formatGigabytes(fixed),
-          formatGigabytes(limit), fullest);
+          formatGigabytes(limit), fullest,
+          working > 0 ? " (with the backward's working set)" : "");
   }
   return llvm::Error::success();
 }

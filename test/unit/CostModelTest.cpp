@@ -388,6 +388,39 @@ TEST(CostModelMemory, BlockRecomputesTheFirstLayersOfEachStage) {
                        2);
 }
 
+/// The backward's working set: a recomputed layer's tensors made again on
+/// top of what the microbatch keeps (a stage of stage 0's two layers: the
+/// difference of one layer between none and full), not when a block
+/// leaves the stage's last layer out (its kept tensors are freed first);
+/// ZeRO-3 adds one layer's unsharded FP32 gradient.
+TEST(CostModelMemory, WorkingSetOfRecomputationAndFsdp) {
+  ModelSpec m = parse(kDense);
+  m.layers = 4;
+  CostModel model(m, cluster("h100-ib"), training(2, 2048, 2048 * 8));
+  Layout layout;
+  layout.pp = 2;
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+  const StageEstimate none = model.stages(layout)[0];
+  EXPECT_EQ(none.workingSetBytes, 0);
+  layout.recompute = Recompute::Full;
+  const StageEstimate full = model.stages(layout)[0];
+  const double layer = (none.activationBytes - full.activationBytes) / 2;
+  EXPECT_DOUBLE_EQ(full.workingSetBytes, layer);
+  EXPECT_DOUBLE_EQ(full.staticBytes(), full.weightBytes + full.gradientBytes +
+                                           full.optimizerBytes + layer);
+  layout.recompute = llvm::cantFail(parseRecompute("block:1"));
+  EXPECT_EQ(model.stages(layout)[0].workingSetBytes, 0);
+  layout.recompute = llvm::cantFail(parseRecompute("block:2"));
+  EXPECT_DOUBLE_EQ(model.stages(layout)[0].workingSetBytes, layer);
+  // FSDP, no recomputation, one stage of four layers over dp = 2.
+  Layout fsdp;
+  fsdp.dp = 2;
+  fsdp.zero = 3;
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(fsdp)));
+  const double layerParams = 4.0 * 1024 * 1024 + 3.0 * 1024 * 4096 + 2 * 1024;
+  EXPECT_DOUBLE_EQ(model.stages(fsdp)[0].workingSetBytes, 4 * layerParams);
+}
+
 // An MoE layer by hand: 8 experts of FFN 512, top-2, one shared expert.
 constexpr llvm::StringLiteral kMoe = R"({
   "name": "moe", "layers": 1, "hidden": 1024, "ffn_hidden": 4096,

@@ -454,6 +454,7 @@ static void explain(llvm::raw_ostream &os, const CostModel &model,
        {std::pair<llvm::StringRef, double>{"weights", m.weights},
         {"gradients", m.gradients},
         {"optimizer state", m.optimizer},
+        {"working set (backward)", m.workingSet},
         {"activations (schedule)", m.activations}})
     os << llvm::formatv("  {0,-26} {1,9} GB\n", name, gb(value));
   os << llvm::formatv("  {0,-26} {1,9} GB of {2} GB usable{3}\n", "peak",
