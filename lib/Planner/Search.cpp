@@ -383,6 +383,18 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
         member.memoryBound = candidate.memoryBound;
         candidates.push_back(member);
       }
+      // ZeRO-2/3 with PP (gradients, then weights, sharded and gathered or
+      // reduced every microbatch) only pay in memory and never in time:
+      // tried where ZeRO-1's memory bound already overflows.
+      if (layout.pp > 1 && !options.zero && layout.zero == 1 &&
+          candidate.memoryBound > model.memoryLimit())
+        for (int zero : {2, 3}) {
+          Candidate sharded = candidate;
+          sharded.layout.zero = zero;
+          bound(model, sharded,
+                stagesAsRun(model, stagesOf(sharded), strategy));
+          candidates.push_back(sharded);
+        }
     }
   }
   result.considered = candidates.size();
