@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <map>
+#include <tuple>
 
 using namespace sched;
 
@@ -66,8 +67,39 @@ MemoryAmount MemoryCheck::receiveBytes(const Action &recv) const {
   return std::max<int64_t>(index.transferBytes(recv), 0);
 }
 
-std::vector<MemoryAmount>
-MemoryCheck::deltas(size_t r, MemoryAmount &staticAmount) const {
+std::pair<MemoryAmount, int32_t> MemoryCheck::inputGradient(size_t r,
+                                                            size_t position,
+                                                            int32_t stage,
+                                                            int32_t mb) const {
+  const Schedule &schedule = index.schedule;
+  // The first stage of a chain computes no input gradient (its input is
+  // data), and without sizes it has none to count.
+  if (!bytes || schedule.isFirstStage(stage))
+    return {0, -1};
+  const int32_t rank = static_cast<int32_t>(r);
+  const int32_t at = static_cast<int32_t>(position);
+  // Lowered across ranks: the send backward of (stage, mb) carries it, and
+  // the engine holds it until that send (run_plan.py's input_grads,
+  // PyTorch's stage keeps it for its send op).
+  const ActionRef send = index.transfer(ActionKind::Send, true, stage, mb);
+  if (send.rank == rank && send.index > at)
+    return {std::max<int64_t>(index.transferBytes(index.action(send)), 0),
+            send.index};
+  // The stage before on this rank (a V's turn): its backward takes it.
+  if (index.stageRank[stage - 1] != rank)
+    return {0, -1};
+  const ActionRef consumer = index.inputGradient(stage - 1, mb);
+  const int64_t output =
+      stage - 1 < static_cast<int32_t>(schedule.stageCosts.size())
+          ? schedule.stageCosts[stage - 1].output
+          : -1;
+  if (consumer.rank != rank || consumer.index <= at)
+    return {0, -1};
+  return {std::max<int64_t>(output, 0), consumer.index};
+}
+
+std::vector<llvm::SmallVector<MemoryChange, 2>>
+MemoryCheck::changes(size_t r, MemoryAmount &staticAmount) const {
   const Schedule &schedule = index.schedule;
   const std::vector<Action> &actions = schedule.ranks[r].actions;
   auto cost = [&](int32_t stage) {
@@ -96,48 +128,95 @@ MemoryCheck::deltas(size_t r, MemoryAmount &staticAmount) const {
       if (index.stageRank[s] == static_cast<int32_t>(r))
         staticAmount += shard(s);
 
+  std::vector<llvm::SmallVector<MemoryChange, 2>> result(actions.size());
   // A receive buffer lives from its receive to the compute that consumes
   // it on this rank.
-  auto receiveBuffer = [&](bool gradient, int32_t stage, int32_t mb,
-                           size_t consumer) -> MemoryAmount {
+  auto consume = [&](size_t i, MemoryTerm term, int32_t stage, int32_t mb) {
+    const bool gradient = term == MemoryTerm::ReceivedGradient;
     ActionRef recv = index.transfer(ActionKind::Recv, gradient, stage, mb);
     if (recv.rank != static_cast<int32_t>(r) ||
-        static_cast<size_t>(recv.index) > consumer)
-      return 0;
-    return receiveBytes(index.action(recv));
+        static_cast<size_t>(recv.index) > i)
+      return;
+    if (MemoryAmount amount = receiveBytes(index.action(recv)))
+      result[i].push_back({term, stage, mb, -amount});
   };
-  std::vector<bool> unsharded(index.numStages, false);
-  std::vector<MemoryAmount> result(actions.size(), 0);
+  // Input gradients waiting on this rank: the action that releases each.
+  std::vector<std::vector<MemoryChange>> released(actions.size());
+  std::vector<bool> gathered(index.numStages, false);
+  // A sharded stage's full gradient: autograd accumulates into the
+  // gathered parameters' gradient from the stage's first B or W, and it
+  // stays until REDUCE_GRAD reduce-scatters it into the shard (torch's
+  // FSDP with gradient sync deferred to the last backward, as PyTorch's
+  // pipelining runtime runs it; run_plan.py's reduce_grad). A gradient
+  // reduction collective reduces in place and frees nothing; a stage not
+  // sharded keeps its gradient in its `parameters` (DDP's and Megatron's
+  // gradient buffers persist across steps).
+  std::vector<bool> unreduced(index.numStages, false);
   for (size_t i = 0; i < actions.size(); ++i) {
     const Action &a = actions[i];
-    MemoryAmount &d = result[i];
+    llvm::SmallVector<MemoryChange, 2> &c = result[i];
+    for (MemoryChange &free : released[i])
+      c.push_back(free);
+    const bool valid = a.stage >= 0 && a.stage < index.numStages;
+    const bool accumulates =
+        a.kind == ActionKind::Backward || a.kind == ActionKind::BackwardWeight;
+    if (accumulates && valid && bytes && sharded[a.stage] &&
+        !unreduced[a.stage]) {
+      unreduced[a.stage] = true;
+      if (MemoryAmount full = cost(a.stage).parameters)
+        c.push_back({MemoryTerm::UnreducedGradient, a.stage, -1, full});
+    }
     switch (a.kind) {
     case ActionKind::Forward:
-      d = activation(a.stage) - receiveBuffer(false, a.stage, a.microbatch, i);
+      c.push_back(
+          {MemoryTerm::Activation, a.stage, a.microbatch, activation(a.stage)});
+      consume(i, MemoryTerm::ReceivedActivation, a.stage, a.microbatch);
       break;
     case ActionKind::Backward:
     case ActionKind::BackwardInput: {
-      const MemoryAmount kept =
-          a.kind == ActionKind::Backward ? 0 : weightGrad(a.stage);
-      d = kept - activation(a.stage) -
-          receiveBuffer(true, a.stage, a.microbatch, i);
+      c.push_back({MemoryTerm::Activation, a.stage, a.microbatch,
+                   -activation(a.stage)});
+      if (a.kind == ActionKind::BackwardInput)
+        c.push_back({MemoryTerm::WeightGradResidue, a.stage, a.microbatch,
+                     weightGrad(a.stage)});
+      consume(i, MemoryTerm::ReceivedGradient, a.stage, a.microbatch);
+      auto [amount, until] = inputGradient(r, i, a.stage, a.microbatch);
+      if (amount == 0)
+        break;
+      c.push_back(
+          {MemoryTerm::UnsentInputGradient, a.stage, a.microbatch, amount});
+      released[until].push_back(
+          {MemoryTerm::UnsentInputGradient, a.stage, a.microbatch, -amount});
       break;
     }
     case ActionKind::BackwardWeight:
-      d = -weightGrad(a.stage);
+      c.push_back({MemoryTerm::WeightGradResidue, a.stage, a.microbatch,
+                   -weightGrad(a.stage)});
       break;
     case ActionKind::Recv:
-      d = receiveBytes(a);
+      if (MemoryAmount amount = receiveBytes(a))
+        c.push_back({a.gradient ? MemoryTerm::ReceivedGradient
+                                : MemoryTerm::ReceivedActivation,
+                     a.stage, a.microbatch, amount});
       break;
     case ActionKind::Unshard:
-      if (bytes && !unsharded[a.stage])
-        d = cost(a.stage).parameters;
-      unsharded[a.stage] = true;
+      if (bytes && !gathered[a.stage] && cost(a.stage).parameters)
+        c.push_back({MemoryTerm::GatheredParameters, a.stage, -1,
+                     cost(a.stage).parameters});
+      gathered[a.stage] = true;
       break;
     case ActionKind::Reshard:
-      if (bytes && unsharded[a.stage])
-        d = -MemoryAmount(cost(a.stage).parameters);
-      unsharded[a.stage] = false;
+      if (bytes && gathered[a.stage] && cost(a.stage).parameters)
+        c.push_back({MemoryTerm::GatheredParameters, a.stage, -1,
+                     -MemoryAmount(cost(a.stage).parameters)});
+      gathered[a.stage] = false;
+      break;
+    case ActionKind::ReduceGrad:
+      if (valid && unreduced[a.stage] && cost(a.stage).parameters)
+        c.push_back({MemoryTerm::UnreducedGradient, a.stage, -1,
+                     -MemoryAmount(cost(a.stage).parameters)});
+      if (valid)
+        unreduced[a.stage] = false;
       break;
     default:
       break;
@@ -145,15 +224,35 @@ MemoryCheck::deltas(size_t r, MemoryAmount &staticAmount) const {
   }
   // Members of a bundle run together: count their allocations before their
   // frees.
+  auto net = [](const llvm::SmallVector<MemoryChange, 2> &c) {
+    MemoryAmount sum = 0;
+    for (const MemoryChange &change : c)
+      sum += change.amount;
+    return sum;
+  };
   for (size_t i = 0; i < actions.size();) {
     size_t end = i + 1;
     while (actions[i].bundle != 0 && end < actions.size() &&
            actions[end].bundle == actions[i].bundle)
       ++end;
-    std::stable_sort(
-        result.begin() + i, result.begin() + end,
-        [](MemoryAmount x, MemoryAmount y) { return x > 0 && y <= 0; });
+    std::stable_sort(result.begin() + i, result.begin() + end,
+                     [&](const llvm::SmallVector<MemoryChange, 2> &x,
+                         const llvm::SmallVector<MemoryChange, 2> &y) {
+                       return net(x) > 0 && net(y) <= 0;
+                     });
     i = end;
+  }
+  return result;
+}
+
+std::vector<MemoryAmount>
+MemoryCheck::deltas(size_t r, MemoryAmount &staticAmount) const {
+  std::vector<MemoryAmount> result;
+  for (const llvm::SmallVector<MemoryChange, 2> &c : changes(r, staticAmount)) {
+    MemoryAmount sum = 0;
+    for (const MemoryChange &change : c)
+      sum += change.amount;
+    result.push_back(sum);
   }
   return result;
 }
@@ -213,66 +312,70 @@ void MemoryCheck::run(ViolationSink &sink) {
   }
 }
 
+/// How a note names the tensors of a term.
+static const char *termName(MemoryTerm term) {
+  switch (term) {
+  case MemoryTerm::Activation:
+    return "whole activations";
+  case MemoryTerm::WeightGradResidue:
+    return "weight-gradient residues";
+  case MemoryTerm::ReceivedActivation:
+    return "received activations";
+  case MemoryTerm::ReceivedGradient:
+    return "received gradients";
+  case MemoryTerm::GatheredParameters:
+    return "gathered parameters (UNSHARD to RESHARD)";
+  case MemoryTerm::UnreducedGradient:
+    return "unreduced gradients (first B or W to REDUCE_GRAD)";
+  case MemoryTerm::UnsentInputGradient:
+    return "input gradients waiting for their send";
+  }
+  return "";
+}
+
 void MemoryCheck::explainPeak(Violation &violation, size_t r,
                               int32_t position) const {
-  const Schedule &schedule = index.schedule;
-  const std::vector<Action> &actions = schedule.ranks[r].actions;
   MemoryAmount staticAmount = 0;
-  std::vector<MemoryAmount> d = deltas(r, staticAmount);
-  MemoryAmount live = staticAmount;
-  // Replay to `position`, tracking which activations are alive: 1 = whole,
-  // 2 = the weight-gradient residue left by I.
-  std::map<std::pair<int32_t, int32_t>, int> state;
-  for (int32_t i = 0; i <= position; ++i) {
-    live += d[i];
-    const Action &a = actions[i];
-    const std::pair<int32_t, int32_t> key{a.stage, a.microbatch};
-    if (a.kind == ActionKind::Forward)
-      state[key] = 1;
-    else if (a.kind == ActionKind::BackwardInput)
-      state[key] = 2;
-    else if (a.kind == ActionKind::Backward ||
-             a.kind == ActionKind::BackwardWeight)
-      state.erase(key);
-  }
-  std::string whole, residue;
-  MemoryAmount wholeAmount = 0, residueAmount = 0;
-  size_t wholeCount = 0, residueCount = 0;
-  for (auto &[key, kind] : state) {
-    StageCost cost = schedule.stageCosts.empty()
-                         ? StageCost()
-                         : schedule.stageCosts[key.first];
-    const MemoryAmount full = bytes ? cost.activation : scale;
-    const MemoryAmount kept =
-        bytes ? cost.weightGrad
-              : std::llround(options.weightGradFraction * scale);
-    std::string &text = kind == 1 ? whole : residue;
-    size_t &count = kind == 1 ? wholeCount : residueCount;
-    (kind == 1 ? wholeAmount : residueAmount) += kind == 1 ? full : kept;
-    if (count++ < 8)
-      text += llvm::formatv("{0}({1},{2})", text.empty() ? "" : " ", key.first,
-                            key.second)
-                  .str();
-  }
-  auto more = [](size_t count) {
-    return count > 8 ? llvm::formatv(" and {0} more", count - 8).str()
-                     : std::string();
-  };
-  std::string text =
-      llvm::formatv("live here: {0} = {1} whole activations {2} [{3}{4}]",
-                    format(live), wholeCount, format(wholeAmount), whole,
-                    more(wholeCount))
-          .str();
-  if (residueCount)
-    text += llvm::formatv(" + {0} weight-gradient residues {1} [{2}{3}]",
-                          residueCount, format(residueAmount), residue,
-                          more(residueCount))
+  const std::vector<llvm::SmallVector<MemoryChange, 2>> all =
+      changes(r, staticAmount);
+  // Replay to `position`: what each live tensor holds, by term.
+  std::map<std::tuple<MemoryTerm, int32_t, int32_t>, MemoryAmount> live;
+  MemoryAmount total = staticAmount;
+  for (int32_t i = 0; i <= position; ++i)
+    for (const MemoryChange &c : all[i]) {
+      total += c.amount;
+      MemoryAmount &held = live[{c.term, c.stage, c.microbatch}];
+      held += c.amount;
+      if (held == 0)
+        live.erase({c.term, c.stage, c.microbatch});
+    }
+  std::string text = "live here: " + format(total) + " =";
+  const char *plus = "";
+  for (auto it = live.begin(); it != live.end();) {
+    const MemoryTerm term = std::get<0>(it->first);
+    MemoryAmount amount = 0;
+    size_t count = 0;
+    std::string names;
+    for (; it != live.end() && std::get<0>(it->first) == term; ++it) {
+      amount += it->second;
+      auto [unused, stage, mb] = it->first;
+      if (count++ < 8)
+        names +=
+            llvm::formatv("{0}{1}", names.empty() ? "" : " ",
+                          mb < 0 ? "stage " + std::to_string(stage)
+                                 : llvm::formatv("({0},{1})", stage, mb).str())
                 .str();
+    }
+    text += llvm::formatv("{0} {1} {2} {3} [{4}{5}]", plus, count,
+                          termName(term), format(amount), names,
+                          count > 8
+                              ? llvm::formatv(" and {0} more", count - 8).str()
+                              : std::string())
+                .str();
+    plus = " +";
+  }
   if (staticAmount)
-    text += " + static " + format(staticAmount);
-  if (const MemoryAmount other =
-          live - staticAmount - wholeAmount - residueAmount)
-    text += " + receive buffers and unsharded parameters " + format(other);
+    text += llvm::formatv("{0} static {1}", plus, format(staticAmount)).str();
   violation.notes.push_back({{static_cast<int32_t>(r), position}, text});
 }
 

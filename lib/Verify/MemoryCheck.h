@@ -4,10 +4,13 @@
 // order: static bytes of its stages (an FSDP-sharded stage holds its
 // shard), plus activations (F allocates, I frees all but the
 // weight-gradient part, W or B frees the rest), plus receive buffers until
-// their consumer runs, plus the rest of a sharded stage's parameters
-// between UNSHARD and RESHARD. Amounts are 128-bit integers: any sum of
-// 64-bit sizes over a schedule's actions fits, so limits and peaks of any
-// magnitude compare exactly.
+// their consumer runs, plus the full buffer a sharded stage gathers into
+// between UNSHARD and RESHARD, plus the full gradient a sharded stage
+// accumulates from its first B or W until its REDUCE_GRAD, plus the input
+// gradient of a B or I until the send (or the compute on the same rank)
+// that takes it. Amounts are 128-bit integers: any sum of 64-bit sizes
+// over a schedule's actions fits, so limits and peaks of any magnitude
+// compare exactly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +18,8 @@
 #define LIB_VERIFY_MEMORYCHECK_H
 
 #include "lib/Verify/ScheduleIndex.h"
+
+#include "llvm/ADT/SmallVector.h"
 
 namespace sched {
 
@@ -24,6 +29,36 @@ using MemoryAmount = __int128;
 
 /// The decimal digits of `amount`.
 std::string toDecimal(MemoryAmount amount);
+
+/// What a memory change allocates or frees.
+enum class MemoryTerm : uint8_t {
+  /// The whole activation F keeps for the backward.
+  Activation,
+  /// The part of it that I keeps for W.
+  WeightGradResidue,
+  /// A received activation, until the F that consumes it.
+  ReceivedActivation,
+  /// A received output gradient, until the B or I that consumes it.
+  ReceivedGradient,
+  /// The full parameter buffer of a sharded stage, UNSHARD to RESHARD.
+  GatheredParameters,
+  /// The full gradient of a sharded stage, from its first B or W (which
+  /// accumulate into the unsharded parameters' gradient) to its
+  /// REDUCE_GRAD (which reduce-scatters it into the shard).
+  UnreducedGradient,
+  /// The input gradient a B or I computes, until the send that carries it
+  /// (or the backward of the stage before, on the same rank).
+  UnsentInputGradient,
+};
+
+/// One allocation (amount > 0) or free (amount < 0) of an action: of the
+/// term's tensor for (stage, microbatch), microbatch -1 for a stage's.
+struct MemoryChange {
+  MemoryTerm term;
+  int32_t stage;
+  int32_t microbatch;
+  MemoryAmount amount;
+};
 
 /// Memory of one rank at its checkpoints, for Z3: value_k = value_{k-1} +
 /// steps[k] (value_{-1} = 0), each value_k <= limit. The first checkpoint
@@ -54,8 +89,19 @@ public:
   std::string format(MemoryAmount amount) const;
 
 private:
-  /// The memory change of each action of rank `r`, in internal units.
+  /// The allocations and frees of each action of rank `r`, in internal
+  /// units, the members of a bundle ordered allocations first; sets
+  /// `staticAmount` to the rank's static memory.
+  std::vector<llvm::SmallVector<MemoryChange, 2>>
+  changes(size_t r, MemoryAmount &staticAmount) const;
+  /// The net memory change of each action of rank `r` (as changes()).
   std::vector<MemoryAmount> deltas(size_t r, MemoryAmount &staticAmount) const;
+  /// Bytes of the input gradient a B or I of (stage, mb) at `position` of
+  /// rank `r` computes, and the action on the rank that releases it (its
+  /// send, or the backward of the stage before on the same rank); 0 and -1
+  /// when it waits for nothing on this rank.
+  std::pair<MemoryAmount, int32_t>
+  inputGradient(size_t r, size_t position, int32_t stage, int32_t mb) const;
   /// Bytes of a receive: its own, else the `output` of the lower stage of
   /// the pair; 0 when neither is known.
   MemoryAmount receiveBytes(const Action &recv) const;

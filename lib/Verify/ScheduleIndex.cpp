@@ -203,8 +203,10 @@ bool ScheduleIndex::indexActions(ViolationSink &sink) {
                             "but the stage already runs on rank {3}",
                             a.stage, describeAction(schedule, a),
                             schedule.ranks[r].id,
-                            schedule.ranks[stageRank[a.stage]].id)))
+                            schedule.ranks[stageRank[a.stage]].id))) {
         v->notes.push_back({stageFirst[a.stage], "the stage first runs here"});
+        v->rule = StructuralRule::oneHolder(a.stage);
+      }
     }
   }
   return placementOk;
@@ -291,11 +293,13 @@ void ScheduleIndex::checkTransfers(ViolationSink &sink) {
       auto what = [&] { return describeAction(schedule, a); };
       if (stageRank[a.stage] != r) {
         pairable = false;
-        sink.add(ViolationKind::Placement, here,
-                 llvm::formatv("{0} is issued by rank {1}, but stage {2} "
-                               "runs on {3}",
-                               what(), schedule.ranks[r].id, a.stage,
-                               rankName(stageRank[a.stage])));
+        if (Violation *v = sink.add(
+                ViolationKind::Placement, here,
+                llvm::formatv("{0} is issued by rank {1}, but stage {2} "
+                              "runs on {3}",
+                              what(), schedule.ranks[r].id, a.stage,
+                              rankName(stageRank[a.stage]))))
+          v->rule = StructuralRule::placement();
         continue;
       }
       // The stage on the far side: a forward send goes to stage + 1, a
@@ -422,15 +426,20 @@ void ScheduleIndex::checkMessageOrder(ViolationSink &sink) {
                         bool send) {
       for (size_t k = common; k < mine.size(); ++k) {
         const Action &a = action(mine[k]);
-        sink.add(ViolationKind::Transfer, mine[k],
-                 llvm::formatv(
-                     "{0} has no matching {1}: it is the {2} {3} "
-                     "rank {4} {5} rank {6}, which {7} only {8} "
-                     "{1}(s) {9} rank {4}",
-                     describeAction(schedule, a), send ? "receive" : "send",
-                     ordinal(k), send ? "send from" : "receive on",
-                     rankId(mine[k].rank), send ? "to" : "from", rankId(a.peer),
-                     send ? "posts" : "issues", others, send ? "from" : "to"));
+        Violation *v =
+            sink.add(ViolationKind::Transfer, mine[k],
+                     llvm::formatv("{0} has no matching {1}: it is the {2} {3} "
+                                   "rank {4} {5} rank {6}, which {7} only {8} "
+                                   "{1}(s) {9} rank {4}",
+                                   describeAction(schedule, a),
+                                   send ? "receive" : "send", ordinal(k),
+                                   send ? "send from" : "receive on",
+                                   rankId(mine[k].rank), send ? "to" : "from",
+                                   rankId(a.peer), send ? "posts" : "issues",
+                                   others, send ? "from" : "to"));
+        if (v)
+          v->rule = StructuralRule::message(send ? mine[k].rank : a.peer,
+                                            send ? a.peer : mine[k].rank);
       }
     };
     leftOver(sends, receives.size(), /*send=*/true);
@@ -491,16 +500,36 @@ void ScheduleIndex::checkPair(ActionRef sendRef, ActionRef recvRef, size_t k,
                           "point-to-point operations between two ranks match "
                           "in issue order (they carry no tag); {5}",
                           mine, theirs, ordinal(k), from, to, disagreement),
-            observed, required))
+            observed, required)) {
+      v->rule = StructuralRule::message(sendRef.rank, recvRef.rank);
       v->notes.push_back({other, "the " + ordinal(k) + " " +
                                      (other.rank == sendRef.rank &&
                                               other.index == sendRef.index
                                           ? "send"
                                           : "receive") +
                                      " of the pair is here"});
+    }
   };
   report(recvRef, sendRef, recvText, sendText);
   report(sendRef, recvRef, sendText, recvText);
+}
+
+bool sched::collectiveStageIsKey(const Schedule &schedule, const Action &a) {
+  bool declared = false;
+  for (const CollectiveDeclaration &decl : schedule.collectives) {
+    if (decl.kind != a.kind || decl.group != a.group ||
+        (decl.stage >= 0 && decl.stage != a.stage) ||
+        (a.bytes >= 0 && a.bytes != decl.bytes))
+      continue;
+    if (decl.when == CollectiveTiming::AfterBackward)
+      return true;
+    declared = true;
+  }
+  for (const AuxLossHead &head : schedule.auxHeads)
+    if (head.biasGroup >= 0 && head.biasGroup == a.group &&
+        head.stage == a.stage && a.kind == ActionKind::AllReduce)
+      return true;
+  return !declared;
 }
 
 void ScheduleIndex::checkCollectives(ViolationSink &sink) {
@@ -520,31 +549,10 @@ void ScheduleIndex::checkCollectives(ViolationSink &sink) {
   auto modelStage = [&](int32_t stage) {
     return stage < 0 ? stage : stage % perReplica;
   };
-  // NCCL and gloo match a collective by operation, count and order only.
-  // The stage decides the data of a gradient reduction (the stage's
-  // gradients) and of a bias update, and names what an undeclared
-  // collective does; of any other declared collective it is informative
-  // (a gradient-norm all-reduce at the step spans every stage).
-  auto stageIsKey = [&](const Action &a) {
-    bool declared = false;
-    for (const CollectiveDeclaration &decl : schedule.collectives) {
-      if (decl.kind != a.kind || decl.group != a.group ||
-          (decl.stage >= 0 && decl.stage != a.stage) ||
-          (a.bytes >= 0 && a.bytes != decl.bytes))
-        continue;
-      if (decl.when == CollectiveTiming::AfterBackward)
-        return true;
-      declared = true;
-    }
-    for (const AuxLossHead &head : schedule.auxHeads)
-      if (head.biasGroup >= 0 && head.biasGroup == a.group &&
-          head.stage == a.stage && a.kind == ActionKind::AllReduce)
-        return true;
-    return !declared;
-  };
   auto same = [&](ActionRef x, ActionRef y) {
     const Action &a = action(x), &b = action(y);
-    const bool stageMatters = stageIsKey(a) || stageIsKey(b);
+    const bool stageMatters =
+        collectiveStageIsKey(schedule, a) || collectiveStageIsKey(schedule, b);
     return a.kind == b.kind &&
            (!stageMatters || modelStage(a.stage) == modelStage(b.stage)) &&
            (a.bytes < 0 || b.bytes < 0 || a.bytes == b.bytes);
@@ -587,10 +595,13 @@ void ScheduleIndex::checkCollectives(ViolationSink &sink) {
                               "group must issue the same collectives (kind, "
                               "stage and bytes) in the same order",
                               k, group.name, schedule.ranks[member].id, mine,
-                              schedule.ranks[lead].id, theirs)))
+                              schedule.ranks[lead].id, theirs))) {
           v->notes.push_back(
               {there, "rank " + std::to_string(schedule.ranks[lead].id) +
                           " issues this one"});
+          v->rule = StructuralRule::collectiveOrder(static_cast<int32_t>(g),
+                                                    member, lead);
+        }
       }
     }
   }

@@ -35,6 +35,13 @@ private:
   size_t suppressed = 0;
 };
 
+/// Whether the stage of collective `a` is a key the members must agree on:
+/// NCCL and gloo match a collective by operation, count and order only,
+/// but the stage decides the data of a gradient reduction (an
+/// `after_backward` declaration could explain it) and of a bias update,
+/// and names what a collective no declaration explains does.
+bool collectiveStageIsKey(const Schedule &schedule, const Action &a);
+
 /// Where every compute action and transfer of a schedule sits.
 class ScheduleIndex {
 public:

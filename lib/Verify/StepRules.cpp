@@ -278,12 +278,14 @@ bool StepRules::checkPlacement(ViolationSink &sink) const {
     if (ref.rank == holder)
       return;
     ok = false;
-    sink.add(ViolationKind::Placement, ref,
-             llvm::formatv("{0} is issued by rank {1}, but stage {2} runs on "
-                           "rank {3}",
-                           describe(ref), rankId(ref.rank),
-                           index.action(ref).stage, rankId(holder)),
-             /*observed=*/rankId(ref.rank), /*required=*/rankId(holder));
+    if (Violation *v = sink.add(
+            ViolationKind::Placement, ref,
+            llvm::formatv("{0} is issued by rank {1}, but stage {2} runs on "
+                          "rank {3}",
+                          describe(ref), rankId(ref.rank),
+                          index.action(ref).stage, rankId(holder)),
+            /*observed=*/rankId(ref.rank), /*required=*/rankId(holder)))
+      v->rule = StructuralRule::placement();
   };
   for (int32_t s = 0; s < index.numStages; ++s) {
     llvm::for_each(sharding[s], place);
@@ -310,14 +312,16 @@ bool StepRules::checkPlacement(ViolationSink &sink) const {
         llvm::is_contained(memberSet(a.group, ref.rank), holder))
       continue;
     ok = false;
-    sink.add(ViolationKind::Placement, ref,
-             llvm::formatv("{0} is issued by rank {1}, but stage {2} runs on "
-                           "rank {3}, which is not in the member set of @{4} "
-                           "that rank {1} belongs to: no member holds the "
-                           "stage's data",
-                           describe(ref), rankId(ref.rank), a.stage,
-                           rankId(holder), schedule.groups[a.group].name),
-             /*observed=*/rankId(ref.rank), /*required=*/rankId(holder));
+    if (Violation *v = sink.add(
+            ViolationKind::Placement, ref,
+            llvm::formatv("{0} is issued by rank {1}, but stage {2} runs on "
+                          "rank {3}, which is not in the member set of @{4} "
+                          "that rank {1} belongs to: no member holds the "
+                          "stage's data",
+                          describe(ref), rankId(ref.rank), a.stage,
+                          rankId(holder), schedule.groups[a.group].name),
+            /*observed=*/rankId(ref.rank), /*required=*/rankId(holder)))
+      v->rule = StructuralRule::placement(a.group);
   }
   return ok;
 }

@@ -13,11 +13,14 @@
 #include "lib/Verify/WaitGraph.h"
 #include "lib/Verify/Z3/Z3Prover.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
 #include <optional>
+#include <set>
+#include <tuple>
 
 using namespace sched;
 
@@ -342,11 +345,148 @@ static llvm::StringRef kindName(ActionKind kind) {
 /// fact instead (the encoding declares three constants per action).
 constexpr size_t kMaxRuleActions = 20000;
 
+/// The attributes of `a` a pairing or placement rule states.
+static RuleAction ruleAction(const ScheduleIndex &index, const Action &a) {
+  RuleAction result;
+  result.kind = static_cast<int64_t>(a.kind);
+  result.stage = a.stage;
+  result.microbatch = a.microbatch;
+  result.peer = a.peer;
+  result.group = a.group;
+  result.direction = a.gradient ? 1 : 0;
+  const bool transfer =
+      a.kind == ActionKind::Send || a.kind == ActionKind::Recv;
+  // A transfer's bytes are its own, else its pair's stage output (what the
+  // pairing check compares); a collective's are its own.
+  result.bytes = transfer ? index.transferBytes(a) : a.bytes;
+  if (a.group >= 0)
+    result.stageKey = collectiveStageIsKey(index.schedule, a) ? 1 : 0;
+  return result;
+}
+
+/// Every action of rank `r` as a rule states it.
+static std::vector<RuleAction> ruleProgram(const ScheduleIndex &index,
+                                           int32_t r) {
+  std::vector<RuleAction> program;
+  for (const Action &a : index.schedule.ranks[r].actions)
+    program.push_back(ruleAction(index, a));
+  return program;
+}
+
+/// The rank indices of the member set of `group` that holds rank `r`
+/// (just `r` when none does).
+static std::vector<int32_t> memberSetOf(const Schedule &schedule, int32_t group,
+                                        int32_t r) {
+  if (group >= 0 && static_cast<size_t>(group) < schedule.groups.size())
+    for (const std::vector<int32_t> &members : schedule.groups[group].members)
+      if (llvm::is_contained(members, r))
+        return members;
+  return {r};
+}
+
+/// The pairing or placement rule `v` breaks, stated over the programs of
+/// the ranks it is about; false when they hold more than kMaxRuleActions
+/// actions (the violation is then stated as its fact).
+static bool addRankRule(const ScheduleIndex &index, const Violation &v,
+                        Z3Query &query) {
+  const Schedule &schedule = index.schedule;
+  const StructuralRule &rule = v.rule;
+  auto size = [&](llvm::ArrayRef<int32_t> ranks) {
+    size_t total = 0;
+    for (int32_t r : ranks)
+      total += schedule.ranks[r].actions.size();
+    return total;
+  };
+  auto rankId = [&](int32_t r) { return schedule.ranks[r].id; };
+  if (rule.form == StructuralRule::Form::Message ||
+      rule.form == StructuralRule::Form::Collective) {
+    if (size({rule.rank, rule.otherRank}) > kMaxRuleActions)
+      return false;
+    PairingRule pairing;
+    pairing.left = ruleProgram(index, rule.rank);
+    pairing.right = ruleProgram(index, rule.otherRank);
+    pairing.leftRank = rule.rank;
+    pairing.rightRank = rule.otherRank;
+    pairing.group = rule.group;
+    pairing.stagesPerReplica = schedule.stagesPerReplica();
+    if (rule.form == StructuralRule::Form::Message) {
+      pairing.form = PairingRule::Form::Message;
+      pairing.description = llvm::formatv(
+          "the sends of rank {0} to rank {1} (kind 4, peer {3}) and the "
+          "receives of rank {1} from rank {0} (kind 5, peer {2}) pair up in "
+          "issue order: they are as many, and the k-th of each agree on "
+          "direction (dir: 0 activation, 1 gradient), stage (the receive's "
+          "is the send's + 1 forward, - 1 backward), microbatch and bytes "
+          "(when both are known, >= 0)",
+          rankId(rule.rank), rankId(rule.otherRank), rule.rank, rule.otherRank);
+    } else {
+      pairing.form = PairingRule::Form::Collective;
+      pairing.description = llvm::formatv(
+          "the collectives of rank {0} and rank {1} on group @{2} (group {3}) "
+          "are as many, and the k-th of each agree on kind, model stage "
+          "(stage mod {4}, where either's key is 1: a gradient reduction, a "
+          "bias update or an undeclared collective) and bytes (when both "
+          "are known, >= 0)",
+          rankId(rule.rank), rankId(rule.otherRank),
+          schedule.groups[rule.group].name, rule.group,
+          pairing.stagesPerReplica);
+    }
+    query.pairings.push_back(std::move(pairing));
+    return true;
+  }
+  PlacementRule placement;
+  std::vector<int32_t> ranks;
+  if (rule.form == StructuralRule::Form::OneHolder) {
+    for (size_t r = 0; r < schedule.ranks.size(); ++r)
+      ranks.push_back(static_cast<int32_t>(r));
+    placement.form = PlacementRule::Form::OneHolder;
+    placement.stage = rule.stage;
+    placement.description = llvm::formatv(
+        "stage {0} lives on one rank: the ranks among whose actions a compute "
+        "(kinds 0 to 3: F, B, I, W) of stage {0} appears number 1",
+        rule.stage);
+  } else {
+    if (v.at.rank < 0 || v.at.index < 0)
+      return false;
+    ranks = memberSetOf(schedule, rule.group, v.at.rank);
+    const Action &a = index.action(v.at);
+    placement.form = PlacementRule::Form::Holds;
+    placement.subjectProgram = llvm::find(ranks, v.at.rank) - ranks.begin();
+    placement.subjectAction = v.at.index;
+    placement.description =
+        rule.group < 0
+            ? llvm::formatv("rank {0} issues {1} (its action {2}), so it "
+                            "holds that action's stage: among its actions, "
+                            "the computes (kinds 0 to 3: F, B, I, W) of that "
+                            "stage number at least 1",
+                            rankId(v.at.rank), describeAction(schedule, a),
+                            v.at.index)
+                  .str()
+            : llvm::formatv("rank {0} issues {1} (its action {2}) on @{3}, "
+                            "so a rank of its member set holds that "
+                            "action's stage: among their actions, the "
+                            "computes (kinds 0 to 3: F, B, I, W) of that "
+                            "stage number at least 1",
+                            rankId(v.at.rank), describeAction(schedule, a),
+                            v.at.index, schedule.groups[rule.group].name)
+                  .str();
+  }
+  if (size(ranks) > kMaxRuleActions)
+    return false;
+  for (int32_t r : ranks)
+    placement.programs.push_back(ruleProgram(index, r));
+  query.placements.push_back(std::move(placement));
+  return true;
+}
+
 /// The Z3 query of structural violations: the rule each one breaks, stated
-/// over the schedule's actions where it has one, else its fact.
-static Z3Query structuralQuery(const Schedule &schedule,
+/// over the schedule's actions where it has one, else its fact. A rule
+/// several violations break is stated once.
+static Z3Query structuralQuery(const ScheduleIndex &index,
                                const std::vector<Violation> &violations) {
+  const Schedule &schedule = index.schedule;
   Z3Query query;
+  std::set<std::tuple<int, int32_t, int32_t, int32_t>> stated;
   auto attributes = [](const Action &a) -> std::array<int64_t, 3> {
     return {static_cast<int64_t>(a.kind), a.stage, a.microbatch};
   };
@@ -384,6 +524,20 @@ static Z3Query structuralQuery(const Schedule &schedule,
       query.ranges.push_back(range);
       continue;
     }
+    if (rule.form == StructuralRule::Form::Message ||
+        rule.form == StructuralRule::Form::Collective ||
+        rule.form == StructuralRule::Form::OneHolder) {
+      const auto key =
+          std::make_tuple(static_cast<int>(rule.form), rule.rank,
+                          rule.otherRank, std::max(rule.group, rule.stage));
+      if (stated.count(key) || addRankRule(index, v, query)) {
+        stated.insert(key);
+        continue;
+      }
+    }
+    if (rule.form == StructuralRule::Form::Placement &&
+        addRankRule(index, v, query))
+      continue;
     if (rule.form == StructuralRule::Form::Count) {
       size_t size = 0;
       for (size_t r = 0; r < schedule.ranks.size(); ++r)
@@ -431,6 +585,10 @@ static void emitSmtlib(const Z3Query &query, const VerifyOptions &options,
   for (const CountRule &rule : query.counts)
     result.smtlib += "; rule: " + rule.description + "\n";
   for (const RangeRule &rule : query.ranges)
+    result.smtlib += "; rule: " + rule.description + "\n";
+  for (const PairingRule &rule : query.pairings)
+    result.smtlib += "; rule: " + rule.description + "\n";
+  for (const PlacementRule &rule : query.placements)
     result.smtlib += "; rule: " + rule.description + "\n";
   result.smtlib += encodeSmtlib(query, error);
   if (!error.empty())
@@ -493,7 +651,7 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
     // Structural violations: Z3 refutes the facts they state.
     result.violations = sink.take();
     result.graphSeconds = secondsSince(begin);
-    Z3Query facts = structuralQuery(schedule, result.violations);
+    Z3Query facts = structuralQuery(index, result.violations);
     emitSmtlib(facts, options, result);
     result.verdict = Verdict::Violated;
     if (options.useZ3)

@@ -103,10 +103,26 @@ struct ActionRef {
 /// outcome. Count: among the actions of `rank` (every rank when -1), those
 /// of `kind` (and `stage`, `microbatch` when >= 0) number `required`.
 /// Range: the stage and microbatch of the violation's action lie in range.
+/// Message: the sends of `rank` to `otherRank` and the receives of
+/// `otherRank` from `rank` pair up in issue order and agree. Collective:
+/// the collectives of `rank` and `otherRank` on `group` agree in order.
+/// Placement: the rank that issues the violation's action (or, with
+/// `group` >= 0, the member set of that group holding it) computes the
+/// action's stage. OneHolder: the computes of `stage` run on one rank.
 struct StructuralRule {
-  enum class Form : uint8_t { None, Count, Range };
+  enum class Form : uint8_t {
+    None,
+    Count,
+    Range,
+    Message,
+    Collective,
+    Placement,
+    OneHolder
+  };
   Form form = Form::None;
   int32_t rank = -1;
+  int32_t otherRank = -1;
+  int32_t group = -1;
   ActionKind kind = ActionKind::Forward;
   int32_t stage = -1;
   int32_t microbatch = -1;
@@ -129,6 +145,34 @@ struct StructuralRule {
   static StructuralRule range() {
     StructuralRule rule;
     rule.form = Form::Range;
+    return rule;
+  }
+  static StructuralRule message(int32_t sender, int32_t receiver) {
+    StructuralRule rule;
+    rule.form = Form::Message;
+    rule.rank = sender;
+    rule.otherRank = receiver;
+    return rule;
+  }
+  static StructuralRule collectiveOrder(int32_t group, int32_t member,
+                                        int32_t lead) {
+    StructuralRule rule;
+    rule.form = Form::Collective;
+    rule.group = group;
+    rule.rank = member;
+    rule.otherRank = lead;
+    return rule;
+  }
+  static StructuralRule placement(int32_t memberSetOf = -1) {
+    StructuralRule rule;
+    rule.form = Form::Placement;
+    rule.group = memberSetOf;
+    return rule;
+  }
+  static StructuralRule oneHolder(int32_t stage) {
+    StructuralRule rule;
+    rule.form = Form::OneHolder;
+    rule.stage = stage;
     return rule;
   }
   static StructuralRule leftOutRange(int64_t stage, int64_t microbatch) {

@@ -17,7 +17,7 @@
 // activations of 100; the receive of mb 0's gradient adds an 8-byte buffer
 // before B(0, mb 0) frees anything: 1208 at the peak.
 // LIMIT: error: [memory] memory on rank 0 reaches 1208 bytes here, over the limit of 1207 bytes (its peak is 1208 bytes)
-// LIMIT: note: live here: 1208 bytes = 2 whole activations 200 bytes [(0,0) (0,1)] + static 1000 bytes + receive buffers and unsharded parameters 8 bytes
+// LIMIT: note: live here: 1208 bytes = 2 whole activations 200 bytes [(0,0) (0,1)] + 1 received gradients 8 bytes [(0,0)] + static 1000 bytes
 sched.pipeline @sized pp 2 microbatches 2 {
   sched.stage 0 layers 1 forward 1.0 backward_input 1.0 backward_weight 1.0 activation 100 weight_grad 50 parameters 1000 output 8
   sched.stage 1 layers 1 forward 1.0 backward_input 1.0 backward_weight 1.0 activation 100 weight_grad 50 parameters 1000 output 16

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -79,6 +80,10 @@ public:
     if (withMemory) {
       for (const CountRule &rule : query.counts)
         constraints.push_back(countRule(rule, constraints));
+      for (const PairingRule &rule : query.pairings)
+        constraints.push_back(pairingRule(rule, constraints));
+      for (const PlacementRule &rule : query.placements)
+        constraints.push_back(placementRule(rule, constraints));
       for (const RangeRule &rule : query.ranges) {
         z3::expr stage = attribute("stage", rule.stage, constraints);
         constraints.push_back(stage >= 0 &&
@@ -155,6 +160,123 @@ private:
       sum = sum + z3::ite(matches, context.int_val(1), context.int_val(0));
     }
     return sum == context.int_val(rule.required);
+  }
+
+  /// Whether `rule` counts `a` on its left (or right) side, as the
+  /// constraint over `kind` and the selector's constant; `selected` says
+  /// whether it does for the schedule's values.
+  z3::expr selects(const PairingRule &rule, const RuleAction &a, bool left,
+                   const z3::expr &kind, z3::expr_vector &constraints,
+                   bool &selected) {
+    if (rule.form == PairingRule::Form::Collective) {
+      selected = a.group == rule.group;
+      return attribute("group", a.group, constraints) ==
+             context.int_val(rule.group);
+    }
+    const int64_t wantKind =
+        static_cast<int64_t>(left ? ActionKind::Send : ActionKind::Recv);
+    const int64_t wantPeer = left ? rule.rightRank : rule.leftRank;
+    selected = a.kind == wantKind && a.peer == wantPeer;
+    return kind == context.int_val(wantKind) &&
+           attribute("peer", a.peer, constraints) == context.int_val(wantPeer);
+  }
+
+  /// The model stage of a collective's stage: itself when negative (none).
+  z3::expr modelStage(const z3::expr &stage, int64_t stagesPerReplica) {
+    return z3::ite(stage < 0, stage,
+                   z3::mod(stage, context.int_val(stagesPerReplica)));
+  }
+
+  /// Both sides select as many actions, and the k-th of each agree.
+  z3::expr pairingRule(const PairingRule &rule, z3::expr_vector &constraints) {
+    struct Selected {
+      const RuleAction *action;
+      z3::expr kind;
+    };
+    auto side = [&](const std::vector<RuleAction> &program, bool left,
+                    std::vector<Selected> &selected) {
+      z3::expr count = context.int_val(0);
+      for (const RuleAction &a : program) {
+        z3::expr kind = attribute("kind", a.kind, constraints);
+        bool chosen = false;
+        z3::expr matches = selects(rule, a, left, kind, constraints, chosen);
+        count =
+            count + z3::ite(matches, context.int_val(1), context.int_val(0));
+        if (chosen)
+          selected.push_back({&a, kind});
+      }
+      return count;
+    };
+    std::vector<Selected> lefts, rights;
+    // The left program's constants first, in the file's order.
+    const z3::expr leftCount = side(rule.left, true, lefts);
+    const z3::expr rightCount = side(rule.right, false, rights);
+    z3::expr result = leftCount == rightCount;
+    const bool message = rule.form == PairingRule::Form::Message;
+    for (size_t k = 0; k < std::min(lefts.size(), rights.size()); ++k) {
+      const RuleAction &l = *lefts[k].action, &r = *rights[k].action;
+      z3::expr lStage = attribute("stage", l.stage, constraints);
+      z3::expr rStage = attribute("stage", r.stage, constraints);
+      z3::expr lBytes = attribute("bytes", l.bytes, constraints);
+      z3::expr rBytes = attribute("bytes", r.bytes, constraints);
+      z3::expr agree = lBytes < 0 || rBytes < 0 || lBytes == rBytes;
+      if (message) {
+        z3::expr lDir = attribute("dir", l.direction, constraints);
+        z3::expr rDir = attribute("dir", r.direction, constraints);
+        z3::expr lMb = attribute("mb", l.microbatch, constraints);
+        z3::expr rMb = attribute("mb", r.microbatch, constraints);
+        agree = rDir == lDir && rStage == lStage + 1 - 2 * lDir && rMb == lMb &&
+                agree;
+      } else {
+        z3::expr lKey = attribute("key", l.stageKey, constraints);
+        z3::expr rKey = attribute("key", r.stageKey, constraints);
+        agree = lefts[k].kind == rights[k].kind &&
+                z3::implies(lKey == 1 || rKey == 1,
+                            modelStage(lStage, rule.stagesPerReplica) ==
+                                modelStage(rStage, rule.stagesPerReplica)) &&
+                agree;
+      }
+      result = result && agree;
+    }
+    return result;
+  }
+
+  /// Holds: some program computes the subject's stage. OneHolder: exactly
+  /// one program computes the stage.
+  z3::expr placementRule(const PlacementRule &rule,
+                         z3::expr_vector &constraints) {
+    const bool holds = rule.form == PlacementRule::Form::Holds;
+    // The stage the rule is about: the subject action's, as a constant of
+    // that action, or the rule's own.
+    std::optional<z3::expr> subject;
+    if (!holds)
+      subject = context.int_val(rule.stage);
+    else if (rule.subjectProgram < rule.programs.size() &&
+             rule.subjectAction < rule.programs[rule.subjectProgram].size())
+      subject = attribute(
+          "stage", rule.programs[rule.subjectProgram][rule.subjectAction].stage,
+          constraints);
+    else
+      return context.bool_val(false);
+    z3::expr total = context.int_val(0);
+    for (const std::vector<RuleAction> &program : rule.programs) {
+      z3::expr computes = context.int_val(0);
+      for (const RuleAction &a : program) {
+        z3::expr kind = attribute("kind", a.kind, constraints);
+        z3::expr stage = attribute("stage", a.stage, constraints);
+        // F, B, I and W are the first four kinds.
+        computes =
+            computes +
+            z3::ite(kind >= static_cast<int>(ActionKind::Forward) &&
+                        kind <= static_cast<int>(ActionKind::BackwardWeight) &&
+                        stage == *subject,
+                    context.int_val(1), context.int_val(0));
+      }
+      total = holds ? total + computes
+                    : total + z3::ite(computes >= 1, context.int_val(1),
+                                      context.int_val(0));
+    }
+    return holds ? total >= 1 : total == 1;
   }
 
   z3::expr fresh(const char *prefix) {
@@ -363,7 +485,8 @@ Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds) {
       outcome.constraints = constraints.size();
       outcome.answer = within(context, timeoutSeconds, outcome.reason, [&] {
         return search(context, constraints, outcome.reason,
-                      query.counts.empty() && query.ranges.empty());
+                      query.counts.empty() && query.ranges.empty() &&
+                          query.pairings.empty() && query.placements.empty());
       });
     }
   } catch (const z3::exception &error) {

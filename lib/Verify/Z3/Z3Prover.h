@@ -43,6 +43,50 @@ struct RangeRule {
   int64_t stages = 0, microbatches = 0;
 };
 
+/// An action's attributes as a structural rule states them: the encoder
+/// declares a constant equal to each it uses (kinds as ActionKind codes,
+/// -1 where the action has none).
+struct RuleAction {
+  int64_t kind = 0, stage = -1, microbatch = -1, peer = -1, group = -1;
+  /// Transfers: 1 for a gradient (backward), 0 for an activation.
+  int64_t direction = 0;
+  int64_t bytes = -1;
+  /// Collectives: 1 when the stage is a matching key (a gradient
+  /// reduction, a bias update, a collective no declaration explains).
+  int64_t stageKey = 0;
+};
+
+/// A pairing rule between the programs of two ranks, `left` and `right`
+/// (every action of each, in issue order). Message: the sends of left to
+/// `rightRank` and the receives of right from `leftRank` are as many, and
+/// the k-th of each agree on direction, stage (the receive's is the
+/// send's + 1 forward, - 1 backward), microbatch and bytes (when both are
+/// known). Collective: the collectives of both on `group` are as many, and
+/// the k-th of each agree on kind, model stage (stage mod
+/// `stagesPerReplica`, when either's stage is a matching key) and bytes
+/// (when both are known).
+struct PairingRule {
+  enum class Form : uint8_t { Message, Collective };
+  Form form = Form::Message;
+  std::string description;
+  std::vector<RuleAction> left, right;
+  int64_t leftRank = 0, rightRank = 0, group = -1;
+  int64_t stagesPerReplica = 1;
+};
+
+/// A placement rule over rank programs. Holds: a compute (F, B, I, W) of
+/// the stage of action `subjectAction` of program `subjectProgram` appears
+/// in `programs`. OneHolder: the programs in which a compute of `stage`
+/// appears number exactly one.
+struct PlacementRule {
+  enum class Form : uint8_t { Holds, OneHolder };
+  Form form = Form::Holds;
+  std::string description;
+  std::vector<std::vector<RuleAction>> programs;
+  size_t subjectProgram = 0, subjectAction = 0;
+  int64_t stage = 0;
+};
+
 struct Z3Query {
   uint32_t numNodes = 0;
   std::vector<std::pair<uint32_t, uint32_t>> edges;
@@ -59,6 +103,8 @@ struct Z3Query {
   /// range): the encoding declares each action's attributes and the rule.
   std::vector<CountRule> counts;
   std::vector<RangeRule> ranges;
+  std::vector<PairingRule> pairings;
+  std::vector<PlacementRule> placements;
 };
 
 enum class Z3Answer : uint8_t { Sat, Unsat, Unknown };
