@@ -198,6 +198,20 @@ llvm::Error CostModel::checkLayout(Layout &layout) const {
                     .str());
   if ((layout.dp * layout.cp * layout.tp) % layout.ep != 0)
     return fail("ep must divide dp x cp x tp");
+  if (layout.etp > 1) {
+    if (!model.moe)
+      return fail("etp > 1 needs a mixture-of-experts model");
+    if ((layout.dp * layout.cp * layout.tp) % (layout.ep * layout.etp) != 0)
+      return fail(llvm::formatv("ep x etp = {0} must divide dp x cp x tp = {1}",
+                                layout.ep * layout.etp,
+                                layout.dp * layout.cp * layout.tp)
+                      .str());
+    if (model.moe->expertFfnHidden % layout.etp != 0)
+      return fail(llvm::formatv("etp={0} does not divide the experts' FFN "
+                                "width {1}",
+                                layout.etp, model.moe->expertFfnHidden)
+                      .str());
+  }
   if (layout.pp * layout.vpp > model.layers)
     return fail(llvm::formatv("{0} stages (pp x vpp) for {1} layers",
                               layout.pp * layout.vpp, model.layers)
@@ -273,8 +287,10 @@ struct CostModel::LayerCost {
 };
 
 struct CostModel::LayerCostCache {
-  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, Recompute, bool,
-                         bool>;
+  /// tp, cp, ep, etp, microbatch size, recomputation, sequence
+  /// parallelism, MoE layer.
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t,
+                         Recompute, bool, bool>;
   std::map<Key, LayerCost> costs;
   /// The output layer's terms by (tp, cp, microbatch size, sp).
   std::map<std::tuple<int64_t, int64_t, int64_t, bool>, HeadTerms> heads;
@@ -311,7 +327,7 @@ CostModel::cachedLayerCost(const Layout &layout, bool moeLayer) const {
   Layout keyed = layout;
   if (layout.recompute.isBlock())
     keyed.recompute = Recompute::Full;
-  const LayerCostCache::Key key{keyed.tp, keyed.cp, keyed.ep,
+  const LayerCostCache::Key key{keyed.tp, keyed.cp, keyed.ep, keyed.etp,
                                 keyed.microbatchSize, keyed.recompute,
                                 keyed.sequenceParallel, moeLayer};
   auto it = cache.costs.find(key);
@@ -425,6 +441,22 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout,
     cost.backward.expertParallel =
         2 * expertAllToAllTime(local, kBf16, layout);
   }
+  if (moeLayer && layout.etp > 1) {
+    // Expert tensor parallelism: the etp ranks of an expert slice gather
+    // the copies dispatched to any of them (FP8 under FP8) and
+    // reduce-scatter the experts' output (BF16); the backward the reverse,
+    // in BF16. Consecutive ranks, like tp.
+    const double copies = local * static_cast<double>(model.moe->topK) *
+                          static_cast<double>(model.hidden) *
+                          static_cast<double>(layout.etp);
+    const double element =
+        training.precision == Precision::FP8 ? 1 : kBf16;
+    const double gather = reduceScatterTime(copies * element, layout.etp, 1);
+    const double scatter = reduceScatterTime(copies * kBf16, layout.etp, 1);
+    cost.forward.expertParallel += gather + scatter;
+    cost.backward.expertParallel += 2 * reduceScatterTime(copies * kBf16,
+                                                          layout.etp, 1);
+  }
 
   StageTerms again;
   addOperators(again, ops.recompute, layout);
@@ -440,7 +472,8 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout,
   const double dense =
       shape.attentionParams + shape.mlpDenseParams + shape.normParams;
   cost.denseParams = dense / static_cast<double>(layout.tp);
-  cost.expertParams = shape.routedParams / static_cast<double>(layout.ep);
+  cost.expertParams =
+      shape.routedParams / static_cast<double>(layout.ep * layout.etp);
   return cost;
 }
 
@@ -588,7 +621,7 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
   // The split depends on the layer and head costs only (not on dp, zero or
   // the schedule): the search's layouts share it.
   const auto splitKey = std::make_pair(
-      LayerCostCache::Key{layout.tp, layout.cp, layout.ep,
+      LayerCostCache::Key{layout.tp, layout.cp, layout.ep, layout.etp,
                           layout.microbatchSize, layout.recompute,
                           layout.sequenceParallel, false},
       numStages);

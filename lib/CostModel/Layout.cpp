@@ -110,6 +110,8 @@ std::string Layout::str() const {
     text += ",offload=" + std::to_string(offloadLayers);
   if (shardGroup > 0)
     text += ",hsdp=" + std::to_string(shardGroup);
+  if (etp > 1)
+    text += ",etp=" + std::to_string(etp);
   return text;
 }
 
@@ -170,11 +172,12 @@ llvm::Expected<Layout> sched::parseLayout(llvm::StringRef text) {
                          .Case("vpp", &layout.vpp)
                          .Case("ep", &layout.ep)
                          .Case("cp", &layout.cp)
+                         .Case("etp", &layout.etp)
                          .Default(nullptr);
     if (!field)
       return llvm::createStringError(
           "--layout: unknown key '" + key +
-          "' (expected dp, tp, pp, vpp, ep, cp, sp, split, first, last, "
+          "' (expected dp, tp, pp, vpp, ep, cp, etp, sp, split, first, last, "
           "offload or hsdp)");
     int64_t n = 0;
     if (value.getAsInteger(10, n) || n < 1 || n > (int64_t(1) << 24))

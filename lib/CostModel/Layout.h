@@ -149,6 +149,12 @@ struct Layout {
   int64_t vpp = 1;
   int64_t ep = 1;
   int64_t cp = 1;
+  /// Expert tensor parallelism (Megatron's --expert-tensor-parallel-size):
+  /// each routed expert's FFN split over `etp` ranks, which gather the
+  /// tokens dispatched to them and reduce-scatter the experts' output. The
+  /// experts' grid is etp (fastest) x ep x expert-data-parallel over the
+  /// tp x cp x dp block.
+  int64_t etp = 1;
   /// Sequence parallelism with tensor parallelism (Korthikanti et al.
   /// 2022): norms and dropout on a 1/tp slice of the tokens, all-gathers
   /// and reduce-scatters in place of all-reduces.
@@ -182,8 +188,8 @@ struct Layout {
   int64_t microbatches = 0;
 
   int64_t devices() const { return dp * tp * pp * cp; }
-  /// Expert-data-parallel ranks: the tp x cp x dp block over ep.
-  int64_t expertDataParallel() const { return dp * cp * tp / ep; }
+  /// Expert-data-parallel ranks: the tp x cp x dp block over ep x etp.
+  int64_t expertDataParallel() const { return dp * cp * tp / (ep * etp); }
   /// Ranks one dense ZeRO shard spans (dp x cp without HSDP), and the
   /// replicas of each shard (1 without HSDP).
   int64_t denseShardGroup() const {
@@ -201,7 +207,8 @@ struct Layout {
 
 /// Parses "dp=64,tp=8,pp=16,vpp=2,ep=1,cp=1,sp=1" (any subset; others 1),
 /// with "split=even|balanced", "first=N" and "last=N" for the stage split
-/// "offload=N" for activation offload and "hsdp=N" for hybrid sharding.
+/// "offload=N" for activation offload, "hsdp=N" for hybrid sharding and
+/// "etp=N" for expert tensor parallelism.
 llvm::Expected<Layout> parseLayout(llvm::StringRef text);
 
 } // namespace sched

@@ -312,18 +312,22 @@ static void moeMlp(LayerBuilder &b, const ModelSpec &model,
   // dispatch is FP8), unpermute and sum them back (BF16).
   b.memory("permute", t.routed * h * (1 + topK) * (fp8 ? 1 : kBf16));
   // Each device receives as many copies as it sends (balanced routing):
-  // routed x top_k rows over its experts / ep experts.
+  // routed x top_k rows over its experts / ep experts; with expert tensor
+  // parallelism the etp ranks of a slice gather theirs (etp x the rows)
+  // and each holds 1/etp of every expert's FFN.
+  const double etp = static_cast<double>(layout.etp);
   const double groups = experts / ep;
-  const double rows = t.routed * topK / groups;
+  const double rows = t.routed * topK / groups * etp;
+  const double copies = t.routed * topK * etp;
+  const double slice = width / etp;
   const double gated = model.mlp == MlpKind::Gated ? 2 : 1;
-  b.keep("dispatched tokens", t.routed * topK * h * b.linearInput(), block);
-  b.gemm("experts fc1", rows, gated * width, h, true, groups);
-  b.keep("experts fc1 output", t.routed * topK * gated * width * kBf16,
-         block);
+  b.keep("dispatched tokens", copies * h * b.linearInput(), block);
+  b.gemm("experts fc1", rows, gated * slice, h, true, groups);
+  b.keep("experts fc1 output", copies * gated * slice * kBf16, block);
   b.inModules(block | Recompute::MoeActivation);
   b.memory(model.mlp == MlpKind::Gated ? "swiglu" : "gelu",
-           t.routed * topK * (gated + 1) * width * kBf16);
-  b.keep("experts fc2 input", t.routed * topK * width * b.linearInput(),
+           copies * (gated + 1) * slice * kBf16);
+  b.keep("experts fc2 input", copies * slice * b.linearInput(),
          block | Recompute::MoeActivation);
   // Megatron-Core weighs each copy by its routing probability inside the
   // activation (experts.py, activation_func_with_probs), which keeps the
@@ -331,7 +335,7 @@ static void moeMlp(LayerBuilder &b, const ModelSpec &model,
   // nothing.
   b.keep("routing probabilities", t.routed * topK * 4, block);
   b.inModules(block);
-  b.gemm("experts fc2", rows, h, width, true, groups);
+  b.gemm("experts fc2", rows, h, slice, true, groups);
   b.memory("unpermute", t.routed * h * (topK + 1) * kBf16);
   if (moe.sharedExperts > 0) {
     if (fp8)

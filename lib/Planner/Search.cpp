@@ -91,17 +91,18 @@ static bool keepsGlobalBatchOrder(Strategy strategy) {
 
 namespace {
 struct StageKey {
-  int64_t tp, pp, vpp, ep, cp, b;
+  int64_t tp, pp, vpp, ep, etp, cp, b;
   int zero;
   Recompute recompute;
   bool sequenceParallel;
   bool megatronSplit;
   int64_t first, last, offload, shardGroup;
   bool operator<(const StageKey &o) const {
-    return std::tie(tp, pp, vpp, ep, cp, b, zero, recompute,
+    return std::tie(tp, pp, vpp, ep, etp, cp, b, zero, recompute,
                     sequenceParallel, megatronSplit, first, last, offload,
                     shardGroup) <
-           std::tie(o.tp, o.pp, o.vpp, o.ep, o.cp, o.b, o.zero, o.recompute,
+           std::tie(o.tp, o.pp, o.vpp, o.ep, o.etp, o.cp, o.b, o.zero,
+                    o.recompute,
                     o.sequenceParallel, o.megatronSplit, o.first, o.last,
                     o.offload, o.shardGroup);
   }
@@ -116,6 +117,7 @@ static StageKey stageKey(const Candidate &candidate) {
                   layout.pp,
                   candidate.strategy == Strategy::DualPipe ? 1 : layout.vpp,
                   layout.ep,
+                  layout.etp,
                   layout.cp,
                   layout.microbatchSize,
                   layout.zero,

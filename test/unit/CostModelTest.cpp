@@ -661,8 +661,8 @@ TEST(Descriptions, ErrorsNameTheField) {
   llvm::Expected<Layout> layout = parseLayout("dp=2,tq=4");
   ASSERT_FALSE(static_cast<bool>(layout));
   EXPECT_EQ(llvm::toString(layout.takeError()),
-            "--layout: unknown key 'tq' (expected dp, tp, pp, vpp, ep, cp, sp, "
-            "split, first, last, offload or hsdp)");
+            "--layout: unknown key 'tq' (expected dp, tp, pp, vpp, ep, cp, "
+            "etp, sp, split, first, last, offload or hsdp)");
   layout = parseLayout("dp=2,dp=4");
   ASSERT_FALSE(static_cast<bool>(layout));
   EXPECT_EQ(llvm::toString(layout.takeError()), "--layout: 'dp' given twice");

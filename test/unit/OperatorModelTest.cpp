@@ -205,6 +205,42 @@ TEST(Operators, Fp8RecipeKeepsOutputLayerAndRouterInBf16) {
   }
 }
 
+/// Expert tensor parallelism by hand: DeepSeek-V3 at tp=2 routes 4096 / 2
+/// tokens per rank; with ep=8, etp=2 each rank holds 256 / 8 = 32 experts'
+/// halves (FFN 2048 / 2) and computes the copies its etp pair received:
+/// 2048 x 8 / 32 x 2 = 1024 rows per expert.
+TEST(Operators, ExpertTensorParallelSplitsTheExperts) {
+  ModelSpec v3 = preset("deepseek-v3");
+  TrainingSpec training;
+  training.seqLen = 4096;
+  Layout layout;
+  layout.tp = 2;
+  layout.ep = 8;
+  layout.etp = 2;
+  LayerOperators layer = layerOperators(v3, training, layout, true);
+  auto find = [&](llvm::StringRef name) {
+    return llvm::find_if(layer.forward, [&](const Operator &op) {
+      return llvm::StringRef(op.name) == name;
+    });
+  };
+  auto fc1 = find("experts fc1"), fc2 = find("experts fc2");
+  ASSERT_NE(fc1, layer.forward.end());
+  ASSERT_NE(fc2, layer.forward.end());
+  EXPECT_EQ(fc1->groups, 32);
+  EXPECT_EQ(fc1->m, 1024);
+  EXPECT_EQ(fc1->n, 2 * 2048 / 2);
+  EXPECT_EQ(fc1->k, 7168);
+  EXPECT_EQ(fc2->n, 7168);
+  EXPECT_EQ(fc2->k, 2048 / 2);
+  // The same FLOPs as without etp (twice the rows, half the width).
+  layout.etp = 1;
+  LayerOperators plain = layerOperators(v3, training, layout, true);
+  auto plainFc1 = llvm::find_if(plain.forward, [](const Operator &op) {
+    return llvm::StringRef(op.name) == "experts fc1";
+  });
+  EXPECT_DOUBLE_EQ(operatorFlops(*fc1), operatorFlops(*plainFc1));
+}
+
 TEST(Roofline, WaveQuantizationByHand) {
   Efficiency e = efficiencyForDevice("H800");
   ASSERT_EQ(e.multiprocessors, 132);

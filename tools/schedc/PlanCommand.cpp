@@ -286,6 +286,7 @@ static llvm::json::Object candidateJson(const Candidate &c) {
                           {"pp", c.layout.pp},
                           {"vpp", c.layout.vpp},
                           {"ep", c.layout.ep},
+                          {"etp", c.layout.etp},
                           {"cp", c.layout.cp},
                           {"zero", c.layout.zero},
                           {"hsdp", c.layout.shardGroup},
