@@ -44,8 +44,8 @@ sched::suggestFewerDevices(const ModelSpec &model, const ClusterSpec &cluster,
     if (result->ranked.empty() || !(result->ranked.front().stepTime < bestTime))
       continue;
     bestTime = result->ranked.front().stepTime;
-    suggestion = FewerDevices{count, result->ranked.front(),
-                              allDevicesStepTime};
+    suggestion =
+        FewerDevices{count, result->ranked.front(), allDevicesStepTime};
   }
   return suggestion;
 }
