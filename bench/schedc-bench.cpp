@@ -22,6 +22,7 @@
 #include "dialects/Sched/SchedOps.h"
 #include "lib/Api/Api.h"
 #include "lib/Export/TorchCsv.h"
+#include "lib/Generate/PlanMemory.h"
 #include "lib/Generate/Strategy.h"
 #include "lib/Import/TorchCsv.h"
 #include "lib/Limits/ResourceLimits.h"
@@ -628,8 +629,7 @@ std::string temporaryFile(llvm::StringRef suffix, llvm::StringRef text) {
 /// takes about 4 times as long at 4n, a quadratic one 16 times): DualPipeV's
 /// generator in pp, sched-insert-collectives and the SVG in ranks (child
 /// processes under peak-rss), and the CSV reader of the Python module in
-/// cells per row (lib/Api, in this process). Also the peak of --emit json
-/// per compute action, against the estimate lib/Limits uses.
+/// cells per row (lib/Api, in this process).
 void benchScaling(llvm::StringRef binDir) {
   llvm::outs() << "\n## Scaling in ranks and cells (median of 3)\n\n"
                << "| path | n | wall at n (s) | wall at 4n (s) | 4n / n | peak "
@@ -718,48 +718,149 @@ void benchScaling(llvm::StringRef binDir) {
                                 cells, small, large, large / small);
   for (const std::string &file : files)
     llvm::sys::fs::remove(file);
+}
 
-  // --emit json: the peak's growth over the compute actions between 1,000
-  // and 4,000 microbatches at pp 8.
-  llvm::outs() << "\n| --emit json | bytes per compute action (peak growth, "
-                  "M 1,000 to 4,000, pp 8) |\n|---|---|\n";
-  int64_t worst = 0;
-  for (auto [strategy, vpp] :
-       {std::pair<Strategy, int32_t>{Strategy::OneFOneB, 1},
-        {Strategy::Interleaved1F1B, 2},
-        {Strategy::ZBH2, 1},
-        {Strategy::DualPipeV, 2}}) {
-    double peaks[2] = {};
-    int64_t actions[2] = {};
-    for (int k = 0; k < 2; ++k) {
-      PipelineShape shape;
-      shape.pp = 8;
-      shape.vpp = vpp;
-      shape.microbatches = k == 0 ? 1'000 : 4'000;
-      actions[k] = computeActionCount(strategy, shape);
-      peaks[k] = measure({schedc, "generate", "--strategy",
-                          strategyName(strategy).str(), "--pp", "8", "--vpp",
-                          std::to_string(vpp), "--microbatches",
-                          std::to_string(shape.microbatches), "--emit", "json",
-                          "-o", "/dev/null"})
-                     .second;
-    }
-    const auto perAction = static_cast<int64_t>(
-        (peaks[1] - peaks[0]) * 1024 * 1024 / double(actions[1] - actions[0]));
-    worst = std::max(worst, perAction);
-    llvm::outs() << llvm::formatv("| {0} | {1} |\n", strategyName(strategy),
-                                  perAction);
-  }
+//===----------------------------------------------------------------------===//
+// Memory estimates against measured peaks
+//===----------------------------------------------------------------------===//
+
+/// The growth of a command's peak over the process floor, in bytes, or -1.
+double peakGrowth(llvm::StringRef binDir,
+                  const std::vector<std::string> &command, double floorMiB) {
+  std::optional<ChildRun> run = runChild(binDir, command);
+  if (!run || run->status != 0)
+    return -1;
+  return (run->peakMiB - floorMiB) * 1024 * 1024;
+}
+
+/// One row: the estimate against the measured peak growth.
+void estimateRow(llvm::StringRef label, double estimate, double measured,
+                 int &outside) {
+  const double ratio = measured > 0 ? estimate / measured : 0;
+  const bool within = ratio >= 1 / 1.5 && ratio <= 1.5;
+  outside += !within;
   llvm::outs() << llvm::formatv(
-      "\nlib/Limits estimates --emit json with {0} bytes per action; the "
-      "largest measured is {1}.\n",
-      bytesPerAction(MemoryPath::EmitJson), worst);
+      "| {0} | {1:F1} | {2:F1} | {3:F2} | {4} |\n", label, estimate / (1 << 20),
+      measured / (1 << 20), ratio, within ? "yes" : "NO");
+}
+
+/// Each estimate lib/ makes before it allocates, against the peak resident
+/// memory the command then adds over the process floor (a two-microbatch
+/// plan), each in a child process under peak-rss: `schedc generate --emit
+/// json` for every strategy at pp 4, 8 and 32 with about 300,000 plan
+/// instructions (lib/Generate/PlanMemory.h), and `--emit mlir` and
+/// `--emit torch-csv` at about 2 million actions (bytesPerAction).
+void benchEstimates(llvm::StringRef binDir) {
+  llvm::outs() << "\n## Memory estimates against the measured peak (growth "
+                  "over the process floor)\n\n"
+               << "| command | estimate (MiB) | measured (MiB) | estimate / "
+                  "measured | within 1.5x |\n|---|---|---|---|---|\n";
+  const std::string schedc = (binDir + "/schedc").str();
+  std::optional<ChildRun> floorRun = runChild(
+      binDir, {schedc, "generate", "--strategy", "1f1b", "--pp", "2",
+               "--microbatches", "2", "--emit", "json", "-o", "/dev/null"});
+  if (!floorRun) {
+    llvm::errs() << "bench: cannot run schedc\n";
+    return;
+  }
+  const double floorMiB = floorRun->peakMiB;
+  int outside = 0, rows = 0;
+  auto generate = [&](Strategy strategy, const PipelineShape &shape,
+                      llvm::StringRef emit) {
+    return std::vector<std::string>{schedc,
+                                    "generate",
+                                    "--strategy",
+                                    strategyName(strategy).str(),
+                                    "--pp",
+                                    std::to_string(shape.pp),
+                                    "--vpp",
+                                    std::to_string(shape.vpp),
+                                    "--microbatches",
+                                    std::to_string(shape.microbatches),
+                                    "--emit",
+                                    emit.str(),
+                                    "-o",
+                                    "/dev/null",
+                                    "--memory-budget",
+                                    "64G"};
+  };
+  const Strategy strategies[] = {Strategy::GPipe,
+                                 Strategy::OneFOneB,
+                                 Strategy::Interleaved1F1B,
+                                 Strategy::LoopedBFS,
+                                 Strategy::ZBH1,
+                                 Strategy::ZBH2,
+                                 Strategy::InterleavedZB,
+                                 Strategy::ZBV,
+                                 Strategy::VHalf,
+                                 Strategy::VMin,
+                                 Strategy::DualPipeV,
+                                 Strategy::DualPipe,
+                                 Strategy::NoPipeline,
+                                 Strategy::Combined1F1B,
+                                 Strategy::InterleavedCombined1F1B};
+  for (Strategy strategy : strategies) {
+    const bool oneRank = strategy == Strategy::NoPipeline ||
+                         strategy == Strategy::Combined1F1B ||
+                         strategy == Strategy::InterleavedCombined1F1B;
+    const std::vector<int32_t> pps =
+        oneRank ? std::vector<int32_t>{1} : std::vector<int32_t>{4, 8, 32};
+    for (int32_t pp : pps) {
+      PipelineShape shape;
+      shape.pp = pp;
+      shape.vpp = strategy == Strategy::Interleaved1F1B ||
+                          strategy == Strategy::LoopedBFS ||
+                          strategy == Strategy::InterleavedCombined1F1B
+                      ? 2
+                      : defaultVpp(strategy);
+      // Instructions per microbatch, from a small schedule of the shape.
+      shape.microbatches = 4 * pp;
+      Schedule small = cantFail(generateSchedule(strategy, shape));
+      const double perMicrobatch =
+          double(countPlanInstructions(small).total()) / shape.microbatches;
+      shape.microbatches =
+          std::max<int32_t>(2, int32_t(300'000 / perMicrobatch) & ~1);
+      Schedule plain = cantFail(generateSchedule(strategy, shape));
+      const double estimate =
+          double(estimatePlanMemory(strategy, countPlanInstructions(plain)));
+      estimateRow(
+          llvm::formatv("generate --emit json {0}, pp {1} x vpp {2} "
+                        "x M {3}",
+                        strategyName(strategy), shape.pp, shape.vpp,
+                        shape.microbatches)
+              .str(),
+          estimate,
+          peakGrowth(binDir, generate(strategy, shape, "json"), floorMiB),
+          outside);
+      ++rows;
+    }
+  }
+  for (auto [emit, path] :
+       {std::pair<llvm::StringRef, MemoryPath>{"mlir", MemoryPath::EmitMlir},
+        {"torch-csv", MemoryPath::EmitTorchCsv}}) {
+    PipelineShape shape;
+    shape.pp = 8;
+    shape.microbatches = 125'000;
+    const double estimate =
+        double(computeActionCount(Strategy::OneFOneB, shape)) *
+        double(bytesPerAction(path));
+    estimateRow(
+        llvm::formatv("generate --emit {0} 1f1b, pp 8 x M 125000", emit).str(),
+        estimate,
+        peakGrowth(binDir, generate(Strategy::OneFOneB, shape, emit), floorMiB),
+        outside);
+    ++rows;
+  }
+  llvm::outs() << llvm::formatv("\n{0} of {1} estimates within 1.5x of the "
+                                "measured peak (process floor {2:F0} MiB).\n",
+                                rows - outside, rows, floorMiB);
 }
 
 } // namespace
 
 /// `schedc-bench memory` runs the memory table only, `schedc-bench cli` the
-/// CLI table only, `schedc-bench scaling` the scaling table only.
+/// CLI table only, `schedc-bench scaling` the scaling table only,
+/// `schedc-bench estimates` the estimates against measured peaks only.
 int main(int argc, char **argv) {
   const llvm::StringRef only = argc > 1 ? argv[1] : "";
   // schedc and sched-translate sit next to this binary.
@@ -774,6 +875,10 @@ int main(int argc, char **argv) {
     benchScaling(llvm::sys::path::parent_path(self));
     return 0;
   }
+  if (only == "estimates") {
+    benchEstimates(llvm::sys::path::parent_path(self));
+    return 0;
+  }
   // Before this process starts threads: the memory bench forks.
   benchMemory();
   if (only == "memory")
@@ -784,5 +889,6 @@ int main(int argc, char **argv) {
   benchVerify(context);
   benchCli(llvm::sys::path::parent_path(self));
   benchScaling(llvm::sys::path::parent_path(self));
+  benchEstimates(llvm::sys::path::parent_path(self));
   return 0;
 }
