@@ -856,6 +856,78 @@ void benchEstimates(llvm::StringRef binDir) {
                                 rows - outside, rows, floorMiB);
 }
 
+/// A JSON plan of one rank with `groups` process groups, and as many
+/// collective declarations when `declarations` is set (the last of them
+/// wrong, so that reading stops there rather than in the verifier).
+std::string manyGroupsPlan(int64_t groups, bool declarations) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << R"({"format": "schedc-runtime-plan", "version": 1, "stages": 1, )"
+     << R"("microbatches": 1, "groups": [)";
+  for (int64_t g = 0; g < groups; ++g)
+    os << (g ? ", " : "") << R"({"name": "g)" << g << R"(", "members": [[0]]})";
+  os << "]";
+  if (declarations) {
+    os << R"(, "collectives": [)";
+    for (int64_t g = 0; g < groups; ++g)
+      os << (g ? ", " : "") << R"({"kind": ")"
+         << (g + 1 < groups ? "all_reduce" : "bogus") << R"(", "group": "g)"
+         << g << R"(", "bytes": 1, "when": "step"})";
+    os << "]";
+  }
+  os << R"(, "ranks": [{"rank": 0, "instructions": [)"
+     << R"({"op": "forward", "stage": 0, "microbatch": 0}, )"
+     << R"({"op": "backward", "stage": 0, "microbatch": 0}, )"
+     << R"({"op": "optimizer_step"}]}]})";
+  return text;
+}
+
+/// The JSON plan reader's memory against its document: each element of the
+/// root's arrays is parsed on its own (lib/Import/PlanArrays.h), so the
+/// peak follows the bytes of the plan, not llvm::json's 5.5 KB per object
+/// (the 600,000 objects and arrays of 200,000 groups would have taken
+/// 3.3 GiB; the reader refused them).
+void benchJsonReader(llvm::StringRef binDir) {
+  llvm::outs() << "\n## The JSON plan reader against its document (child "
+                  "processes)\n\n"
+               << "| plan | MB | command | exit | peak growth (MiB) | bytes "
+                  "per document byte |\n|---|---|---|---|---|---|\n";
+  const std::string schedc = (binDir + "/schedc").str();
+  std::optional<ChildRun> floorRun =
+      runChild(binDir, {schedc, "verify", "--format", "json", "/dev/null"});
+  const double floorMiB = floorRun ? floorRun->peakMiB : 0;
+  std::string instructions;
+  {
+    llvm::raw_string_ostream os(instructions);
+    os << R"({"format": "schedc-runtime-plan", "version": 1, "stages": 1, )"
+       << R"("microbatches": 200000, "ranks": [{"rank": 0, "instructions": [)";
+    for (const char *op : {"forward", "backward"})
+      for (int m = 0; m < 200'000; ++m)
+        os << (m || llvm::StringRef(op) == "backward" ? ", " : "")
+           << R"({"op": ")" << op << R"(", "stage": 0, "microbatch": )" << m
+           << "}";
+    os << R"(, {"op": "optimizer_step"}]}]})";
+  }
+  const std::pair<std::string, std::string> plans[] = {
+      {"200,000 groups", manyGroupsPlan(200'000, false)},
+      {"200,000 groups and declarations (the last wrong)",
+       manyGroupsPlan(200'000, true)},
+      {"400,000 instructions", instructions},
+  };
+  for (const auto &[label, text] : plans) {
+    const std::string file = temporaryFile("json", text);
+    std::optional<ChildRun> run = runChild(binDir, {schedc, "verify", file});
+    llvm::sys::fs::remove(file);
+    if (!run)
+      continue;
+    const double growth = (run->peakMiB - floorMiB) * 1024 * 1024;
+    llvm::outs() << llvm::formatv(
+        "| {0} | {1:F1} | schedc verify | {2} | {3:F1} | {4:F1} |\n", label,
+        text.size() / 1e6, run->status, growth / (1 << 20),
+        growth / double(text.size()));
+  }
+}
+
 } // namespace
 
 /// `schedc-bench memory` runs the memory table only, `schedc-bench cli` the
@@ -877,6 +949,7 @@ int main(int argc, char **argv) {
   }
   if (only == "estimates") {
     benchEstimates(llvm::sys::path::parent_path(self));
+    benchJsonReader(llvm::sys::path::parent_path(self));
     return 0;
   }
   // Before this process starts threads: the memory bench forks.
@@ -890,5 +963,6 @@ int main(int argc, char **argv) {
   benchCli(llvm::sys::path::parent_path(self));
   benchScaling(llvm::sys::path::parent_path(self));
   benchEstimates(llvm::sys::path::parent_path(self));
+  benchJsonReader(llvm::sys::path::parent_path(self));
   return 0;
 }
