@@ -854,6 +854,22 @@ void benchEstimates(llvm::StringRef binDir) {
   llvm::outs() << llvm::formatv("\n{0} of {1} estimates within 1.5x of the "
                                 "measured peak (process floor {2:F0} MiB).\n",
                                 rows - outside, rows, floorMiB);
+  // The planner makes no estimate: it caps each candidate's schedule at
+  // 2^21 compute actions and its order cache at 2^22 (docs/limits.md), and
+  // promises the default budget at the largest batch descriptions accept.
+  std::optional<ChildRun> plan =
+      runChild(binDir, {schedc, "plan", "--model", "llama3-8b", "--cluster",
+                        "h100-ib", "--devices", "64", "--global-batch-tokens",
+                        "1099511627776", "--top", "1"});
+  if (plan)
+    llvm::outs() << llvm::formatv(
+        "schedc plan at 2^40 tokens (llama3-8b, 64 devices): {0:F2} s, peak "
+        "{1:F0} MiB, exit {2}; {3} the budget of {4}.\n",
+        plan->seconds, plan->peakMiB, plan->status,
+        plan->peakMiB * 1024 * 1024 <= double(kDefaultMemoryBudget)
+            ? "within"
+            : "NOT within",
+        formatMemorySize(kDefaultMemoryBudget));
 }
 
 /// A JSON plan of one rank with `groups` process groups, and as many
