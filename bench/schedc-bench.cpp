@@ -13,7 +13,11 @@
 //    unaided search), each timed separately;
 //  - the schedc CLI on PyTorch CSV files (verify, simulate, and the IR
 //    import of sched-translate), each run in a child process under
-//    peak-rss: wall time and peak RSS as the kernel counts them.
+//    peak-rss: wall time and peak RSS as the kernel counts them;
+//  - the memory estimates against the measured peaks: --emit json for
+//    every strategy at pp 4, 8 and 32, --emit mlir and torch-csv, the
+//    planner at the largest batch; and the JSON plan reader's memory
+//    against its document.
 // Every figure is the median of several runs; the machine is noisy, so
 // compare ratios within one run.
 //

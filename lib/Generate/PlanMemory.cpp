@@ -1,29 +1,34 @@
 //===- PlanMemory.cpp - working memory of a strategy's runtime plan -------===//
 //
-// How the figures below were measured: `schedc generate --strategy S --pp 8
-// --emit json` (vpp 2 where the strategy takes it; pp 1 for no-pp and
-// combined-1f1b) under /usr/bin/time -v, at the microbatch counts that give
-// about 200,000 and 800,000 plan instructions; the peak resident size less
-// that of a two-microbatch plan (the process floor, 27 MB), over the plan's
-// instructions counted in its JSON. The two sizes agree within 15% for
-// every strategy. Each figure is the larger of the two plus about 10%,
-// rounded up to a multiple of 8 (the measured larger in the comments);
-// `make bench` measures it again ("--emit json: estimate against the
-// measured peak") and flags a strategy whose estimate is not within 1.5
-// times its peak.
+// Where the memory goes (sched-opt runs of each step, and heaptrack): the
+// IR of the compute ops and the transfers, their buffer slots, the graph
+// path and the plan take 160 to 360 bytes per plan instruction; the rest
+// is the proof. Z3 checks the graph path's candidate execution with one
+// ground constraint per distinct pair of candidate times (lib/Verify/Z3),
+// and its tables grow with those: with the length of the candidate, that
+// is of the longest rank's program, more than with the plan's size. At the
+// same 400,000 instructions 1F1B's proof adds about 200 MB at pp 4 and 20
+// MB at pp 32; ZB-H1's a third of 1F1B's. Overlapped pairs (DualPipe) and
+// the V placement cost nothing beyond their instructions. The old single
+// figure, 2,144 bytes per compute action, overestimated the V strategies
+// about 2.5 times: it counted three compute actions per stage and
+// microbatch, and no transfers.
 //
-// Where the memory goes, for 1F1B at 18,164 microbatches (800,000
-// instructions; sched-opt runs of each step): the IR of the compute ops
-// and the transfers, their slots and the plan take about 300 bytes per
-// instruction whatever the strategy; the rest is the proof. Z3 checks the
-// graph path's candidate execution with one constraint per distinct pair
-// of candidate times (lib/Verify/Z3), and how many distinct pairs there
-// are depends on the shape of the schedule, not only on its size: 25 MB
-// for ZB-H1, 82 MB for ZB-H2 and 125 MB for 1F1B of about the same count.
-// Overlapped pairs (DualPipe) and the V placement change nothing beyond
-// their instructions; the old single figure of 2,144 bytes per compute
-// action overestimated the V strategies about 2.5 times because it counted
-// three compute actions per stage and microbatch and no transfers.
+// How the figures were measured: `schedc generate --strategy S --pp P
+// --emit json` under /usr/bin/time, P = 4, 8, 16 and 32 (vpp 2 for the
+// interleaved and V strategies; pp 1 for the one-rank ones), at the
+// microbatch count that gives about 400,000 plan instructions; the peak
+// resident size less that of a two-microbatch plan (the process floor, 27
+// MB). Per strategy, the two figures are the fit of peak = A x
+// instructions + B x longest rank that keeps every measured peak at or
+// under the estimate with the smallest largest overestimate (at most 1.31,
+// for zb-h2 and v-half), then 5% more, rounded up to a multiple of 8. The
+// longest rank counts at most a quarter of the plan: at pp 2 the graph
+// path contracts most of the candidate and Z3 checks little or nothing,
+// and the estimate is up to 3 times the peak there. `make bench`
+// ("Memory estimates against the measured peak") checks every strategy at
+// pp 4, 8 and 32 at another size and flags an estimate not within 1.5
+// times its peak.
 //
 //===----------------------------------------------------------------------===//
 
