@@ -13,7 +13,11 @@
 //    unaided search), each timed separately;
 //  - the schedc CLI on PyTorch CSV files (verify, simulate, and the IR
 //    import of sched-translate), each run in a child process under
-//    peak-rss: wall time and peak RSS as the kernel counts them.
+//    peak-rss: wall time and peak RSS as the kernel counts them;
+//  - the memory estimates against the measured peaks: --emit json for
+//    every strategy at pp 4, 8 and 32, --emit mlir and torch-csv, the
+//    planner at the largest batch; and the JSON plan reader's memory
+//    against its document.
 // Every figure is the median of several runs; the machine is noisy, so
 // compare ratios within one run.
 //
@@ -22,6 +26,7 @@
 #include "dialects/Sched/SchedOps.h"
 #include "lib/Api/Api.h"
 #include "lib/Export/TorchCsv.h"
+#include "lib/Generate/PlanMemory.h"
 #include "lib/Generate/Strategy.h"
 #include "lib/Import/TorchCsv.h"
 #include "lib/Limits/ResourceLimits.h"
@@ -628,8 +633,7 @@ std::string temporaryFile(llvm::StringRef suffix, llvm::StringRef text) {
 /// takes about 4 times as long at 4n, a quadratic one 16 times): DualPipeV's
 /// generator in pp, sched-insert-collectives and the SVG in ranks (child
 /// processes under peak-rss), and the CSV reader of the Python module in
-/// cells per row (lib/Api, in this process). Also the peak of --emit json
-/// per compute action, against the estimate lib/Limits uses.
+/// cells per row (lib/Api, in this process).
 void benchScaling(llvm::StringRef binDir) {
   llvm::outs() << "\n## Scaling in ranks and cells (median of 3)\n\n"
                << "| path | n | wall at n (s) | wall at 4n (s) | 4n / n | peak "
@@ -718,48 +722,237 @@ void benchScaling(llvm::StringRef binDir) {
                                 cells, small, large, large / small);
   for (const std::string &file : files)
     llvm::sys::fs::remove(file);
+}
 
-  // --emit json: the peak's growth over the compute actions between 1,000
-  // and 4,000 microbatches at pp 8.
-  llvm::outs() << "\n| --emit json | bytes per compute action (peak growth, "
-                  "M 1,000 to 4,000, pp 8) |\n|---|---|\n";
-  int64_t worst = 0;
-  for (auto [strategy, vpp] :
-       {std::pair<Strategy, int32_t>{Strategy::OneFOneB, 1},
-        {Strategy::Interleaved1F1B, 2},
-        {Strategy::ZBH2, 1},
-        {Strategy::DualPipeV, 2}}) {
-    double peaks[2] = {};
-    int64_t actions[2] = {};
-    for (int k = 0; k < 2; ++k) {
-      PipelineShape shape;
-      shape.pp = 8;
-      shape.vpp = vpp;
-      shape.microbatches = k == 0 ? 1'000 : 4'000;
-      actions[k] = computeActionCount(strategy, shape);
-      peaks[k] = measure({schedc, "generate", "--strategy",
-                          strategyName(strategy).str(), "--pp", "8", "--vpp",
-                          std::to_string(vpp), "--microbatches",
-                          std::to_string(shape.microbatches), "--emit", "json",
-                          "-o", "/dev/null"})
-                     .second;
-    }
-    const auto perAction = static_cast<int64_t>(
-        (peaks[1] - peaks[0]) * 1024 * 1024 / double(actions[1] - actions[0]));
-    worst = std::max(worst, perAction);
-    llvm::outs() << llvm::formatv("| {0} | {1} |\n", strategyName(strategy),
-                                  perAction);
-  }
+//===----------------------------------------------------------------------===//
+// Memory estimates against measured peaks
+//===----------------------------------------------------------------------===//
+
+/// The growth of a command's peak over the process floor, in bytes, or -1.
+double peakGrowth(llvm::StringRef binDir,
+                  const std::vector<std::string> &command, double floorMiB) {
+  std::optional<ChildRun> run = runChild(binDir, command);
+  if (!run || run->status != 0)
+    return -1;
+  return (run->peakMiB - floorMiB) * 1024 * 1024;
+}
+
+/// One row: the estimate against the measured peak growth.
+void estimateRow(llvm::StringRef label, double estimate, double measured,
+                 int &outside) {
+  const double ratio = measured > 0 ? estimate / measured : 0;
+  const bool within = ratio >= 1 / 1.5 && ratio <= 1.5;
+  outside += !within;
   llvm::outs() << llvm::formatv(
-      "\nlib/Limits estimates --emit json with {0} bytes per action; the "
-      "largest measured is {1}.\n",
-      bytesPerAction(MemoryPath::EmitJson), worst);
+      "| {0} | {1:F1} | {2:F1} | {3:F2} | {4} |\n", label, estimate / (1 << 20),
+      measured / (1 << 20), ratio, within ? "yes" : "NO");
+}
+
+/// Each estimate lib/ makes before it allocates, against the peak resident
+/// memory the command then adds over the process floor (a two-microbatch
+/// plan), each in a child process under peak-rss: `schedc generate --emit
+/// json` for every strategy at pp 4, 8 and 32 with about 300,000 plan
+/// instructions (lib/Generate/PlanMemory.h), and `--emit mlir` and
+/// `--emit torch-csv` at about 2 million actions (bytesPerAction).
+void benchEstimates(llvm::StringRef binDir) {
+  llvm::outs() << "\n## Memory estimates against the measured peak (growth "
+                  "over the process floor)\n\n"
+               << "| command | estimate (MiB) | measured (MiB) | estimate / "
+                  "measured | within 1.5x |\n|---|---|---|---|---|\n";
+  const std::string schedc = (binDir + "/schedc").str();
+  std::optional<ChildRun> floorRun = runChild(
+      binDir, {schedc, "generate", "--strategy", "1f1b", "--pp", "2",
+               "--microbatches", "2", "--emit", "json", "-o", "/dev/null"});
+  if (!floorRun) {
+    llvm::errs() << "bench: cannot run schedc\n";
+    return;
+  }
+  const double floorMiB = floorRun->peakMiB;
+  int outside = 0, rows = 0;
+  auto generate = [&](Strategy strategy, const PipelineShape &shape,
+                      llvm::StringRef emit) {
+    return std::vector<std::string>{schedc,
+                                    "generate",
+                                    "--strategy",
+                                    strategyName(strategy).str(),
+                                    "--pp",
+                                    std::to_string(shape.pp),
+                                    "--vpp",
+                                    std::to_string(shape.vpp),
+                                    "--microbatches",
+                                    std::to_string(shape.microbatches),
+                                    "--emit",
+                                    emit.str(),
+                                    "-o",
+                                    "/dev/null",
+                                    "--memory-budget",
+                                    "64G"};
+  };
+  const Strategy strategies[] = {Strategy::GPipe,
+                                 Strategy::OneFOneB,
+                                 Strategy::Interleaved1F1B,
+                                 Strategy::LoopedBFS,
+                                 Strategy::ZBH1,
+                                 Strategy::ZBH2,
+                                 Strategy::InterleavedZB,
+                                 Strategy::ZBV,
+                                 Strategy::VHalf,
+                                 Strategy::VMin,
+                                 Strategy::DualPipeV,
+                                 Strategy::DualPipe,
+                                 Strategy::NoPipeline,
+                                 Strategy::Combined1F1B,
+                                 Strategy::InterleavedCombined1F1B};
+  for (Strategy strategy : strategies) {
+    const bool oneRank = strategy == Strategy::NoPipeline ||
+                         strategy == Strategy::Combined1F1B ||
+                         strategy == Strategy::InterleavedCombined1F1B;
+    const std::vector<int32_t> pps =
+        oneRank ? std::vector<int32_t>{1} : std::vector<int32_t>{4, 8, 32};
+    for (int32_t pp : pps) {
+      PipelineShape shape;
+      shape.pp = pp;
+      shape.vpp = strategy == Strategy::Interleaved1F1B ||
+                          strategy == Strategy::LoopedBFS ||
+                          strategy == Strategy::InterleavedCombined1F1B
+                      ? 2
+                      : defaultVpp(strategy);
+      // Instructions per microbatch, from a small schedule of the shape.
+      shape.microbatches = 4 * pp;
+      Schedule small = cantFail(generateSchedule(strategy, shape));
+      const double perMicrobatch =
+          double(countPlanInstructions(small).total()) / shape.microbatches;
+      shape.microbatches =
+          std::max<int32_t>(2, int32_t(300'000 / perMicrobatch) & ~1);
+      Schedule plain = cantFail(generateSchedule(strategy, shape));
+      const double estimate =
+          double(estimatePlanMemory(strategy, countPlanInstructions(plain)));
+      estimateRow(
+          llvm::formatv("generate --emit json {0}, pp {1} x vpp {2} "
+                        "x M {3}",
+                        strategyName(strategy), shape.pp, shape.vpp,
+                        shape.microbatches)
+              .str(),
+          estimate,
+          peakGrowth(binDir, generate(strategy, shape, "json"), floorMiB),
+          outside);
+      ++rows;
+    }
+  }
+  for (auto [emit, path] :
+       {std::pair<llvm::StringRef, MemoryPath>{"mlir", MemoryPath::EmitMlir},
+        {"torch-csv", MemoryPath::EmitTorchCsv}}) {
+    PipelineShape shape;
+    shape.pp = 8;
+    shape.microbatches = 125'000;
+    const double estimate =
+        double(computeActionCount(Strategy::OneFOneB, shape)) *
+        double(bytesPerAction(path));
+    estimateRow(
+        llvm::formatv("generate --emit {0} 1f1b, pp 8 x M 125000", emit).str(),
+        estimate,
+        peakGrowth(binDir, generate(Strategy::OneFOneB, shape, emit), floorMiB),
+        outside);
+    ++rows;
+  }
+  llvm::outs() << llvm::formatv("\n{0} of {1} estimates within 1.5x of the "
+                                "measured peak (process floor {2:F0} MiB).\n",
+                                rows - outside, rows, floorMiB);
+  // The planner makes no estimate: it caps each candidate's schedule at
+  // 2^21 compute actions and its order cache at 2^22 (docs/limits.md), and
+  // promises the default budget at the largest batch descriptions accept.
+  std::optional<ChildRun> plan =
+      runChild(binDir, {schedc, "plan", "--model", "llama3-8b", "--cluster",
+                        "h100-ib", "--devices", "64", "--global-batch-tokens",
+                        "1099511627776", "--top", "1"});
+  if (plan)
+    llvm::outs() << llvm::formatv(
+        "schedc plan at 2^40 tokens (llama3-8b, 64 devices): {0:F2} s, peak "
+        "{1:F0} MiB, exit {2}; {3} the budget of {4}.\n",
+        plan->seconds, plan->peakMiB, plan->status,
+        plan->peakMiB * 1024 * 1024 <= double(kDefaultMemoryBudget)
+            ? "within"
+            : "NOT within",
+        formatMemorySize(kDefaultMemoryBudget));
+}
+
+/// A JSON plan of one rank with `groups` process groups, and as many
+/// collective declarations when `declarations` is set (the last of them
+/// wrong, so that reading stops there rather than in the verifier).
+std::string manyGroupsPlan(int64_t groups, bool declarations) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << R"({"format": "schedc-runtime-plan", "version": 1, "stages": 1, )"
+     << R"("microbatches": 1, "groups": [)";
+  for (int64_t g = 0; g < groups; ++g)
+    os << (g ? ", " : "") << R"({"name": "g)" << g << R"(", "members": [[0]]})";
+  os << "]";
+  if (declarations) {
+    os << R"(, "collectives": [)";
+    for (int64_t g = 0; g < groups; ++g)
+      os << (g ? ", " : "") << R"({"kind": ")"
+         << (g + 1 < groups ? "all_reduce" : "bogus") << R"(", "group": "g)"
+         << g << R"(", "bytes": 1, "when": "step"})";
+    os << "]";
+  }
+  os << R"(, "ranks": [{"rank": 0, "instructions": [)"
+     << R"({"op": "forward", "stage": 0, "microbatch": 0}, )"
+     << R"({"op": "backward", "stage": 0, "microbatch": 0}, )"
+     << R"({"op": "optimizer_step"}]}]})";
+  return text;
+}
+
+/// The JSON plan reader's memory against its document: each element of the
+/// root's arrays is parsed on its own (lib/Import/PlanArrays.h), so the
+/// peak follows the bytes of the plan, not llvm::json's 5.5 KB per object
+/// (the 600,000 objects and arrays of 200,000 groups would have taken
+/// 3.3 GiB; the reader refused them).
+void benchJsonReader(llvm::StringRef binDir) {
+  llvm::outs() << "\n## The JSON plan reader against its document (child "
+                  "processes)\n\n"
+               << "| plan | MB | command | exit | peak growth (MiB) | bytes "
+                  "per document byte |\n|---|---|---|---|---|---|\n";
+  const std::string schedc = (binDir + "/schedc").str();
+  std::optional<ChildRun> floorRun =
+      runChild(binDir, {schedc, "verify", "--format", "json", "/dev/null"});
+  const double floorMiB = floorRun ? floorRun->peakMiB : 0;
+  std::string instructions;
+  {
+    llvm::raw_string_ostream os(instructions);
+    os << R"({"format": "schedc-runtime-plan", "version": 1, "stages": 1, )"
+       << R"("microbatches": 200000, "ranks": [{"rank": 0, "instructions": [)";
+    for (const char *op : {"forward", "backward"})
+      for (int m = 0; m < 200'000; ++m)
+        os << (m || llvm::StringRef(op) == "backward" ? ", " : "")
+           << R"({"op": ")" << op << R"(", "stage": 0, "microbatch": )" << m
+           << "}";
+    os << R"(, {"op": "optimizer_step"}]}]})";
+  }
+  const std::pair<std::string, std::string> plans[] = {
+      {"200,000 groups", manyGroupsPlan(200'000, false)},
+      {"200,000 groups and declarations (the last wrong)",
+       manyGroupsPlan(200'000, true)},
+      {"400,000 instructions", instructions},
+  };
+  for (const auto &[label, text] : plans) {
+    const std::string file = temporaryFile("json", text);
+    std::optional<ChildRun> run = runChild(binDir, {schedc, "verify", file});
+    llvm::sys::fs::remove(file);
+    if (!run)
+      continue;
+    const double growth = (run->peakMiB - floorMiB) * 1024 * 1024;
+    llvm::outs() << llvm::formatv(
+        "| {0} | {1:F1} | schedc verify | {2} | {3:F1} | {4:F1} |\n", label,
+        text.size() / 1e6, run->status, growth / (1 << 20),
+        growth / double(text.size()));
+  }
 }
 
 } // namespace
 
 /// `schedc-bench memory` runs the memory table only, `schedc-bench cli` the
-/// CLI table only, `schedc-bench scaling` the scaling table only.
+/// CLI table only, `schedc-bench scaling` the scaling table only,
+/// `schedc-bench estimates` the estimates against measured peaks only.
 int main(int argc, char **argv) {
   const llvm::StringRef only = argc > 1 ? argv[1] : "";
   // schedc and sched-translate sit next to this binary.
@@ -774,6 +967,11 @@ int main(int argc, char **argv) {
     benchScaling(llvm::sys::path::parent_path(self));
     return 0;
   }
+  if (only == "estimates") {
+    benchEstimates(llvm::sys::path::parent_path(self));
+    benchJsonReader(llvm::sys::path::parent_path(self));
+    return 0;
+  }
   // Before this process starts threads: the memory bench forks.
   benchMemory();
   if (only == "memory")
@@ -784,5 +982,7 @@ int main(int argc, char **argv) {
   benchVerify(context);
   benchCli(llvm::sys::path::parent_path(self));
   benchScaling(llvm::sys::path::parent_path(self));
+  benchEstimates(llvm::sys::path::parent_path(self));
+  benchJsonReader(llvm::sys::path::parent_path(self));
   return 0;
 }

@@ -1,7 +1,7 @@
 //===- JsonPlan.cpp - import JSON runtime plans ---------------------------===//
 //
-// llvm::json parses the text, the instructions one at a time (lib/Import/
-// InstructionArrays.h); this file checks the plan's structure field
+// llvm::json parses the text, the elements of its arrays one at a time
+// (lib/Import/PlanArrays.h); this file checks the plan's structure field
 // by field (docs/runtime-plan.schema.json) and builds the plain schedule.
 // llvm::json keeps no source positions, so a scan of the text finds the `{`
 // of each instruction (the objects that hold an "op" key) for diagnostics.
@@ -10,7 +10,7 @@
 
 #include "lib/Import/JsonPlan.h"
 #include "dialects/Sched/SchedOps.h"
-#include "lib/Import/InstructionArrays.h"
+#include "lib/Import/PlanArrays.h"
 #include "lib/Limits/JsonInteger.h"
 #include "lib/Limits/NestingDepth.h"
 #include "lib/Limits/ResourceLimits.h"
@@ -157,10 +157,27 @@ private:
                                      StringRef key, StringRef where,
                                      bool required);
 
+  /// An array of the root object: as parsed, or cut out of the text.
+  struct RootArray {
+    StringRef key;
+    const llvm::json::Array *parsed = nullptr;
+    const CutArray *cut = nullptr;
+    size_t size() const { return cut ? cut->elements.size() : parsed->size(); }
+  };
+  /// The root's array `key`, checked as readArray checks it, cut or
+  /// parsed; std::nullopt after an error.
+  std::optional<RootArray> rootArray(const llvm::json::Object &root,
+                                     StringRef key, bool required);
+  /// Element `k` of `array`: the parsed one, or one parsed on its own from
+  /// the text into `storage` (a rank without its instructions); nullptr
+  /// after an error.
+  const llvm::json::Value *elementOf(const RootArray &array, size_t k,
+                                     llvm::json::Value &storage);
+
   LogicalResult readHeader(const llvm::json::Object &root);
   LogicalResult readVerdict(const llvm::json::Object &root);
   LogicalResult readMesh(const llvm::json::Object &root);
-  LogicalResult readRankIds(const llvm::json::Array &ranks);
+  LogicalResult readRankIds(const RootArray &ranks);
   LogicalResult readGroups(const llvm::json::Object &root);
   LogicalResult readCollectives(const llvm::json::Object &root);
   LogicalResult readAuxHeads(const llvm::json::Object &root);
@@ -169,22 +186,27 @@ private:
   LogicalResult readInstruction(const llvm::json::Value &value,
                                 RankProgram &program,
                                 std::vector<BufferSlots> &slots);
-  LogicalResult readRanks(const llvm::json::Array &ranks);
-  /// How many instructions rank `r` has: its cut array's elements, or
-  /// `list`'s (the array as parsed) when it was not cut.
-  size_t instructionCount(size_t r, const llvm::json::Array &list) const;
-  /// Parses the element [begin, end) of the text into `out`; a malformed
-  /// one is reported at its line and column in the text.
-  LogicalResult parseElement(size_t begin, size_t end, llvm::json::Value &out);
+  LogicalResult readRanks(const RootArray &ranks);
+  /// How many instructions rank `r` has: its cut array's elements, or its
+  /// parsed array's when the text was not cut; 0 when it has no array.
+  size_t instructionCount(const RootArray &ranks, size_t r) const;
+  /// Parses `element`, the text from offset `begin` on (or a copy of it
+  /// with the same layout), into `out`: first the JSON budget of the
+  /// objects and arrays it holds, as for the root, then llvm::json; a
+  /// malformed one is reported at its line and column in the text.
+  LogicalResult parseElement(StringRef element, size_t begin, StringRef where,
+                             llvm::json::Value &out);
+  /// The line and column of offset `at` in the text.
+  Location locateOffset(size_t at) const;
   /// The dialect's op-verifier rules on the bundles of the rank being read:
   /// an overlap holds one forward and one backward (or backward_input).
   LogicalResult checkOverlaps(const RankProgram &program);
 
   StringRef text;
-  /// The instructions arrays cut out of the text, parsed one element at a
-  /// time (lib/Import/InstructionArrays.h); none when the text could not
-  /// be cut, and llvm::json reads it whole.
-  std::optional<InstructionArrays> cut;
+  /// The root's arrays and the instructions arrays cut out of the text,
+  /// parsed one element at a time (lib/Import/PlanArrays.h); none when the
+  /// text could not be cut, and llvm::json reads it whole.
+  std::optional<PlanArrays> cut;
   JsonPlanInput result;
   /// The instruction being read, -1 when none.
   int32_t rank = -1;
@@ -291,6 +313,35 @@ const llvm::json::Array *PlanReader::readArray(const llvm::json::Object &object,
   return array;
 }
 
+std::optional<PlanReader::RootArray>
+PlanReader::rootArray(const llvm::json::Object &root, StringRef key,
+                      bool required) {
+  const llvm::json::Array *parsed = readArray(root, key, "plan", required);
+  if (!parsed)
+    return std::nullopt;
+  RootArray array{key, parsed, nullptr};
+  if (cut)
+    if (auto found = cut->root.find(key); found != cut->root.end())
+      array.cut = &found->second;
+  return array;
+}
+
+const llvm::json::Value *PlanReader::elementOf(const RootArray &array, size_t k,
+                                               llvm::json::Value &storage) {
+  if (!array.cut)
+    return &(*array.parsed)[k];
+  auto [begin, end] = array.cut->elements[k];
+  const std::string where = llvm::formatv("{0}[{1}]", array.key, k).str();
+  LogicalResult parsed = failure();
+  auto inner = cut->instructions.find(k);
+  if (array.key == "ranks" && inner != cut->instructions.end())
+    parsed = parseElement(textWithoutArray(text, begin, end, inner->second),
+                          begin, where, storage);
+  else
+    parsed = parseElement(text.slice(begin, end), begin, where, storage);
+  return succeeded(parsed) ? &storage : nullptr;
+}
+
 LogicalResult PlanReader::readHeader(const llvm::json::Object &root) {
   if (failed(checkKeys(root, "plan",
                        {"format", "version", "schedc_version", "name",
@@ -374,12 +425,16 @@ LogicalResult PlanReader::readVerdict(const llvm::json::Object &root) {
 }
 
 LogicalResult PlanReader::readMesh(const llvm::json::Object &root) {
-  const llvm::json::Array *mesh = readArray(root, "mesh", "plan", false);
+  std::optional<RootArray> mesh = rootArray(root, "mesh", false);
   if (!mesh)
     return failure();
   for (size_t k = 0; k < mesh->size(); ++k) {
     const std::string where = llvm::formatv("mesh[{0}]", k).str();
-    const llvm::json::Object *axis = (*mesh)[k].getAsObject();
+    llvm::json::Value storage = nullptr;
+    const llvm::json::Value *value = elementOf(*mesh, k, storage);
+    if (!value)
+      return failure();
+    const llvm::json::Object *axis = value->getAsObject();
     if (!axis)
       return error(where) << "must be an object {\"axis\", \"size\"}";
     MeshAxis &out = result.plan.mesh.emplace_back();
@@ -392,11 +447,15 @@ LogicalResult PlanReader::readMesh(const llvm::json::Object &root) {
   return success();
 }
 
-LogicalResult PlanReader::readRankIds(const llvm::json::Array &ranks) {
+LogicalResult PlanReader::readRankIds(const RootArray &ranks) {
   Schedule &schedule = result.plan.schedule;
   for (size_t r = 0; r < ranks.size(); ++r) {
     const std::string where = llvm::formatv("ranks[{0}]", r).str();
-    const llvm::json::Object *object = ranks[r].getAsObject();
+    llvm::json::Value storage = nullptr;
+    const llvm::json::Value *value = elementOf(ranks, r, storage);
+    if (!value)
+      return failure();
+    const llvm::json::Object *object = value->getAsObject();
     if (!object)
       return error(where) << "must be an object {\"rank\", \"instructions\"}";
     if (failed(checkKeys(*object, where, {"rank", "instructions"})))
@@ -412,13 +471,17 @@ LogicalResult PlanReader::readRankIds(const llvm::json::Array &ranks) {
 }
 
 LogicalResult PlanReader::readGroups(const llvm::json::Object &root) {
-  const llvm::json::Array *groups = readArray(root, "groups", "plan", false);
+  std::optional<RootArray> groups = rootArray(root, "groups", false);
   if (!groups)
     return failure();
   Schedule &schedule = result.plan.schedule;
   for (size_t g = 0; g < groups->size(); ++g) {
     const std::string where = llvm::formatv("groups[{0}]", g).str();
-    const llvm::json::Object *group = (*groups)[g].getAsObject();
+    llvm::json::Value storage = nullptr;
+    const llvm::json::Value *value = elementOf(*groups, g, storage);
+    if (!value)
+      return failure();
+    const llvm::json::Object *group = value->getAsObject();
     if (!group)
       return error(where) << "must be an object {\"name\", \"members\"}";
     ProcessGroup out;
@@ -455,13 +518,16 @@ LogicalResult PlanReader::readGroups(const llvm::json::Object &root) {
 }
 
 LogicalResult PlanReader::readCollectives(const llvm::json::Object &root) {
-  const llvm::json::Array *decls =
-      readArray(root, "collectives", "plan", false);
+  std::optional<RootArray> decls = rootArray(root, "collectives", false);
   if (!decls)
     return failure();
   for (size_t k = 0; k < decls->size(); ++k) {
     const std::string where = llvm::formatv("collectives[{0}]", k).str();
-    const llvm::json::Object *decl = (*decls)[k].getAsObject();
+    llvm::json::Value storage = nullptr;
+    const llvm::json::Value *value = elementOf(*decls, k, storage);
+    if (!value)
+      return failure();
+    const llvm::json::Object *decl = value->getAsObject();
     if (!decl)
       return error(where) << "must be an object";
     std::string kind, group, when;
@@ -501,12 +567,16 @@ LogicalResult PlanReader::readCollectives(const llvm::json::Object &root) {
 }
 
 LogicalResult PlanReader::readAuxHeads(const llvm::json::Object &root) {
-  const llvm::json::Array *heads = readArray(root, "aux_heads", "plan", false);
+  std::optional<RootArray> heads = rootArray(root, "aux_heads", false);
   if (!heads)
     return failure();
   for (size_t k = 0; k < heads->size(); ++k) {
     const std::string where = llvm::formatv("aux_heads[{0}]", k).str();
-    const llvm::json::Object *head = (*heads)[k].getAsObject();
+    llvm::json::Value storage = nullptr;
+    const llvm::json::Value *value = elementOf(*heads, k, storage);
+    if (!value)
+      return failure();
+    const llvm::json::Object *head = value->getAsObject();
     if (!head)
       return error(where) << "must be an object {\"stage\", \"scope\"}";
     AuxHead out;
@@ -555,18 +625,21 @@ LogicalResult PlanReader::readAuxHeads(const llvm::json::Object &root) {
 }
 
 LogicalResult PlanReader::readStageCosts(const llvm::json::Object &root) {
-  const llvm::json::Array *costs =
-      readArray(root, "stage_costs", "plan", false);
+  std::optional<RootArray> costs = rootArray(root, "stage_costs", false);
   if (!costs)
     return failure();
   Schedule &schedule = result.plan.schedule;
-  if (!costs->empty() &&
+  if (costs->size() != 0 &&
       costs->size() != static_cast<size_t>(schedule.numStages))
     return error("stage_costs") << "holds " << costs->size() << " entries for "
                                 << schedule.numStages << " stages";
   for (size_t s = 0; s < costs->size(); ++s) {
     const std::string where = llvm::formatv("stage_costs[{0}]", s).str();
-    const llvm::json::Object *cost = (*costs)[s].getAsObject();
+    llvm::json::Value storage = nullptr;
+    const llvm::json::Value *value = elementOf(*costs, s, storage);
+    if (!value)
+      return failure();
+    const llvm::json::Object *cost = value->getAsObject();
     if (!cost)
       return error(where) << "must be an object";
     if (failed(
@@ -605,14 +678,17 @@ LogicalResult PlanReader::readStageCosts(const llvm::json::Object &root) {
 
 LogicalResult PlanReader::readStageRanks(const llvm::json::Object &root) {
   // Informational: the verifier judges placement from the instructions.
-  const llvm::json::Array *ranks =
-      readArray(root, "stage_ranks", "plan", false);
+  std::optional<RootArray> ranks = rootArray(root, "stage_ranks", false);
   if (!ranks)
     return failure();
-  for (const llvm::json::Value &value : *ranks) {
-    if (value.kind() == llvm::json::Value::Null)
+  for (size_t s = 0; s < ranks->size(); ++s) {
+    llvm::json::Value storage = nullptr;
+    const llvm::json::Value *value = elementOf(*ranks, s, storage);
+    if (!value)
+      return failure();
+    if (value->kind() == llvm::json::Value::Null)
       continue;
-    std::optional<int64_t> id = jsonInteger(value);
+    std::optional<int64_t> id = jsonInteger(*value);
     if (!id || !rankIndex.count(*id))
       return error("stage_ranks") << "must hold rank ids of the plan or null";
   }
@@ -754,18 +830,33 @@ LogicalResult PlanReader::readInstruction(const llvm::json::Value &value,
   return success();
 }
 
-size_t PlanReader::instructionCount(size_t r,
-                                    const llvm::json::Array &list) const {
-  if (cut)
-    if (auto found = cut->elements.find(r); found != cut->elements.end())
-      return found->second.size();
-  return list.size();
+size_t PlanReader::instructionCount(const RootArray &ranks, size_t r) const {
+  if (cut) {
+    auto found = cut->instructions.find(r);
+    return found == cut->instructions.end() ? 0 : found->second.elements.size();
+  }
+  const llvm::json::Object *object = (*ranks.parsed)[r].getAsObject();
+  const llvm::json::Array *list =
+      object ? object->getArray("instructions") : nullptr;
+  return list ? list->size() : 0;
 }
 
-LogicalResult PlanReader::parseElement(size_t begin, size_t end,
+Location PlanReader::locateOffset(size_t at) const {
+  StringRef before = text.take_front(at);
+  return result.locate(before.count('\n') + 1,
+                       at - (before.rfind('\n') + 1) + 1);
+}
+
+LogicalResult PlanReader::parseElement(StringRef element, size_t begin,
+                                       StringRef where,
                                        llvm::json::Value &out) {
-  llvm::Expected<llvm::json::Value> parsed =
-      llvm::json::parse(text.slice(begin, end));
+  // One element may hold as many objects as a whole document.
+  if (llvm::Error error = checkJsonBudget(countBrackets(element).opened,
+                                          kDefaultMemoryBudget, where)) {
+    emitError(locateOffset(begin)) << llvm::toString(std::move(error));
+    return failure();
+  }
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(element);
   if (parsed) {
     out = std::move(*parsed);
     return success();
@@ -784,31 +875,43 @@ LogicalResult PlanReader::parseElement(size_t begin, size_t end,
   return failure();
 }
 
-LogicalResult PlanReader::readRanks(const llvm::json::Array &ranks) {
+LogicalResult PlanReader::readRanks(const RootArray &ranks) {
   Schedule &schedule = result.plan.schedule;
   bool anySlot = false;
   for (size_t r = 0; r < ranks.size(); ++r) {
     const std::string where = llvm::formatv("ranks[{0}]", r).str();
+    llvm::json::Value storage = nullptr;
+    const llvm::json::Value *value = elementOf(ranks, r, storage);
+    if (!value)
+      return failure();
     const llvm::json::Array *instructions =
-        readArray(*ranks[r].getAsObject(), "instructions", where, true);
+        readArray(*value->getAsObject(), "instructions", where, true);
     if (!instructions)
       return failure();
     rank = static_cast<int32_t>(r);
     p2pBundles.clear();
     overlapBundles.clear();
     RankProgram &program = schedule.ranks[r];
-    const size_t count = instructionCount(r, *instructions);
-    const std::vector<std::pair<size_t, size_t>> *elements =
-        cut && cut->elements.count(r) ? &cut->elements.at(r) : nullptr;
+    const size_t count = instructionCount(ranks, r);
+    const CutArray *elements = nullptr;
+    if (cut)
+      if (auto found = cut->instructions.find(r);
+          found != cut->instructions.end())
+        elements = &found->second;
     program.actions.reserve(count);
     std::vector<BufferSlots> &slots = result.plan.slots.emplace_back();
     for (size_t i = 0; i < count; ++i) {
       instruction = static_cast<int32_t>(i);
       // One instruction parsed at a time, dropped once read.
       llvm::json::Value element = nullptr;
-      if (elements && failed(parseElement((*elements)[i].first,
-                                          (*elements)[i].second, element)))
-        return failure();
+      if (elements) {
+        auto [begin, end] = elements->elements[i];
+        if (failed(parseElement(
+                text.slice(begin, end), begin,
+                llvm::formatv("{0}.instructions[{1}]", where, i).str(),
+                element)))
+          return failure();
+      }
       if (failed(readInstruction(elements ? element : (*instructions)[i],
                                  program, slots)))
         return failure();
@@ -858,11 +961,12 @@ LogicalResult PlanReader::checkOverlaps(const RankProgram &program) {
 }
 
 FailureOr<JsonPlanInput> PlanReader::read() {
-  cut = cutInstructionArrays(text);
+  cut = cutPlanArrays(text);
   StringRef document = cut ? StringRef(cut->skeleton) : text;
   // llvm::json's DOM takes some 5.5 KB per object or array however small:
   // count what it will hold before it allocates (a 5.6 MB file of small
-  // objects passed 4 GB).
+  // objects passed 4 GB). Each element cut out is counted when it is
+  // parsed.
   if (llvm::Error error = checkJsonBudget(countBrackets(document).opened,
                                           kDefaultMemoryBudget, "the plan")) {
     emitError(result.locate(1, 1)) << llvm::toString(std::move(error));
@@ -885,25 +989,21 @@ FailureOr<JsonPlanInput> PlanReader::read() {
   if (failed(readHeader(*root)) || failed(readVerdict(*root)) ||
       failed(readMesh(*root)))
     return failure();
-  const llvm::json::Array *ranks = readArray(*root, "ranks", "plan", true);
+  std::optional<RootArray> ranks = rootArray(*root, "ranks", true);
   if (!ranks || failed(readRankIds(*ranks)))
     return failure();
   // Locate the instructions before reading them, for the diagnostics.
   std::vector<std::pair<unsigned, unsigned>> found = scanInstructions(text);
   size_t total = 0;
   for (size_t r = 0; r < ranks->size(); ++r)
-    if (const llvm::json::Array *list =
-            (*ranks)[r].getAsObject()->getArray("instructions"))
-      total += instructionCount(r, *list);
+    total += instructionCount(*ranks, r);
   if (found.size() == total) {
     size_t next = 0;
     for (size_t r = 0; r < ranks->size(); ++r) {
       std::vector<std::pair<unsigned, unsigned>> &rankPositions =
           result.positions.emplace_back();
-      if (const llvm::json::Array *list =
-              (*ranks)[r].getAsObject()->getArray("instructions"))
-        for (size_t i = 0; i < instructionCount(r, *list); ++i)
-          rankPositions.push_back(found[next++]);
+      for (size_t i = 0, e = instructionCount(*ranks, r); i < e; ++i)
+        rankPositions.push_back(found[next++]);
     }
   }
   if (failed(readGroups(*root)) || failed(readCollectives(*root)) ||

@@ -35,13 +35,6 @@ int64_t sched::bytesPerAction(MemoryPath path) {
     return 48; // measured 38
   case MemoryPath::EmitTorchCsvComms:
     return 328; // measured 296
-  case MemoryPath::EmitJson:
-    // The peak of schedc generate --emit json (/usr/bin/time) over the
-    // compute actions, between 1,000 and 4,000 microbatches at pp 8: 1f1b
-    // 1,903, interleaved-1f1b 1,944, zb-h2 1,111, dualpipe-v 868. It was
-    // estimated at EmitMlir's 224, and 1f1b at 200,000 microbatches passed
-    // the budget to run Z3 out of memory at 3.15 GB.
-    return 2144; // measured 1,944
   case MemoryPath::ReadJson:
     // schedc verify on {"x": [{"a": 1}, ...]}: 1.08 GB for 200,000
     // objects (docs/limits.md).

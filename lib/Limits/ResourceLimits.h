@@ -47,12 +47,9 @@ enum class MemoryPath : uint8_t {
   /// schedc generate --emit torch-csv: generate, write the CSV.
   EmitTorchCsv,
   /// schedc generate --emit torch-csv-comms: generate, insert transfers,
-  /// write the CSV, per compute action.
+  /// write the CSV, per compute action. (--emit json has an estimate per
+  /// strategy and plan instruction: lib/Generate/PlanMemory.h.)
   EmitTorchCsvComms,
-  /// schedc generate --emit json: generate, lower, insert transfers,
-  /// collectives and buffer slots, prove the schedule with Z3 and write the
-  /// plan, per compute action.
-  EmitJson,
   /// Reading a JSON document (a runtime plan) with llvm::json, per object
   /// and array it holds: its DOM gives each object a hash table of 64
   /// slots at the first key.

@@ -12,6 +12,7 @@
 #include "dialects/Sched/SchedOps.h"
 #include "lib/Export/JsonPlan.h"
 #include "lib/Export/TorchCsv.h"
+#include "lib/Generate/PlanMemory.h"
 #include "lib/Limits/ResourceLimits.h"
 #include "lib/Lower/InsertTransfers.h"
 #include "lib/Render/TextGrid.h"
@@ -158,8 +159,7 @@ static std::string parseAuxFlag(llvm::StringRef text, int64_t numStages,
     value = value.trim();
     if (key == "stage" && !stage) {
       if (value.getAsInteger(10, head.stage) || head.stage < 0)
-        return usage + " (stage '" + value.str() +
-               "' is not a stage number)";
+        return usage + " (stage '" + value.str() + "' is not a stage number)";
       stage = true;
     } else if (key == "scope" && !scope) {
       std::optional<AuxScope> parsed = symbolizeAuxScope(value);
@@ -203,8 +203,10 @@ static MemoryPath emitPath() {
   // holds them.
   if (emitFlag == "torch-csv-comms" || emitFlag == "svg" || emitFlag == "trace")
     return MemoryPath::EmitTorchCsvComms;
+  // --emit json starts from the plain schedule, whose plan instructions
+  // its own estimate counts (lib/Generate/PlanMemory.h).
   if (emitFlag == "json")
-    return MemoryPath::EmitJson;
+    return MemoryPath::Generate;
   return MemoryPath::EmitMlir;
 }
 
@@ -272,8 +274,8 @@ static int emitJsonPlan(ModuleOp module, int64_t budget,
 
 /// Writes the plain schedule of `shape` as a grid or a CSV, without
 /// building its IR.
-static llvm::Error emitPlain(llvm::Expected<Schedule> schedule,
-                             int64_t budget, llvm::raw_ostream &os) {
+static llvm::Error emitPlain(llvm::Expected<Schedule> schedule, int64_t budget,
+                             llvm::raw_ostream &os) {
   if (!schedule)
     return schedule.takeError();
   if (emitFlag == "text")
@@ -331,8 +333,7 @@ int sched::runGenerate() {
     declareStageCosts(builder, pipeline, *costs);
   for (const std::string &text : auxFlag) {
     AuxFlag head;
-    if (std::string problem =
-            parseAuxFlag(text, pipeline.getNumStages(), head);
+    if (std::string problem = parseAuxFlag(text, pipeline.getNumStages(), head);
         !problem.empty())
       return usageError(problem);
     OpBuilder::InsertionGuard guard(builder);
@@ -356,6 +357,18 @@ int sched::runGenerate() {
           "generating " + strategyFlag + " for --emit " + emitFlag,
           "--memory-budget=SIZE"))
     return usageError(llvm::toString(std::move(error)));
+  if (emitFlag == "json") {
+    // The plain schedule is a few percent of the plan's memory, and
+    // released before the IR is built.
+    llvm::Expected<Schedule> plain = generateSchedule(strategy, shape);
+    if (!plain)
+      return usageError(llvm::toString(plain.takeError()));
+    if (llvm::Error error =
+            checkPlanMemory(strategy, *plain, *budget,
+                            "generating " + strategyFlag + " for --emit json",
+                            "--memory-budget=SIZE"))
+      return usageError(llvm::toString(std::move(error)));
+  }
 
   std::string error;
   auto output = openOutputFile(outputFlag, &error);
@@ -376,12 +389,11 @@ int sched::runGenerate() {
     FailureOr<Schedule> schedule = readSchedule(scheduleOp);
     if (failed(schedule))
       return ExitUsage;
-    if (llvm::Error error = emitPlain(std::move(*schedule), *budget,
-                                      output->os()))
+    if (llvm::Error error =
+            emitPlain(std::move(*schedule), *budget, output->os()))
       return usageError(llvm::toString(std::move(error)));
-  } else if (llvm::Error error =
-                 emitPlain(generateSchedule(strategy, shape), *budget,
-                           output->os())) {
+  } else if (llvm::Error error = emitPlain(generateSchedule(strategy, shape),
+                                           *budget, output->os())) {
     return usageError(llvm::toString(std::move(error)));
   }
   return keepOutput(*output);

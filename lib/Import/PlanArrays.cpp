@@ -1,6 +1,6 @@
-//===- InstructionArrays.cpp - instructions one at a time -----------------===//
+//===- PlanArrays.cpp - a plan's arrays one element at a time -------------===//
 
-#include "lib/Import/InstructionArrays.h"
+#include "lib/Import/PlanArrays.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -20,11 +20,9 @@ struct Frame {
   /// The key or element index of this container in its parent.
   llvm::StringRef keyInParent;
   size_t indexInParent = 0;
-  /// An instructions array: its rank, the offset of its '[' and where its
-  /// current element began.
-  bool instructions = false;
-  size_t rank = 0;
-  size_t open = 0;
+  /// An array cut out (one of the root object's, or a rank's
+  /// instructions): where it goes, and where its current element began.
+  CutArray *cut = nullptr;
   size_t elementBegin = 0;
 };
 
@@ -39,24 +37,22 @@ size_t trimEnd(llvm::StringRef text, size_t begin, size_t end) {
 
 } // namespace
 
-std::optional<InstructionArrays>
-sched::cutInstructionArrays(llvm::StringRef text) {
-  InstructionArrays result;
-  std::vector<std::pair<size_t, size_t>> cut;
+std::optional<PlanArrays> sched::cutPlanArrays(llvm::StringRef text) {
+  PlanArrays result;
   std::vector<Frame> stack;
-  // Ends the current element of the innermost instructions array at `at`.
+  // Ends the current element of the innermost cut array at `at`.
   auto endElement = [&](Frame &frame, size_t at) {
     const size_t end = trimEnd(text, frame.elementBegin, at);
     if (end == frame.elementBegin)
       return false;
-    result.elements[frame.rank].emplace_back(frame.elementBegin, end);
+    frame.cut->elements.emplace_back(frame.elementBegin, end);
     return true;
   };
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (isBlank(c))
       continue;
-    // A value begins in an array: count it, and mark an instruction's.
+    // A value begins in an array: count it, and mark a cut array's.
     if (!stack.empty() && stack.back().isArray && stack.back().expectElement &&
         c != ']') {
       Frame &array = stack.back();
@@ -86,16 +82,24 @@ sched::cutInstructionArrays(llvm::StringRef text) {
         frame.indexInParent = stack.back().elements - 1;
       else if (!stack.empty())
         frame.keyInParent = stack.back().key;
-      // root { "ranks": [ { "instructions": [ ...
-      if (frame.isArray && stack.size() == 3 && !stack[0].isArray &&
-          stack[1].isArray && stack[1].keyInParent == "ranks" &&
-          !stack[2].isArray && frame.keyInParent == "instructions") {
-        frame.instructions = true;
-        frame.rank = stack[2].indexInParent;
-        frame.open = i;
-        if (!result.elements.try_emplace(frame.rank).second)
+      if (frame.isArray && stack.size() == 1 && !stack[0].isArray) {
+        // root { "KEY": [
+        auto [entry, added] = result.root.try_emplace(frame.keyInParent);
+        if (!added)
           return std::nullopt;
+        frame.cut = &entry->second;
+      } else if (frame.isArray && stack.size() == 3 && !stack[0].isArray &&
+                 stack[1].isArray && stack[1].keyInParent == "ranks" &&
+                 !stack[2].isArray && frame.keyInParent == "instructions") {
+        // root { "ranks": [ { "instructions": [
+        auto [entry, added] =
+            result.instructions.try_emplace(stack[2].indexInParent);
+        if (!added)
+          return std::nullopt;
+        frame.cut = &entry->second;
       }
+      if (frame.cut)
+        frame.cut->open = i;
       stack.push_back(frame);
       break;
     }
@@ -104,12 +108,12 @@ sched::cutInstructionArrays(llvm::StringRef text) {
       if (stack.empty() || stack.back().isArray != (c == ']'))
         return std::nullopt;
       Frame &frame = stack.back();
-      if (frame.instructions) {
+      if (frame.cut) {
         // After a comma another element must come: `[{...},]` is for
         // llvm::json to report.
         if (frame.expectElement ? frame.elements > 0 : !endElement(frame, i))
           return std::nullopt;
-        cut.emplace_back(frame.open, i + 1);
+        frame.cut->close = i;
       }
       stack.pop_back();
       break;
@@ -118,7 +122,7 @@ sched::cutInstructionArrays(llvm::StringRef text) {
       if (stack.empty())
         return std::nullopt;
       if (stack.back().isArray) {
-        if (stack.back().instructions && !endElement(stack.back(), i))
+        if (stack.back().cut && !endElement(stack.back(), i))
           return std::nullopt;
         stack.back().expectElement = true;
       }
@@ -130,9 +134,18 @@ sched::cutInstructionArrays(llvm::StringRef text) {
   if (!stack.empty())
     return std::nullopt;
   result.skeleton = text.str();
-  for (auto [begin, end] : cut)
-    for (size_t k = begin + 1; k + 1 < end; ++k)
+  for (const auto &entry : result.root)
+    for (size_t k = entry.second.open + 1; k < entry.second.close; ++k)
       if (result.skeleton[k] != '\n' && result.skeleton[k] != '\r')
         result.skeleton[k] = ' ';
   return result;
+}
+
+std::string sched::textWithoutArray(llvm::StringRef text, size_t begin,
+                                    size_t end, const CutArray &inner) {
+  std::string out = text.slice(begin, end).str();
+  for (size_t k = inner.open + 1; k < inner.close; ++k)
+    if (k >= begin && k < end && text[k] != '\n' && text[k] != '\r')
+      out[k - begin] = ' ';
+  return out;
 }

@@ -1,0 +1,167 @@
+//===- PlanMemory.cpp - working memory of a strategy's runtime plan -------===//
+//
+// Where the memory goes (sched-opt runs of each step, and heaptrack): the
+// IR of the compute ops and the transfers, their buffer slots, the graph
+// path and the plan take 160 to 360 bytes per plan instruction; the rest
+// is the proof. Z3 checks the graph path's candidate execution with one
+// ground constraint per distinct pair of candidate times (lib/Verify/Z3),
+// and its tables grow with those: with the length of the candidate, that
+// is of the longest rank's program, more than with the plan's size. At the
+// same 400,000 instructions 1F1B's proof adds about 200 MB at pp 4 and 20
+// MB at pp 32; ZB-H1's a third of 1F1B's. Overlapped pairs (DualPipe) and
+// the V placement cost nothing beyond their instructions. The old single
+// figure, 2,144 bytes per compute action, overestimated the V strategies
+// about 2.5 times: it counted three compute actions per stage and
+// microbatch, and no transfers.
+//
+// How the figures were measured: `schedc generate --strategy S --pp P
+// --emit json` under /usr/bin/time, P = 4, 8, 16 and 32 (vpp 2 for the
+// interleaved and V strategies; pp 1 for the one-rank ones), at the
+// microbatch count that gives about 400,000 plan instructions; the peak
+// resident size less that of a two-microbatch plan (the process floor, 27
+// MB). Per strategy, the two figures are the fit of peak = A x
+// instructions + B x longest rank that keeps every measured peak at or
+// under the estimate with the smallest largest overestimate (at most 1.31,
+// for zb-h2 and v-half), then 5% more, rounded up to a multiple of 8. The
+// longest rank counts at most a quarter of the plan: at pp 2 the graph
+// path contracts most of the candidate and Z3 checks little or nothing,
+// and the estimate is up to 3 times the peak there. `make bench`
+// ("Memory estimates against the measured peak") checks every strategy at
+// pp 4, 8 and 32 at another size and flags an estimate not within 1.5
+// times its peak.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Generate/PlanMemory.h"
+#include "lib/Limits/ResourceLimits.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <vector>
+
+using namespace sched;
+
+PlanInstructionCount sched::countPlanInstructions(const Schedule &schedule) {
+  PlanInstructionCount count;
+  // The rank of each stage: where its computes run.
+  std::vector<int32_t> rankOf(std::max(schedule.numStages, 0), -1);
+  for (size_t r = 0; r < schedule.ranks.size(); ++r)
+    for (const Action &action : schedule.ranks[r].actions)
+      if (isCompute(action.kind) && action.stage >= 0 &&
+          action.stage < schedule.numStages)
+        rankOf[action.stage] = static_cast<int32_t>(r);
+  // Per rank: its computes, the sends and receives it takes part in, and
+  // its optimizer step.
+  std::vector<int64_t> perRank(schedule.ranks.size(), 1);
+  // A send on the rank of `from` and a receive on that of `to` when the
+  // two stages sit on different ranks.
+  auto transfer = [&](int32_t from, int32_t to) {
+    if (to < 0 || to >= schedule.numStages || rankOf[to] < 0 ||
+        rankOf[from] == rankOf[to])
+      return;
+    count.transfers += 2;
+    ++perRank[rankOf[from]];
+    ++perRank[rankOf[to]];
+  };
+  for (size_t r = 0; r < schedule.ranks.size(); ++r)
+    for (const Action &action : schedule.ranks[r].actions) {
+      if (!isCompute(action.kind))
+        continue;
+      ++count.compute;
+      ++perRank[r];
+      count.overlapMembers += action.bundle != 0;
+      if (action.stage < 0 || action.stage >= schedule.numStages)
+        continue;
+      // An activation goes to the next stage of the chain, an input
+      // gradient (B or I) to the previous one.
+      if (action.kind == ActionKind::Forward &&
+          !schedule.isLastStage(action.stage))
+        transfer(action.stage, action.stage + 1);
+      if ((action.kind == ActionKind::Backward ||
+           action.kind == ActionKind::BackwardInput) &&
+          !schedule.isFirstStage(action.stage))
+        transfer(action.stage, action.stage - 1);
+    }
+  count.collectives = static_cast<int64_t>(schedule.ranks.size());
+  if (schedule.replicas > 1)
+    count.collectives += schedule.numStages;
+  for (int64_t n : perRank)
+    count.longestRank = std::max(count.longestRank, n);
+  return count;
+}
+
+PlanMemoryCost sched::planMemoryCost(Strategy strategy) {
+  // {per instruction, per instruction of the longest rank}; the fit's
+  // figures before the 5% are in the comments.
+  switch (strategy) {
+  case Strategy::GPipe:
+    return {208, 2408}; // 192, 2288
+  case Strategy::OneFOneB:
+    return {336, 2152}; // 316, 2048
+  case Strategy::Interleaved1F1B:
+    return {312, 2408}; // 296, 2288
+  case Strategy::LoopedBFS:
+    return {800, 56}; // 760, 48
+  case Strategy::ZBH1:
+    return {168, 1280}; // 160, 1216
+  case Strategy::ZBH2:
+    return {200, 2392}; // 188, 2272
+  case Strategy::InterleavedZB:
+    return {176, 1312}; // 164, 1248
+  case Strategy::ZBV:
+    return {248, 2304}; // 236, 2192
+  case Strategy::VHalf:
+    return {360, 1280}; // 336, 1216
+  case Strategy::VMin:
+    return {248, 2392}; // 232, 2272
+  case Strategy::DualPipeV:
+    return {280, 1496}; // 264, 1424
+  case Strategy::DualPipe:
+    return {296, 1464}; // 280, 1392
+  // One rank: the longest rank is the plan, and one figure says it all.
+  case Strategy::NoPipeline:
+    return {344, 0}; // 322
+  case Strategy::Combined1F1B:
+    return {432, 0}; // 410
+  case Strategy::InterleavedCombined1F1B:
+    return {400, 0}; // 380
+  }
+  llvm_unreachable("unknown strategy");
+}
+
+uint64_t sched::estimatePlanMemory(Strategy strategy,
+                                   const PlanInstructionCount &count) {
+  const PlanMemoryCost cost = planMemoryCost(strategy);
+  const uint64_t total =
+      static_cast<uint64_t>(std::max<int64_t>(count.total(), 0));
+  const uint64_t longest =
+      std::min(static_cast<uint64_t>(std::max<int64_t>(count.longestRank, 0)),
+               total / 4);
+  return llvm::SaturatingAdd(
+      llvm::SaturatingMultiply(total, uint64_t(cost.perInstruction)),
+      llvm::SaturatingMultiply(longest,
+                               uint64_t(cost.perLongestRankInstruction)));
+}
+
+llvm::Error sched::checkPlanMemory(Strategy strategy, const Schedule &schedule,
+                                   int64_t budget, llvm::StringRef what,
+                                   llvm::StringRef raise) {
+  const PlanInstructionCount count = countPlanInstructions(schedule);
+  const uint64_t need = estimatePlanMemory(strategy, count);
+  if (need <= static_cast<uint64_t>(budget))
+    return llvm::Error::success();
+  const PlanMemoryCost cost = planMemoryCost(strategy);
+  const std::string needText = need > uint64_t(INT64_MAX)
+                                   ? "more than 8 EiB"
+                                   : "about " + formatMemorySize(int64_t(need));
+  return llvm::createStringError(
+      llvm::formatv("{0} needs {1} of working memory ({2} plan instructions "
+                    "at {3} bytes each, {4} on the longest rank at {5} bytes "
+                    "each for the proof), more than the budget of {6}; raise "
+                    "it with {7} (docs/limits.md)",
+                    what, needText, count.total(), cost.perInstruction,
+                    count.longestRank, cost.perLongestRankInstruction,
+                    formatMemorySize(budget), raise)
+          .str());
+}
