@@ -65,3 +65,24 @@ sched::sweep(const ModelSpec &model, const ClusterSpec &cluster,
   }
   return points;
 }
+
+/// Whether the best layout without PP is as good as PP at `point`: it fits,
+/// and it is within `tie` of the best with PP or nothing with PP fits.
+static bool withoutPipelineTies(const SweepPoint &point, double tie) {
+  if (!point.withoutPipeline)
+    return false;
+  return !point.withPipeline || point.withoutPipeline->stepTime <=
+                                    (1 + tie) * point.withPipeline->stepTime;
+}
+
+std::optional<double>
+sched::pipelineStopsPaying(llvm::ArrayRef<SweepPoint> points, double tie) {
+  std::optional<double> from;
+  for (const SweepPoint &point : points) {
+    if (!withoutPipelineTies(point, tie))
+      from.reset();
+    else if (!from)
+      from = point.value;
+  }
+  return from;
+}
