@@ -89,7 +89,7 @@ static XScale xScale(const std::vector<double> &values, const Frame &frame) {
 }
 
 void sched::writeSweepPlot(llvm::raw_ostream &os, const SweepPlotData &data) {
-  const double width = 900, height = 600;
+  const int width = 900, height = 600;
   const Frame frame;
   const XScale x = xScale(data.xValues, frame);
   double maxY = 0;

@@ -596,6 +596,16 @@ static std::string sweptValueName(SweepAxis axis, double value) {
   return llvm::formatv("{0:f2} GB/s", value / 1e9).str();
 }
 
+/// Bytes/s in GB/s as a tick writes it: 0.1, 1, 12.5.
+static std::string gigabytesTick(double bytesPerSecond) {
+  std::string text = llvm::formatv("{0:f2}", bytesPerSecond / 1e9).str();
+  while (text.back() == '0')
+    text.pop_back();
+  if (text.back() == '.')
+    text.pop_back();
+  return text;
+}
+
 /// The sweep as a plot: both lines, the crossover marked.
 static SweepPlotData sweepPlotData(const CostModel &costs, SweepAxis axis,
                                    llvm::ArrayRef<SweepPoint> points,
@@ -618,10 +628,9 @@ static SweepPlotData sweepPlotData(const CostModel &costs, SweepAxis axis,
   SweepPlotSeries piped{"best with PP", "#1f77b4", {}};
   for (const SweepPoint &point : points) {
     data.xValues.push_back(point.value);
-    data.xTickLabels.push_back(
-        axis == SweepAxis::DomainSize
-            ? sweptValueName(axis, point.value)
-            : llvm::formatv("{0}", point.value / 1e9).str());
+    data.xTickLabels.push_back(axis == SweepAxis::DomainSize
+                                   ? sweptValueName(axis, point.value)
+                                   : gigabytesTick(point.value));
     flat.values.push_back(point.withoutPipeline
                               ? std::optional(point.withoutPipeline->stepTime)
                               : std::nullopt);
