@@ -17,9 +17,6 @@
 
 using namespace sched;
 
-/// The side of the cube a torus pod is built of (TPU v4, v5p).
-static constexpr int64_t kTorusCubeSide = 4;
-
 /// The largest divisor of `n` that is at most `bound` (1 when none is).
 static int64_t largestDivisorAtMost(int64_t n, int64_t bound) {
   if (bound >= n)
@@ -48,11 +45,10 @@ int64_t CostModel::membersPerDomain(int64_t size, int64_t stride) const {
 double CostModel::domainBandwidth(int64_t size, int64_t stride) const {
   if (cluster.topology == Topology::Switch)
     return cluster.domainBandwidth;
-  // TPU v4 and v5p pods are built of 4x4x4 cubes joined by optical circuit
-  // switches, every slice a whole number of them (Jouppi et al. 2023,
-  // "TPU v4", section 2): a group within 4 consecutive ranks spans one
-  // axis, within 16 two, beyond that three, whatever the pod's size.
-  const double side = static_cast<double>(kTorusCubeSide);
+  // A cube of side k: a group within k consecutive ranks spans one axis,
+  // within k^2 two, beyond that three.
+  const double side = std::max(
+      2.0, std::round(std::cbrt(static_cast<double>(cluster.domainSize))));
   const double span = static_cast<double>(size * stride);
   const double axes = span <= side ? 1 : span <= side * side ? 2 : 3;
   return cluster.domainBandwidth * axes / 3;
