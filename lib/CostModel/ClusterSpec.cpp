@@ -50,28 +50,28 @@ static ClusterSpec tpu(llvm::StringRef name, llvm::StringRef device,
 static const ClusterPreset kClusterPresets[] = {
     {"h100-ib",
      [] {
-       return cluster("h100-ib", "H100 SXM", 989e12, 1979e12, 80e9, 3.35e12,
-                      8, 450e9, 50e9);
+       return cluster("h100-ib", "H100 SXM", 989e12, 1979e12, 80e9, 3.35e12, 8,
+                      450e9, 50e9);
      }},
     {"h800-ib",
      [] {
-       return cluster("h800-ib", "H800 SXM", 989e12, 1979e12, 80e9, 3.35e12,
-                      8, 200e9, 50e9);
+       return cluster("h800-ib", "H800 SXM", 989e12, 1979e12, 80e9, 3.35e12, 8,
+                      200e9, 50e9);
      }},
     {"a100-ib",
      [] {
-       return cluster("a100-ib", "A100 SXM 80GB", 312e12, 0, 80e9, 2.039e12,
-                      8, 300e9, 25e9);
+       return cluster("a100-ib", "A100 SXM 80GB", 312e12, 0, 80e9, 2.039e12, 8,
+                      300e9, 25e9);
      }},
     {"b200-ib",
      [] {
-       return cluster("b200-ib", "B200 (HGX)", 2.25e15, 4.5e15, 180e9, 8e12,
-                      8, 900e9, 50e9);
+       return cluster("b200-ib", "B200 (HGX)", 2.25e15, 4.5e15, 180e9, 8e12, 8,
+                      900e9, 50e9);
      }},
     {"gb200-nvl72",
      [] {
-       return cluster("gb200-nvl72", "B200 (GB200 NVL72)", 2.5e15, 5e15,
-                      186e9, 8e12, 72, 900e9, 50e9);
+       return cluster("gb200-nvl72", "B200 (GB200 NVL72)", 2.5e15, 5e15, 186e9,
+                      8e12, 72, 900e9, 50e9);
      }},
     {"tpu-v4",
      [] {
@@ -161,7 +161,8 @@ static void readMeasuredTables(DescriptionReader &e, Efficiency &out) {
       out.gemms.push_back(gemm);
     }
   }
-  if (const llvm::json::Array *points = e.array("attention_table", kMaxEntries)) {
+  if (const llvm::json::Array *points =
+          e.array("attention_table", kMaxEntries)) {
     std::vector<AttentionPoint> table;
     for (size_t i = 0; i < points->size() && e.ok(); ++i) {
       const std::string where = "attention_table[" + std::to_string(i) + "]";
@@ -229,6 +230,12 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
       in.number("domain_bandwidth", std::nullopt, kBandwidthRange);
   spec.scaleOutBandwidth =
       in.number("scale_out_bandwidth", std::nullopt, kBandwidthRange);
+  if (const llvm::json::Object *placement = in.nested("placement")) {
+    DescriptionReader p(*placement, "placement.");
+    spec.devicesPerDomain =
+        p.integer("devices_per_domain", 1, spec.domainSize, spec.domainSize);
+    in.adopt(p);
+  }
   spec.latency = in.number("latency_s", 10e-6, kLatencyRange);
   std::string topology = in.string("topology", std::string("switch"));
   if (topology == "switch")
@@ -255,12 +262,13 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
       out.latentAttention.clear();
     }
     out.hbm = e.fraction("hbm", out.hbm);
-    out.domainHalfBytes = e.number("domain_half_bytes", out.domainHalfBytes,
-                                   kHalfBytesRange);
+    out.domainHalfBytes =
+        e.number("domain_half_bytes", out.domainHalfBytes, kHalfBytesRange);
     out.scaleOutHalfBytes = e.number("scale_out_half_bytes",
                                      out.scaleOutHalfBytes, kHalfBytesRange);
     readMeasuredTables(e, out);
-    out.domainCollective = e.fraction("domain_collective", out.domainCollective);
+    out.domainCollective =
+        e.fraction("domain_collective", out.domainCollective);
     out.scaleOutCollective =
         e.fraction("scale_out_collective", out.scaleOutCollective);
     out.allToAll = e.fraction("all_to_all", out.allToAll);

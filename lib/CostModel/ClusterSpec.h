@@ -45,6 +45,11 @@ struct ClusterSpec {
   double hbmBytes = 0;
   double hbmBandwidth = 0;
   int64_t domainSize = 1;
+  /// Devices of each domain the launcher fills with ranks, in rank order
+  /// (`placement.devices_per_domain`, at most domainSize): 64 of a 72-device
+  /// NVL72 rack, as SLURM's segment placement of 16 of its 18 trays leaves
+  /// it. 0 means every device of the domain.
+  int64_t devicesPerDomain = 0;
   /// Bytes/s per device, one direction.
   double domainBandwidth = 0;
   double scaleOutBandwidth = 0;
@@ -53,6 +58,11 @@ struct ClusterSpec {
   /// Measured defaults for the device (Efficiency.h), overridden by the
   /// cluster file's `efficiency` object.
   Efficiency efficiency;
+
+  /// Devices of a domain that hold ranks.
+  int64_t placedPerDomain() const {
+    return devicesPerDomain > 0 ? devicesPerDomain : domainSize;
+  }
 
   /// Dense peak for `precision` (0 when the device lacks it).
   double peak(Precision precision) const {

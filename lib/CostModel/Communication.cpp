@@ -13,13 +13,33 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace sched;
 
+/// The largest divisor of `n` that is at most `bound` (1 when none is).
+static int64_t largestDivisorAtMost(int64_t n, int64_t bound) {
+  if (bound >= n)
+    return n;
+  int64_t best = 1;
+  for (int64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0)
+      continue;
+    if (d <= bound)
+      best = std::max(best, d);
+    if (n / d <= bound)
+      best = std::max(best, n / d);
+  }
+  return best;
+}
+
 int64_t CostModel::membersPerDomain(int64_t size, int64_t stride) const {
-  if (stride >= cluster.domainSize)
-    return 1;
-  return std::clamp<int64_t>(cluster.domainSize / stride, 1, size);
+  // Launchers place a group on whole domains, the same number of members on
+  // each (a group of 128 on NVL72 racks: 64 on each of two, not 72 and 56,
+  // nor 1.78 racks): the most members a domain's placed devices hold that
+  // divide the group evenly.
+  const int64_t room = cluster.placedPerDomain() / std::max<int64_t>(stride, 1);
+  return largestDivisorAtMost(size, std::max<int64_t>(room, 1));
 }
 
 double CostModel::domainBandwidth(int64_t size, int64_t stride) const {
@@ -34,17 +54,14 @@ double CostModel::domainBandwidth(int64_t size, int64_t stride) const {
   return cluster.domainBandwidth * axes / 3;
 }
 
-double CostModel::reduceScatterTime(double bytes, int64_t size,
-                                    int64_t stride, double message) const {
+double CostModel::reduceScatterTime(double bytes, int64_t size, int64_t stride,
+                                    double message) const {
   if (size <= 1 || bytes <= 0)
     return 0;
   if (message <= 0)
     message = bytes;
   const int64_t local = membersPerDomain(size, stride);
-  // Domains the group spans; fractional when the domain size does not
-  // divide the group (128 ranks over NVL72 racks span 1.78 of them).
-  const double domains =
-      static_cast<double>(size) / static_cast<double>(local);
+  const double domains = static_cast<double>(size) / static_cast<double>(local);
   const Efficiency &eff = cluster.efficiency;
   double time = 0;
   if (local > 1)
@@ -57,37 +74,59 @@ double CostModel::reduceScatterTime(double bytes, int64_t size,
                 (cluster.scaleOutBandwidth * eff.scaleOutCollective *
                  messageShare(message / static_cast<double>(local),
                               eff.scaleOutHalfBytes)) +
-            cluster.latency * std::ceil(domains - 1);
+            cluster.latency * (domains - 1);
   return time;
 }
 
 double CostModel::expertAllToAllTime(double tokens, double elementBytes,
                                      const Layout &layout) const {
-  const MoeSpec &moe = *model.moe;
   const int64_t ep = layout.ep;
-  const int64_t local = membersPerDomain(ep, 1);
-  const double domains = static_cast<double>(ep) / static_cast<double>(local);
+  // Expert-parallel peers sit etp ranks apart (the experts' grid).
+  const int64_t local = membersPerDomain(ep, layout.etp);
+  // The dispatcher forwards over NVLink inside groups of `peers` ranks and
+  // sends between groups over the NIC; any group that divides ep and fits
+  // in a domain will do (DeepEP's internode kernels use NVLink groups of 8
+  // whatever the domain), and the faster is taken. The candidates grow with
+  // the domain, so a bigger domain is never slower.
+  double best = std::numeric_limits<double>::infinity();
+  for (int64_t peers = 1; peers <= local; ++peers)
+    if (ep % peers == 0)
+      best = std::min(
+          best, expertAllToAllTime(tokens, elementBytes, ep, peers, local));
+  return best;
+}
+
+double CostModel::expertAllToAllTime(double tokens, double elementBytes,
+                                     int64_t ep, int64_t peers,
+                                     int64_t local) const {
+  const MoeSpec &moe = *model.moe;
+  const double groups = static_cast<double>(ep) / static_cast<double>(peers);
   const double h = static_cast<double>(model.hidden);
   const double topK = static_cast<double>(moe.topK);
   const double eff = cluster.efficiency.allToAll;
-  // Inside the domain: the copies bound for the other local members.
+  // Over NVLink: every copy bound for a rank of another position in its
+  // NVLink group, either sent directly (same group) or forwarded by the
+  // rank of the sender's position that received it over the NIC (DeepEP:
+  // RDMA to the same local rank of the remote node, then NVLink).
   const double inside = tokens * topK * h * elementBytes *
-                        static_cast<double>(local - 1) /
-                        static_cast<double>(ep);
-  // Across domains each token crosses once per remote domain holding one
-  // of its experts (DeepEP forwards inside the domain): the expected number
-  // of distinct domains among top_k uniform choices, at most node_limit
-  // (DeepSeek-V3's node-limited routing), of which (D-1)/D are remote.
-  double reached = domains * (1 - std::pow(1 - 1 / domains, topK));
+                        static_cast<double>(peers - 1) /
+                        static_cast<double>(peers);
+  // Over the NIC each token crosses once per remote group holding one of
+  // its experts: the expected number of distinct groups among top_k
+  // uniform choices, of which (G-1)/G are remote. Node-limited routing
+  // (DeepSeek-V3) sends a token to at most node_limit domains, each of
+  // local/peers groups. NVLink and the NIC run at once.
+  double reached = groups * (1 - std::pow(1 - 1 / groups, topK));
   if (moe.nodeLimit > 0)
-    reached = std::min(reached, static_cast<double>(moe.nodeLimit));
+    reached = std::min(reached, static_cast<double>(moe.nodeLimit) *
+                                    static_cast<double>(local) /
+                                    static_cast<double>(peers));
   const double outside =
-      domains > 1
-          ? tokens * h * elementBytes * reached * (domains - 1) / domains
-          : 0;
+      groups > 1 ? tokens * h * elementBytes * reached * (groups - 1) / groups
+                 : 0;
   double time = 0;
   if (inside > 0)
-    time = std::max(time, inside / (domainBandwidth(local, 1) * eff));
+    time = std::max(time, inside / (domainBandwidth(peers, 1) * eff));
   if (outside > 0)
     time = std::max(time, outside / (cluster.scaleOutBandwidth * eff));
   return time + cluster.latency;
@@ -97,7 +136,7 @@ double CostModel::p2pTime(const Layout &layout, double bytes) const {
   if (layout.pp <= 1)
     return 0;
   const int64_t stride = layout.tp * layout.cp * layout.dp;
-  const bool inside = stride < cluster.domainSize;
+  const bool inside = membersPerDomain(layout.pp, stride) > 1;
   const Efficiency &eff = cluster.efficiency;
   const double bandwidth =
       inside ? domainBandwidth(2, stride) * eff.domainCollective *

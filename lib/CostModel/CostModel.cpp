@@ -422,7 +422,7 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout,
                          static_cast<double>(layout.cp - 1);
     const int64_t stride = layout.tp;
     const double bandwidth =
-        layout.tp * layout.cp <= cluster.domainSize
+        membersPerDomain(layout.cp, stride) == layout.cp
             ? domainBandwidth(layout.cp, stride) * eff.domainCollective
             : cluster.scaleOutBandwidth * eff.scaleOutCollective;
     const double comm = bytes / bandwidth;
@@ -541,8 +541,13 @@ static std::vector<int64_t> balance(int64_t n, int64_t dense,
     return runs + 1;
   };
   double lo = std::max(dense > 0 ? denseCost : 0.0, n > dense ? moeCost : 0.0);
-  double hi = first + last + static_cast<double>(dense) * denseCost +
-              static_cast<double>(n - dense) * moeCost;
+  // The whole model in one run, with room for the rounding of the greedy's
+  // sums: at exactly the total, a quotient rounded down could leave the
+  // last layer to a run of its own, past `parts` (one stage held 60 of
+  // DeepSeek-V3's 61 layers on some clusters and not on others).
+  double hi = (first + last + static_cast<double>(dense) * denseCost +
+               static_cast<double>(n - dense) * moeCost) *
+              (1 + 1e-9);
   for (int iter = 0; iter < 60; ++iter) {
     const double mid = (lo + hi) / 2;
     if (pack(mid, nullptr) <= parts)
@@ -552,6 +557,11 @@ static std::vector<int64_t> balance(int64_t n, int64_t dense,
   }
   std::vector<int64_t> sizes;
   pack(hi, &sizes);
+  // Never more runs than parts: every layer belongs to a stage.
+  while (static_cast<int64_t>(sizes.size()) > parts) {
+    sizes[sizes.size() - 2] += sizes.back();
+    sizes.pop_back();
+  }
   // Fewer runs than parts: split the longest runs (never raises the max).
   while (static_cast<int64_t>(sizes.size()) < parts) {
     auto longest = std::max_element(sizes.begin(), sizes.end());

@@ -166,8 +166,14 @@ public:
   /// reached over scale-out (deduplicated, as DeepEP forwards it).
   double expertAllToAllTime(double tokens, double elementBytes,
                             const Layout &layout) const;
+  /// The same over `ep` ranks, `local` of them on each domain, whose
+  /// dispatcher forwards over NVLink inside groups of `peers` ranks (a
+  /// divisor of ep, at most `local`) and crosses the NIC between groups.
+  double expertAllToAllTime(double tokens, double elementBytes, int64_t ep,
+                            int64_t peers, int64_t local) const;
   /// Members of a group of `size` ranks `stride` apart that share one
-  /// domain.
+  /// domain: the group goes on whole domains, the same number on each (the
+  /// largest divisor of `size` that the domain's placed devices hold).
   int64_t membersPerDomain(int64_t size, int64_t stride) const;
   /// Bandwidth (bytes/s, one direction, per device) a group of `size`
   /// ranks `stride` apart gets inside a domain (the torus share).

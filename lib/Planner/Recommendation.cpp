@@ -49,7 +49,8 @@ void sched::recommend(const CostModel &model, CandidateEvaluator &evaluator,
   if (!fitting.empty()) {
     std::vector<size_t> within;
     for (size_t i = 0; i < fitting.size(); ++i)
-      if (fitting[i].stepTime <= 1.03 * fitting.front().stepTime)
+      if (fitting[i].stepTime <=
+          (1 + kRecommendationTie) * fitting.front().stepTime)
         within.push_back(i);
     llvm::stable_sort(within, [&](size_t a, size_t b) {
       return simplicity(fitting[a]) < simplicity(fitting[b]);
@@ -140,17 +141,17 @@ static std::string reasonWithPipeline(const Candidate &rec,
       [](const auto &a, const auto &b) { return a.second < b.second; });
   std::string detail;
   if (largest->second > 0)
-    detail = llvm::formatv("; most of the gap is {0} ({1:f2} s more{2})",
-                           largest->first, largest->second,
-                           largest == std::begin(terms) &&
-                                   flat.layout.recompute != Recompute::None
-                               ? llvm::formatv(", with {0} recomputation "
-                                               "to fit in memory",
-                                               recomputeName(
-                                                   flat.layout.recompute))
-                                     .str()
-                               : std::string())
-                 .str();
+    detail =
+        llvm::formatv("; most of the gap is {0} ({1:f2} s more{2})",
+                      largest->first, largest->second,
+                      largest == std::begin(terms) &&
+                              flat.layout.recompute != Recompute::None
+                          ? llvm::formatv(", with {0} recomputation "
+                                          "to fit in memory",
+                                          recomputeName(flat.layout.recompute))
+                                .str()
+                          : std::string())
+            .str();
   return llvm::formatv(
       "PP: the best layout without it ({0}, {1}) is {2:f1}% slower{3}",
       flat.layout.str(), flat.scheduleName(),

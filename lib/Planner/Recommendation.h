@@ -20,6 +20,10 @@
 
 namespace sched {
 
+/// The recommendation window: a layout within this share of the best step
+/// time is a tie, and the simplest of the ties is recommended.
+constexpr double kRecommendationTie = 0.03;
+
 /// Ranks the fitting candidates `fitting`, proves what the report shows
 /// and fills `result`'s ranked table, recommendation, best with and without
 /// PP, and verifier count. A candidate the verifier rejects is dropped.

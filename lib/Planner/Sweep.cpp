@@ -2,6 +2,8 @@
 
 #include "lib/Planner/Sweep.h"
 
+#include <algorithm>
+
 using namespace sched;
 
 llvm::StringRef sched::sweepAxisName(SweepAxis axis) {
@@ -33,9 +35,15 @@ std::vector<double> sched::defaultSweepValues(SweepAxis axis,
 ClusterSpec sched::sweptCluster(const ClusterSpec &cluster, SweepAxis axis,
                                 double value) {
   ClusterSpec swept = cluster;
-  if (axis == SweepAxis::DomainSize)
-    swept.domainSize = static_cast<int64_t>(value);
-  else
+  if (axis == SweepAxis::DomainSize) {
+    // Each domain leaves as many devices unplaced as the cluster's does
+    // (8 of a 72-device rack placed 64 to a rack), at least one placed.
+    const int64_t size = static_cast<int64_t>(value);
+    const int64_t unplaced = cluster.domainSize - cluster.placedPerDomain();
+    swept.domainSize = size;
+    swept.devicesPerDomain =
+        unplaced > 0 ? std::max<int64_t>(1, size - unplaced) : 0;
+  } else
     swept.scaleOutBandwidth = value;
   return swept;
 }
@@ -56,4 +64,25 @@ sched::sweep(const ModelSpec &model, const ClusterSpec &cluster,
         {value, result->bestWithoutPipeline, result->bestWithPipeline});
   }
   return points;
+}
+
+/// Whether the best layout without PP is as good as PP at `point`: it fits,
+/// and it is within `tie` of the best with PP or nothing with PP fits.
+static bool withoutPipelineTies(const SweepPoint &point, double tie) {
+  if (!point.withoutPipeline)
+    return false;
+  return !point.withPipeline || point.withoutPipeline->stepTime <=
+                                    (1 + tie) * point.withPipeline->stepTime;
+}
+
+std::optional<double>
+sched::pipelineStopsPaying(llvm::ArrayRef<SweepPoint> points, double tie) {
+  std::optional<double> from;
+  for (const SweepPoint &point : points) {
+    if (!withoutPipelineTies(point, tie))
+      from.reset();
+    else if (!from)
+      from = point.value;
+  }
+  return from;
 }

@@ -51,6 +51,14 @@ sweep(const ModelSpec &model, const ClusterSpec &cluster,
       const TrainingSpec &training, SweepAxis axis,
       llvm::ArrayRef<double> values, PlanOptions options);
 
+/// Where PP stops paying along `points` (in sweep order, the cluster
+/// getting better): the first value from which, at every later value too,
+/// the best layout without PP fits and is within `tie` of the best with PP
+/// (or is faster, or nothing with PP fits). None when PP pays at the last
+/// value: it pays over the whole range.
+std::optional<double> pipelineStopsPaying(llvm::ArrayRef<SweepPoint> points,
+                                          double tie);
+
 } // namespace sched
 
 #endif // LIB_PLANNER_SWEEP_H

@@ -16,7 +16,9 @@
 #include "lib/PlanWriter/PlanWriter.h"
 #include "lib/Planner/Planner.h"
 #include "lib/Planner/FewerDevices.h"
+#include "lib/Planner/Recommendation.h"
 #include "lib/Planner/Sweep.h"
+#include "lib/Render/SweepPlot.h"
 #include "tools/schedc/Commands.h"
 #include "tools/schedc/OutputPrefix.h"
 
@@ -48,19 +50,20 @@ static cl::opt<std::string> clusterFlag(
 static cl::opt<int64_t> devicesFlag("devices", cl::sub(planCommand),
                                     cl::cat(schedcOptions),
                                     cl::desc("Devices to train on"));
-static cl::opt<int64_t> batchTokensFlag(
-    "global-batch-tokens", cl::sub(planCommand), cl::cat(schedcOptions),
-    cl::desc("Tokens per step (default: the model's)"));
+static cl::opt<int64_t>
+    batchTokensFlag("global-batch-tokens", cl::sub(planCommand),
+                    cl::cat(schedcOptions),
+                    cl::desc("Tokens per step (default: the model's)"));
 static cl::opt<int64_t> batchFlag(
     "global-batch", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("Sequences per step (instead of --global-batch-tokens)"));
-static cl::opt<int64_t> seqLenFlag(
-    "seq-len", cl::sub(planCommand), cl::cat(schedcOptions),
-    cl::desc("Sequence length (default: the model's, else 4096)"));
-static cl::opt<std::string> precisionFlag(
-    "precision", cl::sub(planCommand), cl::cat(schedcOptions),
-    cl::desc("Matmul precision: bf16 or fp8 (default bf16)"),
-    cl::init("bf16"));
+static cl::opt<int64_t>
+    seqLenFlag("seq-len", cl::sub(planCommand), cl::cat(schedcOptions),
+               cl::desc("Sequence length (default: the model's, else 4096)"));
+static cl::opt<std::string>
+    precisionFlag("precision", cl::sub(planCommand), cl::cat(schedcOptions),
+                  cl::desc("Matmul precision: bf16 or fp8 (default bf16)"),
+                  cl::init("bf16"));
 static cl::opt<std::string> attentionFlag(
     "attention", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("Attention kernel: flash (fused, the default) or unfused "
@@ -82,22 +85,21 @@ static cl::opt<std::string> optimizerMomentsFlag(
     cl::desc("dtype of Adam's two moments: fp32 (default) or bf16 (as "
              "DeepSeek-V3 trains)"),
     cl::init("fp32"));
-static cl::opt<int> topFlag("top", cl::sub(planCommand),
-                            cl::cat(schedcOptions),
+static cl::opt<int> topFlag("top", cl::sub(planCommand), cl::cat(schedcOptions),
                             cl::desc("Candidates to list (default 10)"),
                             cl::init(10));
 static cl::opt<bool> jsonFlag("json", cl::sub(planCommand),
                               cl::cat(schedcOptions),
                               cl::desc("Print the result as JSON"));
-static cl::opt<std::string> layoutFlag(
-    "layout", cl::sub(planCommand), cl::cat(schedcOptions),
-    cl::desc("Evaluate this layout instead of searching: "
-             "dp=64,tp=8,pp=16,vpp=2,ep=1,cp=1"),
-    cl::value_desc("spec"));
-static cl::opt<std::string> scheduleFlag(
-    "schedule", cl::sub(planCommand), cl::cat(schedcOptions),
-    cl::desc("Only this pipeline strategy (or no-pp)"),
-    cl::value_desc("strategy"));
+static cl::opt<std::string>
+    layoutFlag("layout", cl::sub(planCommand), cl::cat(schedcOptions),
+               cl::desc("Evaluate this layout instead of searching: "
+                        "dp=64,tp=8,pp=16,vpp=2,ep=1,cp=1"),
+               cl::value_desc("spec"));
+static cl::opt<std::string>
+    scheduleFlag("schedule", cl::sub(planCommand), cl::cat(schedcOptions),
+                 cl::desc("Only this pipeline strategy (or no-pp)"),
+                 cl::value_desc("strategy"));
 static cl::opt<int64_t> microbatchSizeFlag(
     "microbatch-size", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("Sequences per microbatch (default: searched)"));
@@ -123,6 +125,11 @@ static cl::opt<std::string> sweepValuesFlag(
     cl::desc("Comma-separated values for --sweep (default: a range around "
              "the cluster's)"),
     cl::value_desc("list"));
+static cl::opt<std::string> sweepPlotFlag(
+    "o", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("With --sweep, also draw the sweep as an SVG plot to this file: "
+             "step time with and without PP against the swept value"),
+    cl::value_desc("file.svg"));
 static cl::opt<std::string> writePlanFlag(
     "write-plan", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("Write the recommended schedule, lowered from a sched.pipeline "
@@ -185,7 +192,9 @@ static void printRow(llvm::raw_ostream &os, llvm::StringRef index,
       percent(c.bubbleRatio), seconds(t.tensorParallel),
       seconds(t.contextParallel), seconds(t.expertParallel),
       seconds(t.pipelineParallel), seconds(t.dataParallel),
-      c.verdict == "verified" ? "yes" : c.verdict.empty() ? "-" : "NO");
+      c.verdict == "verified" ? "yes"
+      : c.verdict.empty()     ? "-"
+                              : "NO");
 }
 
 static void printHeader(llvm::raw_ostream &os) {
@@ -193,8 +202,8 @@ static void printHeader(llvm::raw_ostream &os) {
       "{0,3} {1,-38} {2,4} {3,-9} {4,8} {5,-25} {12,-7} {6,8} {7,6} {8,7} "
       "{9,7} {10,6}  {11}\n",
       "#", "layout", "zero", "recompute", "mb x M", "schedule", "step(s)",
-      "MFU", "TFLOP/s", "mem(GB)", "bubble",
-      "exposed comm s: tp/cp/ep/pp/dp", "proved");
+      "MFU", "TFLOP/s", "mem(GB)", "bubble", "exposed comm s: tp/cp/ep/pp/dp",
+      "proved");
 }
 
 static void describeSetting(llvm::raw_ostream &os, const CostModel &model) {
@@ -281,31 +290,31 @@ static llvm::json::Object candidateJson(const Candidate &c) {
   const StepBreakdown &t = c.time;
   return llvm::json::Object{
       {"layout",
-       llvm::json::Object{{"dp", c.layout.dp},
-                          {"tp", c.layout.tp},
-                          {"pp", c.layout.pp},
-                          {"vpp", c.layout.vpp},
-                          {"ep", c.layout.ep},
-                          {"etp", c.layout.etp},
-                          {"cp", c.layout.cp},
-                          {"zero", c.layout.zero},
-                          {"hsdp", c.layout.shardGroup},
-                          {"recompute", recomputeName(c.layout.recompute)},
-                          {"microbatch_size", c.layout.microbatchSize},
-                          {"microbatches", c.layout.microbatches},
-                          {"sequence_parallel", c.layout.sequenceParallel},
-                          {"stage_split",
-                           c.layout.megatronSplit ? "megatron" : "balanced"},
-                          {"first_stage_layers",
-                           c.layout.firstStageLayers >= 0
-                               ? llvm::json::Value(c.layout.firstStageLayers)
-                               : llvm::json::Value(nullptr)},
-                          {"last_stage_layers",
-                           c.layout.lastStageLayers >= 0
-                               ? llvm::json::Value(c.layout.lastStageLayers)
-                               : llvm::json::Value(nullptr)},
-                          {"offload_layers", c.layout.offloadLayers},
-                          {"text", c.layout.str()}}},
+       llvm::json::Object{
+           {"dp", c.layout.dp},
+           {"tp", c.layout.tp},
+           {"pp", c.layout.pp},
+           {"vpp", c.layout.vpp},
+           {"ep", c.layout.ep},
+           {"etp", c.layout.etp},
+           {"cp", c.layout.cp},
+           {"zero", c.layout.zero},
+           {"hsdp", c.layout.shardGroup},
+           {"recompute", recomputeName(c.layout.recompute)},
+           {"microbatch_size", c.layout.microbatchSize},
+           {"microbatches", c.layout.microbatches},
+           {"sequence_parallel", c.layout.sequenceParallel},
+           {"stage_split", c.layout.megatronSplit ? "megatron" : "balanced"},
+           {"first_stage_layers",
+            c.layout.firstStageLayers >= 0
+                ? llvm::json::Value(c.layout.firstStageLayers)
+                : llvm::json::Value(nullptr)},
+           {"last_stage_layers",
+            c.layout.lastStageLayers >= 0
+                ? llvm::json::Value(c.layout.lastStageLayers)
+                : llvm::json::Value(nullptr)},
+           {"offload_layers", c.layout.offloadLayers},
+           {"text", c.layout.str()}}},
       {"schedule", c.scheduleName()},
       {"step_time_s", c.stepTime},
       {"mfu", c.mfu},
@@ -316,20 +325,19 @@ static llvm::json::Object candidateJson(const Candidate &c) {
       {"verdict", c.verdict},
       {"bubble_ratio", c.bubbleRatio},
       {"breakdown",
-       llvm::json::Object{
-           {"compute_s", t.compute},
-           {"bubble_s", t.bubble},
-           {"tensor_parallel_s", t.tensorParallel},
-           {"context_parallel_s", t.contextParallel},
-           {"expert_parallel_s", t.expertParallel},
-           {"pipeline_parallel_s", t.pipelineParallel},
-           {"data_parallel_s", t.dataParallel},
-           {"optimizer_s", t.optimizer},
-           {"weights_bytes", c.memory.weights},
-           {"gradients_bytes", c.memory.gradients},
-           {"optimizer_state_bytes", c.memory.optimizer},
-           {"activations_bytes", c.memory.activations},
-           {"memory_limit_bytes", c.memory.limit}}},
+       llvm::json::Object{{"compute_s", t.compute},
+                          {"bubble_s", t.bubble},
+                          {"tensor_parallel_s", t.tensorParallel},
+                          {"context_parallel_s", t.contextParallel},
+                          {"expert_parallel_s", t.expertParallel},
+                          {"pipeline_parallel_s", t.pipelineParallel},
+                          {"data_parallel_s", t.dataParallel},
+                          {"optimizer_s", t.optimizer},
+                          {"weights_bytes", c.memory.weights},
+                          {"gradients_bytes", c.memory.gradients},
+                          {"optimizer_state_bytes", c.memory.optimizer},
+                          {"activations_bytes", c.memory.activations},
+                          {"memory_limit_bytes", c.memory.limit}}},
   };
 }
 
@@ -347,10 +355,10 @@ static void printJson(llvm::raw_ostream &os, const CostModel &model,
       {"seq_len", model.getTraining().seqLen},
       {"precision", precisionName(model.getTraining().precision)},
       {"candidates", std::move(candidates)},
-      {"recommended", result.recommended >= 0
-                          ? llvm::json::Value(candidateJson(
-                                result.ranked[result.recommended]))
-                          : llvm::json::Value(nullptr)},
+      {"recommended",
+       result.recommended >= 0
+           ? llvm::json::Value(candidateJson(result.ranked[result.recommended]))
+           : llvm::json::Value(nullptr)},
       {"recommended_index", result.recommended},
       {"fewer_devices",
        fewer ? llvm::json::Value(llvm::json::Object{
@@ -358,17 +366,16 @@ static void printJson(llvm::raw_ostream &os, const CostModel &model,
                    {"best", candidateJson(fewer->best)}})
              : llvm::json::Value(nullptr)},
       {"reason", result.reason},
-      {"search",
-       llvm::json::Object{{"considered", result.considered},
-                          {"pruned_memory", result.prunedMemory},
-                          {"pruned_bound", result.prunedBound},
-                          {"pruned_size", result.prunedSize},
-                          {"memory_checked", result.memoryChecked},
-                          {"lowered", result.lowered},
-                          {"verified", result.verified},
-                          {"truncated", result.truncated},
-                          {"left_by_cap", result.leftByCap},
-                          {"seconds", result.seconds}}},
+      {"search", llvm::json::Object{{"considered", result.considered},
+                                    {"pruned_memory", result.prunedMemory},
+                                    {"pruned_bound", result.prunedBound},
+                                    {"pruned_size", result.prunedSize},
+                                    {"memory_checked", result.memoryChecked},
+                                    {"lowered", result.lowered},
+                                    {"verified", result.verified},
+                                    {"truncated", result.truncated},
+                                    {"left_by_cap", result.leftByCap},
+                                    {"seconds", result.seconds}}},
   };
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
 }
@@ -427,26 +434,29 @@ static void explain(llvm::raw_ostream &os, const CostModel &model,
                         step > 0 ? percent(value / step) : "-", note);
   };
   if (c.evaluated) {
-  os << "step time on the device that bounds it:\n";
-  term("compute", t.compute, "matmuls, attention, memory-bound, recompute");
-  term("tensor parallel", t.tensorParallel, "sequence-parallel all-gather "
-                                            "and reduce-scatter");
-  term("context parallel", t.contextParallel, "ring attention not hidden "
-                                              "under attention");
-  term("expert parallel", t.expertParallel, "all-to-all dispatch and combine");
-  term("pipeline bubble", t.bubble, "idle in the simulated schedule");
-  term("pipeline transfers", t.pipelineParallel,
-       "what send/recv add to the makespan");
-  term("data parallel", t.dataParallel,
-       "gradient reduce / weight gather not hidden");
-  term("optimizer", t.optimizer, "the Adam update, memory-bound");
-  os << llvm::formatv("  {0,-26} {1,9} s   (makespan {2} s)\n", "step",
-                      llvm::formatv("{0:f4}", step).str(),
-                      llvm::formatv("{0:f4}", c.makespan).str());
-  os << llvm::formatv("  MFU {0}, {1:f0} TFLOP/s and {2:f0} tokens/s per "
-                      "device\n",
-                      percent(c.mfu), c.tflopsPerDevice,
-                      c.tokensPerSecondPerDevice);
+    os << "step time on the device that bounds it:\n";
+    term("compute", t.compute, "matmuls, attention, memory-bound, recompute");
+    term("tensor parallel", t.tensorParallel,
+         "sequence-parallel all-gather "
+         "and reduce-scatter");
+    term("context parallel", t.contextParallel,
+         "ring attention not hidden "
+         "under attention");
+    term("expert parallel", t.expertParallel,
+         "all-to-all dispatch and combine");
+    term("pipeline bubble", t.bubble, "idle in the simulated schedule");
+    term("pipeline transfers", t.pipelineParallel,
+         "what send/recv add to the makespan");
+    term("data parallel", t.dataParallel,
+         "gradient reduce / weight gather not hidden");
+    term("optimizer", t.optimizer, "the Adam update, memory-bound");
+    os << llvm::formatv("  {0,-26} {1,9} s   (makespan {2} s)\n", "step",
+                        llvm::formatv("{0:f4}", step).str(),
+                        llvm::formatv("{0:f4}", c.makespan).str());
+    os << llvm::formatv("  MFU {0}, {1:f0} TFLOP/s and {2:f0} tokens/s per "
+                        "device\n",
+                        percent(c.mfu), c.tflopsPerDevice,
+                        c.tokensPerSecondPerDevice);
   }
   explainOperators(os, model, c);
   const MemoryBreakdown &m = c.memory;
@@ -459,15 +469,14 @@ static void explain(llvm::raw_ostream &os, const CostModel &model,
         {"activations (schedule)", m.activations}})
     os << llvm::formatv("  {0,-26} {1,9} GB\n", name, gb(value));
   os << llvm::formatv("  {0,-26} {1,9} GB of {2} GB usable{3}\n", "peak",
-                      gb(m.peak), gb(m.limit),
-                      c.fits ? "" : " (does not fit)");
+                      gb(m.peak), gb(m.limit), c.fits ? "" : " (does not fit)");
   if (!c.fits)
     os << "  overflow: " << c.overflow << "\n";
   std::vector<StageEstimate> stages = candidateStages(model, c);
   os << "stages (per microbatch, one device):\n";
   os << llvm::formatv("  {0,5} {1,8} {2,9} {3,9} {4,9} {5,11} {6,10}\n",
-                      "stage", "layers", "F ms", "I ms", "W ms",
-                      "act MB", "static GB");
+                      "stage", "layers", "F ms", "I ms", "W ms", "act MB",
+                      "static GB");
   for (size_t s = 0; s < stages.size(); ++s) {
     const StageEstimate &e = stages[s];
     os << llvm::formatv("  {0,5} {1,8} {2,9} {3,9} {4,9} {5,11} {6,10}\n", s,
@@ -521,8 +530,7 @@ static int writePlanFiles(const CostModel &model, const Candidate &c,
       return status;
   llvm::outs() << "wrote " << prefix << ".mlir and " << prefix
                << ".json (verified under rendezvous against "
-               << gb(model.memoryLimit()) << " GB) and " << prefix
-               << ".svg\n";
+               << gb(model.memoryLimit()) << " GB) and " << prefix << ".svg\n";
   return ExitOk;
 }
 
@@ -531,10 +539,9 @@ static int writePlanFiles(const CostModel &model, const Candidate &c,
 //===----------------------------------------------------------------------===//
 
 static std::string checkPlanFlags() {
-  for (const cl::Option *flag :
-       {static_cast<const cl::Option *>(&modelFlag),
-        static_cast<const cl::Option *>(&clusterFlag),
-        static_cast<const cl::Option *>(&devicesFlag)})
+  for (const cl::Option *flag : {static_cast<const cl::Option *>(&modelFlag),
+                                 static_cast<const cl::Option *>(&clusterFlag),
+                                 static_cast<const cl::Option *>(&devicesFlag)})
     if (flag->getNumOccurrences() == 0)
       return "--" + flag->ArgStr.str() + " is required";
   if (devicesFlag < 1 || devicesFlag > (int64_t(1) << 24))
@@ -584,6 +591,10 @@ static std::string checkPlanFlags() {
     return "--sweep-values needs --sweep";
   if (sweepFlag.getNumOccurrences() && layoutFlag.getNumOccurrences())
     return "--sweep searches; it does not take --layout";
+  if (sweepPlotFlag.getNumOccurrences() && !sweepFlag.getNumOccurrences())
+    return "-o draws a sweep; it needs --sweep (--write-plan writes a plan)";
+  if (sweepPlotFlag.getNumOccurrences() && sweepPlotFlag.empty())
+    return "-o: the file name is empty";
   if (writePlanFlag.getNumOccurrences())
     if (std::string problem = checkOutputPrefix(writePlanFlag);
         !problem.empty())
@@ -608,6 +619,63 @@ static PlanOptions planOptions() {
   return options;
 }
 
+/// A swept value as the table and the plot write it.
+static std::string sweptValueName(SweepAxis axis, double value) {
+  if (axis == SweepAxis::DomainSize)
+    return llvm::formatv("{0:f0}", value).str();
+  return llvm::formatv("{0:f2} GB/s", value / 1e9).str();
+}
+
+/// Bytes/s in GB/s as a tick writes it: 0.1, 1, 12.5.
+static std::string gigabytesTick(double bytesPerSecond) {
+  std::string text = llvm::formatv("{0:f2}", bytesPerSecond / 1e9).str();
+  while (text.back() == '0')
+    text.pop_back();
+  if (text.back() == '.')
+    text.pop_back();
+  return text;
+}
+
+/// The sweep as a plot: both lines, the crossover marked.
+static SweepPlotData sweepPlotData(const CostModel &costs, SweepAxis axis,
+                                   llvm::ArrayRef<SweepPoint> points,
+                                   std::optional<double> stops,
+                                   llvm::StringRef verdict) {
+  SweepPlotData data;
+  const TrainingSpec &t = costs.getTraining();
+  data.title =
+      llvm::formatv("{0} on {1} x {2} ({3}): best step time by {4}",
+                    costs.getModel().name, t.devices,
+                    costs.getCluster().deviceName, costs.getCluster().name,
+                    axis == SweepAxis::DomainSize ? "domain size"
+                                                  : "scale-out bandwidth")
+          .str();
+  data.xLabel = axis == SweepAxis::DomainSize
+                    ? "high-bandwidth domain size (devices)"
+                    : "scale-out bandwidth (GB/s per device, one direction)";
+  data.yLabel = "step time (s)";
+  SweepPlotSeries flat{"best without PP", "#d62728", {}};
+  SweepPlotSeries piped{"best with PP", "#1f77b4", {}};
+  for (const SweepPoint &point : points) {
+    data.xValues.push_back(point.value);
+    data.xTickLabels.push_back(axis == SweepAxis::DomainSize
+                                   ? sweptValueName(axis, point.value)
+                                   : gigabytesTick(point.value));
+    flat.values.push_back(point.withoutPipeline
+                              ? std::optional(point.withoutPipeline->stepTime)
+                              : std::nullopt);
+    piped.values.push_back(point.withPipeline
+                               ? std::optional(point.withPipeline->stepTime)
+                               : std::nullopt);
+  }
+  data.series = {flat, piped};
+  data.crossover = stops;
+  if (stops)
+    data.crossoverLabel = "PP stops paying at " + sweptValueName(axis, *stops);
+  data.note = verdict.str();
+  return data;
+}
+
 static int runSweep(const ModelSpec &model, const ClusterSpec &cluster,
                     const TrainingSpec &training) {
   const SweepAxis axis = *parseSweepAxis(sweepFlag);
@@ -626,15 +694,28 @@ static int runSweep(const ModelSpec &model, const ClusterSpec &cluster,
                           "' is not an integer in [1, 2^24]");
       values.push_back(v);
     }
+    // In increasing order: where PP stops paying reads along it.
+    llvm::sort(values);
+    values.erase(std::unique(values.begin(), values.end()), values.end());
   } else {
     values = defaultSweepValues(axis, cluster, training);
+  }
+  // The plot's file is opened before the search: a path that cannot be
+  // written is a usage error now, not after it.
+  std::unique_ptr<llvm::ToolOutputFile> plotFile;
+  if (sweepPlotFlag.getNumOccurrences()) {
+    std::string error;
+    plotFile = openOutputFile(sweepPlotFlag, &error);
+    if (!plotFile)
+      return usageError("-o: " + error);
   }
   llvm::Expected<std::vector<SweepPoint>> points =
       sweep(model, cluster, training, axis, values, planOptions());
   if (!points)
     return usageError(llvm::toString(points.takeError()));
   llvm::raw_ostream &os = llvm::outs();
-  describeSetting(os, CostModel(model, cluster, training));
+  const CostModel costs(model, cluster, training);
+  describeSetting(os, costs);
   os << llvm::formatv("sweep of {0}: best step time with and without PP\n",
                       sweepFlag);
   os << llvm::formatv("{0,20} {1,12} {2,10} {3,12} {4,10}  {5}\n", sweepFlag,
@@ -648,19 +729,50 @@ static int runSweep(const ModelSpec &model, const ClusterSpec &cluster,
     auto [ppTime, ppMfu] = cell(point.withPipeline);
     std::string gain = "-";
     if (point.withoutPipeline && point.withPipeline)
-      gain = percent(point.withoutPipeline->stepTime /
-                         point.withPipeline->stepTime -
-                     1);
+      gain = percent(
+          point.withoutPipeline->stepTime / point.withPipeline->stepTime - 1);
     else if (point.withPipeline)
       gain = "PP needed";
     os << llvm::formatv("{0,20} {1,12} {2,10} {3,12} {4,10}  {5}\n",
-                        axis == SweepAxis::DomainSize
-                            ? llvm::formatv("{0:f0}", point.value).str()
-                            : llvm::formatv("{0:f2} GB/s", point.value / 1e9)
-                                  .str(),
-                        flatTime, flatMfu, ppTime, ppMfu, gain);
+                        sweptValueName(axis, point.value), flatTime, flatMfu,
+                        ppTime, ppMfu, gain);
   }
-  return ExitOk;
+  os << "best layouts:\n";
+  auto layoutName = [](const std::optional<Candidate> &c) -> std::string {
+    if (!c)
+      return "none fits";
+    return c->layout.str() + " " + c->scheduleName().str();
+  };
+  for (const SweepPoint &point : *points)
+    os << llvm::formatv(
+        "{0,20}  no PP: {1}; PP: {2}\n", sweptValueName(axis, point.value),
+        layoutName(point.withoutPipeline), layoutName(point.withPipeline));
+
+  const std::optional<double> stops =
+      pipelineStopsPaying(*points, kRecommendationTie);
+  const std::string tie = percent(kRecommendationTie);
+  std::string verdict;
+  if (!stops)
+    verdict = "PP pays over the whole range: at " +
+              sweptValueName(axis, points->back().value) +
+              (points->back().withoutPipeline
+                   ? " the best layout without PP is still more than " + tie +
+                         " slower"
+                   : " no layout without PP fits");
+  else if (*stops == points->front().value)
+    verdict = "PP does not pay anywhere in the range: the best layout "
+              "without PP is within " +
+              tie + " of the best with PP at every value";
+  else
+    verdict = "PP stops paying at " + sweptValueName(axis, *stops) +
+              ": from there on the best layout without PP is within " + tie +
+              " of the best with PP (the planner's tie)";
+  os << verdict << "\n";
+  if (!plotFile)
+    return ExitOk;
+  writeSweepPlot(plotFile->os(),
+                 sweepPlotData(costs, axis, *points, stops, verdict));
+  return keepOutput(*plotFile);
 }
 
 /// Plans for one cluster: prints the table (or JSON), explains and writes
@@ -763,9 +875,8 @@ static void printComparison(llvm::raw_ostream &os,
                    .str()
              : std::string("none fits");
   };
-  row("best without PP", [&](const PlanResult &r) {
-    return describe(r.bestWithoutPipeline);
-  });
+  row("best without PP",
+      [&](const PlanResult &r) { return describe(r.bestWithoutPipeline); });
   row("best with PP",
       [&](const PlanResult &r) { return describe(r.bestWithPipeline); });
   row("recommended", [&](const PlanResult &r) {
