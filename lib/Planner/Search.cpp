@@ -184,13 +184,14 @@ layoutsToTry(const CostModel &model, const PlanOptions &options) {
                                      Recompute::Full};
     // HSDP where ZeRO-2/3 traffic runs every microbatch and the
     // data-parallel group outgrows the domain: shards inside the domain
-    // (the largest divisor of dp x cp whose ranks fit in it), replicated
-    // across domains.
+    // (the largest divisor of dp x cp whose ranks fit in the devices a
+    // domain holds ranks on), replicated across domains.
     std::vector<int64_t> shardGroups = {base.shardGroup};
     const int64_t dataParallel = base.dp * base.cp;
-    if (!options.layout && dataParallel * base.tp > cluster.domainSize) {
+    const int64_t placed = cluster.placedPerDomain();
+    if (!options.layout && dataParallel * base.tp > placed) {
       int64_t inside = 0;
-      for (int64_t s = std::min(dataParallel - 1, cluster.domainSize / base.tp);
+      for (int64_t s = std::min(dataParallel - 1, placed / base.tp);
            s >= 2 && !inside; --s)
         if (dataParallel % s == 0 &&
             base.expertDataParallel() % (dataParallel / s) == 0)
@@ -286,6 +287,15 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   PlanResult result;
   std::vector<Candidate> candidates;
   std::map<StageKey, std::vector<StageEstimate>> stageCache;
+  // The cost model's stages of a candidate, computed once per StageKey
+  // (std::map keeps references valid as it grows).
+  auto stagesOf = [&](const Candidate &c) -> const std::vector<StageEstimate> & {
+    const StageKey key = stageKey(c);
+    auto it = stageCache.find(key);
+    if (it == stageCache.end())
+      it = stageCache.emplace(key, model.stages(c.layout)).first;
+    return it->second;
+  };
   std::string firstLayoutError;
   for (Layout layout : *layouts) {
     if (llvm::Error error = model.checkLayout(layout)) {
@@ -353,13 +363,6 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
           llvm::consumeError(std::move(error));
         continue;
       }
-      auto stagesOf = [&](const Candidate &c) -> const std::vector<StageEstimate> & {
-        const StageKey key = stageKey(c);
-        auto it = stageCache.find(key);
-        if (it == stageCache.end())
-          it = stageCache.emplace(key, model.stages(c.layout)).first;
-        return it->second;
-      };
       const std::vector<StageEstimate> &stages = stagesOf(candidate);
       bound(model, candidate, stagesAsRun(model, stages, strategy));
       candidates.push_back(candidate);
@@ -476,13 +479,6 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
       return llvm::createStringError("planner: " + candidate.layout.str() +
                                      " " + candidate.scheduleName().str() +
                                      ": " + llvm::toString(std::move(error)));
-    };
-    auto stagesOf = [&](const Candidate &c) -> const std::vector<StageEstimate> & {
-      const StageKey key = stageKey(c);
-      auto it = stageCache.find(key);
-      if (it == stageCache.end())
-        it = stageCache.emplace(key, model.stages(c.layout)).first;
-      return it->second;
     };
     if (candidate.family != Family::None) {
       // Memory falls and time grows with k: the smallest k that fits is

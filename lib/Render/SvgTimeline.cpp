@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Render/SvgTimeline.h"
+#include "lib/Render/XmlText.h"
 #include "lib/Schedule/RuntimePlan.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -76,29 +77,6 @@ std::string px(double value) {
   return formatNumber(std::round(value * 100) / 100);
 }
 
-/// `text` with XML's special characters as entities.
-std::string xml(llvm::StringRef text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
-}
 
 static double highestPeak(const Timeline &timeline) {
   double peak = 0;
@@ -151,7 +129,7 @@ private:
     if (!timeline.bubbleRatio.empty())
       bubble /= timeline.bubbleRatio.size();
     os << "<text class=\"title\" x=\"" << px(kLeft) << "\" y=\"20\" "
-       << "font-size=\"14\">@" << xml(name) << ": makespan "
+       << "font-size=\"14\">@" << xmlEscaped(name) << ": makespan "
        << formatNumber(timeline.makespan) << ", bubble "
        << formatNumber(std::round(bubble * 1000) / 1000)
        << " (mean over ranks), peak memory " << formatNumber(peakLive)
@@ -165,7 +143,7 @@ private:
     const double w = std::max(kMinBox, (time.end - time.start) * scale);
     os << "<rect class=\"" << style.cls << "\" x=\"" << px(x) << "\" y=\""
        << px(y) << "\" width=\"" << px(w) << "\" height=\"" << px(height)
-       << "\"><title>" << xml(describeAction(schedule, action)) << ": "
+       << "\"><title>" << xmlEscaped(describeAction(schedule, action)) << ": "
        << formatNumber(time.start) << " to " << formatNumber(time.end)
        << "</title></rect>\n";
     if (isCompute(action.kind) && action.microbatch >= 0 && w >= 8)

@@ -1,6 +1,7 @@
 //===- SweepPlot.cpp - a planner sweep as an SVG line plot ----------------===//
 
 #include "lib/Render/SweepPlot.h"
+#include "lib/Render/XmlText.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -31,29 +32,6 @@ struct XScale {
 };
 } // namespace
 
-/// `text` with the characters XML reserves escaped.
-static std::string escaped(llvm::StringRef text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
-}
 
 /// A tick step of 1, 2 or 5 times a power of ten giving about `ticks`
 /// intervals up to `top`.
@@ -114,7 +92,7 @@ void sched::writeSweepPlot(llvm::raw_ostream &os, const SweepPlotData &data) {
   os << llvm::formatv("<text class=\"title\" x=\"{0}\" y=\"28\" "
                       "text-anchor=\"middle\" font-size=\"16\" "
                       "font-weight=\"bold\">{1}</text>\n",
-                      width / 2, escaped(data.title));
+                      width / 2, xmlEscaped(data.title));
 
   // Grid and y ticks.
   for (double v = 0; v <= topY + step / 2; v += step) {
@@ -138,7 +116,7 @@ void sched::writeSweepPlot(llvm::raw_ostream &os, const SweepPlotData &data) {
                         "text-anchor=\"middle\">{2}</text>\n",
                         px, frame.bottom() + 20,
                         i < data.xTickLabels.size()
-                            ? escaped(data.xTickLabels[i])
+                            ? xmlEscaped(data.xTickLabels[i])
                             : std::string());
   }
   // Axes and their labels.
@@ -148,11 +126,11 @@ void sched::writeSweepPlot(llvm::raw_ostream &os, const SweepPlotData &data) {
   os << llvm::formatv("<text class=\"axis-label\" x=\"{0}\" y=\"{1}\" "
                       "text-anchor=\"middle\">{2}</text>\n",
                       frame.left + frame.width / 2, frame.bottom() + 46,
-                      escaped(data.xLabel));
+                      xmlEscaped(data.xLabel));
   os << llvm::formatv("<text class=\"axis-label\" x=\"24\" y=\"{0}\" "
                       "text-anchor=\"middle\" transform=\"rotate(-90 24 {0})\">"
                       "{1}</text>\n",
-                      frame.top + frame.height / 2, escaped(data.yLabel));
+                      frame.top + frame.height / 2, xmlEscaped(data.yLabel));
 
   // The crossover, under the lines.
   if (data.crossover) {
@@ -167,7 +145,7 @@ void sched::writeSweepPlot(llvm::raw_ostream &os, const SweepPlotData &data) {
                         "</text>\n",
                         leftSide ? px - 6 : px + 6, frame.top + 16,
                         leftSide ? "end" : "start",
-                        escaped(data.crossoverLabel));
+                        xmlEscaped(data.crossoverLabel));
   }
 
   // The lines: a polyline per run of values that fit, a dot per point.
@@ -188,16 +166,16 @@ void sched::writeSweepPlot(llvm::raw_ostream &os, const SweepPlotData &data) {
         os << llvm::formatv("<polyline class=\"series\" data-label=\"{0}\" "
                             "points=\"{1}\" fill=\"none\" stroke=\"{2}\" "
                             "stroke-width=\"2.5\"/>\n",
-                            escaped(s.label), points, s.colour);
+                            xmlEscaped(s.label), points, s.colour);
     for (size_t i = 0; i < s.values.size() && i < data.xValues.size(); ++i)
       if (s.values[i])
         os << llvm::formatv("<circle class=\"point\" cx=\"{0:f1}\" "
                             "cy=\"{1:f1}\" r=\"4\" fill=\"{2}\"><title>{3}: "
                             "{4:f2} s at {5}</title></circle>\n",
                             x.at(data.xValues[i]), y(*s.values[i]), s.colour,
-                            escaped(s.label), *s.values[i],
+                            xmlEscaped(s.label), *s.values[i],
                             i < data.xTickLabels.size()
-                                ? escaped(data.xTickLabels[i])
+                                ? xmlEscaped(data.xTickLabels[i])
                                 : std::string());
   }
 
@@ -247,12 +225,12 @@ void sched::writeSweepPlot(llvm::raw_ostream &os, const SweepPlotData &data) {
                         lx + 10, ry, lx + 40, data.series[i].colour);
     os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" "
                         "dominant-baseline=\"middle\">{2}</text>\n",
-                        lx + 48, ry, escaped(data.series[i].label));
+                        lx + 48, ry, xmlEscaped(data.series[i].label));
   }
   os << "</g>\n";
   if (!data.note.empty())
     os << llvm::formatv("<text class=\"note\" x=\"{0}\" y=\"{1}\" "
                         "text-anchor=\"middle\" fill=\"#333\">{2}</text>\n",
-                        width / 2, height - 22, escaped(data.note));
+                        width / 2, height - 22, xmlEscaped(data.note));
   os << "</svg>\n";
 }
