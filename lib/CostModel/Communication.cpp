@@ -21,6 +21,8 @@ using namespace sched;
 static int64_t largestDivisorAtMost(int64_t n, int64_t bound) {
   if (bound >= n)
     return n;
+  if (bound >= 1 && n % bound == 0)
+    return bound;
   int64_t best = 1;
   for (int64_t d = 1; d * d <= n; ++d) {
     if (n % d != 0)

@@ -662,10 +662,6 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
   const std::vector<int64_t> &sizes =
       layout.megatronSplit ? megatron : split->second;
 
-  // ZeRO shards span the shard groups (every data-parallel rank, or an
-  // HSDP group).
-  const int64_t denseGroup = layout.denseShardGroup();
-  const int64_t expertGroup = layout.expertShardGroup();
   std::vector<StageEstimate> stages(numStages);
   int64_t next = 0;
   for (int64_t s = 0; s < numStages; ++s) {
@@ -752,31 +748,43 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
     stage.weightGradBytes = stage.activationBytes / 2;
     stage.outputBytes = kBf16 * local * h;
 
-    const double params = stage.denseParameters + stage.expertParameters;
-    const double sharded = stage.denseParameters / denseGroup +
-                           stage.expertParameters / expertGroup;
-    const PrecisionRecipe recipe = megatronRecipe(
-      training.mainGradientBytes, training.optimizerMomentBytes);
-    const StaticBytes bytes = staticBytes(recipe, layout.zero, params, sharded);
-    stage.weightBytes = bytes.weights;
-    stage.gradientBytes = bytes.gradients;
-    stage.optimizerBytes = bytes.optimizer;
     // The backward starts with the stage's last layer: its recomputed
     // tensors come on top of everything the microbatch keeps, unless a
     // block leaves that layer out (its kept tensors are freed before the
     // block's first recomputation, and they are more).
     if (stage.numLayers > 0 && (!block || split == end))
-      stage.workingSetBytes = recomputedLayer;
+      stage.recomputedBytes = recomputedLayer;
+    const LayerCost &big = model.moe ? moe : dense;
+    stage.layerParameters = big.denseParams + big.expertParams;
+  }
+  shard(stages, layout);
+  return stages;
+}
+
+void CostModel::shard(std::vector<StageEstimate> &stages,
+                      const Layout &layout) const {
+  // ZeRO shards span the shard groups (every data-parallel rank, or an
+  // HSDP group).
+  const double denseGroup = static_cast<double>(layout.denseShardGroup());
+  const double expertGroup = static_cast<double>(layout.expertShardGroup());
+  const PrecisionRecipe recipe = megatronRecipe(
+      training.mainGradientBytes, training.optimizerMomentBytes);
+  for (StageEstimate &stage : stages) {
+    const double params = stage.denseParameters + stage.expertParameters;
+    const double sharded = stage.denseParameters / denseGroup +
+                           stage.expertParameters / expertGroup;
+    const StaticBytes bytes = staticBytes(recipe, layout.zero, params, sharded);
+    stage.weightBytes = bytes.weights;
+    stage.gradientBytes = bytes.gradients;
+    stage.optimizerBytes = bytes.optimizer;
+    stage.workingSetBytes = stage.recomputedBytes;
     if (layout.zero >= 3) {
       // FSDP gathers one layer at a time and prefetches the next, and
       // holds a layer's unsharded gradient until it is reduce-scattered.
-      const LayerCost &big = model.moe ? moe : dense;
-      const double layerParams = big.denseParams + big.expertParams;
-      stage.weightBytes += 2 * recipe.weightBytes * layerParams;
-      stage.workingSetBytes += recipe.mainGradientBytes * layerParams;
+      stage.weightBytes += 2 * recipe.weightBytes * stage.layerParameters;
+      stage.workingSetBytes += recipe.mainGradientBytes * stage.layerParameters;
     }
   }
-  return stages;
 }
 
 DataParallelCost

@@ -76,6 +76,10 @@ struct StageEstimate {
   /// activations: the tensors one recomputed layer makes again, and with
   /// ZeRO-3 one layer's unsharded gradient before its reduce-scatter.
   double workingSetBytes = 0;
+  /// Of it, what recomputation holds (the rest is ZeRO-3's), and the
+  /// parameters of the largest layer (ZeRO-3 gathers and reduces by layer).
+  double recomputedBytes = 0;
+  double layerParameters = 0;
   double staticBytes() const {
     return weightBytes + gradientBytes + optimizerBytes + workingSetBytes;
   }
@@ -127,6 +131,11 @@ public:
   /// The pp x vpp stages of `layout` (layers split to balance forward
   /// time), each costed on one device.
   std::vector<StageEstimate> stages(const Layout &layout) const;
+  /// Sets the stages' static memory (weights, gradients, optimizer state
+  /// and the working set) for the layout's ZeRO stage and shard groups,
+  /// the only part of a stage they change: stages() ends with it, and the
+  /// search reuses one layout's stages for its other ZeRO stages.
+  void shard(std::vector<StageEstimate> &stages, const Layout &layout) const;
 
   /// One point-to-point transfer between adjacent stages.
   double p2pTime(const Layout &layout, double bytes) const;

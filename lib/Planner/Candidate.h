@@ -69,6 +69,9 @@ struct Candidate {
   /// Lower bounds from the cost model alone (no schedule).
   double timeBound = 0;
   double memoryBound = 0;
+  /// The memory bound less every byte of weights and gradients: no ZeRO
+  /// stage of the same layout can need less.
+  double shardedMemoryBound = 0;
 
   /// Filled by evaluation.
   bool evaluated = false;

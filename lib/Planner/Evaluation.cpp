@@ -9,6 +9,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 
@@ -105,6 +106,7 @@ sched::rankFigures(const CostModel &model, const Layout &layout,
   for (size_t s = 0; s < stages.size(); ++s)
     before[s + 1] = before[s] + stages[s].forward;
   std::vector<RankFigures> ranks(held.size());
+  std::array<double, 4> lastKey = {-1, -1, -1, -1};
   for (size_t r = 0; r < held.size(); ++r) {
     RankFigures &f = ranks[r];
     f.fill = INFINITY;
@@ -137,8 +139,23 @@ sched::rankFigures(const CostModel &model, const Layout &layout,
       f.time.expertParallel +=
           h.microbatches * (a.expertParallel + b.expertParallel);
     }
-    f.dataParallel = model.dataParallel(layout, pointers, f.forwardPerMicrobatch,
-                                        f.backwardPerMicrobatch);
+    // Ranks that hold as many parameters with the same per-microbatch
+    // compute pay the same data-parallel cost (the pipeline's middle
+    // ranks): computed once for a run of them.
+    double dense = 0, experts = 0;
+    for (const StageEstimate *s : pointers) {
+      dense += s->denseParameters;
+      experts += s->expertParameters;
+    }
+    const std::array<double, 4> key = {dense, experts, f.forwardPerMicrobatch,
+                                       f.backwardPerMicrobatch};
+    if (r > 0 && key == lastKey) {
+      f.dataParallel = ranks[r - 1].dataParallel;
+    } else {
+      f.dataParallel = model.dataParallel(
+          layout, pointers, f.forwardPerMicrobatch, f.backwardPerMicrobatch);
+      lastKey = key;
+    }
     f.time.dataParallel = f.dataParallel.exposed;
     f.time.optimizer = f.dataParallel.optimizer;
   }

@@ -17,6 +17,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <deque>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -36,14 +37,17 @@ static void bound(const CostModel &model, Candidate &candidate,
                   const std::vector<StageEstimate> &stages) {
   std::vector<RankFigures> ranks =
       rankFigures(model, candidate.layout, candidate.strategy, stages);
-  double busy = 0, tail = 0, memory = 0;
+  double busy = 0, tail = 0, memory = 0, sharded = 0;
   for (const RankFigures &f : ranks) {
     busy = std::max(busy, f.fill + f.busy);
     tail = std::max(tail, f.afterPipeline());
     memory = std::max(memory, f.staticBytes + f.largestActivation);
+    sharded = std::max(sharded, f.staticBytes - f.memory.weights -
+                                    f.memory.gradients + f.largestActivation);
   }
   candidate.timeBound = busy + tail;
   candidate.memoryBound = memory;
+  candidate.shardedMemoryBound = sharded;
 }
 
 //===----------------------------------------------------------------------===//
@@ -97,6 +101,7 @@ struct StageKey {
   bool sequenceParallel;
   bool megatronSplit;
   int64_t first, last, offload, shardGroup;
+  bool operator==(const StageKey &o) const { return !(*this < o || o < *this); }
   bool operator<(const StageKey &o) const {
     return std::tie(tp, pp, vpp, ep, etp, cp, b, zero, recompute,
                     sequenceParallel, megatronSplit, first, last, offload,
@@ -182,7 +187,7 @@ layoutsToTry(const CostModel &model, const PlanOptions &options) {
             ? std::vector<Recompute>{*options.recompute}
             : std::vector<Recompute>{Recompute::None, Recompute::Selective,
                                      Recompute::Full};
-    // HSDP where ZeRO-2/3 traffic runs every microbatch and the
+    // HSDP where FSDP (ZeRO-3) traffic runs every microbatch and the
     // data-parallel group outgrows the domain: shards inside the domain
     // (the largest divisor of dp x cp whose ranks fit in the devices a
     // domain holds ranks on), replicated across domains.
@@ -203,7 +208,7 @@ layoutsToTry(const CostModel &model, const PlanOptions &options) {
       for (int zero : zeros)
         for (int64_t shardGroup : shardGroups)
           for (Recompute recompute : recomputes) {
-            if (shardGroup != base.shardGroup && zero < 2)
+            if (shardGroup != base.shardGroup && zero < 3)
               continue;
             Layout layout = base;
             layout.microbatchSize = b;
@@ -285,16 +290,56 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
     return layouts.takeError();
 
   PlanResult result;
-  std::vector<Candidate> candidates;
+  // A deque: no copies as it grows (a large search keeps ~10^6).
+  std::deque<Candidate> candidates;
+  // Candidates whose bound alone overflows memory are pruned as they are
+  // made (most of a large search), but the nearest three are kept to
+  // explain an empty table.
+  const double limit = model.memoryLimit();
+  const bool pruneByMemory = !options.layout && !options.exhaustive;
+  std::vector<Candidate> nearestOver;
+  size_t considered = 0;
+  auto consider = [&](const Candidate &candidate) {
+    ++considered;
+    if (!pruneByMemory || candidate.memoryBound <= limit) {
+      candidates.push_back(candidate);
+      return;
+    }
+    ++result.prunedMemory;
+    auto farther = [](const Candidate &a, const Candidate &b) {
+      return a.memoryBound < b.memoryBound;
+    };
+    if (nearestOver.size() < 3) {
+      nearestOver.push_back(candidate);
+      std::push_heap(nearestOver.begin(), nearestOver.end(), farther);
+    } else if (candidate.memoryBound < nearestOver.front().memoryBound) {
+      std::pop_heap(nearestOver.begin(), nearestOver.end(), farther);
+      nearestOver.back() = candidate;
+      std::push_heap(nearestOver.begin(), nearestOver.end(), farther);
+    }
+  };
   std::map<StageKey, std::vector<StageEstimate>> stageCache;
   // The cost model's stages of a candidate, computed once per StageKey
   // (std::map keeps references valid as it grows).
+  // The ZeRO stage and shard group change a stage's static memory only:
+  // other ZeRO stages reuse the ZeRO-1 stages' costs (CostModel::shard).
   auto stagesOf = [&](const Candidate &c) -> const std::vector<StageEstimate> & {
     const StageKey key = stageKey(c);
     auto it = stageCache.find(key);
-    if (it == stageCache.end())
-      it = stageCache.emplace(key, model.stages(c.layout)).first;
-    return it->second;
+    if (it != stageCache.end())
+      return it->second;
+    Candidate plain = c;
+    plain.layout.zero = 1;
+    plain.layout.shardGroup = 0;
+    const StageKey plainKey = stageKey(plain);
+    auto base = stageCache.find(plainKey);
+    if (base == stageCache.end())
+      base = stageCache.emplace(plainKey, model.stages(plain.layout)).first;
+    if (plainKey == key)
+      return base->second;
+    std::vector<StageEstimate> sharded = base->second;
+    model.shard(sharded, c.layout);
+    return stageCache.emplace(key, std::move(sharded)).first->second;
   };
   std::string firstLayoutError;
   for (Layout layout : *layouts) {
@@ -365,7 +410,7 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
       }
       const std::vector<StageEstimate> &stages = stagesOf(candidate);
       bound(model, candidate, stagesAsRun(model, stages, strategy));
-      candidates.push_back(candidate);
+      consider(candidate);
       // The least recomputation that fits, where the flags leave it open:
       // a block of k layers per stage recomputed in place of all of them.
       // Offload is not searched (docs/planner.md says why): only a layout
@@ -376,7 +421,10 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
       Family family = Family::None;
       if (!options.recompute && layout.recompute == Recompute::Full)
         family = Family::Block;
-      if (family != Family::None && largestStage >= 2) {
+      // No member needs less memory than full recomputation: a family
+      // whose full member is pruned by memory is not made.
+      if (family != Family::None && largestStage >= 2 &&
+          !(pruneByMemory && candidate.memoryBound > limit)) {
         // Bounds every member keeps: the time of the first member (the
         // least recomputation), the memory of the layout that recomputes
         // every layer.
@@ -386,24 +434,27 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
         member.layout = familyMember(layout, family, 1);
         bound(model, member, stagesAsRun(model, stagesOf(member), strategy));
         member.memoryBound = candidate.memoryBound;
-        candidates.push_back(member);
+        consider(member);
       }
       // ZeRO-2/3 with PP (gradients, then weights, sharded and gathered or
       // reduced every microbatch) only pay in memory and never in time:
-      // tried where ZeRO-1's memory bound already overflows.
-      if (layout.pp > 1 && !options.zero && layout.zero == 1 &&
-          candidate.memoryBound > model.memoryLimit())
+      // tried for a --layout whose ZeRO-1 memory bound overflows and could
+      // fit with its weights and gradients sharded (docs/planner.md says
+      // why not in the free search).
+      if (options.layout && layout.pp > 1 && !options.zero &&
+          layout.zero == 1 && candidate.memoryBound > limit &&
+          candidate.shardedMemoryBound <= limit)
         for (int zero : {2, 3}) {
           Candidate sharded = candidate;
           sharded.layout.zero = zero;
           bound(model, sharded,
                 stagesAsRun(model, stagesOf(sharded), strategy));
-          candidates.push_back(sharded);
+          consider(sharded);
         }
     }
   }
-  result.considered = candidates.size();
-  if (candidates.empty())
+  result.considered = considered;
+  if (considered == 0)
     return llvm::createStringError(
         firstLayoutError.empty()
             ? llvm::formatv("no layout of the {0} devices suits this model "
@@ -415,28 +466,15 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
                   .str()
             : firstLayoutError);
 
-  // Candidates whose bound alone overflows memory are pruned, but the
-  // nearest are kept to explain an empty table.
-  const double limit = model.memoryLimit();
   std::vector<Candidate *> open;
-  std::vector<const Candidate *> over;
-  for (Candidate &candidate : candidates) {
-    if (candidate.memoryBound > limit && !options.layout &&
-        !options.exhaustive) {
-      ++result.prunedMemory;
-      over.push_back(&candidate);
-      continue;
-    }
+  for (Candidate &candidate : candidates)
     open.push_back(&candidate);
-  }
-  // Only the nearest three are kept (to explain an empty table).
-  const size_t nearest = std::min<size_t>(over.size(), 3);
-  std::partial_sort(over.begin(), over.begin() + nearest, over.end(),
-                    [](const Candidate *a, const Candidate *b) {
-                      return a->memoryBound < b->memoryBound;
-                    });
-  for (size_t i = 0; i < nearest; ++i) {
-    Candidate candidate = *over[i];
+  // The nearest of the memory-pruned, nearest first.
+  std::sort_heap(nearestOver.begin(), nearestOver.end(),
+                 [](const Candidate &a, const Candidate &b) {
+                   return a.memoryBound < b.memoryBound;
+                 });
+  for (Candidate &candidate : nearestOver) {
     candidate.fits = false;
     candidate.overflow = "at least " + formatGigabytes(candidate.memoryBound) +
                          " (static memory and one microbatch's "
