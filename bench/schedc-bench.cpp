@@ -788,22 +788,7 @@ void benchEstimates(llvm::StringRef binDir) {
                                     "--memory-budget",
                                     "64G"};
   };
-  const Strategy strategies[] = {Strategy::GPipe,
-                                 Strategy::OneFOneB,
-                                 Strategy::Interleaved1F1B,
-                                 Strategy::LoopedBFS,
-                                 Strategy::ZBH1,
-                                 Strategy::ZBH2,
-                                 Strategy::InterleavedZB,
-                                 Strategy::ZBV,
-                                 Strategy::VHalf,
-                                 Strategy::VMin,
-                                 Strategy::DualPipeV,
-                                 Strategy::DualPipe,
-                                 Strategy::NoPipeline,
-                                 Strategy::Combined1F1B,
-                                 Strategy::InterleavedCombined1F1B};
-  for (Strategy strategy : strategies) {
+  for (Strategy strategy : allStrategies()) {
     const bool oneRank = strategy == Strategy::NoPipeline ||
                          strategy == Strategy::Combined1F1B ||
                          strategy == Strategy::InterleavedCombined1F1B;

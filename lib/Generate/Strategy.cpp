@@ -5,6 +5,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <iterator>
+
 using namespace sched;
 
 namespace {
@@ -55,6 +57,27 @@ static const StrategyInfo &infoOf(Strategy strategy) {
     if (info.strategy == strategy)
       return info;
   llvm_unreachable("every strategy has an entry in kStrategies");
+}
+
+llvm::ArrayRef<Strategy> sched::allStrategies() {
+  static constexpr Strategy all[] = {Strategy::GPipe,
+                                     Strategy::OneFOneB,
+                                     Strategy::Interleaved1F1B,
+                                     Strategy::LoopedBFS,
+                                     Strategy::ZBH1,
+                                     Strategy::ZBH2,
+                                     Strategy::InterleavedZB,
+                                     Strategy::ZBV,
+                                     Strategy::VHalf,
+                                     Strategy::VMin,
+                                     Strategy::DualPipeV,
+                                     Strategy::DualPipe,
+                                     Strategy::NoPipeline,
+                                     Strategy::Combined1F1B,
+                                     Strategy::InterleavedCombined1F1B};
+  static_assert(std::size(all) == std::size(kStrategies),
+                "every strategy is in allStrategies()");
+  return all;
 }
 
 llvm::StringRef sched::strategyName(Strategy strategy) {

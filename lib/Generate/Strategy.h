@@ -48,6 +48,9 @@ struct PipelineShape {
   int32_t numStages() const { return pp * vpp; }
 };
 
+/// Every strategy, in the enum's order.
+llvm::ArrayRef<Strategy> allStrategies();
+
 /// The name a strategy goes by on the command line and in pass names.
 llvm::StringRef strategyName(Strategy strategy);
 

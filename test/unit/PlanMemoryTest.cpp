@@ -17,25 +17,9 @@ using namespace sched;
 
 namespace {
 
-constexpr Strategy kStrategies[] = {Strategy::GPipe,
-                                    Strategy::OneFOneB,
-                                    Strategy::Interleaved1F1B,
-                                    Strategy::LoopedBFS,
-                                    Strategy::ZBH1,
-                                    Strategy::ZBH2,
-                                    Strategy::InterleavedZB,
-                                    Strategy::ZBV,
-                                    Strategy::VHalf,
-                                    Strategy::VMin,
-                                    Strategy::DualPipeV,
-                                    Strategy::DualPipe,
-                                    Strategy::NoPipeline,
-                                    Strategy::Combined1F1B,
-                                    Strategy::InterleavedCombined1F1B};
-
 TEST(PlanMemory, CountsTheTransfersInsertTransfersAdds) {
   int checked = 0;
-  for (Strategy strategy : kStrategies)
+  for (Strategy strategy : allStrategies())
     for (int32_t pp : {1, 2, 4})
       for (int32_t vpp : {1, 2})
         for (int32_t m : {2, 8, 16}) {
@@ -112,7 +96,7 @@ TEST(PlanMemory, RefusesExactlyPastTheBudget) {
 }
 
 TEST(PlanMemory, EveryStrategyHasMeasuredCosts) {
-  for (Strategy strategy : kStrategies) {
+  for (Strategy strategy : allStrategies()) {
     const PlanMemoryCost cost = planMemoryCost(strategy);
     EXPECT_GT(cost.perInstruction, 100) << strategyName(strategy).str();
     EXPECT_GE(cost.perLongestRankInstruction, 0);
