@@ -789,7 +789,7 @@ void CostModel::shard(std::vector<StageEstimate> &stages,
 
 DataParallelCost
 CostModel::dataParallel(const Layout &layout,
-                        const std::vector<const StageEstimate *> &held,
+                        llvm::ArrayRef<const StageEstimate *> held,
                         double forwardPerMicrobatch,
                         double backwardPerMicrobatch) const {
   double denseParams = 0, expertParams = 0, shardedParams = 0;

@@ -23,6 +23,7 @@
 #include "lib/CostModel/ModelSpec.h"
 #include "lib/CostModel/Operators.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -143,7 +144,7 @@ public:
   /// The data-parallel cost of a device holding `held` stages, given the
   /// time of one microbatch's forward and backward on it.
   DataParallelCost dataParallel(const Layout &layout,
-                                const std::vector<const StageEstimate *> &held,
+                                llvm::ArrayRef<const StageEstimate *> held,
                                 double forwardPerMicrobatch,
                                 double backwardPerMicrobatch) const;
 

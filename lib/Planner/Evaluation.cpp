@@ -6,6 +6,7 @@
 #include "lib/Simulate/Simulate.h"
 #include "lib/Verify/Verifier.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -74,12 +75,15 @@ struct Holding {
 };
 } // namespace
 
-/// Which stages (indices into the cost model's stages) each rank holds.
-static std::vector<std::vector<Holding>>
-holdings(const Layout &layout, Strategy strategy) {
+/// Which stages (indices into the cost model's stages) each rank holds
+/// (a few each: no allocation per rank, as the search asks this of every
+/// candidate).
+using RankHoldings = llvm::SmallVector<Holding, 4>;
+static std::vector<RankHoldings> holdings(const Layout &layout,
+                                          Strategy strategy) {
   const int32_t pp = static_cast<int32_t>(layout.pp);
   const double m = static_cast<double>(layout.microbatches);
-  std::vector<std::vector<Holding>> ranks(pp);
+  std::vector<RankHoldings> ranks(pp);
   if (strategy == Strategy::DualPipe) {
     // Two replicas, one fed from each end: rank r runs stage r of the
     // first and stage pp-1-r of the second, half the microbatches each.
@@ -101,7 +105,7 @@ std::vector<RankFigures>
 sched::rankFigures(const CostModel &model, const Layout &layout,
                    Strategy strategy,
                    const std::vector<StageEstimate> &stages) {
-  std::vector<std::vector<Holding>> held = holdings(layout, strategy);
+  std::vector<RankHoldings> held = holdings(layout, strategy);
   std::vector<double> before(stages.size() + 1, 0);
   for (size_t s = 0; s < stages.size(); ++s)
     before[s + 1] = before[s] + stages[s].forward;
@@ -114,7 +118,7 @@ sched::rankFigures(const CostModel &model, const Layout &layout,
       f.fill = std::min(f.fill, before[h.stage]);
     if (held[r].empty())
       f.fill = 0;
-    std::vector<const StageEstimate *> pointers;
+    llvm::SmallVector<const StageEstimate *, 4> pointers;
     for (const Holding &h : held[r]) {
       const StageEstimate &s = stages[h.stage];
       pointers.push_back(&s);
