@@ -158,12 +158,14 @@ bool ScheduleIndex::indexActions(ViolationSink &sink) {
       }
       if (!schedule.visits(a.stage, a.microbatch)) {
         const int32_t first = schedule.firstMicrobatchOf(a.stage);
-        sink.add(ViolationKind::Placement, here,
-                 llvm::formatv("{0}: mb {1} belongs to another pipeline "
-                               "replica; stage {2} runs mbs {3}..{4}",
-                               describeAction(schedule, a), a.microbatch,
-                               a.stage, first,
-                               first + schedule.microbatchesPerReplica() - 1));
+        if (Violation *v = sink.add(
+                ViolationKind::Placement, here,
+                llvm::formatv("{0}: mb {1} belongs to another pipeline "
+                              "replica; stage {2} runs mbs {3}..{4}",
+                              describeAction(schedule, a), a.microbatch,
+                              a.stage, first,
+                              first + schedule.microbatchesPerReplica() - 1)))
+          v->rule = StructuralRule::replica();
         placementOk = false;
         continue;
       }
@@ -181,6 +183,10 @@ bool ScheduleIndex::indexActions(ViolationSink &sink) {
           if (isCompute(a.kind))
             v->rule =
                 StructuralRule::count(-1, a.kind, a.stage, a.microbatch, 1);
+          else
+            v->rule = StructuralRule::transferCount(-1, a.kind, a.gradient,
+                                                    a.stage, a.microbatch, 1,
+                                                    /*atLeast=*/false);
         }
         continue;
       }
@@ -308,32 +314,38 @@ void ScheduleIndex::checkTransfers(ViolationSink &sink) {
       if (downstream ? schedule.isLastStage(a.stage)
                      : schedule.isFirstStage(a.stage)) {
         pairable = false;
-        sink.add(ViolationKind::Transfer, here,
-                 llvm::formatv("{0} has no peer: stage {1} is the {2} stage "
-                               "of its pipeline",
-                               what(), a.stage, downstream ? "last" : "first"));
+        if (Violation *v = sink.add(
+                ViolationKind::Transfer, here,
+                llvm::formatv("{0} has no peer: stage {1} is the {2} stage "
+                              "of its pipeline",
+                              what(), a.stage, downstream ? "last" : "first")))
+          v->rule = StructuralRule::peer();
         continue;
       }
       const int32_t far = downstream ? a.stage + 1 : a.stage - 1;
       const int32_t farRank = stageRank[far];
       if (farRank < 0 || farRank != a.peer) {
         pairable = false;
-        sink.add(ViolationKind::Transfer, here,
-                 llvm::formatv("{0} names {1} as its peer, but stage {2} "
-                               "runs on {3}",
-                               what(), rankName(a.peer), far,
-                               rankName(farRank)));
+        if (Violation *v =
+                sink.add(ViolationKind::Transfer, here,
+                         llvm::formatv(
+                             "{0} names {1} as its peer, but stage {2} "
+                             "runs on {3}",
+                             what(), rankName(a.peer), far, rankName(farRank))))
+          v->rule = StructuralRule::peer();
         continue;
       }
       // Both stages on this rank: the data is already here, and a message
       // to oneself is no transfer a runtime issues.
       if (a.peer == r) {
         pairable = false;
-        sink.add(ViolationKind::Transfer, here,
-                 llvm::formatv("{0} names its own rank as its peer: stages "
-                               "{1} and {2} both run on rank {3}, so the "
-                               "data needs no transfer",
-                               what(), a.stage, far, schedule.ranks[r].id));
+        if (Violation *v = sink.add(
+                ViolationKind::Transfer, here,
+                llvm::formatv("{0} names its own rank as its peer: stages "
+                              "{1} and {2} both run on rank {3}, so the "
+                              "data needs no transfer",
+                              what(), a.stage, far, schedule.ranks[r].id)))
+          v->rule = StructuralRule::peer();
       }
     }
   }
@@ -351,19 +363,29 @@ void ScheduleIndex::checkTransfers(ViolationSink &sink) {
   for (int32_t s = 0; s < numStages; ++s)
     for (int32_t m = schedule.firstMicrobatchOf(s), end = m + perReplica;
          m < end; ++m) {
+      // The rule: the rank that computes stage s receives the input (one
+      // receive at least; a second is a duplicate).
       if (!schedule.isFirstStage(s) && crosses(s, s - 1) &&
           !isSet(transfer(ActionKind::Recv, false, s, m)))
-        sink.add(ViolationKind::Transfer, compute(ActionKind::Forward, s, m),
-                 llvm::formatv("F(stage {0}, mb {1}) needs the activation of "
-                               "stage {2} from {3}, but no recv brings it",
-                               s, m, s - 1, rankName(stageRank[s - 1])));
+        if (Violation *v = sink.add(
+                ViolationKind::Transfer, compute(ActionKind::Forward, s, m),
+                llvm::formatv("F(stage {0}, mb {1}) needs the activation of "
+                              "stage {2} from {3}, but no recv brings it",
+                              s, m, s - 1, rankName(stageRank[s - 1]))))
+          v->rule = StructuralRule::transferCount(
+              stageRank[s], ActionKind::Recv, /*gradient=*/false, s, m, 1,
+              /*atLeast=*/true);
       if (!schedule.isLastStage(s) && crosses(s, s + 1) &&
           !isSet(transfer(ActionKind::Recv, true, s, m)))
-        sink.add(ViolationKind::Transfer, inputGradient(s, m),
-                 llvm::formatv("the backward of stage {0} mb {1} needs the "
-                               "gradient of stage {2} from {3}, but no recv "
-                               "brings it",
-                               s, m, s + 1, rankName(stageRank[s + 1])));
+        if (Violation *v = sink.add(
+                ViolationKind::Transfer, inputGradient(s, m),
+                llvm::formatv("the backward of stage {0} mb {1} needs the "
+                              "gradient of stage {2} from {3}, but no recv "
+                              "brings it",
+                              s, m, s + 1, rankName(stageRank[s + 1]))))
+          v->rule = StructuralRule::transferCount(
+              stageRank[s], ActionKind::Recv, /*gradient=*/true, s, m, 1,
+              /*atLeast=*/true);
     }
 }
 

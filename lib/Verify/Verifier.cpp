@@ -332,6 +332,10 @@ static llvm::StringRef kindName(ActionKind kind) {
   if (isCompute(kind))
     return computeLetter(kind);
   switch (kind) {
+  case ActionKind::Send:
+    return "SEND";
+  case ActionKind::Recv:
+    return "RECV";
   case ActionKind::ReduceGrad:
     return "REDUCE_GRAD";
   case ActionKind::OptimizerStep:
@@ -487,8 +491,15 @@ static Z3Query structuralQuery(const ScheduleIndex &index,
   const Schedule &schedule = index.schedule;
   Z3Query query;
   std::set<std::tuple<int, int32_t, int32_t, int32_t>> stated;
-  auto attributes = [](const Action &a) -> std::array<int64_t, 3> {
-    return {static_cast<int64_t>(a.kind), a.stage, a.microbatch};
+  auto attributes = [](const Action &a) -> std::array<int64_t, 4> {
+    return {static_cast<int64_t>(a.kind), a.stage, a.microbatch,
+            a.gradient ? 1 : 0};
+  };
+  auto numActions = [&] {
+    size_t total = 0;
+    for (const RankProgram &rank : schedule.ranks)
+      total += rank.actions.size();
+    return total;
   };
   for (const Violation &v : violations) {
     const StructuralRule &rule = v.rule;
@@ -503,8 +514,9 @@ static Z3Query structuralQuery(const ScheduleIndex &index,
       query.ranges.push_back(range);
       continue;
     }
-    if (rule.form == StructuralRule::Form::Range && v.at.rank >= 0 &&
-        v.at.index >= 0) {
+    if ((rule.form == StructuralRule::Form::Range ||
+         rule.form == StructuralRule::Form::Replica) &&
+        v.at.rank >= 0 && v.at.index >= 0) {
       const Action &a = schedule.ranks[v.at.rank].actions[v.at.index];
       RangeRule range;
       range.stage = a.stage;
@@ -521,7 +533,39 @@ static Z3Query structuralQuery(const ScheduleIndex &index,
                                               schedule.numMicrobatches)
                                     .str()
                               : std::string());
+      if (rule.form == StructuralRule::Form::Replica && range.hasMicrobatch) {
+        range.stagesPerReplica = schedule.stagesPerReplica();
+        range.microbatchesPerReplica = schedule.microbatchesPerReplica();
+        range.description += llvm::formatv(
+            ", and the microbatch runs through the stage's pipeline replica "
+            "({0} replicas): stage div {1} = microbatch div {2}",
+            schedule.replicas, range.stagesPerReplica,
+            range.microbatchesPerReplica);
+      }
       query.ranges.push_back(range);
+      continue;
+    }
+    if (rule.form == StructuralRule::Form::Peer && v.at.rank >= 0 &&
+        v.at.index >= 0 && numActions() <= kMaxRuleActions) {
+      const Action &a = index.action(v.at);
+      TransferRule transfer;
+      transfer.subjectProgram = static_cast<size_t>(v.at.rank);
+      transfer.subjectAction = static_cast<size_t>(v.at.index);
+      transfer.stagesPerReplica = schedule.stagesPerReplica();
+      for (size_t r = 0; r < schedule.ranks.size(); ++r)
+        transfer.programs.push_back(
+            ruleProgram(index, static_cast<int32_t>(r)));
+      transfer.description = llvm::formatv(
+          "rank {0} issues {1} (its action {2}, kind {3}), so the stage on "
+          "its far side (its stage + 1 for a forward send or a backward "
+          "receive, - 1 otherwise) is in its pipeline replica (stage div "
+          "{4}), the rank its peer names ({5}, by rank index) is not rank "
+          "index {6}, and among that rank's actions the computes (kinds 0 to "
+          "3: F, B, I, W) of the far stage number at least 1",
+          schedule.ranks[v.at.rank].id, describeAction(schedule, a), v.at.index,
+          static_cast<int>(a.kind), transfer.stagesPerReplica, a.peer,
+          v.at.rank);
+      query.transfers.push_back(std::move(transfer));
       continue;
     }
     if (rule.form == StructuralRule::Form::Message ||
@@ -549,19 +593,26 @@ static Z3Query structuralQuery(const ScheduleIndex &index,
         count.stage = rule.stage;
         count.microbatch = rule.microbatch;
         count.required = rule.required;
+        count.direction = rule.direction;
+        count.atLeast = rule.atLeast;
         count.description = llvm::formatv(
-            "among the actions of {0}, those of kind {1} ({2}){3}{4} number "
-            "{5}",
+            "among the actions of {0}, those of kind {1} ({2}){3}{4}{5} "
+            "number {6}{7}",
             rule.rank < 0
                 ? std::string("every rank")
                 : "rank " + std::to_string(schedule.ranks[rule.rank].id),
             static_cast<int>(rule.kind), kindName(rule.kind),
+            rule.direction >= 0
+                ? llvm::formatv(" in direction {0} ({1})", rule.direction,
+                                rule.direction ? "gradient" : "activation")
+                      .str()
+                : std::string(),
             rule.stage >= 0 ? " of stage " + std::to_string(rule.stage)
                             : std::string(),
             rule.microbatch >= 0
                 ? " and microbatch " + std::to_string(rule.microbatch)
                 : std::string(),
-            rule.required);
+            rule.atLeast ? "at least " : "", rule.required);
         for (size_t r = 0; r < schedule.ranks.size(); ++r)
           if (rule.rank < 0 || rule.rank == static_cast<int32_t>(r))
             for (const Action &a : schedule.ranks[r].actions)
@@ -589,6 +640,8 @@ static void emitSmtlib(const Z3Query &query, const VerifyOptions &options,
   for (const PairingRule &rule : query.pairings)
     result.smtlib += "; rule: " + rule.description + "\n";
   for (const PlacementRule &rule : query.placements)
+    result.smtlib += "; rule: " + rule.description + "\n";
+  for (const TransferRule &rule : query.transfers)
     result.smtlib += "; rule: " + rule.description + "\n";
   result.smtlib += encodeSmtlib(query, error);
   if (!error.empty())

@@ -109,6 +109,11 @@ struct ActionRef {
 /// Placement: the rank that issues the violation's action (or, with
 /// `group` >= 0, the member set of that group holding it) computes the
 /// action's stage. OneHolder: the computes of `stage` run on one rank.
+/// Replica: the violation's action's microbatch runs through its stage's
+/// pipeline replica. Peer: the violation's transfer names as its peer
+/// another rank, which computes the stage on its far side (in the same
+/// replica). A count of transfers also matches `direction` (1 gradient, 0
+/// activation) when >= 0, and with `atLeast` requires at least `required`.
 struct StructuralRule {
   enum class Form : uint8_t {
     None,
@@ -117,7 +122,9 @@ struct StructuralRule {
     Message,
     Collective,
     Placement,
-    OneHolder
+    OneHolder,
+    Replica,
+    Peer
   };
   Form form = Form::None;
   int32_t rank = -1;
@@ -127,6 +134,8 @@ struct StructuralRule {
   int32_t stage = -1;
   int32_t microbatch = -1;
   int64_t required = 0;
+  int32_t direction = -1;
+  bool atLeast = false;
   /// Range of an action left out of the schedule (VerifyOptions::
   /// outOfRangeActions): its indices, `microbatch` -1 for none.
   bool leftOut = false;
@@ -173,6 +182,28 @@ struct StructuralRule {
     StructuralRule rule;
     rule.form = Form::OneHolder;
     rule.stage = stage;
+    return rule;
+  }
+  static StructuralRule replica() {
+    StructuralRule rule;
+    rule.form = Form::Replica;
+    return rule;
+  }
+  static StructuralRule peer() {
+    StructuralRule rule;
+    rule.form = Form::Peer;
+    return rule;
+  }
+  /// A count of the transfers of `kind` in `direction` (1 gradient, 0
+  /// activation) of `stage` and `microbatch` among the actions of `rank`
+  /// (every rank when -1): `required`, or at least that with `atLeast`.
+  static StructuralRule transferCount(int32_t rank, ActionKind kind,
+                                      bool gradient, int32_t stage,
+                                      int32_t microbatch, int64_t required,
+                                      bool atLeast) {
+    StructuralRule rule = count(rank, kind, stage, microbatch, required);
+    rule.direction = gradient ? 1 : 0;
+    rule.atLeast = atLeast;
     return rule;
   }
   static StructuralRule leftOutRange(int64_t stage, int64_t microbatch) {

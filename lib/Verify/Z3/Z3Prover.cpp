@@ -84,6 +84,8 @@ public:
         constraints.push_back(pairingRule(rule, constraints));
       for (const PlacementRule &rule : query.placements)
         constraints.push_back(placementRule(rule, constraints));
+      for (const TransferRule &rule : query.transfers)
+        constraints.push_back(transferRule(rule, constraints));
       for (const RangeRule &rule : query.ranges) {
         z3::expr stage = attribute("stage", rule.stage, constraints);
         constraints.push_back(stage >= 0 &&
@@ -92,6 +94,11 @@ public:
           z3::expr mb = attribute("mb", rule.microbatch, constraints);
           constraints.push_back(mb >= 0 &&
                                 mb < context.int_val(rule.microbatches));
+          // The microbatch runs through the stage's pipeline replica.
+          if (rule.stagesPerReplica > 0 && rule.microbatchesPerReplica > 0)
+            constraints.push_back(
+                stage / context.int_val(rule.stagesPerReplica) ==
+                mb / context.int_val(rule.microbatchesPerReplica));
         }
       }
     }
@@ -148,7 +155,7 @@ private:
   /// sum over the rule's actions of [the action matches] == required.
   z3::expr countRule(const CountRule &rule, z3::expr_vector &constraints) {
     z3::expr sum = context.int_val(0);
-    for (const std::array<int64_t, 3> &action : rule.actions) {
+    for (const std::array<int64_t, 4> &action : rule.actions) {
       z3::expr matches = attribute("kind", action[0], constraints) ==
                          context.int_val(rule.kind);
       if (rule.stage >= 0)
@@ -157,9 +164,13 @@ private:
       if (rule.microbatch >= 0)
         matches = matches && attribute("mb", action[2], constraints) ==
                                  context.int_val(rule.microbatch);
+      if (rule.direction >= 0)
+        matches = matches && attribute("dir", action[3], constraints) ==
+                                 context.int_val(rule.direction);
       sum = sum + z3::ite(matches, context.int_val(1), context.int_val(0));
     }
-    return sum == context.int_val(rule.required);
+    return rule.atLeast ? sum >= context.int_val(rule.required)
+                        : sum == context.int_val(rule.required);
   }
 
   /// Whether `rule` counts `a` on its left (or right) side, as the
@@ -277,6 +288,50 @@ private:
                                       context.int_val(0));
     }
     return holds ? total >= 1 : total == 1;
+  }
+
+  /// The subject transfer's far stage is in its replica, computed on the
+  /// rank its peer names, and that rank is not its own.
+  z3::expr transferRule(const TransferRule &rule,
+                        z3::expr_vector &constraints) {
+    if (rule.subjectProgram >= rule.programs.size() ||
+        rule.subjectAction >= rule.programs[rule.subjectProgram].size())
+      return context.bool_val(false);
+    const RuleAction &t =
+        rule.programs[rule.subjectProgram][rule.subjectAction];
+    z3::expr kind = attribute("kind", t.kind, constraints);
+    z3::expr dir = attribute("dir", t.direction, constraints);
+    z3::expr stage = attribute("stage", t.stage, constraints);
+    z3::expr peer = attribute("peer", t.peer, constraints);
+    // Downstream: a forward send or a backward receive.
+    const z3::expr send =
+        kind == context.int_val(static_cast<int>(ActionKind::Send));
+    const z3::expr downstream = z3::ite(send, dir == 0, dir == 1);
+    const z3::expr far = z3::ite(downstream, stage + 1, stage - 1);
+    const z3::expr perReplica = context.int_val(rule.stagesPerReplica);
+    // Integer division (SMT-LIB div) of Int terms.
+    z3::expr result = far >= 0 && far / perReplica == stage / perReplica;
+    result = result &&
+             peer != context.int_val(static_cast<int64_t>(rule.subjectProgram));
+    // The computes of the far stage on the rank the peer names.
+    z3::expr computes = context.int_val(0);
+    for (size_t q = 0; q < rule.programs.size(); ++q) {
+      z3::expr onRank = context.int_val(0);
+      for (const RuleAction &a : rule.programs[q]) {
+        z3::expr aKind = attribute("kind", a.kind, constraints);
+        z3::expr aStage = attribute("stage", a.stage, constraints);
+        onRank =
+            onRank +
+            z3::ite(aKind >= static_cast<int>(ActionKind::Forward) &&
+                        aKind <= static_cast<int>(ActionKind::BackwardWeight) &&
+                        aStage == far,
+                    context.int_val(1), context.int_val(0));
+      }
+      computes =
+          computes + z3::ite(peer == context.int_val(static_cast<int64_t>(q)),
+                             onRank, context.int_val(0));
+    }
+    return result && computes >= 1;
   }
 
   z3::expr fresh(const char *prefix) {
@@ -486,7 +541,8 @@ Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds) {
       outcome.answer = within(context, timeoutSeconds, outcome.reason, [&] {
         return search(context, constraints, outcome.reason,
                       query.counts.empty() && query.ranges.empty() &&
-                          query.pairings.empty() && query.placements.empty());
+                          query.pairings.empty() && query.placements.empty() &&
+                          query.transfers.empty());
       });
     }
   } catch (const z3::exception &error) {

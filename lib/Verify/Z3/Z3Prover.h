@@ -24,23 +24,30 @@
 namespace sched {
 
 /// A counting rule over actions: of `actions` (each (kind, stage,
-/// microbatch), kinds as ActionKind codes), the number that have `kind`
-/// (and `stage`, `microbatch` where >= 0) must be `required`.
+/// microbatch, direction), kinds as ActionKind codes, direction 1 for a
+/// gradient transfer), the number that have `kind` (and `stage`,
+/// `microbatch`, `direction` where >= 0) must be `required`, or at least
+/// `required` when `atLeast` is set.
 struct CountRule {
   /// The rule in words, for the SMT-LIB file's comments.
   std::string description;
-  std::vector<std::array<int64_t, 3>> actions;
-  int64_t kind = 0, stage = -1, microbatch = -1;
+  std::vector<std::array<int64_t, 4>> actions;
+  int64_t kind = 0, stage = -1, microbatch = -1, direction = -1;
   int64_t required = 0;
+  bool atLeast = false;
 };
 
 /// A range rule: an action's stage lies in [0, stages) and its microbatch,
-/// when it has one (`hasMicrobatch`), in [0, microbatches).
+/// when it has one (`hasMicrobatch`), in [0, microbatches). With
+/// `stagesPerReplica` > 0 (several pipeline replicas), the microbatch also
+/// belongs to the stage's replica: stage div stagesPerReplica equals
+/// microbatch div microbatchesPerReplica.
 struct RangeRule {
   std::string description;
   int64_t stage = 0, microbatch = 0;
   bool hasMicrobatch = false;
   int64_t stages = 0, microbatches = 0;
+  int64_t stagesPerReplica = 0, microbatchesPerReplica = 0;
 };
 
 /// An action's attributes as a structural rule states them: the encoder
@@ -87,6 +94,20 @@ struct PlacementRule {
   int64_t stage = 0;
 };
 
+/// A transfer's peer rule over rank programs (`programs[q]` is rank q's,
+/// every rank's listed): the send or receive `subjectAction` of program
+/// `subjectProgram` carries data to or from the stage on its far side
+/// (its stage + 1 for a forward send or a backward receive, - 1
+/// otherwise), which lies in the same pipeline replica (the same stage div
+/// `stagesPerReplica`), is computed (F, B, I or W) on the rank its peer
+/// names, and that rank is not its own.
+struct TransferRule {
+  std::string description;
+  std::vector<std::vector<RuleAction>> programs;
+  size_t subjectProgram = 0, subjectAction = 0;
+  int64_t stagesPerReplica = 1;
+};
+
 struct Z3Query {
   uint32_t numNodes = 0;
   std::vector<std::pair<uint32_t, uint32_t>> edges;
@@ -105,6 +126,7 @@ struct Z3Query {
   std::vector<RangeRule> ranges;
   std::vector<PairingRule> pairings;
   std::vector<PlacementRule> placements;
+  std::vector<TransferRule> transfers;
 };
 
 enum class Z3Answer : uint8_t { Sat, Unsat, Unknown };
