@@ -750,10 +750,11 @@ void estimateRow(llvm::StringRef label, double estimate, double measured,
 
 /// Each estimate lib/ makes before it allocates, against the peak resident
 /// memory the command then adds over the process floor (a two-microbatch
-/// plan), each in a child process under peak-rss: `schedc generate --emit
-/// json` for every strategy at pp 4, 8 and 32 with about 300,000 plan
-/// instructions (lib/Generate/PlanMemory.h), and `--emit mlir` and
-/// `--emit torch-csv` at about 2 million actions (bytesPerAction).
+/// plan; for the other forms, the same form at 2 x pp microbatches), each
+/// in a child process under peak-rss: `schedc generate --emit json` for
+/// every strategy at pp 4, 8 and 32 with about 300,000 plan instructions
+/// (lib/Generate/PlanMemory.h), and `--emit mlir` and `--emit torch-csv`
+/// at about 2 million actions (bytesPerAction).
 void benchEstimates(llvm::StringRef binDir) {
   llvm::outs() << "\n## Memory estimates against the measured peak (growth "
                   "over the process floor)\n\n"
@@ -824,19 +825,41 @@ void benchEstimates(llvm::StringRef binDir) {
       ++rows;
     }
   }
-  for (auto [emit, path] :
-       {std::pair<llvm::StringRef, MemoryPath>{"mlir", MemoryPath::EmitMlir},
-        {"torch-csv", MemoryPath::EmitTorchCsv}}) {
+  // --emit mlir for 1f1b; --emit torch-csv also for the strategies with the
+  // most (zb-v) and the fewest (dualpipe-v) bytes per counted action.
+  struct FormRow {
+    llvm::StringRef emit;
+    MemoryPath path;
+    Strategy strategy;
+  };
+  for (const FormRow &form :
+       {FormRow{"mlir", MemoryPath::EmitMlir, Strategy::OneFOneB},
+        FormRow{"torch-csv", MemoryPath::EmitTorchCsv, Strategy::OneFOneB},
+        FormRow{"torch-csv", MemoryPath::EmitTorchCsv, Strategy::ZBV},
+        FormRow{"torch-csv", MemoryPath::EmitTorchCsv, Strategy::DualPipeV}}) {
     PipelineShape shape;
     shape.pp = 8;
+    shape.vpp = defaultVpp(form.strategy);
     shape.microbatches = 125'000;
     const double estimate =
-        double(computeActionCount(Strategy::OneFOneB, shape)) *
-        double(bytesPerAction(path));
+        double(computeActionCount(form.strategy, shape)) *
+        double(bytesPerAction(form.path));
+    // The floor of this form: --emit torch-csv loads no Z3 and starts at
+    // about 7 MiB, not --emit json's 27 (which made its estimate look twice
+    // the growth).
+    PipelineShape smallShape = shape;
+    smallShape.microbatches = 2 * shape.pp;
+    std::optional<ChildRun> formFloor =
+        runChild(binDir, generate(form.strategy, smallShape, form.emit));
     estimateRow(
-        llvm::formatv("generate --emit {0} 1f1b, pp 8 x M 125000", emit).str(),
+        llvm::formatv("generate --emit {0} {1}, pp 8 x vpp {2} x M 125000",
+                      form.emit, strategyName(form.strategy), shape.vpp)
+            .str(),
         estimate,
-        peakGrowth(binDir, generate(Strategy::OneFOneB, shape, emit), floorMiB),
+        formFloor ? peakGrowth(binDir,
+                               generate(form.strategy, shape, form.emit),
+                               formFloor->peakMiB)
+                  : -1,
         outside);
     ++rows;
   }
