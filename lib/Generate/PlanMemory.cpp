@@ -153,15 +153,12 @@ llvm::Error sched::checkPlanMemory(Strategy strategy, const Schedule &schedule,
   if (need <= static_cast<uint64_t>(budget))
     return llvm::Error::success();
   const PlanMemoryCost cost = planMemoryCost(strategy);
-  const std::string needText = need > uint64_t(INT64_MAX)
-                                   ? "more than 8 EiB"
-                                   : "about " + formatMemorySize(int64_t(need));
   return llvm::createStringError(
       llvm::formatv("{0} needs {1} of working memory ({2} plan instructions "
                     "at {3} bytes each, {4} on the longest rank at {5} bytes "
                     "each for the proof), more than the budget of {6}; raise "
                     "it with {7} (docs/limits.md)",
-                    what, needText, count.total(), cost.perInstruction,
+                    what, formatMemoryNeed(need), count.total(), cost.perInstruction,
                     count.longestRank, cost.perLongestRankInstruction,
                     formatMemorySize(budget), raise)
           .str());

@@ -61,14 +61,11 @@ llvm::Error sched::checkMemoryBudget(MemoryPath path, int64_t actions,
       static_cast<uint64_t>(each));
   if (need <= static_cast<uint64_t>(budget))
     return llvm::Error::success();
-  const std::string needText = need > uint64_t(INT64_MAX)
-                                   ? "more than 8 EiB"
-                                   : "about " + formatMemorySize(int64_t(need));
   return llvm::createStringError(
       llvm::formatv("{0} needs {1} of working memory ({2} actions at {3} "
                     "bytes each), more than the budget of {4}; raise it with "
                     "{5} (docs/limits.md)",
-                    what, needText, actions, each, formatMemorySize(budget),
+                    what, formatMemoryNeed(need), actions, each, formatMemorySize(budget),
                     raise)
           .str());
 }
@@ -140,6 +137,12 @@ llvm::Expected<int64_t> sched::parseMemorySize(llvm::StringRef text) {
   if (!rest.empty() || value > (uint64_t(INT64_MAX) >> shift))
     return invalid();
   return static_cast<int64_t>(value << shift);
+}
+
+std::string sched::formatMemoryNeed(uint64_t bytes) {
+  return bytes > uint64_t(INT64_MAX)
+             ? "more than 8 EiB"
+             : "about " + formatMemorySize(static_cast<int64_t>(bytes));
 }
 
 std::string sched::formatMemorySize(int64_t bytes) {

@@ -96,6 +96,10 @@ llvm::Expected<int64_t> parseMemorySize(llvm::StringRef text);
 /// A size for messages: "2 GiB", "26.4 GiB", "300 MiB", "512 bytes".
 std::string formatMemorySize(int64_t bytes);
 
+/// An estimated need for a budget refusal: "about 2 GiB", or "more than 8
+/// EiB" past what int64_t holds.
+std::string formatMemoryNeed(uint64_t bytes);
+
 } // namespace sched
 
 #endif // LIB_LIMITS_RESOURCELIMITS_H
