@@ -8,6 +8,10 @@ Times, on the device it runs on (CUDA when present, else the CPU):
     a GPU with FP8 matmuls, FP8;
   - the attention core, forward and backward, at the sequence length;
   - a memory-bound kernel (an elementwise add over a large tensor);
+  - for a mixture-of-experts model on a GPU whose PyTorch has grouped
+    GEMMs, the experts' grouped GEMMs (torch._grouped_mm in BF16 and
+    torch._scaled_grouped_mm in FP8 with row-wise scales): the forward
+    (rows grouped) and the weight gradient (the inner dimension grouped);
   - all-reduces of 1 to 64 MiB over RANKS processes (gloo on CPU, NCCL on
     GPUs) when --ranks is more than 1.
 Each measurement becomes a fraction of the peak figures of the cluster file
@@ -195,6 +199,78 @@ def measure_bandwidth(torch, device, dtype, bandwidth: float, repeats: int,
     return fraction(moved / seconds, bandwidth, "memory-bound add")
 
 
+def measure_grouped(torch, device, model: dict, tokens: int, tp: int,
+                    ep: int, bf16_peak: float, fp8_peak: float, repeats: int,
+                    sync) -> tuple[dict, list[str]]:
+    """The routed experts' grouped GEMMs of one device of an `ep`-way
+    expert-parallel group (fc1's shape): it holds `experts/ep` experts and
+    receives `tokens·top_k·ep/experts` rows for each (DeepSeek-V3 at ep 64:
+    4 groups of 8,192 rows, DeepGEMM's measured shape). The forward groups
+    the rows, the weight gradient the inner dimension.
+    Returns the cluster-file keys measured and a line per kernel PyTorch
+    lacks or refuses (the run goes on without it)."""
+    moe = model["moe"]
+    experts = positive_int(moe, "experts", "model.moe")
+    top_k = positive_int(moe, "top_k", "model.moe")
+    width = moe.get("expert_ffn_hidden", model.get("ffn_hidden"))
+    h = model["hidden"]
+    gated = model.get("mlp", "gated") == "gated"
+    n = (2 if gated else 1) * width // tp
+    groups = experts // ep
+    per_group = max(16, (tokens * top_k * ep // experts) // 16 * 16)
+    if groups * per_group * max(h, width) > 1 << 32:
+        raise CalibrationError(f"--ep {ep}: {groups} experts of {per_group} "
+                               f"rows are more than one device measures")
+    rows = groups * per_group
+    offs = torch.arange(per_group, rows + 1, per_group, device=device,
+                        dtype=torch.int32)
+    flops = 2.0 * rows * n * h
+    found: dict = {}
+    skipped: list[str] = []
+
+    def attempt(label: str, peak: float, run: Callable[[], None]) -> None:
+        try:
+            seconds = median_seconds(run, sync, repeats)
+        except (RuntimeError, TypeError, AttributeError) as e:
+            skipped.append(f"{label}: {str(e).splitlines()[0][:160]}")
+            return
+        found[label] = round(fraction(flops / seconds, peak, label), 6)
+
+    bf16 = torch.bfloat16
+    grouped = getattr(torch, "_grouped_mm", None)
+    if grouped is None:
+        skipped.append("grouped bf16: torch._grouped_mm missing")
+    else:
+        x = torch.randn(rows, h, device=device, dtype=bf16)
+        w = torch.randn(groups, n, h, device=device, dtype=bf16).transpose(-2, -1)
+        dy = torch.randn(rows, n, device=device, dtype=bf16)
+        attempt("grouped_matmul_bf16", bf16_peak,
+                lambda: grouped(x, w, offs=offs, out_dtype=bf16))
+        attempt("grouped_matmul_bf16_weight", bf16_peak,
+                lambda: grouped(x.t(), dy, offs=offs, out_dtype=bf16))
+    scaled = getattr(torch, "_scaled_grouped_mm", None)
+    fp8 = getattr(torch, "float8_e4m3fn", None)
+    if scaled is None or fp8 is None or not fp8_peak:
+        skipped.append("grouped fp8: torch._scaled_grouped_mm or an FP8 "
+                       "peak missing")
+    else:
+        f32 = torch.float32
+        x8 = torch.randn(rows, h, device=device).to(fp8)
+        w8 = torch.randn(groups, n, h, device=device).to(fp8).transpose(-2, -1)
+        attempt("grouped_matmul_fp8", fp8_peak,
+                lambda: scaled(x8, w8, torch.ones(rows, device=device, dtype=f32),
+                               torch.ones(groups, n, device=device, dtype=f32),
+                               offs=offs, out_dtype=bf16))
+        xt8 = torch.randn(h, rows, device=device).to(fp8)
+        dy8 = torch.randn(n, rows, device=device).to(fp8).t()
+        attempt("grouped_matmul_fp8_weight", fp8_peak,
+                lambda: scaled(xt8, dy8,
+                               torch.ones(groups * h, device=device, dtype=f32),
+                               torch.ones(groups * n, device=device, dtype=f32),
+                               offs=offs, out_dtype=bf16))
+    return found, skipped
+
+
 def collective_worker(rank: int, ranks: int, store_path: str, sizes: list,
                       repeats: int, out_path: str) -> None:
     import torch
@@ -258,6 +334,9 @@ def main(argv: list) -> int:
     parser.add_argument("--tp", type=int, default=1,
                         help="tensor-parallel ways the shapes are split")
     parser.add_argument("--microbatch-size", type=int, default=1)
+    parser.add_argument("--ep", type=int, default=1,
+                        help="expert-parallel ways the grouped expert GEMMs "
+                             "are shaped for (a MoE model on a GPU)")
     parser.add_argument("--ranks", type=int, default=1,
                         help="processes for the all-reduce measurement "
                              "(1: none)")
@@ -265,7 +344,8 @@ def main(argv: list) -> int:
     parser.add_argument("-o", "--output", required=True, metavar="OUT.json")
     args = parser.parse_args(argv)
     try:
-        for name in ("seq_len", "tp", "microbatch_size", "ranks", "repeats"):
+        for name in ("seq_len", "tp", "microbatch_size", "ep", "ranks",
+                     "repeats"):
             value = getattr(args, name)
             if not 1 <= value <= 1 << 20:
                 raise CalibrationError(
@@ -286,6 +366,14 @@ def main(argv: list) -> int:
         domain_bw = positive_number(cluster, "domain_bandwidth", "cluster")
         tokens = args.seq_len * args.microbatch_size
         gemms = layer_gemms(model, tokens, args.tp)
+        moe = model.get("moe")
+        if not isinstance(moe, dict):
+            if args.ep > 1:
+                raise CalibrationError(
+                    f"--ep {args.ep}: {args.model} has no experts")
+        elif positive_int(moe, "experts", "model.moe") % args.ep:
+            raise CalibrationError(f"--ep {args.ep} does not divide the "
+                                   f"{moe['experts']} experts")
     except CalibrationError as e:
         print(f"calibrate.py: error: {e}", file=sys.stderr)
         return 2
@@ -342,6 +430,19 @@ def main(argv: list) -> int:
         fp8_rows = [e["fraction"] for e in table if e["dtype"] == "fp8"]
         if fp8_rows:
             efficiency["matmul_fp8"] = max(fp8_rows)
+        grouped_lines: list[str] = []
+        if gpu and isinstance(model.get("moe"), dict):
+            grouped, grouped_lines = measure_grouped(
+                torch, device, model, tokens, args.tp, args.ep, bf16_peak,
+                fp8_peak,
+                args.repeats, sync)
+            # The cost model reads the FP8 figures; the BF16 ones are
+            # reported (a BF16 grouped GEMM keeps the dense ceiling).
+            for key in ("grouped_matmul_fp8", "grouped_matmul_fp8_weight"):
+                if key in grouped:
+                    efficiency[key] = grouped[key]
+            for key, value in grouped.items():
+                grouped_lines.append(f"{key}: {value:.3f} of the peak")
         if args.ranks > 1:
             sizes = [1 << 20, 4 << 20, 16 << 20] + ([64 << 20] if gpu else [])
             eff, half = measure_collectives(args.ranks, args.repeats,
@@ -363,6 +464,8 @@ def main(argv: list) -> int:
         print(f"calibrate.py: error: cannot write {args.output}: {e.strerror}",
               file=sys.stderr)
         return 2
+    for line in grouped_lines:
+        print(f"calibrate.py: {line}")
     print(f"calibrate.py: wrote {args.output}: {len(table)} GEMMs (best "
           f"{efficiency['matmul']:.3f} of the bf16 peak), attention at "
           f"{', '.join(str(a['seq_len']) for a in attention)}, memory-bound "

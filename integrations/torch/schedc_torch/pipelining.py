@@ -92,6 +92,22 @@ def read_csv_shape(path: str) -> CsvShape:
     return CsvShape(rows, stages, max(microbatches, 1), comms)
 
 
+def _skip_self_handshake(stage, rank: int) -> None:
+    """PyTorch 2.11 opens every stage's p2p links with a handshake to its
+    neighbour stages, the one on the same rank too (a V placement's turn);
+    NCCL sends to itself, gloo cannot ("Pair is not connected"). Drop the
+    handshake ops whose peer is this rank: the runtime itself hands a local
+    neighbour its tensors without a transfer."""
+    handshake = getattr(stage, "_get_init_p2p_neighbors_ops", None)
+    if handshake is None:
+        return
+
+    def without_self():
+        return [op for op in handshake()
+                if getattr(op, "group_peer", getattr(op, "peer", None)) != rank]
+    stage._get_init_p2p_neighbors_ops = without_self
+
+
 def csv_worker(path: str, shape: CsvShape, spec: ModelSpec, rank: int,
                init_method: str, timeout: float, results) -> None:
     """One row of the CSV on PyTorch's runtime."""
@@ -109,12 +125,17 @@ def csv_worker(path: str, shape: CsvShape, spec: ModelSpec, rank: int,
                                 torch.device("cpu"), input_args=(example,),
                                 output_args=(example,))
                   for s in shape.rows[rank]]
+        for stage in stages:
+            _skip_self_handshake(stage, rank)
         scale = 1.0 / shape.microbatches
         options = {}
         # Say where every stage runs (a V placement is not the default loop
-        # one) where the constructor takes it.
-        if "stage_index_to_group_rank" in inspect.signature(
-                _PipelineScheduleRuntime.__init__).parameters:
+        # one) where a constructor takes it: PipelineScheduleMulti's, which
+        # the runtime's `__init__(*args, **kwargs)` forwards to in 2.6+.
+        if any("stage_index_to_group_rank" in inspect.signature(
+                cls.__init__).parameters
+               for cls in _PipelineScheduleRuntime.__mro__
+               if "__init__" in vars(cls)):
             options["stage_index_to_group_rank"] = {
                 s: r for r, row in enumerate(shape.rows) for s in row}
         schedule = _PipelineScheduleRuntime(
@@ -136,8 +157,11 @@ def csv_worker(path: str, shape: CsvShape, spec: ModelSpec, rank: int,
                  .tolist() for s, m in modules.items()}
         results.put(("ok", rank, {"loss": float(sum(losses)),
                                   "grads": grads}))
-    except Exception:
-        results.put(("crash", rank, traceback.format_exc()))
+    except Exception as e:
+        # The exception's own lines (PyTorch's span several), not the
+        # traceback's.
+        results.put(("crash", rank, "".join(
+            traceback.format_exception_only(type(e), e))))
 
 
 def execute_csv(path: str, spec: ModelSpec, timeout: float):
@@ -182,7 +206,7 @@ def _execute_csv(path: str, spec: ModelSpec, timeout: float,
             _stop(processes)
             return Outcome(EXIT_BAD_PLAN, [
                 f"error: rank {rank} failed in PyTorch's runtime: "
-                f"{payload.strip().splitlines()[-1]}"])
+                f"{' | '.join(l.strip() for l in payload.strip().splitlines())[:600]}"])
         reports[rank] = payload
     _stop(processes)
     ref = run_reference(spec, shape.stages, shape.microbatches)
