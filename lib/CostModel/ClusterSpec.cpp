@@ -63,6 +63,11 @@ static const ClusterPreset kClusterPresets[] = {
        return cluster("a100-ib", "A100 SXM 80GB", 312e12, 0, 80e9, 2.039e12, 8,
                       300e9, 25e9);
      }},
+    {"h200-ib",
+     [] {
+       return cluster("h200-ib", "H200 SXM", 989e12, 1979e12, 141e9, 4.8e12, 8,
+                      450e9, 50e9);
+     }},
     {"b200-ib",
      [] {
        return cluster("b200-ib", "B200 (HGX)", 2.25e15, 4.5e15, 180e9, 8e12, 8,
@@ -84,9 +89,24 @@ static const ClusterPreset kClusterPresets[] = {
      }},
 };
 
+namespace {
+/// A cluster file measured on a real machine (integrations/torch/
+/// calibrate.py), compiled in from lib/CostModel/presets/NAME.json.
+struct MeasuredPreset {
+  llvm::StringLiteral name;
+  llvm::StringLiteral json;
+};
+} // namespace
+
+static const MeasuredPreset kMeasuredPresets[] = {
+#include "MeasuredPresets.inc"
+};
+
 std::vector<llvm::StringRef> sched::clusterPresetNames() {
   std::vector<llvm::StringRef> names;
   for (const ClusterPreset &preset : kClusterPresets)
+    names.push_back(preset.name);
+  for (const MeasuredPreset &preset : kMeasuredPresets)
     names.push_back(preset.name);
   return names;
 }
@@ -95,6 +115,18 @@ std::optional<ClusterSpec> sched::clusterPreset(llvm::StringRef name) {
   for (const ClusterPreset &preset : kClusterPresets)
     if (preset.name == name)
       return preset.make();
+  for (const MeasuredPreset &preset : kMeasuredPresets) {
+    if (preset.name != name)
+      continue;
+    // Every measured preset parses (CostModelTest.MeasuredPresetsParse);
+    // one that did not would read as an unknown name, never half-read.
+    llvm::Expected<ClusterSpec> spec = parseClusterSpec(preset.json);
+    if (!spec) {
+      llvm::consumeError(spec.takeError());
+      return std::nullopt;
+    }
+    return *spec;
+  }
   return std::nullopt;
 }
 

@@ -63,6 +63,26 @@ ModelSpec parse(llvm::StringRef json) {
   return *model;
 }
 
+// Every preset name resolves: the built-in datasheets and the measured
+// profiles compiled in from lib/CostModel/presets (a measured file that
+// stopped parsing would read as an unknown name).
+TEST(CostModelPresets, EveryNameLoads) {
+  int measured = 0;
+  for (llvm::StringRef name : clusterPresetNames()) {
+    std::optional<ClusterSpec> spec = clusterPreset(name);
+    ASSERT_TRUE(spec.has_value()) << name.str();
+    EXPECT_EQ(spec->name, name.str());
+    if (spec->efficiency.gemms.empty())
+      continue;
+    ++measured;
+    EXPECT_TRUE(llvm::StringRef(spec->efficiency.profile)
+                    .starts_with("calibrated: "))
+        << name.str();
+    EXPECT_FALSE(spec->efficiency.attention.empty()) << name.str();
+  }
+  EXPECT_GE(measured, 1);
+}
+
 TEST(CostModelParameters, Llama3MatchesPublishedCounts) {
   // Hugging Face's counts of Meta-Llama-3-8B and -70B.
   CostModel small(preset("llama3-8b"), cluster("h100-ib"),

@@ -44,8 +44,9 @@ static cl::opt<std::string>
               cl::value_desc("name|file"));
 static cl::opt<std::string> clusterFlag(
     "cluster", cl::sub(planCommand), cl::cat(schedcOptions),
-    cl::desc("Cluster: a preset (h100-ib, h800-ib, a100-ib, b200-ib, "
-             "gb200-nvl72, tpu-v4, tpu-v5p) or a .json file"),
+    cl::desc("Cluster: a preset (h100-ib, h800-ib, a100-ib, h200-ib, "
+             "b200-ib, gb200-nvl72, tpu-v4, tpu-v5p; measured: "
+             "h200-torch2.11-2026-11-27) or a .json file"),
     cl::value_desc("name|file"));
 static cl::opt<int64_t> devicesFlag("devices", cl::sub(planCommand),
                                     cl::cat(schedcOptions),
