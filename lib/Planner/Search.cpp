@@ -247,19 +247,34 @@ layoutsToTry(const CostModel &model, const PlanOptions &options) {
             for (int64_t ep = 2; ep <= spec.moe->experts; ep *= 2)
               if (spec.moe->experts % ep == 0 && (dp * cp * tp) % ep == 0)
                 eps.push_back(ep);
-          for (int64_t ep : eps)
-            for (int64_t vpp : {1, 2, 4}) {
-              if (pp == 1 && vpp > 1)
-                continue;
-              Layout layout;
-              layout.dp = dp;
-              layout.tp = tp;
-              layout.pp = pp;
-              layout.vpp = vpp;
-              layout.ep = ep;
-              layout.cp = cp;
-              addVariants(layout);
-            }
+          for (int64_t ep : eps) {
+            // Expert tensor parallelism: the experts unsplit (etp 1) or
+            // split as the dense layers are (etp = tp, Megatron's default
+            // when --expert-tensor-parallel-size is not given), where the
+            // expert grid etp x ep fits in the dp x cp x tp block. Only at
+            // the largest ep the layout allows: below it a larger ep
+            // splits the expert weights as far without splitting the
+            // expert GEMMs or adding their tensor-parallel collectives
+            // (docs/planner.md, "Expert tensor parallelism").
+            std::vector<int64_t> etps = {1};
+            if (spec.moe && tp > 1 && ep == eps.back() &&
+                (dp * cp * tp) % (ep * tp) == 0)
+              etps.push_back(tp);
+            for (int64_t etp : etps)
+              for (int64_t vpp : {1, 2, 4}) {
+                if (pp == 1 && vpp > 1)
+                  continue;
+                Layout layout;
+                layout.dp = dp;
+                layout.tp = tp;
+                layout.pp = pp;
+                layout.vpp = vpp;
+                layout.ep = ep;
+                layout.etp = etp;
+                layout.cp = cp;
+                addVariants(layout);
+              }
+          }
         }
       }
     }
