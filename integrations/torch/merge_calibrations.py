@@ -24,9 +24,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from calibrate import CalibrationError, read_json  # noqa: E402
 
 MEDIAN_KEYS = ("hbm", "grouped_matmul_fp8", "grouped_matmul_fp8_weight",
                "domain_collective", "domain_half_bytes",
@@ -40,13 +44,9 @@ class MergeError(Exception):
 
 def read(path: str) -> dict:
     try:
-        data = json.loads(Path(path).read_text())
-    except OSError as e:
-        raise MergeError(f"{path}: cannot read: {e.strerror}")
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
-        raise MergeError(f"{path}: not JSON: {str(e)[:120]}")
-    if not isinstance(data, dict):
-        raise MergeError(f"{path}: not a JSON object")
+        data = read_json(path, "calibrated cluster file")
+    except CalibrationError as e:
+        raise MergeError(str(e))
     efficiency = data.get("efficiency")
     if not isinstance(efficiency, dict) or not isinstance(
             efficiency.get("gemms"), list):
