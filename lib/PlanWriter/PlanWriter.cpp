@@ -40,7 +40,39 @@ static OwningOpRef<ModuleOp> buildPipeline(MLIRContext &context,
       static_cast<uint64_t>(c.layout.microbatches), Placement::Loop,
       builder.getI64IntegerAttr(static_cast<int64_t>(model.memoryLimit())));
   builder.createBlock(&pipeline.getBody());
-  for (size_t s = 0; s < static_cast<size_t>(c.layout.pp * vpp); ++s) {
+  const int64_t numStages = c.layout.pp * vpp;
+  if (c.layout.dp > 1) {
+    // The step's data-parallel replicas: each plan rank's peers are the
+    // same rank of the other replicas (docs/runtime-plan.md).
+    MeshOp::create(builder, loc, builder.getStrArrayAttr({"dp", "pp"}),
+                   builder.getDenseI64ArrayAttr({c.layout.dp, c.layout.pp}));
+    llvm::SmallVector<Attribute> sets;
+    for (int64_t rank = 0; rank < c.layout.pp; ++rank)
+      sets.push_back(builder.getDenseI64ArrayAttr({rank}));
+    GroupOp::create(builder, loc, builder.getStringAttr("dp"),
+                    builder.getArrayAttr(sets));
+    // Each stage's main gradients are all-reduced (ZeRO-0) or
+    // reduce-scattered (ZeRO-1 to 3, HSDP) over the replicas after the
+    // stage's last backward. ZeRO-3's parameter gathers stay the engine's:
+    // the planner counts them per layer, as FSDP2 and Megatron gather,
+    // while the plan format's unshard holds a whole stage
+    // (docs/planner.md, "Written plans").
+    for (int64_t s = 0; s < numStages; ++s) {
+      const double gradient =
+          (stages[s].denseParameters + stages[s].expertParameters) *
+          model.getTraining().mainGradientBytes;
+      CollectiveOp::create(
+          builder, loc,
+          CollectiveKindAttr::get(
+              &context, c.layout.zero == 0 ? CollectiveKind::AllReduce
+                                           : CollectiveKind::ReduceScatter),
+          FlatSymbolRefAttr::get(&context, "dp"),
+          builder.getI64IntegerAttr(static_cast<int64_t>(gradient)),
+          CollectiveWhenAttr::get(&context, CollectiveWhen::AfterBackward),
+          builder.getI64IntegerAttr(s));
+    }
+  }
+  for (size_t s = 0; s < static_cast<size_t>(numStages); ++s) {
     const StageCost &cost = planned.stageCosts[s];
     StageOp::create(builder, loc, s, stages[s].numLayers,
                     llvm::APFloat(cost.forward),
