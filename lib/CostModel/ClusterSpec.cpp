@@ -118,7 +118,7 @@ std::optional<ClusterSpec> sched::clusterPreset(llvm::StringRef name) {
   for (const MeasuredPreset &preset : kMeasuredPresets) {
     if (preset.name != name)
       continue;
-    // Every measured preset parses (CostModelTest.MeasuredPresetsParse);
+    // Every measured preset parses (CostModelPresets.EveryNameLoads);
     // one that did not would read as an unknown name, never half-read.
     llvm::Expected<ClusterSpec> spec = parseClusterSpec(preset.json);
     if (!spec) {
