@@ -3,6 +3,7 @@
 #include "lib/Planner/Sweep.h"
 
 #include <algorithm>
+#include <cmath>
 
 using namespace sched;
 
@@ -23,7 +24,8 @@ std::vector<double> sched::defaultSweepValues(SweepAxis axis,
   std::vector<double> values;
   if (axis == SweepAxis::DomainSize) {
     for (double v : {8.0, 16.0, 32.0, 64.0, 72.0, 128.0, 256.0, 512.0})
-      if (v <= static_cast<double>(training.devices))
+      if (v <= static_cast<double>(training.devices) &&
+          (v != 72.0 || cluster.topology != Topology::Torus3D))
         values.push_back(v);
     return values;
   }
@@ -48,6 +50,35 @@ ClusterSpec sched::sweptCluster(const ClusterSpec &cluster, SweepAxis axis,
   return swept;
 }
 
+/// A torus pod can be carved into smaller slices, each a torus of its own
+/// (TPU slices get their wraparound links from the optical switches), that
+/// talk over the data-centre network as separate pods do: a layout found
+/// for a smaller swept domain that divides a larger one runs on the larger
+/// one too, at the same time. The torus model gives a group more axes on a
+/// smaller pod (cost-model.md), so without this a bigger pod could look
+/// slower than the slices it holds.
+static void keepSmallerSlices(std::vector<SweepPoint> &points) {
+  auto better = [](const std::optional<Candidate> &x,
+                   const std::optional<Candidate> &y) {
+    return x && (!y || x->stepTime < y->stepTime);
+  };
+  const std::vector<SweepPoint> own = points;
+  for (size_t i = 0; i < points.size(); ++i)
+    for (size_t j = 0; j < points.size(); ++j) {
+      const double smaller = own[j].value, larger = points[i].value;
+      if (!(smaller < larger) || std::fmod(larger, smaller) != 0)
+        continue;
+      if (better(own[j].withoutPipeline, points[i].withoutPipeline)) {
+        points[i].withoutPipeline = own[j].withoutPipeline;
+        points[i].withoutPipelineSlice = smaller;
+      }
+      if (better(own[j].withPipeline, points[i].withPipeline)) {
+        points[i].withPipeline = own[j].withPipeline;
+        points[i].withPipelineSlice = smaller;
+      }
+    }
+}
+
 llvm::Expected<std::vector<SweepPoint>>
 sched::sweep(const ModelSpec &model, const ClusterSpec &cluster,
              const TrainingSpec &training, SweepAxis axis,
@@ -63,6 +94,8 @@ sched::sweep(const ModelSpec &model, const ClusterSpec &cluster,
     points.push_back(
         {value, result->bestWithoutPipeline, result->bestWithPipeline});
   }
+  if (axis == SweepAxis::DomainSize && cluster.topology == Topology::Torus3D)
+    keepSmallerSlices(points);
   return points;
 }
 

@@ -28,7 +28,8 @@ llvm::StringRef sweepAxisName(SweepAxis axis);
 std::optional<SweepAxis> parseSweepAxis(llvm::StringRef name);
 
 /// The values swept when none are given: domain sizes 8 to 512 (at most
-/// the devices), or 1/4x to 8x the cluster's scale-out bandwidth.
+/// the devices; powers of two on a torus), or 1/4x to 8x the cluster's
+/// scale-out bandwidth.
 std::vector<double> defaultSweepValues(SweepAxis axis,
                                        const ClusterSpec &cluster,
                                        const TrainingSpec &training);
@@ -42,10 +43,18 @@ struct SweepPoint {
   double value = 0;
   std::optional<Candidate> withoutPipeline;
   std::optional<Candidate> withPipeline;
+  /// On a torus, the slice size each best layout runs on when it is
+  /// smaller than the swept domain (0: the whole domain): a pod is carved
+  /// into slices of a smaller swept size that divides it, each a torus of
+  /// its own (docs/planner.md, "Sweeps").
+  double withoutPipelineSlice = 0;
+  double withPipelineSlice = 0;
 };
 
 /// Searches at each of `values` with `options` (the report cut to the
-/// best, nothing proved). Fails as plan() does.
+/// best, nothing proved); on a torus, along the domain size, a value also
+/// keeps the best of the smaller values that divide it, run on slices of
+/// that size. Fails as plan() does.
 llvm::Expected<std::vector<SweepPoint>>
 sweep(const ModelSpec &model, const ClusterSpec &cluster,
       const TrainingSpec &training, SweepAxis axis,

@@ -4,9 +4,11 @@
 // high-bandwidth domain or more scale-out bandwidth never makes the best
 // layout slower, with or without pipeline parallelism. Sweeps both figures
 // over a grid (domains that are not powers of two, NVL72's 72, included) for
-// dense and MoE models on switched clusters (a torus only along its
-// scale-out bandwidth: see docs/planner.md), and a 64-of-72 rack placement,
-// and checks the best step times never increase.
+// dense and MoE models on switched clusters, and a 64-of-72 rack placement;
+// a torus along its scale-out bandwidth, and along its domain size over
+// pods that each divide the next (a pod runs the layouts of the slices it
+// can be carved into: docs/planner.md, "Sweeps"); and checks the best step
+// times never increase.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,6 +79,8 @@ TEST_P(MonotoneSweep, BetterClusterIsNeverSlower) {
       {SweepAxis::ScaleOutBandwidth, bandwidths}};
   if (cluster->topology == Topology::Switch)
     axes.push_back({SweepAxis::DomainSize, domains});
+  else
+    axes.push_back({SweepAxis::DomainSize, {8, 16, 32, 64, 128, 256}});
   for (const auto &[axis, values] : axes) {
     llvm::Expected<std::vector<SweepPoint>> points =
         sweep(*model, *cluster, training, axis, values, PlanOptions());

@@ -739,15 +739,21 @@ static int runSweep(const ModelSpec &model, const ClusterSpec &cluster,
                         ppTime, ppMfu, gain);
   }
   os << "best layouts:\n";
-  auto layoutName = [](const std::optional<Candidate> &c) -> std::string {
+  auto layoutName = [](const std::optional<Candidate> &c,
+                       double slice) -> std::string {
     if (!c)
       return "none fits";
-    return c->layout.str() + " " + c->scheduleName().str();
+    std::string name = c->layout.str() + " " + c->scheduleName().str();
+    if (slice > 0)
+      name +=
+          " (on slices of " + std::to_string(static_cast<int64_t>(slice)) + ")";
+    return name;
   };
   for (const SweepPoint &point : *points)
     os << llvm::formatv(
         "{0,20}  no PP: {1}; PP: {2}\n", sweptValueName(axis, point.value),
-        layoutName(point.withoutPipeline), layoutName(point.withPipeline));
+        layoutName(point.withoutPipeline, point.withoutPipelineSlice),
+        layoutName(point.withPipeline, point.withPipelineSlice));
 
   const std::optional<double> stops =
       pipelineStopsPaying(*points, kRecommendationTie);
