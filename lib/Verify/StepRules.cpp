@@ -516,10 +516,11 @@ bool StepRules::checkDeclarations(ViolationSink &sink) const {
       ok = false;
       const bool extra = refs.size() > expected;
       if (reported++ < ViolationSink::kMaxViolations) {
-        if (biasHeadOf[d] >= 0)
-          reportBiasUpdate(sink, decl, refs);
-        else
-          reportDeclared(sink, decl, s, refs);
+        Violation *v = biasHeadOf[d] >= 0
+                           ? reportBiasUpdate(sink, decl, refs)
+                           : reportDeclared(sink, decl, s, refs);
+        if (v)
+          v->rule = declarationRule(d, s);
       } else
         sink.add(extra ? ViolationKind::Duplicate : ViolationKind::Missing,
                  {index.stageRank[s], -1}, "", refs.size(), expected);
@@ -556,8 +557,34 @@ bool StepRules::checkReducedOnce(ViolationSink &sink) const {
                             "REDUCE_GRAD, over @dp) for a gradient "
                             "reduction, and sums the reduced gradients again",
                             describe(refs[1]), s, name, rankId(refs[1].rank)),
-              /*observed=*/refs.size(), /*required=*/1))
+              /*observed=*/refs.size(), /*required=*/1)) {
         v->notes.push_back({refs[0], "the first reduction is here"});
+        std::string words;
+        std::vector<ActionPattern> patterns = reductionPatterns(
+            s, [&](int32_t g) { return g == group; }, words);
+        if (name == "dp" && schedule.dataParallel > 1) {
+          ActionPattern reduceGrad;
+          reduceGrad.kind = ActionKind::ReduceGrad;
+          reduceGrad.stage = s;
+          patterns.insert(patterns.begin(), reduceGrad);
+          words = patternWords(reduceGrad) + " or " + words;
+        }
+        v->rule = StructuralRule::selection(
+            refs[1].rank, std::move(patterns),
+            llvm::formatv("the actions that reduce the gradients of stage {0} "
+                          "over @{1} (every all_reduce or reduce_scatter "
+                          "that an after_backward declaration explains{2}: "
+                          "{3})",
+                          s, name,
+                          name == "dp" && schedule.dataParallel > 1
+                              ? ", and REDUCE_GRAD, over the data-parallel "
+                                "replicas"
+                              : "",
+                          words)
+                .str(),
+            1);
+        v->rule.atMost = true;
+      }
     }
   }
   return ok;
@@ -587,7 +614,7 @@ bool StepRules::checkStructuralReductions(ViolationSink &sink) const {
         });
     if (schedule.dataParallel > 1 && !overDp) {
       ok = false;
-      sink.add(ViolationKind::Missing, {rank, -1},
+      Violation *v = sink.add(ViolationKind::Missing, {rank, -1},
                llvm::formatv("stage {0} on rank {1} has no gradient "
                              "reduction over the {2} data-parallel replicas: "
                              "each replica would step on the gradient of its "
@@ -596,6 +623,27 @@ bool StepRules::checkStructuralReductions(ViolationSink &sink) const {
                              "declared after_backward",
                              s, rankId(rank), schedule.dataParallel),
                /*observed=*/0, /*required=*/1);
+      if (v) {
+        ActionPattern reduceGrad;
+        reduceGrad.kind = ActionKind::ReduceGrad;
+        reduceGrad.stage = s;
+        std::string words = patternWords(reduceGrad);
+        std::vector<ActionPattern> patterns = reductionPatterns(
+            s, [&](int32_t g) { return groupName(g) == "dp"; }, words);
+        patterns.insert(patterns.begin(), reduceGrad);
+        v->rule = StructuralRule::selection(
+            rank, std::move(patterns),
+            llvm::formatv("the gradient reductions of stage {0} over the "
+                          "data-parallel replicas (REDUCE_GRAD, or an "
+                          "all_reduce or reduce_scatter on @dp that an "
+                          "after_backward declaration explains: {1})",
+                          s, words)
+                .str(),
+            1);
+        v->rule.atLeast = true;
+        v->rule.premiseName = "dp";
+        v->rule.premiseValue = schedule.dataParallel;
+      }
     }
     if (schedule.replicas < 2)
       continue;
@@ -625,7 +673,8 @@ bool StepRules::checkStructuralReductions(ViolationSink &sink) const {
       copies += llvm::formatv("stage {0} on rank {1}", copy,
                               copyRanks[k] < 0 ? -1 : rankId(copyRanks[k]));
     }
-    sink.add(ViolationKind::Missing, {rank, -1},
+    Violation *v = sink.add(
+        ViolationKind::Missing, {rank, -1},
              llvm::formatv("stage {0} on rank {1} has no replica sum: the "
                            "schedule runs {2} pipeline replicas, and each copy "
                            "of model stage {3} ({4}) computes the gradient of "
@@ -636,13 +685,178 @@ bool StepRules::checkStructuralReductions(ViolationSink &sink) const {
                            s, rankId(rank), schedule.replicas, s % perReplica,
                            copies),
              /*observed=*/0, /*required=*/1);
+    if (!v)
+      continue;
+    std::string words;
+    std::vector<ActionPattern> patterns = reductionPatterns(
+        s, [](int32_t) { return true; }, words);
+    std::vector<int32_t> holds;
+    for (int32_t copy : copyRanks)
+      if (copy >= 0)
+        holds.push_back(copy);
+    for (ActionPattern &pattern : patterns) {
+      pattern.members = memberSet(pattern.group, rank);
+      pattern.holds = holds;
+    }
+    v->rule = StructuralRule::selection(
+        rank, std::move(patterns),
+        llvm::formatv("the replica sums of stage {0} (an all_reduce or "
+                      "reduce_scatter that an after_backward declaration "
+                      "explains, on a group whose member set holding rank "
+                      "index {2} (the constants member) holds the rank index "
+                      "of every copy of model stage {3} (the constants "
+                      "holds): {1})",
+                      s, words.empty() ? std::string("no declaration") : words,
+                      rank, s % perReplica)
+            .str(),
+        1);
+    v->rule.atLeast = true;
+    v->rule.premiseName = "replicas";
+    v->rule.premiseValue = schedule.replicas;
   }
   return ok;
 }
 
-void StepRules::reportBiasUpdate(ViolationSink &sink,
-                                 const CollectiveDeclaration &decl,
-                                 const std::vector<ActionRef> &refs) const {
+std::string StepRules::patternWords(const ActionPattern &pattern) const {
+  Action a;
+  a.kind = pattern.kind;
+  a.stage = pattern.stage;
+  a.group = pattern.group;
+  std::string words = describeAction(schedule, a);
+  words += llvm::formatv(" (kind {0}", static_cast<int>(pattern.kind));
+  if (pattern.group >= 0)
+    words += llvm::formatv(", group {0}", pattern.group);
+  if (pattern.ofBytes)
+    words += llvm::formatv(", bytes {0} or unknown", pattern.bytes);
+  return words + ")";
+}
+
+std::vector<ActionPattern>
+StepRules::reductionPatterns(int32_t stage,
+                             llvm::function_ref<bool(int32_t)> onGroup,
+                             std::string &words) const {
+  std::vector<ActionPattern> patterns;
+  for (const CollectiveDeclaration &decl : schedule.collectives) {
+    if (decl.when != CollectiveTiming::AfterBackward ||
+        (decl.kind != ActionKind::AllReduce &&
+         decl.kind != ActionKind::ReduceScatter) ||
+        (decl.stage >= 0 && decl.stage != stage) || !onGroup(decl.group))
+      continue;
+    if (llvm::any_of(patterns, [&](const ActionPattern &p) {
+          return p.kind == decl.kind && p.group == decl.group;
+        }))
+      continue;
+    ActionPattern pattern;
+    pattern.kind = decl.kind;
+    pattern.stage = stage;
+    pattern.group = decl.group;
+    if (!words.empty())
+      words += " or ";
+    words += patternWords(pattern);
+    patterns.push_back(std::move(pattern));
+  }
+  return patterns;
+}
+
+StructuralRule StepRules::declarationRule(size_t d, int32_t stage) const {
+  const int32_t rank = index.stageRank[stage];
+  if (rank < 0)
+    return {};
+  const std::vector<Action> &program = schedule.ranks[rank].actions;
+  auto applies = [&](const CollectiveDeclaration &decl, const Action &a) {
+    return a.stage == stage && declares(decl, a);
+  };
+  // The declarations that explain an action d (or one of them) explains:
+  // the instances of each are among the actions they explain together.
+  std::vector<bool> inClass(declarations.size(), false);
+  inClass[d] = true;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const Action &a : program) {
+      bool shared = false;
+      for (size_t c = 0; c < declarations.size() && !shared; ++c)
+        shared = inClass[c] && applies(declarations[c], a);
+      if (!shared)
+        continue;
+      for (size_t c = 0; c < declarations.size(); ++c)
+        if (!inClass[c] && applies(declarations[c], a))
+          inClass[c] = grew = true;
+    }
+  }
+  std::vector<ActionPattern> patterns;
+  std::string words;
+  int64_t required = 0;
+  size_t members = 0;
+  for (size_t c = 0; c < declarations.size(); ++c) {
+    if (!inClass[c])
+      continue;
+    ++members;
+    const CollectiveDeclaration &decl = declarations[c];
+    required += static_cast<int64_t>(expectedInstances(decl));
+    ActionPattern pattern;
+    pattern.kind = decl.kind;
+    pattern.stage = stage;
+    pattern.group = decl.group;
+    pattern.ofBytes = true;
+    pattern.bytes = decl.bytes;
+    if (!words.empty())
+      words += " and ";
+    words += patternWords(pattern) + " declared " + timingName(decl.when);
+    if (biasHeadOf[c] >= 0)
+      words += " (the bias update of aux head at stage " +
+               std::to_string(decl.stage) + ")";
+    patterns.push_back(std::move(pattern));
+  }
+  // A fragment issues each declaration in full or not at all: the counts
+  // it allows are the sums of the instances of some of them.
+  std::vector<int64_t> allowed{0};
+  for (size_t c = 0; c < declarations.size() && !wholeStep; ++c) {
+    if (!inClass[c])
+      continue;
+    const int64_t instances = static_cast<int64_t>(expectedInstances(declarations[c]));
+    for (size_t k = 0, end = allowed.size(); k < end; ++k)
+      allowed.push_back(allowed[k] + instances);
+    llvm::sort(allowed);
+    allowed.erase(llvm::unique(allowed), allowed.end());
+  }
+  int64_t found = 0;
+  for (const Action &a : program)
+    for (size_t c = 0; c < declarations.size(); ++c)
+      if (inClass[c] && applies(declarations[c], a)) {
+        ++found;
+        break;
+      }
+  // As many as declared in all, but no reading issues each on time: the
+  // count holds, and the timing is no count.
+  if (found == required || (!wholeStep && llvm::is_contained(allowed, found))) {
+    StructuralRule fact;
+    fact.why = llvm::formatv("the declarations that explain these actions "
+                             "allow the {0} the rank issues, but no reading of "
+                             "them issues each declaration on time, which is "
+                             "an order, not a count",
+                             found);
+    return fact;
+  }
+  StructuralRule rule = StructuralRule::selection(
+      rank, std::move(patterns),
+      llvm::formatv("the actions {0} {1} {2} (of its kind and group, of "
+                    "stage {3}, of its bytes or of unknown bytes)",
+                    members > 1 ? "the declarations" : "the declaration",
+                    words, members > 1 ? "explain" : "explains", stage)
+          .str(),
+      required);
+  // Besides `required`, the counts of a fragment that issues some of the
+  // declarations only.
+  if (!wholeStep)
+    for (int64_t count : allowed)
+      if (count != required)
+        rule.orCounts.push_back(count);
+  return rule;
+}
+
+Violation *StepRules::reportBiasUpdate(ViolationSink &sink,
+                                       const CollectiveDeclaration &decl,
+                                       const std::vector<ActionRef> &refs) const {
   const int32_t rank = index.stageRank[decl.stage];
   Action update;
   update.kind = decl.kind;
@@ -659,22 +873,26 @@ void StepRules::reportBiasUpdate(ViolationSink &sink,
             /*observed=*/refs.size(), /*required=*/1)) {
       v->notes.push_back({refs.front(), "the first one is here"});
       v->auxHeadStage = decl.stage;
+      return v;
     }
-    return;
+    return nullptr;
   }
-  if (Violation *v = sink.add(
-          ViolationKind::Missing, {rank, -1},
-          llvm::formatv("rank {0} has no bias update for aux head at stage "
-                        "{1} (scope aux_free): {2} after the stage's last "
-                        "backward and before the optimizer step",
-                        rankId(rank), decl.stage, what),
-          /*observed=*/0, /*required=*/1))
+  Violation *v = sink.add(
+      ViolationKind::Missing, {rank, -1},
+      llvm::formatv("rank {0} has no bias update for aux head at stage "
+                    "{1} (scope aux_free): {2} after the stage's last "
+                    "backward and before the optimizer step",
+                    rankId(rank), decl.stage, what),
+      /*observed=*/0, /*required=*/1);
+  if (v)
     v->auxHeadStage = decl.stage;
+  return v;
 }
 
-void StepRules::reportDeclared(ViolationSink &sink,
-                               const CollectiveDeclaration &decl, int32_t stage,
-                               const std::vector<ActionRef> &refs) const {
+Violation *StepRules::reportDeclared(ViolationSink &sink,
+                                     const CollectiveDeclaration &decl,
+                                     int32_t stage,
+                                     const std::vector<ActionRef> &refs) const {
   const size_t expected = expectedInstances(decl);
   const int32_t rank = index.stageRank[stage];
   Action declared;
@@ -689,13 +907,15 @@ void StepRules::reportDeclared(ViolationSink &sink,
                           "declaration ({3}) asks for {4} per step",
                           what, refs.size(), rankId(rank),
                           timingName(decl.when), expected),
-            /*observed=*/refs.size(), /*required=*/expected))
+            /*observed=*/refs.size(), /*required=*/expected)) {
       v->notes.push_back({refs.front(), "the first one is here"});
-    return;
+      return v;
+    }
+    return nullptr;
   }
   if (servesComputes(decl.when)) {
     const ActionRef unserved = servedComputes(stage, decl.when)[refs.size()];
-    sink.add(
+    return sink.add(
         ViolationKind::Missing, unserved,
         llvm::formatv(
             "{0} has no {1} {2} it: the collective is "
@@ -707,9 +927,9 @@ void StepRules::reportDeclared(ViolationSink &sink,
             decl.when == CollectiveTiming::BeforeBackward ? "backwards"
                                                           : "forwards"),
         /*observed=*/refs.size(), /*required=*/expected);
-    return;
   }
-  sink.add(ViolationKind::Missing, {rank, -1},
+  return sink.add(
+           ViolationKind::Missing, {rank, -1},
            llvm::formatv("rank {0} does not issue {1}, declared {2}{3}",
                          rankId(rank), what, timingName(decl.when),
                          decl.when == CollectiveTiming::Step

@@ -68,10 +68,10 @@ public:
     // Structural facts: an uninterpreted constant equal to what the
     // schedule has, which a rule requires to be something else.
     if (withMemory)
-      for (auto [observed, required] : query.facts) {
+      for (const StructuralFact &f : query.facts) {
         z3::expr fact = fresh("fact");
-        constraints.push_back(fact == context.int_val(observed));
-        constraints.push_back(fact == context.int_val(required));
+        constraints.push_back(fact == context.int_val(f.observed));
+        constraints.push_back(fact == context.int_val(f.required));
         ++variableCount;
       }
     // Structural rules over the schedule's actions: each action's kind,
@@ -86,6 +86,12 @@ public:
         constraints.push_back(placementRule(rule, constraints));
       for (const TransferRule &rule : query.transfers)
         constraints.push_back(transferRule(rule, constraints));
+      for (const SelectionRule &rule : query.selections)
+        constraints.push_back(selectionRule(rule, constraints));
+      for (const BackwardRule &rule : query.backwards)
+        constraints.push_back(backwardRule(rule, constraints));
+      for (const DividesRule &rule : query.divides)
+        constraints.push_back(dividesRule(rule, constraints));
       for (const RangeRule &rule : query.ranges) {
         z3::expr stage = attribute("stage", rule.stage, constraints);
         constraints.push_back(stage >= 0 &&
@@ -334,6 +340,114 @@ private:
     return result && computes >= 1;
   }
 
+  /// Whether a pattern's member set holds every rank it needs, over the
+  /// members and the needed ranks as constants (true when it needs none).
+  z3::expr joins(const ActionPattern &pattern, z3::expr_vector &constraints) {
+    z3::expr_vector members(context);
+    for (int32_t m : pattern.members)
+      members.push_back(attribute("member", m, constraints));
+    z3::expr_vector all(context);
+    for (int32_t h : pattern.holds) {
+      z3::expr needed = attribute("holds", h, constraints);
+      z3::expr_vector in(context);
+      for (unsigned k = 0; k < members.size(); ++k)
+        in.push_back(members[k] == needed);
+      all.push_back(z3::mk_or(in));
+    }
+    return z3::mk_and(all);
+  }
+
+  /// The actions of the program matching any pattern number what the rule
+  /// requires, when its premise holds.
+  z3::expr selectionRule(const SelectionRule &rule,
+                         z3::expr_vector &constraints) {
+    std::optional<z3::expr> premise;
+    if (!rule.premiseName.empty())
+      premise =
+          attribute(rule.premiseName.c_str(), rule.premiseValue, constraints);
+    z3::expr_vector joined(context);
+    bool anyStage = false, anyGroup = false, anyBytes = false;
+    for (const ActionPattern &pattern : rule.patterns) {
+      joined.push_back(joins(pattern, constraints));
+      anyStage |= pattern.stage >= 0;
+      anyGroup |= pattern.group >= 0;
+      anyBytes |= pattern.ofBytes;
+    }
+    z3::expr count = context.int_val(0);
+    for (const RuleAction &a : rule.program) {
+      z3::expr kind = attribute("kind", a.kind, constraints);
+      std::optional<z3::expr> stage, group, bytes;
+      if (anyStage)
+        stage = attribute("stage", a.stage, constraints);
+      if (anyGroup)
+        group = attribute("group", a.group, constraints);
+      if (anyBytes)
+        bytes = attribute("bytes", a.bytes, constraints);
+      z3::expr_vector any(context);
+      for (size_t p = 0; p < rule.patterns.size(); ++p) {
+        const ActionPattern &pattern = rule.patterns[p];
+        z3::expr match =
+            kind == context.int_val(static_cast<int64_t>(pattern.kind));
+        if (pattern.stage >= 0)
+          match = match && *stage == context.int_val(pattern.stage);
+        if (pattern.group >= 0)
+          match = match && *group == context.int_val(pattern.group);
+        if (pattern.ofBytes)
+          match = match &&
+                  (*bytes < 0 || *bytes == context.int_val(pattern.bytes));
+        if (!pattern.holds.empty())
+          match = match && joined[p];
+        any.push_back(match);
+      }
+      count = count + z3::ite(z3::mk_or(any), context.int_val(1),
+                              context.int_val(0));
+    }
+    const z3::expr required = context.int_val(rule.required);
+    z3::expr bound = count == required;
+    if (rule.bound == SelectionRule::Bound::AtLeast)
+      bound = count >= required;
+    else if (rule.bound == SelectionRule::Bound::AtMost)
+      bound = count <= required;
+    for (int64_t alternative : rule.orCounts)
+      bound = bound || count == context.int_val(alternative);
+    return premise ? z3::implies(*premise > 1, bound) : bound;
+  }
+
+  /// One B and no I or W, or one I and one W and no B.
+  z3::expr backwardRule(const BackwardRule &rule,
+                        z3::expr_vector &constraints) {
+    z3::expr full = context.int_val(0), input = context.int_val(0),
+             weight = context.int_val(0);
+    auto add = [&](z3::expr &sum, const z3::expr &kind, ActionKind k,
+                   const z3::expr &here) {
+      sum = sum + z3::ite(here && kind == static_cast<int>(k),
+                          context.int_val(1), context.int_val(0));
+    };
+    for (const std::array<int64_t, 4> &action : rule.actions) {
+      z3::expr kind = attribute("kind", action[0], constraints);
+      z3::expr here =
+          attribute("stage", action[1], constraints) ==
+              context.int_val(rule.stage) &&
+          attribute("mb", action[2], constraints) ==
+              context.int_val(rule.microbatch);
+      add(full, kind, ActionKind::Backward, here);
+      add(input, kind, ActionKind::BackwardInput, here);
+      add(weight, kind, ActionKind::BackwardWeight, here);
+    }
+    return (full == 1 && input == 0 && weight == 0) ||
+           (full == 0 && input == 1 && weight == 1);
+  }
+
+  /// replicas >= 1, and it divides the stages and the microbatches.
+  z3::expr dividesRule(const DividesRule &rule, z3::expr_vector &constraints) {
+    z3::expr stages = attribute("stages", rule.stages, constraints);
+    z3::expr microbatches =
+        attribute("microbatches", rule.microbatches, constraints);
+    z3::expr replicas = attribute("replicas", rule.replicas, constraints);
+    return replicas >= 1 && z3::mod(stages, replicas) == 0 &&
+           z3::mod(microbatches, replicas) == 0;
+  }
+
   z3::expr fresh(const char *prefix) {
     return z3::expr(context,
                     Z3_mk_fresh_const(context, prefix, context.int_sort()));
@@ -542,7 +656,9 @@ Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds) {
         return search(context, constraints, outcome.reason,
                       query.counts.empty() && query.ranges.empty() &&
                           query.pairings.empty() && query.placements.empty() &&
-                          query.transfers.empty());
+                          query.transfers.empty() &&
+                          query.selections.empty() &&
+                          query.backwards.empty() && query.divides.empty());
       });
     }
   } catch (const z3::exception &error) {
