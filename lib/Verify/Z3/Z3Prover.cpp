@@ -149,6 +149,17 @@ private:
     return context.int_val(toDecimal(value).c_str());
   }
 
+  /// The sum of `terms`, as one n-ary sum: Z3 frees a long chain of binary
+  /// sums in time quadratic in its length (a 4,000-action count took 28 s
+  /// to free its context).
+  z3::expr total(const z3::expr_vector &terms) {
+    return terms.empty() ? context.int_val(0) : z3::sum(terms);
+  }
+  /// 1 when `condition` holds, else 0.
+  z3::expr indicator(const z3::expr &condition) {
+    return z3::ite(condition, context.int_val(1), context.int_val(0));
+  }
+
   /// A constant named `prefix` equal to `value` (an action's attribute).
   z3::expr attribute(const char *prefix, int64_t value,
                      z3::expr_vector &constraints) {
@@ -160,7 +171,7 @@ private:
 
   /// sum over the rule's actions of [the action matches] == required.
   z3::expr countRule(const CountRule &rule, z3::expr_vector &constraints) {
-    z3::expr sum = context.int_val(0);
+    z3::expr_vector terms(context);
     for (const std::array<int64_t, 4> &action : rule.actions) {
       z3::expr matches = attribute("kind", action[0], constraints) ==
                          context.int_val(rule.kind);
@@ -173,8 +184,9 @@ private:
       if (rule.direction >= 0)
         matches = matches && attribute("dir", action[3], constraints) ==
                                  context.int_val(rule.direction);
-      sum = sum + z3::ite(matches, context.int_val(1), context.int_val(0));
+      terms.push_back(indicator(matches));
     }
+    const z3::expr sum = total(terms);
     return rule.atLeast ? sum >= context.int_val(rule.required)
                         : sum == context.int_val(rule.required);
   }
@@ -212,17 +224,16 @@ private:
     };
     auto side = [&](const std::vector<RuleAction> &program, bool left,
                     std::vector<Selected> &selected) {
-      z3::expr count = context.int_val(0);
+      z3::expr_vector terms(context);
       for (const RuleAction &a : program) {
         z3::expr kind = attribute("kind", a.kind, constraints);
         bool chosen = false;
         z3::expr matches = selects(rule, a, left, kind, constraints, chosen);
-        count =
-            count + z3::ite(matches, context.int_val(1), context.int_val(0));
+        terms.push_back(indicator(matches));
         if (chosen)
           selected.push_back({&a, kind});
       }
-      return count;
+      return total(terms);
     };
     std::vector<Selected> lefts, rights;
     // The left program's constants first, in the file's order.
@@ -275,25 +286,23 @@ private:
           constraints);
     else
       return context.bool_val(false);
-    z3::expr total = context.int_val(0);
+    z3::expr_vector programs(context);
     for (const std::vector<RuleAction> &program : rule.programs) {
-      z3::expr computes = context.int_val(0);
+      z3::expr_vector terms(context);
       for (const RuleAction &a : program) {
         z3::expr kind = attribute("kind", a.kind, constraints);
         z3::expr stage = attribute("stage", a.stage, constraints);
         // F, B, I and W are the first four kinds.
-        computes =
-            computes +
-            z3::ite(kind >= static_cast<int>(ActionKind::Forward) &&
-                        kind <= static_cast<int>(ActionKind::BackwardWeight) &&
-                        stage == *subject,
-                    context.int_val(1), context.int_val(0));
+        terms.push_back(indicator(
+            kind >= static_cast<int>(ActionKind::Forward) &&
+            kind <= static_cast<int>(ActionKind::BackwardWeight) &&
+            stage == *subject));
       }
-      total = holds ? total + computes
-                    : total + z3::ite(computes >= 1, context.int_val(1),
-                                      context.int_val(0));
+      const z3::expr computes = total(terms);
+      programs.push_back(holds ? computes : indicator(computes >= 1));
     }
-    return holds ? total >= 1 : total == 1;
+    const z3::expr all = total(programs);
+    return holds ? all >= 1 : all == 1;
   }
 
   /// The subject transfer's far stage is in its replica, computed on the
@@ -320,24 +329,21 @@ private:
     result = result &&
              peer != context.int_val(static_cast<int64_t>(rule.subjectProgram));
     // The computes of the far stage on the rank the peer names.
-    z3::expr computes = context.int_val(0);
+    z3::expr_vector ranks(context);
     for (size_t q = 0; q < rule.programs.size(); ++q) {
-      z3::expr onRank = context.int_val(0);
+      z3::expr_vector terms(context);
       for (const RuleAction &a : rule.programs[q]) {
         z3::expr aKind = attribute("kind", a.kind, constraints);
         z3::expr aStage = attribute("stage", a.stage, constraints);
-        onRank =
-            onRank +
-            z3::ite(aKind >= static_cast<int>(ActionKind::Forward) &&
-                        aKind <= static_cast<int>(ActionKind::BackwardWeight) &&
-                        aStage == far,
-                    context.int_val(1), context.int_val(0));
+        terms.push_back(indicator(
+            aKind >= static_cast<int>(ActionKind::Forward) &&
+            aKind <= static_cast<int>(ActionKind::BackwardWeight) &&
+            aStage == far));
       }
-      computes =
-          computes + z3::ite(peer == context.int_val(static_cast<int64_t>(q)),
-                             onRank, context.int_val(0));
+      ranks.push_back(z3::ite(peer == context.int_val(static_cast<int64_t>(q)),
+                              total(terms), context.int_val(0)));
     }
-    return result && computes >= 1;
+    return result && total(ranks) >= 1;
   }
 
   /// Whether a pattern's member set holds every rank it needs, over the
@@ -373,7 +379,7 @@ private:
       anyGroup |= pattern.group >= 0;
       anyBytes |= pattern.ofBytes;
     }
-    z3::expr count = context.int_val(0);
+    z3::expr_vector terms(context);
     for (const RuleAction &a : rule.program) {
       z3::expr kind = attribute("kind", a.kind, constraints);
       std::optional<z3::expr> stage, group, bytes;
@@ -399,9 +405,9 @@ private:
           match = match && joined[p];
         any.push_back(match);
       }
-      count = count + z3::ite(z3::mk_or(any), context.int_val(1),
-                              context.int_val(0));
+      terms.push_back(indicator(z3::mk_or(any)));
     }
+    const z3::expr count = total(terms);
     const z3::expr required = context.int_val(rule.required);
     z3::expr bound = count == required;
     if (rule.bound == SelectionRule::Bound::AtLeast)
@@ -416,12 +422,10 @@ private:
   /// One B and no I or W, or one I and one W and no B.
   z3::expr backwardRule(const BackwardRule &rule,
                         z3::expr_vector &constraints) {
-    z3::expr full = context.int_val(0), input = context.int_val(0),
-             weight = context.int_val(0);
-    auto add = [&](z3::expr &sum, const z3::expr &kind, ActionKind k,
+    z3::expr_vector fulls(context), inputs(context), weights(context);
+    auto add = [&](z3::expr_vector &terms, const z3::expr &kind, ActionKind k,
                    const z3::expr &here) {
-      sum = sum + z3::ite(here && kind == static_cast<int>(k),
-                          context.int_val(1), context.int_val(0));
+      terms.push_back(indicator(here && kind == static_cast<int>(k)));
     };
     for (const std::array<int64_t, 4> &action : rule.actions) {
       z3::expr kind = attribute("kind", action[0], constraints);
@@ -430,10 +434,12 @@ private:
               context.int_val(rule.stage) &&
           attribute("mb", action[2], constraints) ==
               context.int_val(rule.microbatch);
-      add(full, kind, ActionKind::Backward, here);
-      add(input, kind, ActionKind::BackwardInput, here);
-      add(weight, kind, ActionKind::BackwardWeight, here);
+      add(fulls, kind, ActionKind::Backward, here);
+      add(inputs, kind, ActionKind::BackwardInput, here);
+      add(weights, kind, ActionKind::BackwardWeight, here);
     }
+    const z3::expr full = total(fulls), input = total(inputs),
+                   weight = total(weights);
     return (full == 1 && input == 0 && weight == 0) ||
            (full == 0 && input == 1 && weight == 1);
   }
