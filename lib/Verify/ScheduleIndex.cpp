@@ -543,9 +543,17 @@ void ScheduleIndex::checkPair(ActionRef sendRef, ActionRef recvRef, size_t k,
 }
 
 bool sched::collectiveStageIsKey(const Schedule &schedule, const Action &a) {
-  bool declared = false;
+  // A declaration the plan names is the only reading; otherwise any that
+  // fits could be the one.
+  const bool named =
+      a.declaration >= 0 &&
+      static_cast<size_t>(a.declaration) < schedule.collectives.size();
+  bool declared = named;
+  if (named && schedule.collectives[a.declaration].when ==
+                   CollectiveTiming::AfterBackward)
+    return true;
   for (const CollectiveDeclaration &decl : schedule.collectives) {
-    if (decl.kind != a.kind || decl.group != a.group ||
+    if (named || decl.kind != a.kind || decl.group != a.group ||
         (decl.stage >= 0 && decl.stage != a.stage) ||
         (a.bytes >= 0 && a.bytes != decl.bytes))
       continue;

@@ -48,6 +48,12 @@ static bool servesComputes(CollectiveTiming when) {
 bool StepRules::reducesGradients(const Schedule &schedule, const Action &a) {
   if (a.kind != ActionKind::AllReduce && a.kind != ActionKind::ReduceScatter)
     return false;
+  // A plan that names the declaration an action fulfils tells the engine
+  // what it does: there is one reading.
+  if (a.declaration >= 0 &&
+      static_cast<size_t>(a.declaration) < schedule.collectives.size())
+    return schedule.collectives[a.declaration].when ==
+           CollectiveTiming::AfterBackward;
   return llvm::any_of(schedule.collectives,
                       [&](const CollectiveDeclaration &decl) {
                         return decl.when == CollectiveTiming::AfterBackward &&
@@ -128,6 +134,11 @@ static int openTimingRank(CollectiveTiming when) {
 }
 
 int32_t StepRules::declarationOf(const Action &a, ActionRef at) {
+  // The declaration the plan names (the reader checked that it explains
+  // the action).
+  if (a.declaration >= 0 &&
+      static_cast<size_t>(a.declaration) < schedule.collectives.size())
+    return a.declaration;
   int32_t first = -1, count = 0;
   for (size_t d = 0; d < declarations.size(); ++d)
     if (declares(declarations[d], a)) {
@@ -728,6 +739,12 @@ std::string StepRules::patternWords(const ActionPattern &pattern) const {
     words += llvm::formatv(", group {0}", pattern.group);
   if (pattern.ofBytes)
     words += llvm::formatv(", bytes {0} or unknown", pattern.bytes);
+  if (!pattern.declarations.empty()) {
+    words += ", naming no declaration (named -1)";
+    for (int32_t d : pattern.declarations)
+      if (d >= 0)
+        words += " or declaration " + std::to_string(d);
+  }
   return words + ")";
 }
 
@@ -742,14 +759,19 @@ StepRules::reductionPatterns(int32_t stage,
          decl.kind != ActionKind::ReduceScatter) ||
         (decl.stage >= 0 && decl.stage != stage) || !onGroup(decl.group))
       continue;
-    if (llvm::any_of(patterns, [&](const ActionPattern &p) {
-          return p.kind == decl.kind && p.group == decl.group;
-        }))
+    const int32_t d = static_cast<int32_t>(&decl - &schedule.collectives[0]);
+    auto same = llvm::find_if(patterns, [&](const ActionPattern &p) {
+      return p.kind == decl.kind && p.group == decl.group;
+    });
+    if (same != patterns.end()) {
+      same->declarations.push_back(d);
       continue;
+    }
     ActionPattern pattern;
     pattern.kind = decl.kind;
     pattern.stage = stage;
     pattern.group = decl.group;
+    pattern.declarations.push_back(d);
     if (!words.empty())
       words += " or ";
     words += patternWords(pattern);
@@ -763,8 +785,10 @@ StructuralRule StepRules::declarationRule(size_t d, int32_t stage) const {
   if (rank < 0)
     return {};
   const std::vector<Action> &program = schedule.ranks[rank].actions;
-  auto applies = [&](const CollectiveDeclaration &decl, const Action &a) {
-    return a.stage == stage && declares(decl, a);
+  // An action that names its declaration is an instance of that one only.
+  auto applies = [&](size_t c, const Action &a) {
+    return a.stage == stage && declares(declarations[c], a) &&
+           (a.declaration < 0 || static_cast<size_t>(a.declaration) == c);
   };
   // The declarations that explain an action d (or one of them) explains:
   // the instances of each are among the actions they explain together.
@@ -775,11 +799,11 @@ StructuralRule StepRules::declarationRule(size_t d, int32_t stage) const {
     for (const Action &a : program) {
       bool shared = false;
       for (size_t c = 0; c < declarations.size() && !shared; ++c)
-        shared = inClass[c] && applies(declarations[c], a);
+        shared = inClass[c] && applies(c, a);
       if (!shared)
         continue;
       for (size_t c = 0; c < declarations.size(); ++c)
-        if (!inClass[c] && applies(declarations[c], a))
+        if (!inClass[c] && applies(c, a))
           inClass[c] = grew = true;
     }
   }
@@ -799,6 +823,10 @@ StructuralRule StepRules::declarationRule(size_t d, int32_t stage) const {
     pattern.group = decl.group;
     pattern.ofBytes = true;
     pattern.bytes = decl.bytes;
+    // A bias update is no declaration of the schedule's: no action names
+    // it.
+    pattern.declarations.push_back(
+        c < schedule.collectives.size() ? static_cast<int32_t>(c) : -1);
     if (!words.empty())
       words += " and ";
     words += patternWords(pattern) + " declared " + timingName(decl.when);
@@ -822,7 +850,7 @@ StructuralRule StepRules::declarationRule(size_t d, int32_t stage) const {
   int64_t found = 0;
   for (const Action &a : program)
     for (size_t c = 0; c < declarations.size(); ++c)
-      if (inClass[c] && applies(declarations[c], a)) {
+      if (inClass[c] && applies(c, a)) {
         ++found;
         break;
       }

@@ -366,6 +366,7 @@ static RuleAction ruleAction(const ScheduleIndex &index, const Action &a) {
   result.bytes = transfer ? index.transferBytes(a) : a.bytes;
   if (a.group >= 0)
     result.stageKey = collectiveStageIsKey(index.schedule, a) ? 1 : 0;
+  result.declaration = a.declaration;
   return result;
 }
 

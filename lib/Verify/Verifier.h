@@ -102,7 +102,9 @@ struct ActionRef {
 /// `group` where >= 0; with `ofBytes`, of `bytes` or of unknown bytes (an
 /// instance of a declaration of `bytes`); with `holds` non-empty, every
 /// rank of `holds` is among `members`, the member set of `group` that holds
-/// the counting rank (a replica sum joins the ranks of every copy).
+/// the counting rank (a replica sum joins the ranks of every copy); with
+/// `declarations` non-empty, the action names none of the schedule's
+/// declarations or one of these (a pattern that stands for declarations).
 struct ActionPattern {
   ActionKind kind = ActionKind::AllReduce;
   int32_t stage = -1;
@@ -111,6 +113,7 @@ struct ActionPattern {
   int64_t bytes = -1;
   std::vector<int32_t> members;
   std::vector<int32_t> holds;
+  std::vector<int32_t> declarations;
 };
 
 /// The rule a structural violation breaks, stated over the schedule's

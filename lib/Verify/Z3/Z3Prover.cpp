@@ -372,23 +372,26 @@ private:
       premise =
           attribute(rule.premiseName.c_str(), rule.premiseValue, constraints);
     z3::expr_vector joined(context);
-    bool anyStage = false, anyGroup = false, anyBytes = false;
+    bool anyStage = false, anyGroup = false, anyBytes = false, anyNamed = false;
     for (const ActionPattern &pattern : rule.patterns) {
       joined.push_back(joins(pattern, constraints));
       anyStage |= pattern.stage >= 0;
       anyGroup |= pattern.group >= 0;
       anyBytes |= pattern.ofBytes;
+      anyNamed |= !pattern.declarations.empty();
     }
     z3::expr_vector terms(context);
     for (const RuleAction &a : rule.program) {
       z3::expr kind = attribute("kind", a.kind, constraints);
-      std::optional<z3::expr> stage, group, bytes;
+      std::optional<z3::expr> stage, group, bytes, named;
       if (anyStage)
         stage = attribute("stage", a.stage, constraints);
       if (anyGroup)
         group = attribute("group", a.group, constraints);
       if (anyBytes)
         bytes = attribute("bytes", a.bytes, constraints);
+      if (anyNamed)
+        named = attribute("named", a.declaration, constraints);
       z3::expr_vector any(context);
       for (size_t p = 0; p < rule.patterns.size(); ++p) {
         const ActionPattern &pattern = rule.patterns[p];
@@ -403,6 +406,13 @@ private:
                   (*bytes < 0 || *bytes == context.int_val(pattern.bytes));
         if (!pattern.holds.empty())
           match = match && joined[p];
+        if (!pattern.declarations.empty()) {
+          z3::expr_vector names(context);
+          names.push_back(*named == -1);
+          for (int32_t d : pattern.declarations)
+            names.push_back(*named == d);
+          match = match && z3::mk_or(names);
+        }
         any.push_back(match);
       }
       terms.push_back(indicator(z3::mk_or(any)));

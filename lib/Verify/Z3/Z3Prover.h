@@ -61,6 +61,8 @@ struct RuleAction {
   /// Collectives: 1 when the stage is a matching key (a gradient
   /// reduction, a bias update, a collective no declaration explains).
   int64_t stageKey = 0;
+  /// Collectives: the declaration the plan names, -1 for none.
+  int64_t declaration = -1;
 };
 
 /// A pairing rule between the programs of two ranks, `left` and `right`
