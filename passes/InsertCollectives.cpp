@@ -181,13 +181,13 @@ private:
                                  IntegerAttr());
     case CollectiveKind::ReduceScatter:
       return ReduceScatterOp::create(builder, loc, group, stageAttr, bytes,
-                                 IntegerAttr());
+                                     IntegerAttr());
     case CollectiveKind::AllGather:
       return AllGatherOp::create(builder, loc, group, stageAttr, bytes,
                                  IntegerAttr());
     case CollectiveKind::AllToAll:
       return AllToAllOp::create(builder, loc, group, stageAttr, bytes,
-                                 IntegerAttr());
+                                IntegerAttr());
     case CollectiveKind::Barrier:
       return BarrierOp::create(builder, loc, group, stageAttr, IntegerAttr(),
                                IntegerAttr());
@@ -399,7 +399,8 @@ struct InsertCollectivesPass
       for (int64_t stage : stages) {
         auto bytes = parameters.find(stage);
         AllReduceOp::create(
-            insert, rank.getLoc(), FlatSymbolRefAttr::get(builder.getStringAttr(kGroupName)),
+            insert, rank.getLoc(),
+            FlatSymbolRefAttr::get(builder.getStringAttr(kGroupName)),
             insert.getI64IntegerAttr(stage),
             bytes == parameters.end() ? IntegerAttr()
                                       : insert.getI64IntegerAttr(bytes->second),

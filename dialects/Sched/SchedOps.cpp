@@ -558,8 +558,7 @@ LogicalResult P2PGroupOp::verifyRegions() {
 /// Checks the stage a collective action names, if any, and the declaration
 /// it names, if any: one of the schedule's, which explains it. Its group is
 /// the schedule's to check (ScheduleOp::verifyRegions).
-template <typename OpTy>
-static LogicalResult verifyCollectiveAction(OpTy op) {
+template <typename OpTy> static LogicalResult verifyCollectiveAction(OpTy op) {
   std::optional<uint64_t> stage = op.getStage();
   if (stage && failed(checkStage(op, *stage)))
     return failure();
@@ -568,8 +567,8 @@ static LogicalResult verifyCollectiveAction(OpTy op) {
     return success();
   auto schedule = op->template getParentOfType<ScheduleOp>();
   if (!schedule)
-    return op.emitOpError() << "names declaration " << *index
-                            << " outside a sched.schedule";
+    return op.emitOpError()
+           << "names declaration " << *index << " outside a sched.schedule";
   uint64_t count = 0;
   CollectiveOp named;
   for (CollectiveOp decl :
@@ -577,20 +576,19 @@ static LogicalResult verifyCollectiveAction(OpTy op) {
     if (count++ == *index)
       named = decl;
   if (!named)
-    return op.emitOpError() << "names declaration " << *index
-                            << ", but the schedule declares " << count
-                            << " sched.collective(s)";
+    return op.emitOpError()
+           << "names declaration " << *index << ", but the schedule declares "
+           << count << " sched.collective(s)";
   std::optional<uint64_t> declStage = named.getStage();
   std::optional<uint64_t> bytes = op.getBytes();
-  if (named.getKind() == OpTy::getKind() &&
-      named.getGroup() == op.getGroup() && (!declStage || declStage == stage) &&
+  if (named.getKind() == OpTy::getKind() && named.getGroup() == op.getGroup() &&
+      (!declStage || declStage == stage) &&
       (!bytes || *bytes == named.getBytes()))
     return success();
   return op.emitOpError()
          << "names declaration " << *index << " (sched.collective "
-         << stringifyCollectiveKind(named.getKind()) << " @"
-         << named.getGroup() << " when "
-         << stringifyCollectiveWhen(named.getWhen())
+         << stringifyCollectiveKind(named.getKind()) << " @" << named.getGroup()
+         << " when " << stringifyCollectiveWhen(named.getWhen())
          << "), which does not explain it: the declaration it names has its "
             "kind and group, and its stage and bytes where both name them";
 }

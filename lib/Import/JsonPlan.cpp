@@ -711,8 +711,8 @@ LogicalResult PlanReader::readInstruction(const llvm::json::Value &value,
     return error(where) << "must be an object";
   if (failed(checkKeys(*object, where,
                        {"op", "stage", "microbatch", "direction", "peer",
-                        "group", "bytes", "declaration", "p2p_group",
-                        "overlap", "stream", "slot", "recv_slot"})))
+                        "group", "bytes", "declaration", "p2p_group", "overlap",
+                        "stream", "slot", "recv_slot"})))
     return failure();
   std::string opName;
   if (failed(readString(*object, "op", where, std::nullopt, opName)))
@@ -906,8 +906,8 @@ LogicalResult PlanReader::readDeclaration(const llvm::json::Object &object,
       (action.bytes >= 0 && action.bytes != decl.bytes))
     return error(where) << "\"declaration\" " << index << " ("
                         << planOpName(decl.kind) << " on group '"
-                        << result.plan.schedule.groups[decl.group].name
-                        << "', " << collectiveTimingName(decl.when)
+                        << result.plan.schedule.groups[decl.group].name << "', "
+                        << collectiveTimingName(decl.when)
                         << ") does not explain this " << opName
                         << ": the declaration it names has its kind and "
                            "group, and its stage and bytes where both name "

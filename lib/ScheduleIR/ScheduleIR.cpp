@@ -336,7 +336,7 @@ static void writeAction(OpBuilder &builder, Location loc,
     return;
   case ActionKind::ReduceScatter:
     ReduceScatterOp::create(builder, loc, groupRef(), collectiveStage, bytes,
-                        declaration);
+                            declaration);
     return;
   case ActionKind::AllGather:
     AllGatherOp::create(builder, loc, groupRef(), collectiveStage, bytes,
@@ -344,11 +344,11 @@ static void writeAction(OpBuilder &builder, Location loc,
     return;
   case ActionKind::AllToAll:
     AllToAllOp::create(builder, loc, groupRef(), collectiveStage, bytes,
-                        declaration);
+                       declaration);
     return;
   case ActionKind::Barrier:
     BarrierOp::create(builder, loc, groupRef(), collectiveStage, bytes,
-                        declaration);
+                      declaration);
     return;
   case ActionKind::Unshard:
     UnshardOp::create(builder, loc, stage);

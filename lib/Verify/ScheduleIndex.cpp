@@ -545,9 +545,8 @@ void ScheduleIndex::checkPair(ActionRef sendRef, ActionRef recvRef, size_t k,
 bool sched::collectiveStageIsKey(const Schedule &schedule, const Action &a) {
   // A declaration the plan names is the only reading; otherwise any that
   // fits could be the one.
-  const bool named =
-      a.declaration >= 0 &&
-      static_cast<size_t>(a.declaration) < schedule.collectives.size();
+  const bool named = a.declaration >= 0 && static_cast<size_t>(a.declaration) <
+                                               schedule.collectives.size();
   bool declared = named;
   if (named && schedule.collectives[a.declaration].when ==
                    CollectiveTiming::AfterBackward)

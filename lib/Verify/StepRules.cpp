@@ -527,9 +527,8 @@ bool StepRules::checkDeclarations(ViolationSink &sink) const {
       ok = false;
       const bool extra = refs.size() > expected;
       if (reported++ < ViolationSink::kMaxViolations) {
-        Violation *v = biasHeadOf[d] >= 0
-                           ? reportBiasUpdate(sink, decl, refs)
-                           : reportDeclared(sink, decl, s, refs);
+        Violation *v = biasHeadOf[d] >= 0 ? reportBiasUpdate(sink, decl, refs)
+                                          : reportDeclared(sink, decl, s, refs);
         if (v)
           v->rule = declarationRule(d, s);
       } else
@@ -625,15 +624,16 @@ bool StepRules::checkStructuralReductions(ViolationSink &sink) const {
         });
     if (schedule.dataParallel > 1 && !overDp) {
       ok = false;
-      Violation *v = sink.add(ViolationKind::Missing, {rank, -1},
-               llvm::formatv("stage {0} on rank {1} has no gradient "
-                             "reduction over the {2} data-parallel replicas: "
-                             "each replica would step on the gradient of its "
-                             "own microbatches; the step needs REDUCE_GRAD"
-                             "(stage {0}) or an all_reduce @dp of stage {0} "
-                             "declared after_backward",
-                             s, rankId(rank), schedule.dataParallel),
-               /*observed=*/0, /*required=*/1);
+      Violation *v = sink.add(
+          ViolationKind::Missing, {rank, -1},
+          llvm::formatv("stage {0} on rank {1} has no gradient "
+                        "reduction over the {2} data-parallel replicas: "
+                        "each replica would step on the gradient of its "
+                        "own microbatches; the step needs REDUCE_GRAD"
+                        "(stage {0}) or an all_reduce @dp of stage {0} "
+                        "declared after_backward",
+                        s, rankId(rank), schedule.dataParallel),
+          /*observed=*/0, /*required=*/1);
       if (v) {
         ActionPattern reduceGrad;
         reduceGrad.kind = ActionKind::ReduceGrad;
@@ -686,16 +686,16 @@ bool StepRules::checkStructuralReductions(ViolationSink &sink) const {
     }
     Violation *v = sink.add(
         ViolationKind::Missing, {rank, -1},
-             llvm::formatv("stage {0} on rank {1} has no replica sum: the "
-                           "schedule runs {2} pipeline replicas, and each copy "
-                           "of model stage {3} ({4}) computes the gradient of "
-                           "its own microbatches only; the step needs an "
-                           "all_reduce of stage {0} declared after_backward "
-                           "on a group whose member set holds every copy's "
-                           "rank",
-                           s, rankId(rank), schedule.replicas, s % perReplica,
-                           copies),
-             /*observed=*/0, /*required=*/1);
+        llvm::formatv("stage {0} on rank {1} has no replica sum: the "
+                      "schedule runs {2} pipeline replicas, and each copy "
+                      "of model stage {3} ({4}) computes the gradient of "
+                      "its own microbatches only; the step needs an "
+                      "all_reduce of stage {0} declared after_backward "
+                      "on a group whose member set holds every copy's "
+                      "rank",
+                      s, rankId(rank), schedule.replicas, s % perReplica,
+                      copies),
+        /*observed=*/0, /*required=*/1);
     if (!v)
       continue;
     std::string words;
@@ -841,7 +841,8 @@ StructuralRule StepRules::declarationRule(size_t d, int32_t stage) const {
   for (size_t c = 0; c < declarations.size() && !wholeStep; ++c) {
     if (!inClass[c])
       continue;
-    const int64_t instances = static_cast<int64_t>(expectedInstances(declarations[c]));
+    const int64_t instances =
+        static_cast<int64_t>(expectedInstances(declarations[c]));
     for (size_t k = 0, end = allowed.size(); k < end; ++k)
       allowed.push_back(allowed[k] + instances);
     llvm::sort(allowed);
@@ -869,8 +870,8 @@ StructuralRule StepRules::declarationRule(size_t d, int32_t stage) const {
       rank, std::move(patterns),
       llvm::formatv("the actions {0} {1} {2} (of its kind and group, of "
                     "stage {3}, of its bytes or of unknown bytes)",
-                    members > 1 ? "the declarations" : "the declaration",
-                    words, members > 1 ? "explain" : "explains", stage)
+                    members > 1 ? "the declarations" : "the declaration", words,
+                    members > 1 ? "explain" : "explains", stage)
           .str(),
       required);
   // Besides `required`, the counts of a fragment that issues some of the
@@ -882,9 +883,10 @@ StructuralRule StepRules::declarationRule(size_t d, int32_t stage) const {
   return rule;
 }
 
-Violation *StepRules::reportBiasUpdate(ViolationSink &sink,
-                                       const CollectiveDeclaration &decl,
-                                       const std::vector<ActionRef> &refs) const {
+Violation *
+StepRules::reportBiasUpdate(ViolationSink &sink,
+                            const CollectiveDeclaration &decl,
+                            const std::vector<ActionRef> &refs) const {
   const int32_t rank = index.stageRank[decl.stage];
   Action update;
   update.kind = decl.kind;
@@ -956,14 +958,13 @@ Violation *StepRules::reportDeclared(ViolationSink &sink,
                                                           : "forwards"),
         /*observed=*/refs.size(), /*required=*/expected);
   }
-  return sink.add(
-           ViolationKind::Missing, {rank, -1},
-           llvm::formatv("rank {0} does not issue {1}, declared {2}{3}",
-                         rankId(rank), what, timingName(decl.when),
-                         decl.when == CollectiveTiming::Step
-                             ? " (before the optimizer step)"
-                             : " (after the stage's last gradient)"),
-           /*observed=*/0, /*required=*/1);
+  return sink.add(ViolationKind::Missing, {rank, -1},
+                  llvm::formatv("rank {0} does not issue {1}, declared {2}{3}",
+                                rankId(rank), what, timingName(decl.when),
+                                decl.when == CollectiveTiming::Step
+                                    ? " (before the optimizer step)"
+                                    : " (after the stage's last gradient)"),
+                  /*observed=*/0, /*required=*/1);
 }
 
 //===----------------------------------------------------------------------===//

@@ -435,7 +435,8 @@ public:
 
 private:
   bool keeps(int32_t r, size_t i) const {
-    if (whole || (r == subject.rank && static_cast<int32_t>(i) == subject.index))
+    if (whole ||
+        (r == subject.rank && static_cast<int32_t>(i) == subject.index))
       return true;
     return reads(index.schedule.ranks[r].actions[i]);
   }
@@ -582,8 +583,8 @@ static bool addRankRule(const ScheduleIndex &index, const Violation &v,
 }
 
 /// The selection rule `rule` states, over the program of its rank.
-static std::optional<SelectionRule>
-selectionRule(const ScheduleIndex &index, const StructuralRule &rule) {
+static std::optional<SelectionRule> selectionRule(const ScheduleIndex &index,
+                                                  const StructuralRule &rule) {
   const Schedule &schedule = index.schedule;
   std::string kinds;
   for (const ActionPattern &pattern : rule.patterns) {
@@ -596,9 +597,8 @@ selectionRule(const ScheduleIndex &index, const StructuralRule &rule) {
   const RuleScope scope(
       index, {rule.rank},
       [patterns](const Action &a) {
-        return llvm::any_of(patterns, [&](const ActionPattern &p) {
-          return p.kind == a.kind;
-        });
+        return llvm::any_of(
+            patterns, [&](const ActionPattern &p) { return p.kind == a.kind; });
       },
       "kinds" + llvm::StringRef(kinds).drop_back().str());
   if (!scope.fits())
@@ -610,8 +610,8 @@ selectionRule(const ScheduleIndex &index, const StructuralRule &rule) {
   selection.orCounts = rule.orCounts;
   std::string alternatives;
   for (int64_t count : rule.orCounts)
-    alternatives += (alternatives.empty() ? " (or " : " or ") +
-                    std::to_string(count);
+    alternatives +=
+        (alternatives.empty() ? " (or " : " or ") + std::to_string(count);
   if (!alternatives.empty())
     alternatives += ")";
   selection.bound = rule.atLeast  ? SelectionRule::Bound::AtLeast
@@ -619,19 +619,19 @@ selectionRule(const ScheduleIndex &index, const StructuralRule &rule) {
                                   : SelectionRule::Bound::Exactly;
   selection.premiseName = rule.premiseName;
   selection.premiseValue = rule.premiseValue;
-  selection.description = llvm::formatv(
-      "among the actions of rank {0}, {1} number {2}{3}{4}{5}{6}",
-      schedule.ranks[rule.rank].id, rule.selects,
-      rule.atLeast  ? "at least "
-      : rule.atMost ? "at most "
-                    : "",
-      rule.required, alternatives,
-      rule.premiseName.empty()
-          ? std::string()
-          : llvm::formatv(", when {0} (here {1}) is above 1", rule.premiseName,
-                          rule.premiseValue)
-                .str(),
-      scope.comment());
+  selection.description =
+      llvm::formatv("among the actions of rank {0}, {1} number {2}{3}{4}{5}{6}",
+                    schedule.ranks[rule.rank].id, rule.selects,
+                    rule.atLeast  ? "at least "
+                    : rule.atMost ? "at most "
+                                  : "",
+                    rule.required, alternatives,
+                    rule.premiseName.empty()
+                        ? std::string()
+                        : llvm::formatv(", when {0} (here {1}) is above 1",
+                                        rule.premiseName, rule.premiseValue)
+                              .str(),
+                    scope.comment());
   return selection;
 }
 

@@ -293,10 +293,10 @@ private:
         z3::expr kind = attribute("kind", a.kind, constraints);
         z3::expr stage = attribute("stage", a.stage, constraints);
         // F, B, I and W are the first four kinds.
-        terms.push_back(indicator(
-            kind >= static_cast<int>(ActionKind::Forward) &&
-            kind <= static_cast<int>(ActionKind::BackwardWeight) &&
-            stage == *subject));
+        terms.push_back(
+            indicator(kind >= static_cast<int>(ActionKind::Forward) &&
+                      kind <= static_cast<int>(ActionKind::BackwardWeight) &&
+                      stage == *subject));
       }
       const z3::expr computes = total(terms);
       programs.push_back(holds ? computes : indicator(computes >= 1));
@@ -335,10 +335,10 @@ private:
       for (const RuleAction &a : rule.programs[q]) {
         z3::expr aKind = attribute("kind", a.kind, constraints);
         z3::expr aStage = attribute("stage", a.stage, constraints);
-        terms.push_back(indicator(
-            aKind >= static_cast<int>(ActionKind::Forward) &&
-            aKind <= static_cast<int>(ActionKind::BackwardWeight) &&
-            aStage == far));
+        terms.push_back(
+            indicator(aKind >= static_cast<int>(ActionKind::Forward) &&
+                      aKind <= static_cast<int>(ActionKind::BackwardWeight) &&
+                      aStage == far));
       }
       ranks.push_back(z3::ite(peer == context.int_val(static_cast<int64_t>(q)),
                               total(terms), context.int_val(0)));
@@ -402,8 +402,8 @@ private:
         if (pattern.group >= 0)
           match = match && *group == context.int_val(pattern.group);
         if (pattern.ofBytes)
-          match = match &&
-                  (*bytes < 0 || *bytes == context.int_val(pattern.bytes));
+          match =
+              match && (*bytes < 0 || *bytes == context.int_val(pattern.bytes));
         if (!pattern.holds.empty())
           match = match && joined[p];
         if (!pattern.declarations.empty()) {
@@ -439,11 +439,10 @@ private:
     };
     for (const std::array<int64_t, 4> &action : rule.actions) {
       z3::expr kind = attribute("kind", action[0], constraints);
-      z3::expr here =
-          attribute("stage", action[1], constraints) ==
-              context.int_val(rule.stage) &&
-          attribute("mb", action[2], constraints) ==
-              context.int_val(rule.microbatch);
+      z3::expr here = attribute("stage", action[1], constraints) ==
+                          context.int_val(rule.stage) &&
+                      attribute("mb", action[2], constraints) ==
+                          context.int_val(rule.microbatch);
       add(fulls, kind, ActionKind::Backward, here);
       add(inputs, kind, ActionKind::BackwardInput, here);
       add(weights, kind, ActionKind::BackwardWeight, here);
@@ -672,8 +671,7 @@ Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds) {
         return search(context, constraints, outcome.reason,
                       query.counts.empty() && query.ranges.empty() &&
                           query.pairings.empty() && query.placements.empty() &&
-                          query.transfers.empty() &&
-                          query.selections.empty() &&
+                          query.transfers.empty() && query.selections.empty() &&
                           query.backwards.empty() && query.divides.empty());
       });
     }
