@@ -352,8 +352,10 @@ bool StepRules::checkSharding(ViolationSink &sink) const {
                               "stage is unsharded: it has no RESHARD since "
                               "the previous UNSHARD",
                               s, rankId(ref.rank)),
-                /*observed=*/2, /*required=*/1))
+                /*observed=*/2, /*required=*/1)) {
           v->notes.push_back({previous, "the previous UNSHARD is here"});
+          v->rule = StructuralRule::alternation(ref.rank, s);
+        }
       } else if (!unshard && !gathered) {
         ok = false;
         Violation *v = sink.add(
@@ -365,6 +367,8 @@ bool StepRules::checkSharding(ViolationSink &sink) const {
             /*observed=*/0, /*required=*/1);
         if (v && previous.rank >= 0)
           v->notes.push_back({previous, "the stage was last resharded here"});
+        if (v)
+          v->rule = StructuralRule::alternation(ref.rank, s);
       }
       if (!unshard && gathered && !usedSince(previous, ref, s)) {
         ok = false;

@@ -760,6 +760,32 @@ static Z3Query structuralQuery(const ScheduleIndex &index,
       query.backwards.push_back(std::move(backward));
       continue;
     }
+    std::optional<RuleScope> alternation;
+    if (rule.form == StructuralRule::Form::Alternation && rule.rank >= 0)
+      alternation.emplace(
+          index, std::vector<int32_t>{rule.rank},
+          [](const Action &a) {
+            return a.kind == ActionKind::Unshard ||
+                   a.kind == ActionKind::Reshard;
+          },
+          "kinds 11 and 12 (UNSHARD, RESHARD)");
+    if (alternation && alternation->fits()) {
+      const auto key = std::make_tuple(static_cast<int>(rule.form), rule.rank,
+                                       -1, rule.stage);
+      if (stated.insert(key).second) {
+        AlternationRule order;
+        order.stage = rule.stage;
+        order.program = alternation->program(rule.rank);
+        order.description = llvm::formatv(
+            "along the actions of rank {0}, after each one the UNSHARDs (kind "
+            "11) of stage {1} so far less its RESHARDs (kind 12) are 0 or 1 "
+            "(the constants open): no UNSHARD while the stage is unsharded, "
+            "no RESHARD while it is sharded{2}",
+            schedule.ranks[rule.rank].id, rule.stage, alternation->comment());
+        query.alternations.push_back(std::move(order));
+      }
+      continue;
+    }
     if (rule.form == StructuralRule::Form::Divides) {
       DividesRule divides;
       divides.stages = schedule.numStages;
@@ -854,6 +880,8 @@ static void emitSmtlib(const Z3Query &query, const VerifyOptions &options,
   for (const BackwardRule &rule : query.backwards)
     result.smtlib += "; rule: " + rule.description + "\n";
   for (const DividesRule &rule : query.divides)
+    result.smtlib += "; rule: " + rule.description + "\n";
+  for (const AlternationRule &rule : query.alternations)
     result.smtlib += "; rule: " + rule.description + "\n";
   for (const StructuralFact &fact : query.facts)
     result.smtlib += "; fact: " + fact.description + "\n";

@@ -139,7 +139,10 @@ struct ActionPattern {
 /// pipeline replicas). Backward: (`stage`, `microbatch`) has one B and no
 /// I or W, or one I and one W and no B, among every rank's actions.
 /// Divides: the schedule's replicas (at least 1) divide its stages and
-/// microbatches. Elided: the line that stands for violations past the
+/// microbatches. Alternation: along the program of `rank`, the UNSHARDs of
+/// `stage` so far less its RESHARDs are 0 or 1 after every action (no
+/// UNSHARD while unsharded, no RESHARD while sharded). Elided: the line
+/// that stands for violations past the
 /// report's limit, which states nothing (the violations shown state their
 /// rules).
 struct StructuralRule {
@@ -156,6 +159,7 @@ struct StructuralRule {
     Selection,
     Backward,
     Divides,
+    Alternation,
     Elided
   };
   Form form = Form::None;
@@ -265,6 +269,13 @@ struct StructuralRule {
     rule.form = Form::Backward;
     rule.stage = stage;
     rule.microbatch = microbatch;
+    return rule;
+  }
+  static StructuralRule alternation(int32_t rank, int32_t stage) {
+    StructuralRule rule;
+    rule.form = Form::Alternation;
+    rule.rank = rank;
+    rule.stage = stage;
     return rule;
   }
   static StructuralRule divides() {

@@ -92,6 +92,8 @@ public:
         constraints.push_back(backwardRule(rule, constraints));
       for (const DividesRule &rule : query.divides)
         constraints.push_back(dividesRule(rule, constraints));
+      for (const AlternationRule &rule : query.alternations)
+        constraints.push_back(alternationRule(rule, constraints));
       for (const RangeRule &rule : query.ranges) {
         z3::expr stage = attribute("stage", rule.stage, constraints);
         constraints.push_back(stage >= 0 &&
@@ -453,6 +455,31 @@ private:
            (full == 0 && input == 1 && weight == 1);
   }
 
+  /// After each action, the stage's UNSHARDs so far less its RESHARDs are
+  /// 0 or 1: a constant `open` per action, each the previous one plus the
+  /// action's step (a chain of constants, not of nested sums).
+  z3::expr alternationRule(const AlternationRule &rule,
+                           z3::expr_vector &constraints) {
+    z3::expr_vector bounds(context);
+    z3::expr previous = context.int_val(0);
+    const z3::expr stage = context.int_val(rule.stage);
+    for (const RuleAction &a : rule.program) {
+      z3::expr kind = attribute("kind", a.kind, constraints);
+      z3::expr here = attribute("stage", a.stage, constraints) == stage;
+      z3::expr step =
+          z3::ite(here && kind == static_cast<int>(ActionKind::Unshard),
+                  context.int_val(1),
+                  z3::ite(here && kind == static_cast<int>(ActionKind::Reshard),
+                          context.int_val(-1), context.int_val(0)));
+      z3::expr open = fresh("open");
+      ++variableCount;
+      constraints.push_back(open == previous + step);
+      bounds.push_back(open >= 0 && open <= 1);
+      previous = open;
+    }
+    return z3::mk_and(bounds);
+  }
+
   /// replicas >= 1, and it divides the stages and the microbatches.
   z3::expr dividesRule(const DividesRule &rule, z3::expr_vector &constraints) {
     z3::expr stages = attribute("stages", rule.stages, constraints);
@@ -672,7 +699,8 @@ Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds) {
                       query.counts.empty() && query.ranges.empty() &&
                           query.pairings.empty() && query.placements.empty() &&
                           query.transfers.empty() && query.selections.empty() &&
-                          query.backwards.empty() && query.divides.empty());
+                          query.backwards.empty() && query.divides.empty() &&
+                          query.alternations.empty());
       });
     }
   } catch (const z3::exception &error) {

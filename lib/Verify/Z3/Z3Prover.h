@@ -136,6 +136,15 @@ struct BackwardRule {
   int64_t stage = 0, microbatch = 0;
 };
 
+/// An alternation rule over one rank's program (each action's kind and
+/// stage): after each action, the UNSHARDs of `stage` so far less its
+/// RESHARDs are 0 or 1.
+struct AlternationRule {
+  std::string description;
+  std::vector<RuleAction> program;
+  int64_t stage = 0;
+};
+
 /// The replica rule: `replicas` is at least 1 and divides `stages` and
 /// `microbatches`.
 struct DividesRule {
@@ -173,6 +182,7 @@ struct Z3Query {
   std::vector<SelectionRule> selections;
   std::vector<BackwardRule> backwards;
   std::vector<DividesRule> divides;
+  std::vector<AlternationRule> alternations;
 };
 
 enum class Z3Answer : uint8_t { Sat, Unsat, Unknown };
