@@ -124,7 +124,8 @@ public:
     lastAfter[last->op] = AllReduceOp::create(
         builder, head.getLoc(), groupRef, builder.getI64IntegerAttr(stage),
         builder.getI64IntegerAttr(
-            static_cast<int64_t>(head.getBiasBytes().value_or(0))));
+            static_cast<int64_t>(head.getBiasBytes().value_or(0))),
+        IntegerAttr());
     return success();
   }
 
@@ -176,15 +177,20 @@ private:
     FlatSymbolRefAttr group = decl.getGroupAttr();
     switch (decl.getKind()) {
     case CollectiveKind::AllReduce:
-      return AllReduceOp::create(builder, loc, group, stageAttr, bytes);
+      return AllReduceOp::create(builder, loc, group, stageAttr, bytes,
+                                 IntegerAttr());
     case CollectiveKind::ReduceScatter:
-      return ReduceScatterOp::create(builder, loc, group, stageAttr, bytes);
+      return ReduceScatterOp::create(builder, loc, group, stageAttr, bytes,
+                                     IntegerAttr());
     case CollectiveKind::AllGather:
-      return AllGatherOp::create(builder, loc, group, stageAttr, bytes);
+      return AllGatherOp::create(builder, loc, group, stageAttr, bytes,
+                                 IntegerAttr());
     case CollectiveKind::AllToAll:
-      return AllToAllOp::create(builder, loc, group, stageAttr, bytes);
+      return AllToAllOp::create(builder, loc, group, stageAttr, bytes,
+                                IntegerAttr());
     case CollectiveKind::Barrier:
-      return BarrierOp::create(builder, loc, group, stageAttr, IntegerAttr());
+      return BarrierOp::create(builder, loc, group, stageAttr, IntegerAttr(),
+                               IntegerAttr());
     }
     llvm_unreachable("every collective kind is handled");
   }
@@ -393,10 +399,12 @@ struct InsertCollectivesPass
       for (int64_t stage : stages) {
         auto bytes = parameters.find(stage);
         AllReduceOp::create(
-            insert, rank.getLoc(), FlatSymbolRefAttr::get(builder.getStringAttr(kGroupName)),
+            insert, rank.getLoc(),
+            FlatSymbolRefAttr::get(builder.getStringAttr(kGroupName)),
             insert.getI64IntegerAttr(stage),
             bytes == parameters.end() ? IntegerAttr()
-                                      : insert.getI64IntegerAttr(bytes->second));
+                                      : insert.getI64IntegerAttr(bytes->second),
+            IntegerAttr());
       }
     }
     return success();

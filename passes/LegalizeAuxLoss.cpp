@@ -272,7 +272,7 @@ struct LegalizeAuxLossPass
       builder.setInsertionPointAfter(rankLevelOp(last));
       AllReduceOp::create(builder, head.getLoc(), groupRef,
                           builder.getI64IntegerAttr(stage),
-                          builder.getI64IntegerAttr(biasBytes));
+                          builder.getI64IntegerAttr(biasBytes), IntegerAttr());
     }
     return success();
   }

@@ -555,30 +555,51 @@ LogicalResult P2PGroupOp::verifyRegions() {
 // Collective and per-stage actions
 //===----------------------------------------------------------------------===//
 
-/// Checks the stage a collective action names, if any; its group is the
-/// schedule's to check (ScheduleOp::verifyRegions).
-static LogicalResult verifyCollectiveAction(Operation *op,
-                                            std::optional<uint64_t> stage) {
-  if (stage)
-    return checkStage(op, *stage);
-  return success();
+/// Checks the stage a collective action names, if any, and the declaration
+/// it names, if any: one of the schedule's, which explains it. Its group is
+/// the schedule's to check (ScheduleOp::verifyRegions).
+template <typename OpTy> static LogicalResult verifyCollectiveAction(OpTy op) {
+  std::optional<uint64_t> stage = op.getStage();
+  if (stage && failed(checkStage(op, *stage)))
+    return failure();
+  std::optional<uint64_t> index = op.getDeclaration();
+  if (!index)
+    return success();
+  auto schedule = op->template getParentOfType<ScheduleOp>();
+  if (!schedule)
+    return op.emitOpError()
+           << "names declaration " << *index << " outside a sched.schedule";
+  uint64_t count = 0;
+  CollectiveOp named;
+  for (CollectiveOp decl :
+       schedule.getBody().front().template getOps<CollectiveOp>())
+    if (count++ == *index)
+      named = decl;
+  if (!named)
+    return op.emitOpError()
+           << "names declaration " << *index << ", but the schedule declares "
+           << count << " sched.collective(s)";
+  std::optional<uint64_t> declStage = named.getStage();
+  std::optional<uint64_t> bytes = op.getBytes();
+  if (named.getKind() == OpTy::getKind() && named.getGroup() == op.getGroup() &&
+      (!declStage || declStage == stage) &&
+      (!bytes || *bytes == named.getBytes()))
+    return success();
+  return op.emitOpError()
+         << "names declaration " << *index << " (sched.collective "
+         << stringifyCollectiveKind(named.getKind()) << " @" << named.getGroup()
+         << " when " << stringifyCollectiveWhen(named.getWhen())
+         << "), which does not explain it: the declaration it names has its "
+            "kind and group, and its stage and bytes where both name them";
 }
 
-LogicalResult AllReduceOp::verify() {
-  return verifyCollectiveAction(*this, getStage());
-}
+LogicalResult AllReduceOp::verify() { return verifyCollectiveAction(*this); }
 LogicalResult ReduceScatterOp::verify() {
-  return verifyCollectiveAction(*this, getStage());
+  return verifyCollectiveAction(*this);
 }
-LogicalResult AllGatherOp::verify() {
-  return verifyCollectiveAction(*this, getStage());
-}
-LogicalResult AllToAllOp::verify() {
-  return verifyCollectiveAction(*this, getStage());
-}
-LogicalResult BarrierOp::verify() {
-  return verifyCollectiveAction(*this, getStage());
-}
+LogicalResult AllGatherOp::verify() { return verifyCollectiveAction(*this); }
+LogicalResult AllToAllOp::verify() { return verifyCollectiveAction(*this); }
+LogicalResult BarrierOp::verify() { return verifyCollectiveAction(*this); }
 
 LogicalResult UnshardOp::verify() { return checkStage(*this, getStage()); }
 LogicalResult ReshardOp::verify() { return checkStage(*this, getStage()); }

@@ -434,17 +434,24 @@ class Sched_CollectiveActionOp<string mnemonic, string what, string kind>
     Issues }] # what # [{ on the member set of `group` that holds this
     rank, optionally for the parameters of `stage` and moving `bytes` bytes.
     Every member of the set must issue the same collectives in the same
-    order.
+    order. An optional `declaration` names the `sched.collective` it
+    fulfils (its index among the schedule's declarations, in order), which
+    must explain it (kind and group, and stage and bytes where both name
+    them): the verifier then reads it as that declaration only, instead of
+    any that fits.
 
     ```mlir
     sched.}] # mnemonic # [{ @dp stage 0 bytes 4096
+    sched.}] # mnemonic # [{ @dp stage 0 bytes 4096 declaration 1
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$group,
                        OptionalAttr<NonNegativeI64Attr>:$stage,
-                       OptionalAttr<NonNegativeI64Attr>:$bytes);
+                       OptionalAttr<NonNegativeI64Attr>:$bytes,
+                       OptionalAttr<NonNegativeI64Attr>:$declaration);
   let assemblyFormat = [{
-    $group (`stage` $stage^)? (`bytes` $bytes^)? attr-dict
+    $group (`stage` $stage^)? (`bytes` $bytes^)?
+    (`declaration` $declaration^)? attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -120,6 +120,8 @@ private:
       }
       if (action.bytes >= 0)
         json.attribute("bytes", action.bytes);
+      if (action.declaration >= 0)
+        json.attribute("declaration", action.declaration);
       if (action.bundle != 0)
         json.attribute(isCompute(action.kind) ? "overlap" : "p2p_group",
                        bundleId);

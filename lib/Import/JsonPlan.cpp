@@ -187,6 +187,12 @@ private:
                                 RankProgram &program,
                                 std::vector<BufferSlots> &slots);
   LogicalResult readRanks(const RootArray &ranks);
+  /// A collective instruction's `declaration`: the index of a declaration
+  /// of the plan that explains it (its kind and group, and its stage and
+  /// bytes where both name them).
+  LogicalResult readDeclaration(const llvm::json::Object &object,
+                                const std::string &where, StringRef opName,
+                                Action &action);
   /// How many instructions rank `r` has: its cut array's elements, or its
   /// parsed array's when the text was not cut; 0 when it has no array.
   size_t instructionCount(const RootArray &ranks, size_t r) const;
@@ -705,8 +711,8 @@ LogicalResult PlanReader::readInstruction(const llvm::json::Value &value,
     return error(where) << "must be an object";
   if (failed(checkKeys(*object, where,
                        {"op", "stage", "microbatch", "direction", "peer",
-                        "group", "bytes", "p2p_group", "overlap", "stream",
-                        "slot", "recv_slot"})))
+                        "group", "bytes", "declaration", "p2p_group", "overlap",
+                        "stream", "slot", "recv_slot"})))
     return failure();
   std::string opName;
   if (failed(readString(*object, "op", where, std::nullopt, opName)))
@@ -785,6 +791,8 @@ LogicalResult PlanReader::readInstruction(const llvm::json::Value &value,
   if (bytes >= 0 && !transfer && !collective)
     return error(where) << "a " << opName << " has no \"bytes\"";
   action.bytes = bytes;
+  if (failed(readDeclaration(*object, where, opName, action)))
+    return failure();
 
   // Bundles: consecutive instructions with the same id run together.
   const StringRef bundleKey = isCompute(*kind) ? "overlap" : "p2p_group";
@@ -873,6 +881,39 @@ LogicalResult PlanReader::parseElement(StringRef element, size_t begin,
   line += firstLine - 1;
   emitError(result.locate(line, column)) << "malformed JSON: " << message;
   return failure();
+}
+
+LogicalResult PlanReader::readDeclaration(const llvm::json::Object &object,
+                                          const std::string &where,
+                                          StringRef opName, Action &action) {
+  if (!object.get("declaration"))
+    return success();
+  if (!isCollective(action.kind))
+    return error(where) << "a " << opName << " has no \"declaration\"";
+  const std::vector<CollectiveDeclaration> &declarations =
+      result.plan.schedule.collectives;
+  int64_t index = -1;
+  if (failed(readInt(object, "declaration", where, 0, kMaxIndex, std::nullopt,
+                     index)))
+    return failure();
+  if (static_cast<size_t>(index) >= declarations.size())
+    return error(where) << "\"declaration\" is " << index << ", but the plan "
+                        << "declares " << declarations.size()
+                        << " collective(s)";
+  const CollectiveDeclaration &decl = declarations[index];
+  if (decl.kind != action.kind || decl.group != action.group ||
+      (decl.stage >= 0 && decl.stage != action.stage) ||
+      (action.bytes >= 0 && action.bytes != decl.bytes))
+    return error(where) << "\"declaration\" " << index << " ("
+                        << planOpName(decl.kind) << " on group '"
+                        << result.plan.schedule.groups[decl.group].name << "', "
+                        << collectiveTimingName(decl.when)
+                        << ") does not explain this " << opName
+                        << ": the declaration it names has its kind and "
+                           "group, and its stage and bytes where both name "
+                           "them";
+  action.declaration = static_cast<int32_t>(index);
+  return success();
 }
 
 LogicalResult PlanReader::readRanks(const RootArray &ranks) {

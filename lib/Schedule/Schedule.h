@@ -57,6 +57,11 @@ struct Action {
   uint32_t bundle = 0;
   /// Bytes moved by a transfer or collective, -1 when unknown.
   int64_t bytes = -1;
+  /// Collectives: the index into Schedule::collectives of the declaration
+  /// the action fulfils, when the plan names it (a runtime plan's
+  /// instruction `declaration`); -1 when it names none, and the verifier
+  /// reads the action as any declaration its kind and group fit.
+  int32_t declaration = -1;
 
   static Action compute(ActionKind kind, int32_t stage, int32_t microbatch) {
     Action action;

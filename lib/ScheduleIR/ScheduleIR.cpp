@@ -185,6 +185,8 @@ private:
       action.stage = static_cast<int32_t>(*stage);
     if (auto bytes = op.getBytes())
       action.bytes = static_cast<int64_t>(*bytes);
+    if (auto declaration = op.getDeclaration())
+      action.declaration = static_cast<int32_t>(*declaration);
     push(r, *op, action, 0);
   }
 
@@ -299,9 +301,11 @@ static void writeAction(OpBuilder &builder, Location loc,
     return FlatSymbolRefAttr::get(builder.getContext(),
                                   schedule.groups[action.group].name);
   };
-  IntegerAttr collectiveStage;
+  IntegerAttr collectiveStage, declaration;
   if (action.stage >= 0)
     collectiveStage = builder.getI64IntegerAttr(action.stage);
+  if (action.declaration >= 0)
+    declaration = builder.getI64IntegerAttr(action.declaration);
   switch (action.kind) {
   case ActionKind::Forward:
     ForwardOp::create(builder, loc, stage, mb);
@@ -327,19 +331,24 @@ static void writeAction(OpBuilder &builder, Location loc,
     return;
   }
   case ActionKind::AllReduce:
-    AllReduceOp::create(builder, loc, groupRef(), collectiveStage, bytes);
+    AllReduceOp::create(builder, loc, groupRef(), collectiveStage, bytes,
+                        declaration);
     return;
   case ActionKind::ReduceScatter:
-    ReduceScatterOp::create(builder, loc, groupRef(), collectiveStage, bytes);
+    ReduceScatterOp::create(builder, loc, groupRef(), collectiveStage, bytes,
+                            declaration);
     return;
   case ActionKind::AllGather:
-    AllGatherOp::create(builder, loc, groupRef(), collectiveStage, bytes);
+    AllGatherOp::create(builder, loc, groupRef(), collectiveStage, bytes,
+                        declaration);
     return;
   case ActionKind::AllToAll:
-    AllToAllOp::create(builder, loc, groupRef(), collectiveStage, bytes);
+    AllToAllOp::create(builder, loc, groupRef(), collectiveStage, bytes,
+                       declaration);
     return;
   case ActionKind::Barrier:
-    BarrierOp::create(builder, loc, groupRef(), collectiveStage, bytes);
+    BarrierOp::create(builder, loc, groupRef(), collectiveStage, bytes,
+                      declaration);
     return;
   case ActionKind::Unshard:
     UnshardOp::create(builder, loc, stage);

@@ -32,12 +32,14 @@ Violation *ViolationSink::add(ViolationKind kind, ActionRef at,
 }
 
 std::vector<Violation> ViolationSink::take() {
-  if (suppressed)
+  if (suppressed) {
     violations.push_back(
         {violations.back().kind,
          {},
          llvm::formatv("{0} more violations not shown", suppressed).str(),
          {}});
+    violations.back().rule.form = StructuralRule::Form::Elided;
+  }
   suppressed = 0;
   return std::move(violations);
 }
@@ -126,7 +128,8 @@ bool ScheduleIndex::indexActions(ViolationSink &sink) {
     return false;
   }
   if (std::string why = schedule.replicaError(); !why.empty()) {
-    sink.add(ViolationKind::Placement, {}, why);
+    if (Violation *v = sink.add(ViolationKind::Placement, {}, why))
+      v->rule = StructuralRule::divides();
     return false;
   }
   for (std::vector<ActionRef> &t : tables)
@@ -238,30 +241,33 @@ void ScheduleIndex::checkCompleteness(ViolationSink &sink) {
                 ViolationKind::Duplicate, isSet(input) ? input : weight,
                 llvm::formatv("stage {0} mb {1} has both a full backward B "
                               "and a split backward (I/W)",
-                              s, m)))
+                              s, m))) {
           v->notes.push_back({full, "the full backward is here"});
+          v->rule = StructuralRule::backward(s, m);
+        }
         continue;
       }
       if (isSet(full))
         continue;
-      if (!isSet(input) && !isSet(weight)) {
-        sink.add(ViolationKind::Missing, where,
-                 llvm::formatv("missing backward of stage {0} mb {1} (a B, "
-                               "or an I and a W)",
-                               s, m),
-                 /*observed=*/0, /*required=*/1);
-        continue;
-      }
-      if (!isSet(input))
-        sink.add(ViolationKind::Missing, weight,
-                 llvm::formatv("W(stage {0}, mb {1}) has no I: missing "
-                               "backward_input",
-                               s, m));
+      Violation *v = nullptr;
+      if (!isSet(input) && !isSet(weight))
+        v = sink.add(ViolationKind::Missing, where,
+                     llvm::formatv("missing backward of stage {0} mb {1} (a "
+                                   "B, or an I and a W)",
+                                   s, m),
+                     /*observed=*/0, /*required=*/1);
+      else if (!isSet(input))
+        v = sink.add(ViolationKind::Missing, weight,
+                     llvm::formatv("W(stage {0}, mb {1}) has no I: missing "
+                                   "backward_input",
+                                   s, m));
       else if (!isSet(weight))
-        sink.add(ViolationKind::Missing, input,
-                 llvm::formatv("I(stage {0}, mb {1}) has no W: missing "
-                               "backward_weight",
-                               s, m));
+        v = sink.add(ViolationKind::Missing, input,
+                     llvm::formatv("I(stage {0}, mb {1}) has no W: missing "
+                                   "backward_weight",
+                                   s, m));
+      if (v)
+        v->rule = StructuralRule::backward(s, m);
     }
   }
 }
@@ -537,9 +543,16 @@ void ScheduleIndex::checkPair(ActionRef sendRef, ActionRef recvRef, size_t k,
 }
 
 bool sched::collectiveStageIsKey(const Schedule &schedule, const Action &a) {
-  bool declared = false;
+  // A declaration the plan names is the only reading; otherwise any that
+  // fits could be the one.
+  const bool named = a.declaration >= 0 && static_cast<size_t>(a.declaration) <
+                                               schedule.collectives.size();
+  bool declared = named;
+  if (named && schedule.collectives[a.declaration].when ==
+                   CollectiveTiming::AfterBackward)
+    return true;
   for (const CollectiveDeclaration &decl : schedule.collectives) {
-    if (decl.kind != a.kind || decl.group != a.group ||
+    if (named || decl.kind != a.kind || decl.group != a.group ||
         (decl.stage >= 0 && decl.stage != a.stage) ||
         (a.bytes >= 0 && a.bytes != decl.bytes))
       continue;

@@ -48,6 +48,12 @@ static bool servesComputes(CollectiveTiming when) {
 bool StepRules::reducesGradients(const Schedule &schedule, const Action &a) {
   if (a.kind != ActionKind::AllReduce && a.kind != ActionKind::ReduceScatter)
     return false;
+  // A plan that names the declaration an action fulfils tells the engine
+  // what it does: there is one reading.
+  if (a.declaration >= 0 &&
+      static_cast<size_t>(a.declaration) < schedule.collectives.size())
+    return schedule.collectives[a.declaration].when ==
+           CollectiveTiming::AfterBackward;
   return llvm::any_of(schedule.collectives,
                       [&](const CollectiveDeclaration &decl) {
                         return decl.when == CollectiveTiming::AfterBackward &&
@@ -128,6 +134,11 @@ static int openTimingRank(CollectiveTiming when) {
 }
 
 int32_t StepRules::declarationOf(const Action &a, ActionRef at) {
+  // The declaration the plan names (the reader checked that it explains
+  // the action).
+  if (a.declaration >= 0 &&
+      static_cast<size_t>(a.declaration) < schedule.collectives.size())
+    return a.declaration;
   int32_t first = -1, count = 0;
   for (size_t d = 0; d < declarations.size(); ++d)
     if (declares(declarations[d], a)) {
@@ -341,8 +352,10 @@ bool StepRules::checkSharding(ViolationSink &sink) const {
                               "stage is unsharded: it has no RESHARD since "
                               "the previous UNSHARD",
                               s, rankId(ref.rank)),
-                /*observed=*/2, /*required=*/1))
+                /*observed=*/2, /*required=*/1)) {
           v->notes.push_back({previous, "the previous UNSHARD is here"});
+          v->rule = StructuralRule::alternation(ref.rank, s);
+        }
       } else if (!unshard && !gathered) {
         ok = false;
         Violation *v = sink.add(
@@ -354,6 +367,8 @@ bool StepRules::checkSharding(ViolationSink &sink) const {
             /*observed=*/0, /*required=*/1);
         if (v && previous.rank >= 0)
           v->notes.push_back({previous, "the stage was last resharded here"});
+        if (v)
+          v->rule = StructuralRule::alternation(ref.rank, s);
       }
       if (!unshard && gathered && !usedSince(previous, ref, s)) {
         ok = false;
@@ -516,10 +531,10 @@ bool StepRules::checkDeclarations(ViolationSink &sink) const {
       ok = false;
       const bool extra = refs.size() > expected;
       if (reported++ < ViolationSink::kMaxViolations) {
-        if (biasHeadOf[d] >= 0)
-          reportBiasUpdate(sink, decl, refs);
-        else
-          reportDeclared(sink, decl, s, refs);
+        Violation *v = biasHeadOf[d] >= 0 ? reportBiasUpdate(sink, decl, refs)
+                                          : reportDeclared(sink, decl, s, refs);
+        if (v)
+          v->rule = declarationRule(d, s);
       } else
         sink.add(extra ? ViolationKind::Duplicate : ViolationKind::Missing,
                  {index.stageRank[s], -1}, "", refs.size(), expected);
@@ -556,8 +571,34 @@ bool StepRules::checkReducedOnce(ViolationSink &sink) const {
                             "REDUCE_GRAD, over @dp) for a gradient "
                             "reduction, and sums the reduced gradients again",
                             describe(refs[1]), s, name, rankId(refs[1].rank)),
-              /*observed=*/refs.size(), /*required=*/1))
+              /*observed=*/refs.size(), /*required=*/1)) {
         v->notes.push_back({refs[0], "the first reduction is here"});
+        std::string words;
+        std::vector<ActionPattern> patterns = reductionPatterns(
+            s, [&](int32_t g) { return g == group; }, words);
+        if (name == "dp" && schedule.dataParallel > 1) {
+          ActionPattern reduceGrad;
+          reduceGrad.kind = ActionKind::ReduceGrad;
+          reduceGrad.stage = s;
+          patterns.insert(patterns.begin(), reduceGrad);
+          words = patternWords(reduceGrad) + " or " + words;
+        }
+        v->rule = StructuralRule::selection(
+            refs[1].rank, std::move(patterns),
+            llvm::formatv("the actions that reduce the gradients of stage {0} "
+                          "over @{1} (every all_reduce or reduce_scatter "
+                          "that an after_backward declaration explains{2}: "
+                          "{3})",
+                          s, name,
+                          name == "dp" && schedule.dataParallel > 1
+                              ? ", and REDUCE_GRAD, over the data-parallel "
+                                "replicas"
+                              : "",
+                          words)
+                .str(),
+            1);
+        v->rule.atMost = true;
+      }
     }
   }
   return ok;
@@ -587,15 +628,37 @@ bool StepRules::checkStructuralReductions(ViolationSink &sink) const {
         });
     if (schedule.dataParallel > 1 && !overDp) {
       ok = false;
-      sink.add(ViolationKind::Missing, {rank, -1},
-               llvm::formatv("stage {0} on rank {1} has no gradient "
-                             "reduction over the {2} data-parallel replicas: "
-                             "each replica would step on the gradient of its "
-                             "own microbatches; the step needs REDUCE_GRAD"
-                             "(stage {0}) or an all_reduce @dp of stage {0} "
-                             "declared after_backward",
-                             s, rankId(rank), schedule.dataParallel),
-               /*observed=*/0, /*required=*/1);
+      Violation *v = sink.add(
+          ViolationKind::Missing, {rank, -1},
+          llvm::formatv("stage {0} on rank {1} has no gradient "
+                        "reduction over the {2} data-parallel replicas: "
+                        "each replica would step on the gradient of its "
+                        "own microbatches; the step needs REDUCE_GRAD"
+                        "(stage {0}) or an all_reduce @dp of stage {0} "
+                        "declared after_backward",
+                        s, rankId(rank), schedule.dataParallel),
+          /*observed=*/0, /*required=*/1);
+      if (v) {
+        ActionPattern reduceGrad;
+        reduceGrad.kind = ActionKind::ReduceGrad;
+        reduceGrad.stage = s;
+        std::string words = patternWords(reduceGrad);
+        std::vector<ActionPattern> patterns = reductionPatterns(
+            s, [&](int32_t g) { return groupName(g) == "dp"; }, words);
+        patterns.insert(patterns.begin(), reduceGrad);
+        v->rule = StructuralRule::selection(
+            rank, std::move(patterns),
+            llvm::formatv("the gradient reductions of stage {0} over the "
+                          "data-parallel replicas (REDUCE_GRAD, or an "
+                          "all_reduce or reduce_scatter on @dp that an "
+                          "after_backward declaration explains: {1})",
+                          s, words)
+                .str(),
+            1);
+        v->rule.atLeast = true;
+        v->rule.premiseName = "dp";
+        v->rule.premiseValue = schedule.dataParallel;
+      }
     }
     if (schedule.replicas < 2)
       continue;
@@ -625,24 +688,209 @@ bool StepRules::checkStructuralReductions(ViolationSink &sink) const {
       copies += llvm::formatv("stage {0} on rank {1}", copy,
                               copyRanks[k] < 0 ? -1 : rankId(copyRanks[k]));
     }
-    sink.add(ViolationKind::Missing, {rank, -1},
-             llvm::formatv("stage {0} on rank {1} has no replica sum: the "
-                           "schedule runs {2} pipeline replicas, and each copy "
-                           "of model stage {3} ({4}) computes the gradient of "
-                           "its own microbatches only; the step needs an "
-                           "all_reduce of stage {0} declared after_backward "
-                           "on a group whose member set holds every copy's "
-                           "rank",
-                           s, rankId(rank), schedule.replicas, s % perReplica,
-                           copies),
-             /*observed=*/0, /*required=*/1);
+    Violation *v = sink.add(
+        ViolationKind::Missing, {rank, -1},
+        llvm::formatv("stage {0} on rank {1} has no replica sum: the "
+                      "schedule runs {2} pipeline replicas, and each copy "
+                      "of model stage {3} ({4}) computes the gradient of "
+                      "its own microbatches only; the step needs an "
+                      "all_reduce of stage {0} declared after_backward "
+                      "on a group whose member set holds every copy's "
+                      "rank",
+                      s, rankId(rank), schedule.replicas, s % perReplica,
+                      copies),
+        /*observed=*/0, /*required=*/1);
+    if (!v)
+      continue;
+    std::string words;
+    std::vector<ActionPattern> patterns = reductionPatterns(
+        s, [](int32_t) { return true; }, words);
+    std::vector<int32_t> holds;
+    for (int32_t copy : copyRanks)
+      if (copy >= 0)
+        holds.push_back(copy);
+    for (ActionPattern &pattern : patterns) {
+      pattern.members = memberSet(pattern.group, rank);
+      pattern.holds = holds;
+    }
+    v->rule = StructuralRule::selection(
+        rank, std::move(patterns),
+        llvm::formatv("the replica sums of stage {0} (an all_reduce or "
+                      "reduce_scatter that an after_backward declaration "
+                      "explains, on a group whose member set holding rank "
+                      "index {2} (the constants member) holds the rank index "
+                      "of every copy of model stage {3} (the constants "
+                      "holds): {1})",
+                      s, words.empty() ? std::string("no declaration") : words,
+                      rank, s % perReplica)
+            .str(),
+        1);
+    v->rule.atLeast = true;
+    v->rule.premiseName = "replicas";
+    v->rule.premiseValue = schedule.replicas;
   }
   return ok;
 }
 
-void StepRules::reportBiasUpdate(ViolationSink &sink,
-                                 const CollectiveDeclaration &decl,
-                                 const std::vector<ActionRef> &refs) const {
+std::string StepRules::patternWords(const ActionPattern &pattern) const {
+  Action a;
+  a.kind = pattern.kind;
+  a.stage = pattern.stage;
+  a.group = pattern.group;
+  std::string words = describeAction(schedule, a);
+  words += llvm::formatv(" (kind {0}", static_cast<int>(pattern.kind));
+  if (pattern.group >= 0)
+    words += llvm::formatv(", group {0}", pattern.group);
+  if (pattern.ofBytes)
+    words += llvm::formatv(", bytes {0} or unknown", pattern.bytes);
+  if (!pattern.declarations.empty()) {
+    words += ", naming no declaration (named -1)";
+    for (int32_t d : pattern.declarations)
+      if (d >= 0)
+        words += " or declaration " + std::to_string(d);
+  }
+  return words + ")";
+}
+
+std::vector<ActionPattern>
+StepRules::reductionPatterns(int32_t stage,
+                             llvm::function_ref<bool(int32_t)> onGroup,
+                             std::string &words) const {
+  std::vector<ActionPattern> patterns;
+  for (const CollectiveDeclaration &decl : schedule.collectives) {
+    if (decl.when != CollectiveTiming::AfterBackward ||
+        (decl.kind != ActionKind::AllReduce &&
+         decl.kind != ActionKind::ReduceScatter) ||
+        (decl.stage >= 0 && decl.stage != stage) || !onGroup(decl.group))
+      continue;
+    const int32_t d = static_cast<int32_t>(&decl - &schedule.collectives[0]);
+    auto same = llvm::find_if(patterns, [&](const ActionPattern &p) {
+      return p.kind == decl.kind && p.group == decl.group;
+    });
+    if (same != patterns.end()) {
+      same->declarations.push_back(d);
+      continue;
+    }
+    ActionPattern pattern;
+    pattern.kind = decl.kind;
+    pattern.stage = stage;
+    pattern.group = decl.group;
+    pattern.declarations.push_back(d);
+    if (!words.empty())
+      words += " or ";
+    words += patternWords(pattern);
+    patterns.push_back(std::move(pattern));
+  }
+  return patterns;
+}
+
+StructuralRule StepRules::declarationRule(size_t d, int32_t stage) const {
+  const int32_t rank = index.stageRank[stage];
+  if (rank < 0)
+    return {};
+  const std::vector<Action> &program = schedule.ranks[rank].actions;
+  // An action that names its declaration is an instance of that one only.
+  auto applies = [&](size_t c, const Action &a) {
+    return a.stage == stage && declares(declarations[c], a) &&
+           (a.declaration < 0 || static_cast<size_t>(a.declaration) == c);
+  };
+  // The declarations that explain an action d (or one of them) explains:
+  // the instances of each are among the actions they explain together.
+  std::vector<bool> inClass(declarations.size(), false);
+  inClass[d] = true;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const Action &a : program) {
+      bool shared = false;
+      for (size_t c = 0; c < declarations.size() && !shared; ++c)
+        shared = inClass[c] && applies(c, a);
+      if (!shared)
+        continue;
+      for (size_t c = 0; c < declarations.size(); ++c)
+        if (!inClass[c] && applies(c, a))
+          inClass[c] = grew = true;
+    }
+  }
+  std::vector<ActionPattern> patterns;
+  std::string words;
+  int64_t required = 0;
+  size_t members = 0;
+  for (size_t c = 0; c < declarations.size(); ++c) {
+    if (!inClass[c])
+      continue;
+    ++members;
+    const CollectiveDeclaration &decl = declarations[c];
+    required += static_cast<int64_t>(expectedInstances(decl));
+    ActionPattern pattern;
+    pattern.kind = decl.kind;
+    pattern.stage = stage;
+    pattern.group = decl.group;
+    pattern.ofBytes = true;
+    pattern.bytes = decl.bytes;
+    // A bias update is no declaration of the schedule's: no action names
+    // it.
+    pattern.declarations.push_back(
+        c < schedule.collectives.size() ? static_cast<int32_t>(c) : -1);
+    if (!words.empty())
+      words += " and ";
+    words += patternWords(pattern) + " declared " + timingName(decl.when);
+    if (biasHeadOf[c] >= 0)
+      words += " (the bias update of aux head at stage " +
+               std::to_string(decl.stage) + ")";
+    patterns.push_back(std::move(pattern));
+  }
+  // A fragment issues each declaration in full or not at all: the counts
+  // it allows are the sums of the instances of some of them.
+  std::vector<int64_t> allowed{0};
+  for (size_t c = 0; c < declarations.size() && !wholeStep; ++c) {
+    if (!inClass[c])
+      continue;
+    const int64_t instances =
+        static_cast<int64_t>(expectedInstances(declarations[c]));
+    for (size_t k = 0, end = allowed.size(); k < end; ++k)
+      allowed.push_back(allowed[k] + instances);
+    llvm::sort(allowed);
+    allowed.erase(llvm::unique(allowed), allowed.end());
+  }
+  int64_t found = 0;
+  for (const Action &a : program)
+    for (size_t c = 0; c < declarations.size(); ++c)
+      if (inClass[c] && applies(c, a)) {
+        ++found;
+        break;
+      }
+  // As many as declared in all, but no reading issues each on time: the
+  // count holds, and the timing is no count.
+  if (found == required || (!wholeStep && llvm::is_contained(allowed, found))) {
+    StructuralRule fact;
+    fact.why = llvm::formatv("the declarations that explain these actions "
+                             "allow the {0} the rank issues, but no reading of "
+                             "them issues each declaration on time, which is "
+                             "an order, not a count",
+                             found);
+    return fact;
+  }
+  StructuralRule rule = StructuralRule::selection(
+      rank, std::move(patterns),
+      llvm::formatv("the actions {0} {1} {2} (of its kind and group, of "
+                    "stage {3}, of its bytes or of unknown bytes)",
+                    members > 1 ? "the declarations" : "the declaration", words,
+                    members > 1 ? "explain" : "explains", stage)
+          .str(),
+      required);
+  // Besides `required`, the counts of a fragment that issues some of the
+  // declarations only.
+  if (!wholeStep)
+    for (int64_t count : allowed)
+      if (count != required)
+        rule.orCounts.push_back(count);
+  return rule;
+}
+
+Violation *
+StepRules::reportBiasUpdate(ViolationSink &sink,
+                            const CollectiveDeclaration &decl,
+                            const std::vector<ActionRef> &refs) const {
   const int32_t rank = index.stageRank[decl.stage];
   Action update;
   update.kind = decl.kind;
@@ -659,22 +907,26 @@ void StepRules::reportBiasUpdate(ViolationSink &sink,
             /*observed=*/refs.size(), /*required=*/1)) {
       v->notes.push_back({refs.front(), "the first one is here"});
       v->auxHeadStage = decl.stage;
+      return v;
     }
-    return;
+    return nullptr;
   }
-  if (Violation *v = sink.add(
-          ViolationKind::Missing, {rank, -1},
-          llvm::formatv("rank {0} has no bias update for aux head at stage "
-                        "{1} (scope aux_free): {2} after the stage's last "
-                        "backward and before the optimizer step",
-                        rankId(rank), decl.stage, what),
-          /*observed=*/0, /*required=*/1))
+  Violation *v = sink.add(
+      ViolationKind::Missing, {rank, -1},
+      llvm::formatv("rank {0} has no bias update for aux head at stage "
+                    "{1} (scope aux_free): {2} after the stage's last "
+                    "backward and before the optimizer step",
+                    rankId(rank), decl.stage, what),
+      /*observed=*/0, /*required=*/1);
+  if (v)
     v->auxHeadStage = decl.stage;
+  return v;
 }
 
-void StepRules::reportDeclared(ViolationSink &sink,
-                               const CollectiveDeclaration &decl, int32_t stage,
-                               const std::vector<ActionRef> &refs) const {
+Violation *StepRules::reportDeclared(ViolationSink &sink,
+                                     const CollectiveDeclaration &decl,
+                                     int32_t stage,
+                                     const std::vector<ActionRef> &refs) const {
   const size_t expected = expectedInstances(decl);
   const int32_t rank = index.stageRank[stage];
   Action declared;
@@ -689,13 +941,15 @@ void StepRules::reportDeclared(ViolationSink &sink,
                           "declaration ({3}) asks for {4} per step",
                           what, refs.size(), rankId(rank),
                           timingName(decl.when), expected),
-            /*observed=*/refs.size(), /*required=*/expected))
+            /*observed=*/refs.size(), /*required=*/expected)) {
       v->notes.push_back({refs.front(), "the first one is here"});
-    return;
+      return v;
+    }
+    return nullptr;
   }
   if (servesComputes(decl.when)) {
     const ActionRef unserved = servedComputes(stage, decl.when)[refs.size()];
-    sink.add(
+    return sink.add(
         ViolationKind::Missing, unserved,
         llvm::formatv(
             "{0} has no {1} {2} it: the collective is "
@@ -707,15 +961,14 @@ void StepRules::reportDeclared(ViolationSink &sink,
             decl.when == CollectiveTiming::BeforeBackward ? "backwards"
                                                           : "forwards"),
         /*observed=*/refs.size(), /*required=*/expected);
-    return;
   }
-  sink.add(ViolationKind::Missing, {rank, -1},
-           llvm::formatv("rank {0} does not issue {1}, declared {2}{3}",
-                         rankId(rank), what, timingName(decl.when),
-                         decl.when == CollectiveTiming::Step
-                             ? " (before the optimizer step)"
-                             : " (after the stage's last gradient)"),
-           /*observed=*/0, /*required=*/1);
+  return sink.add(ViolationKind::Missing, {rank, -1},
+                  llvm::formatv("rank {0} does not issue {1}, declared {2}{3}",
+                                rankId(rank), what, timingName(decl.when),
+                                decl.when == CollectiveTiming::Step
+                                    ? " (before the optimizer step)"
+                                    : " (after the stage's last gradient)"),
+                  /*observed=*/0, /*required=*/1);
 }
 
 //===----------------------------------------------------------------------===//

@@ -95,13 +95,31 @@ private:
 
   /// Reports that `stage` issues `refs` of declaration `decl`, not as many
   /// as it declares.
-  void reportDeclared(ViolationSink &sink, const CollectiveDeclaration &decl,
-                      int32_t stage, const std::vector<ActionRef> &refs) const;
+  Violation *reportDeclared(ViolationSink &sink,
+                            const CollectiveDeclaration &decl, int32_t stage,
+                            const std::vector<ActionRef> &refs) const;
 
   /// Reports that the bias update `decl` of an aux-free head is missing or
   /// issued more than once (`refs`).
-  void reportBiasUpdate(ViolationSink &sink, const CollectiveDeclaration &decl,
-                        const std::vector<ActionRef> &refs) const;
+  Violation *reportBiasUpdate(ViolationSink &sink,
+                              const CollectiveDeclaration &decl,
+                              const std::vector<ActionRef> &refs) const;
+
+  /// The count of declaration `d`'s instances for `stage` as a rule over
+  /// the stage's rank: the actions its declaration, and every declaration
+  /// that explains one of the same actions, could take, number the
+  /// instances they ask for. A rule whose count holds (the instances are
+  /// as many, but no reading issues each on time) stays a fact (Form::None).
+  StructuralRule declarationRule(size_t d, int32_t stage) const;
+  /// The gradient reductions of `stage` the engine sees on a group
+  /// `onGroup` accepts, as patterns (an all_reduce or reduce_scatter an
+  /// after_backward declaration explains), with their words appended to
+  /// `words`.
+  std::vector<ActionPattern>
+  reductionPatterns(int32_t stage, llvm::function_ref<bool(int32_t)> onGroup,
+                    std::string &words) const;
+  /// A pattern in words: "all_reduce (kind 6) on @dp (group 1) of stage 0".
+  std::string patternWords(const ActionPattern &pattern) const;
 
   void addShardingOrders(
       llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const;

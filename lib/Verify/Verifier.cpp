@@ -18,6 +18,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -365,16 +366,100 @@ static RuleAction ruleAction(const ScheduleIndex &index, const Action &a) {
   result.bytes = transfer ? index.transferBytes(a) : a.bytes;
   if (a.group >= 0)
     result.stageKey = collectiveStageIsKey(index.schedule, a) ? 1 : 0;
+  result.declaration = a.declaration;
   return result;
 }
 
-/// Every action of rank `r` as a rule states it.
-static std::vector<RuleAction> ruleProgram(const ScheduleIndex &index,
-                                           int32_t r) {
-  std::vector<RuleAction> program;
-  for (const Action &a : index.schedule.ranks[r].actions)
-    program.push_back(ruleAction(index, a));
-  return program;
+/// Which actions of the ranks a structural rule is about it lists: all of
+/// them while they number at most kMaxRuleActions; past that, only those it
+/// reads (the kinds it counts or pairs, its subject), since the others add
+/// nothing to it; past that too, none (the violation is then its fact).
+class RuleScope {
+public:
+  RuleScope(const ScheduleIndex &index, std::vector<int32_t> ranks,
+            std::function<bool(const Action &)> reads, llvm::StringRef kinds,
+            ActionRef subject = {})
+      : index(index), ranks(std::move(ranks)), reads(std::move(reads)),
+        subject(subject) {
+    for (int32_t r : this->ranks)
+      total += index.schedule.ranks[r].actions.size();
+    whole = total <= kMaxRuleActions;
+    if (whole)
+      return;
+    for (int32_t r : this->ranks)
+      for (size_t i = 0; i < index.schedule.ranks[r].actions.size(); ++i)
+        listed += keeps(r, i);
+    note = llvm::formatv(" (over the {0} actions of {1}: the ranks it is "
+                         "about hold {2} actions, more than the {3} a rule "
+                         "lists whole, and the other kinds add nothing to "
+                         "it)",
+                         listed, kinds, total, kMaxRuleActions)
+               .str();
+  }
+
+  /// Whether the rule can be stated over the actions it lists.
+  bool fits() const { return whole || listed <= kMaxRuleActions; }
+  /// " (over the N actions of ...)" when not every action is listed.
+  const std::string &comment() const { return note; }
+
+  /// The listed actions of rank `r`, in issue order.
+  std::vector<RuleAction> program(int32_t r) const {
+    std::vector<RuleAction> result;
+    const std::vector<Action> &actions = index.schedule.ranks[r].actions;
+    for (size_t i = 0; i < actions.size(); ++i)
+      if (keeps(r, i))
+        result.push_back(ruleAction(index, actions[i]));
+    return result;
+  }
+  /// The listed actions of every rank in scope as (kind, stage,
+  /// microbatch, direction).
+  std::vector<std::array<int64_t, 4>> attributes() const {
+    std::vector<std::array<int64_t, 4>> result;
+    for (int32_t r : ranks) {
+      const std::vector<Action> &actions = index.schedule.ranks[r].actions;
+      for (size_t i = 0; i < actions.size(); ++i)
+        if (keeps(r, i))
+          result.push_back({static_cast<int64_t>(actions[i].kind),
+                            actions[i].stage, actions[i].microbatch,
+                            actions[i].gradient ? 1 : 0});
+    }
+    return result;
+  }
+  /// The position of the subject among the listed actions of its rank.
+  size_t subjectIndex() const {
+    size_t position = 0;
+    for (int32_t i = 0; i < subject.index; ++i)
+      position += keeps(subject.rank, i);
+    return position;
+  }
+
+private:
+  bool keeps(int32_t r, size_t i) const {
+    if (whole ||
+        (r == subject.rank && static_cast<int32_t>(i) == subject.index))
+      return true;
+    return reads(index.schedule.ranks[r].actions[i]);
+  }
+
+  const ScheduleIndex &index;
+  std::vector<int32_t> ranks;
+  std::function<bool(const Action &)> reads;
+  ActionRef subject;
+  size_t total = 0, listed = 0;
+  bool whole = true;
+  std::string note;
+};
+
+static bool isTransfer(const Action &a) {
+  return a.kind == ActionKind::Send || a.kind == ActionKind::Recv;
+}
+
+/// Every rank index of the schedule.
+static std::vector<int32_t> allRanks(const Schedule &schedule) {
+  std::vector<int32_t> ranks(schedule.ranks.size());
+  for (size_t r = 0; r < ranks.size(); ++r)
+    ranks[r] = static_cast<int32_t>(r);
+  return ranks;
 }
 
 /// The rank indices of the member set of `group` that holds rank `r`
@@ -395,20 +480,23 @@ static bool addRankRule(const ScheduleIndex &index, const Violation &v,
                         Z3Query &query) {
   const Schedule &schedule = index.schedule;
   const StructuralRule &rule = v.rule;
-  auto size = [&](llvm::ArrayRef<int32_t> ranks) {
-    size_t total = 0;
-    for (int32_t r : ranks)
-      total += schedule.ranks[r].actions.size();
-    return total;
-  };
   auto rankId = [&](int32_t r) { return schedule.ranks[r].id; };
   if (rule.form == StructuralRule::Form::Message ||
       rule.form == StructuralRule::Form::Collective) {
-    if (size({rule.rank, rule.otherRank}) > kMaxRuleActions)
+    const bool message = rule.form == StructuralRule::Form::Message;
+    const int32_t group = rule.group;
+    const RuleScope scope(
+        index, {rule.rank, rule.otherRank},
+        [message, group](const Action &a) {
+          return message ? isTransfer(a) : a.group == group;
+        },
+        message ? "kinds 4 and 5 (sends and receives)"
+                : "the group (its collectives)");
+    if (!scope.fits())
       return false;
     PairingRule pairing;
-    pairing.left = ruleProgram(index, rule.rank);
-    pairing.right = ruleProgram(index, rule.otherRank);
+    pairing.left = scope.program(rule.rank);
+    pairing.right = scope.program(rule.otherRank);
     pairing.leftRank = rule.rank;
     pairing.rightRank = rule.otherRank;
     pairing.group = rule.group;
@@ -421,8 +509,9 @@ static bool addRankRule(const ScheduleIndex &index, const Violation &v,
           "issue order: they are as many, and the k-th of each agree on "
           "direction (dir: 0 activation, 1 gradient), stage (the receive's "
           "is the send's + 1 forward, - 1 backward), microbatch and bytes "
-          "(when both are known, >= 0)",
-          rankId(rule.rank), rankId(rule.otherRank), rule.rank, rule.otherRank);
+          "(when both are known, >= 0){4}",
+          rankId(rule.rank), rankId(rule.otherRank), rule.rank, rule.otherRank,
+          scope.comment());
     } else {
       pairing.form = PairingRule::Form::Collective;
       pairing.description = llvm::formatv(
@@ -430,57 +519,120 @@ static bool addRankRule(const ScheduleIndex &index, const Violation &v,
           "are as many, and the k-th of each agree on kind, model stage "
           "(stage mod {4}, where either's key is 1: a gradient reduction, a "
           "bias update or an undeclared collective) and bytes (when both "
-          "are known, >= 0)",
+          "are known, >= 0){5}",
           rankId(rule.rank), rankId(rule.otherRank),
           schedule.groups[rule.group].name, rule.group,
-          pairing.stagesPerReplica);
+          pairing.stagesPerReplica, scope.comment());
     }
     query.pairings.push_back(std::move(pairing));
     return true;
   }
   PlacementRule placement;
-  std::vector<int32_t> ranks;
+  const llvm::StringRef computes = "kinds 0 to 3 (computes)";
   if (rule.form == StructuralRule::Form::OneHolder) {
-    for (size_t r = 0; r < schedule.ranks.size(); ++r)
-      ranks.push_back(static_cast<int32_t>(r));
+    const RuleScope scope(
+        index, allRanks(schedule),
+        [](const Action &a) { return isCompute(a.kind); }, computes);
+    if (!scope.fits())
+      return false;
+    for (int32_t r : allRanks(schedule))
+      placement.programs.push_back(scope.program(r));
     placement.form = PlacementRule::Form::OneHolder;
     placement.stage = rule.stage;
     placement.description = llvm::formatv(
         "stage {0} lives on one rank: the ranks among whose actions a compute "
-        "(kinds 0 to 3: F, B, I, W) of stage {0} appears number 1",
-        rule.stage);
+        "(kinds 0 to 3: F, B, I, W) of stage {0} appears number 1{1}",
+        rule.stage, scope.comment());
   } else {
     if (v.at.rank < 0 || v.at.index < 0)
       return false;
-    ranks = memberSetOf(schedule, rule.group, v.at.rank);
+    const std::vector<int32_t> ranks =
+        memberSetOf(schedule, rule.group, v.at.rank);
+    const RuleScope scope(
+        index, ranks, [](const Action &a) { return isCompute(a.kind); },
+        computes, v.at);
+    if (!scope.fits())
+      return false;
+    for (int32_t r : ranks)
+      placement.programs.push_back(scope.program(r));
     const Action &a = index.action(v.at);
     placement.form = PlacementRule::Form::Holds;
     placement.subjectProgram = llvm::find(ranks, v.at.rank) - ranks.begin();
-    placement.subjectAction = v.at.index;
+    placement.subjectAction = scope.subjectIndex();
     placement.description =
         rule.group < 0
             ? llvm::formatv("rank {0} issues {1} (its action {2}), so it "
                             "holds that action's stage: among its actions, "
                             "the computes (kinds 0 to 3: F, B, I, W) of that "
-                            "stage number at least 1",
+                            "stage number at least 1{3}",
                             rankId(v.at.rank), describeAction(schedule, a),
-                            v.at.index)
+                            placement.subjectAction, scope.comment())
                   .str()
             : llvm::formatv("rank {0} issues {1} (its action {2}) on @{3}, "
                             "so a rank of its member set holds that "
                             "action's stage: among their actions, the "
                             "computes (kinds 0 to 3: F, B, I, W) of that "
-                            "stage number at least 1",
+                            "stage number at least 1{4}",
                             rankId(v.at.rank), describeAction(schedule, a),
-                            v.at.index, schedule.groups[rule.group].name)
+                            placement.subjectAction,
+                            schedule.groups[rule.group].name, scope.comment())
                   .str();
   }
-  if (size(ranks) > kMaxRuleActions)
-    return false;
-  for (int32_t r : ranks)
-    placement.programs.push_back(ruleProgram(index, r));
   query.placements.push_back(std::move(placement));
   return true;
+}
+
+/// The selection rule `rule` states, over the program of its rank.
+static std::optional<SelectionRule> selectionRule(const ScheduleIndex &index,
+                                                  const StructuralRule &rule) {
+  const Schedule &schedule = index.schedule;
+  std::string kinds;
+  for (const ActionPattern &pattern : rule.patterns) {
+    const std::string kind = std::to_string(static_cast<int>(pattern.kind));
+    if (llvm::StringRef(kinds).contains(" " + kind + ","))
+      continue;
+    kinds += " " + kind + ",";
+  }
+  const std::vector<ActionPattern> patterns = rule.patterns;
+  const RuleScope scope(
+      index, {rule.rank},
+      [patterns](const Action &a) {
+        return llvm::any_of(
+            patterns, [&](const ActionPattern &p) { return p.kind == a.kind; });
+      },
+      "kinds" + llvm::StringRef(kinds).drop_back().str());
+  if (!scope.fits())
+    return std::nullopt;
+  SelectionRule selection;
+  selection.program = scope.program(rule.rank);
+  selection.patterns = rule.patterns;
+  selection.required = rule.required;
+  selection.orCounts = rule.orCounts;
+  std::string alternatives;
+  for (int64_t count : rule.orCounts)
+    alternatives +=
+        (alternatives.empty() ? " (or " : " or ") + std::to_string(count);
+  if (!alternatives.empty())
+    alternatives += ")";
+  selection.bound = rule.atLeast  ? SelectionRule::Bound::AtLeast
+                    : rule.atMost ? SelectionRule::Bound::AtMost
+                                  : SelectionRule::Bound::Exactly;
+  selection.premiseName = rule.premiseName;
+  selection.premiseValue = rule.premiseValue;
+  selection.description =
+      llvm::formatv("among the actions of rank {0}, {1} number {2}{3}{4}{5}{6}",
+                    schedule.ranks[rule.rank].id, rule.selects,
+                    rule.atLeast  ? "at least "
+                    : rule.atMost ? "at most "
+                                  : "",
+                    rule.required, alternatives,
+                    rule.premiseName.empty()
+                        ? std::string()
+                        : llvm::formatv(", when {0} (here {1}) is above 1",
+                                        rule.premiseName, rule.premiseValue)
+                              .str(),
+                    scope.comment());
+  return selection;
 }
 
 /// The Z3 query of structural violations: the rule each one breaks, stated
@@ -491,18 +643,10 @@ static Z3Query structuralQuery(const ScheduleIndex &index,
   const Schedule &schedule = index.schedule;
   Z3Query query;
   std::set<std::tuple<int, int32_t, int32_t, int32_t>> stated;
-  auto attributes = [](const Action &a) -> std::array<int64_t, 4> {
-    return {static_cast<int64_t>(a.kind), a.stage, a.microbatch,
-            a.gradient ? 1 : 0};
-  };
-  auto numActions = [&] {
-    size_t total = 0;
-    for (const RankProgram &rank : schedule.ranks)
-      total += rank.actions.size();
-    return total;
-  };
   for (const Violation &v : violations) {
     const StructuralRule &rule = v.rule;
+    if (rule.form == StructuralRule::Form::Elided)
+      continue;
     if (rule.form == StructuralRule::Form::Range && rule.leftOut) {
       RangeRule range;
       range.stage = rule.stage;
@@ -545,26 +689,31 @@ static Z3Query structuralQuery(const ScheduleIndex &index,
       query.ranges.push_back(range);
       continue;
     }
+    std::optional<RuleScope> peerScope;
     if (rule.form == StructuralRule::Form::Peer && v.at.rank >= 0 &&
-        v.at.index >= 0 && numActions() <= kMaxRuleActions) {
+        v.at.index >= 0)
+      peerScope.emplace(
+          index, allRanks(schedule),
+          [](const Action &a) { return isCompute(a.kind); },
+          "kinds 0 to 3 (computes), and the transfer", v.at);
+    if (peerScope && peerScope->fits()) {
       const Action &a = index.action(v.at);
       TransferRule transfer;
       transfer.subjectProgram = static_cast<size_t>(v.at.rank);
-      transfer.subjectAction = static_cast<size_t>(v.at.index);
+      transfer.subjectAction = peerScope->subjectIndex();
       transfer.stagesPerReplica = schedule.stagesPerReplica();
-      for (size_t r = 0; r < schedule.ranks.size(); ++r)
-        transfer.programs.push_back(
-            ruleProgram(index, static_cast<int32_t>(r)));
+      for (int32_t r : allRanks(schedule))
+        transfer.programs.push_back(peerScope->program(r));
       transfer.description = llvm::formatv(
           "rank {0} issues {1} (its action {2}, kind {3}), so the stage on "
           "its far side (its stage + 1 for a forward send or a backward "
           "receive, - 1 otherwise) is in its pipeline replica (stage div "
           "{4}), the rank its peer names ({5}, by rank index) is not rank "
           "index {6}, and among that rank's actions the computes (kinds 0 to "
-          "3: F, B, I, W) of the far stage number at least 1",
-          schedule.ranks[v.at.rank].id, describeAction(schedule, a), v.at.index,
-          static_cast<int>(a.kind), transfer.stagesPerReplica, a.peer,
-          v.at.rank);
+          "3: F, B, I, W) of the far stage number at least 1{7}",
+          schedule.ranks[v.at.rank].id, describeAction(schedule, a),
+          transfer.subjectAction, static_cast<int>(a.kind),
+          transfer.stagesPerReplica, a.peer, v.at.rank, peerScope->comment());
       query.transfers.push_back(std::move(transfer));
       continue;
     }
@@ -582,12 +731,81 @@ static Z3Query structuralQuery(const ScheduleIndex &index,
     if (rule.form == StructuralRule::Form::Placement &&
         addRankRule(index, v, query))
       continue;
+    if (rule.form == StructuralRule::Form::Selection && rule.rank >= 0) {
+      if (std::optional<SelectionRule> selection = selectionRule(index, rule)) {
+        query.selections.push_back(std::move(*selection));
+        continue;
+      }
+    }
+    std::optional<RuleScope> backwards;
+    if (rule.form == StructuralRule::Form::Backward)
+      backwards.emplace(
+          index, allRanks(schedule),
+          [](const Action &a) {
+            return a.kind == ActionKind::Backward ||
+                   a.kind == ActionKind::BackwardInput ||
+                   a.kind == ActionKind::BackwardWeight;
+          },
+          "kinds 1 to 3 (B, I, W)");
+    if (backwards && backwards->fits()) {
+      BackwardRule backward;
+      backward.stage = rule.stage;
+      backward.microbatch = rule.microbatch;
+      backward.description = llvm::formatv(
+          "stage {0} mb {1} has one backward: among the actions of every "
+          "rank, those of stage {0} and microbatch {1} are one B (kind 1) "
+          "and no I (kind 2) or W (kind 3), or one I and one W and no B{2}",
+          rule.stage, rule.microbatch, backwards->comment());
+      backward.actions = backwards->attributes();
+      query.backwards.push_back(std::move(backward));
+      continue;
+    }
+    std::optional<RuleScope> alternation;
+    if (rule.form == StructuralRule::Form::Alternation && rule.rank >= 0)
+      alternation.emplace(
+          index, std::vector<int32_t>{rule.rank},
+          [](const Action &a) {
+            return a.kind == ActionKind::Unshard ||
+                   a.kind == ActionKind::Reshard;
+          },
+          "kinds 11 and 12 (UNSHARD, RESHARD)");
+    if (alternation && alternation->fits()) {
+      const auto key = std::make_tuple(static_cast<int>(rule.form), rule.rank,
+                                       -1, rule.stage);
+      if (stated.insert(key).second) {
+        AlternationRule order;
+        order.stage = rule.stage;
+        order.program = alternation->program(rule.rank);
+        order.description = llvm::formatv(
+            "along the actions of rank {0}, after each one the UNSHARDs (kind "
+            "11) of stage {1} so far less its RESHARDs (kind 12) are 0 or 1 "
+            "(the constants open): no UNSHARD while the stage is unsharded, "
+            "no RESHARD while it is sharded{2}",
+            schedule.ranks[rule.rank].id, rule.stage, alternation->comment());
+        query.alternations.push_back(std::move(order));
+      }
+      continue;
+    }
+    if (rule.form == StructuralRule::Form::Divides) {
+      DividesRule divides;
+      divides.stages = schedule.numStages;
+      divides.microbatches = schedule.numMicrobatches;
+      divides.replicas = schedule.replicas;
+      divides.description =
+          "the pipeline replicas (at least 1) divide the stages and the "
+          "microbatches: each replica runs a chain of stages/replicas stages "
+          "on a block of microbatches/replicas microbatches";
+      query.divides.push_back(divides);
+      continue;
+    }
     if (rule.form == StructuralRule::Form::Count) {
-      size_t size = 0;
-      for (size_t r = 0; r < schedule.ranks.size(); ++r)
-        if (rule.rank < 0 || rule.rank == static_cast<int32_t>(r))
-          size += schedule.ranks[r].actions.size();
-      if (size <= kMaxRuleActions) {
+      const ActionKind counted = rule.kind;
+      const RuleScope countScope(
+          index,
+          rule.rank < 0 ? allRanks(schedule) : std::vector<int32_t>{rule.rank},
+          [counted](const Action &a) { return a.kind == counted; },
+          "kind " + std::to_string(static_cast<int>(counted)));
+      if (countScope.fits()) {
         CountRule count;
         count.kind = static_cast<int64_t>(rule.kind);
         count.stage = rule.stage;
@@ -597,7 +815,7 @@ static Z3Query structuralQuery(const ScheduleIndex &index,
         count.atLeast = rule.atLeast;
         count.description = llvm::formatv(
             "among the actions of {0}, those of kind {1} ({2}){3}{4}{5} "
-            "number {6}{7}",
+            "number {6}{7}{8}",
             rule.rank < 0
                 ? std::string("every rank")
                 : "rank " + std::to_string(schedule.ranks[rule.rank].id),
@@ -612,16 +830,30 @@ static Z3Query structuralQuery(const ScheduleIndex &index,
             rule.microbatch >= 0
                 ? " and microbatch " + std::to_string(rule.microbatch)
                 : std::string(),
-            rule.atLeast ? "at least " : "", rule.required);
-        for (size_t r = 0; r < schedule.ranks.size(); ++r)
-          if (rule.rank < 0 || rule.rank == static_cast<int32_t>(r))
-            for (const Action &a : schedule.ranks[r].actions)
-              count.actions.push_back(attributes(a));
+            rule.atLeast ? "at least " : "", rule.required,
+            countScope.comment());
+        count.actions = countScope.attributes();
         query.counts.push_back(std::move(count));
         continue;
       }
     }
-    query.facts.emplace_back(v.observed, v.required);
+    StructuralFact fact;
+    fact.observed = v.observed;
+    fact.required = v.required;
+    fact.description = llvm::formatv(
+        "{0} (stated as what the schedule has, {1}, against what the rule "
+        "requires, {2}: {3})",
+        v.message, v.observed, v.required,
+        rule.form != StructuralRule::Form::None
+            ? llvm::formatv("the actions the rule reads number more than the "
+                            "{0} a rule lists",
+                            kMaxRuleActions)
+                  .str()
+        : !rule.why.empty()
+            ? rule.why
+            : std::string("this rule is not stated over the schedule's "
+                          "actions"));
+    query.facts.push_back(std::move(fact));
   }
   return query;
 }
@@ -643,6 +875,16 @@ static void emitSmtlib(const Z3Query &query, const VerifyOptions &options,
     result.smtlib += "; rule: " + rule.description + "\n";
   for (const TransferRule &rule : query.transfers)
     result.smtlib += "; rule: " + rule.description + "\n";
+  for (const SelectionRule &rule : query.selections)
+    result.smtlib += "; rule: " + rule.description + "\n";
+  for (const BackwardRule &rule : query.backwards)
+    result.smtlib += "; rule: " + rule.description + "\n";
+  for (const DividesRule &rule : query.divides)
+    result.smtlib += "; rule: " + rule.description + "\n";
+  for (const AlternationRule &rule : query.alternations)
+    result.smtlib += "; rule: " + rule.description + "\n";
+  for (const StructuralFact &fact : query.facts)
+    result.smtlib += "; fact: " + fact.description + "\n";
   result.smtlib += encodeSmtlib(query, error);
   if (!error.empty())
     result.smtlib =

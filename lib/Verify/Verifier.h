@@ -98,6 +98,24 @@ struct ActionRef {
   int32_t index = -1;
 };
 
+/// An action a Selection rule counts: of `kind`, and of `stage` and on
+/// `group` where >= 0; with `ofBytes`, of `bytes` or of unknown bytes (an
+/// instance of a declaration of `bytes`); with `holds` non-empty, every
+/// rank of `holds` is among `members`, the member set of `group` that holds
+/// the counting rank (a replica sum joins the ranks of every copy); with
+/// `declarations` non-empty, the action names none of the schedule's
+/// declarations or one of these (a pattern that stands for declarations).
+struct ActionPattern {
+  ActionKind kind = ActionKind::AllReduce;
+  int32_t stage = -1;
+  int32_t group = -1;
+  bool ofBytes = false;
+  int64_t bytes = -1;
+  std::vector<int32_t> members;
+  std::vector<int32_t> holds;
+  std::vector<int32_t> declarations;
+};
+
 /// The rule a structural violation breaks, stated over the schedule's
 /// actions so that the SMT-LIB encoding carries the rule, not only its
 /// outcome. Count: among the actions of `rank` (every rank when -1), those
@@ -114,6 +132,19 @@ struct ActionRef {
 /// another rank, which computes the stage on its far side (in the same
 /// replica). A count of transfers also matches `direction` (1 gradient, 0
 /// activation) when >= 0, and with `atLeast` requires at least `required`.
+/// Selection: among the actions of `rank`, those matching any of
+/// `patterns` number `required` (at least with `atLeast`, at most with
+/// `atMost`, or any of `orCounts`), where `premiseName`'s value
+/// `premiseValue` is above 1 when a premise is named (data parallelism,
+/// pipeline replicas). Backward: (`stage`, `microbatch`) has one B and no
+/// I or W, or one I and one W and no B, among every rank's actions.
+/// Divides: the schedule's replicas (at least 1) divide its stages and
+/// microbatches. Alternation: along the program of `rank`, the UNSHARDs of
+/// `stage` so far less its RESHARDs are 0 or 1 after every action (no
+/// UNSHARD while unsharded, no RESHARD while sharded). Elided: the line
+/// that stands for violations past the
+/// report's limit, which states nothing (the violations shown state their
+/// rules).
 struct StructuralRule {
   enum class Form : uint8_t {
     None,
@@ -124,7 +155,12 @@ struct StructuralRule {
     Placement,
     OneHolder,
     Replica,
-    Peer
+    Peer,
+    Selection,
+    Backward,
+    Divides,
+    Alternation,
+    Elided
   };
   Form form = Form::None;
   int32_t rank = -1;
@@ -136,6 +172,15 @@ struct StructuralRule {
   int64_t required = 0;
   int32_t direction = -1;
   bool atLeast = false;
+  bool atMost = false;
+  std::vector<int64_t> orCounts;
+  std::vector<ActionPattern> patterns;
+  std::string premiseName;
+  int64_t premiseValue = 0;
+  /// What the selection counts, in words (the SMT-LIB file's comment).
+  std::string selects;
+  /// Form::None: why the violation is stated as its fact, when known.
+  std::string why;
   /// Range of an action left out of the schedule (VerifyOptions::
   /// outOfRangeActions): its indices, `microbatch` -1 for none.
   bool leftOut = false;
@@ -204,6 +249,38 @@ struct StructuralRule {
     StructuralRule rule = count(rank, kind, stage, microbatch, required);
     rule.direction = gradient ? 1 : 0;
     rule.atLeast = atLeast;
+    return rule;
+  }
+  /// Among the actions of `rank`, those matching any of `patterns` (in
+  /// words, `selects`) number `required`.
+  static StructuralRule selection(int32_t rank,
+                                  std::vector<ActionPattern> patterns,
+                                  std::string selects, int64_t required) {
+    StructuralRule rule;
+    rule.form = Form::Selection;
+    rule.rank = rank;
+    rule.patterns = std::move(patterns);
+    rule.selects = std::move(selects);
+    rule.required = required;
+    return rule;
+  }
+  static StructuralRule backward(int32_t stage, int32_t microbatch) {
+    StructuralRule rule;
+    rule.form = Form::Backward;
+    rule.stage = stage;
+    rule.microbatch = microbatch;
+    return rule;
+  }
+  static StructuralRule alternation(int32_t rank, int32_t stage) {
+    StructuralRule rule;
+    rule.form = Form::Alternation;
+    rule.rank = rank;
+    rule.stage = stage;
+    return rule;
+  }
+  static StructuralRule divides() {
+    StructuralRule rule;
+    rule.form = Form::Divides;
     return rule;
   }
   static StructuralRule leftOutRange(int64_t stage, int64_t microbatch) {

@@ -508,3 +508,36 @@ sched.pipeline @p pp 2 microbatches 2 {
   // expected-error @below {{'sched.aux_head' op names group @ep, which is not declared by a sched.group}}
   sched.aux_head stage 1 scope aux_free bias @ep bytes 64
 }
+
+// -----
+
+sched.schedule @s stages 1 microbatches 1 {
+  sched.group @dp members [[0]]
+  sched.collective all_reduce @dp bytes 8 when step
+  sched.rank 0 {
+    // expected-error @below {{'sched.all_reduce' op names declaration 1, but the schedule declares 1 sched.collective(s)}}
+    sched.all_reduce @dp stage 0 bytes 8 declaration 1
+  }
+}
+
+// -----
+
+sched.schedule @s stages 1 microbatches 1 {
+  sched.group @dp members [[0]]
+  sched.collective all_reduce @dp bytes 8 when step
+  sched.rank 0 {
+    // expected-error @below {{'sched.all_gather' op names declaration 0 (sched.collective all_reduce @dp when step), which does not explain it: the declaration it names has its kind and group, and its stage and bytes where both name them}}
+    sched.all_gather @dp stage 0 bytes 8 declaration 0
+  }
+}
+
+// -----
+
+sched.schedule @s stages 1 microbatches 1 {
+  sched.group @dp members [[0]]
+  sched.collective all_reduce @dp bytes 8 when step
+  sched.rank 0 {
+    // expected-error @below {{'sched.all_reduce' op names declaration 0 (sched.collective all_reduce @dp when step), which does not explain it}}
+    sched.all_reduce @dp stage 0 bytes 16 declaration 0
+  }
+}

@@ -151,3 +151,19 @@ sched.schedule @sparse_ranks stages 2 microbatches 1 {
     sched.recv forward stage 1 mb 0 from 7
   }
 }
+
+// A collective that names the declaration it fulfils.
+// CHECK-LABEL: sched.schedule @named stages 1 microbatches 1 {
+// CHECK: sched.all_reduce @dp stage 0 bytes 8 declaration 0{{$}}
+// CHECK-NEXT: sched.barrier @dp declaration 1{{$}}
+sched.schedule @named stages 1 microbatches 1 {
+  sched.group @dp members [[0]]
+  sched.collective all_reduce @dp bytes 8 when step
+  sched.collective barrier @dp bytes 0 when step
+  sched.rank 0 {
+    sched.forward stage 0 mb 0
+    sched.backward stage 0 mb 0
+    sched.all_reduce @dp stage 0 bytes 8 declaration 0
+    sched.barrier @dp declaration 1
+  }
+}

@@ -259,4 +259,41 @@ TEST(VerifierDifferential, GraphPathAndZ3Agree) {
               stockChecked);
 }
 
+/// Replicas that do not divide the stages and microbatches are only
+/// reachable through the library (the op verifier and the JSON reader
+/// refuse them): the SMT-LIB file states the rule itself, so stock z3
+/// refutes it, and with one replica declared the same file is sat.
+TEST(VerifierDifferential, ReplicasThatDoNotDivideStateTheirRule) {
+  Schedule schedule;
+  schedule.numStages = 3;
+  schedule.numMicrobatches = 2;
+  schedule.replicas = 2;
+  RankProgram rank;
+  for (int32_t s = 0; s < 3; ++s)
+    for (int32_t m = 0; m < 2; ++m) {
+      rank.actions.push_back(Action::compute(ActionKind::Forward, s, m));
+      rank.actions.push_back(Action::compute(ActionKind::Backward, s, m));
+    }
+  schedule.ranks.push_back(rank);
+  VerifyOptions options;
+  options.emitSmtlib = true;
+  const VerifyResult result = verifySchedule(schedule, options);
+  ASSERT_EQ(result.verdict, Verdict::Violated) << result.unknownReason;
+  ASSERT_EQ(result.violations.size(), 1u);
+  EXPECT_EQ(result.violations[0].kind, ViolationKind::Placement);
+  EXPECT_NE(result.smtlib.find("; rule: the pipeline replicas (at least 1) "
+                               "divide the stages and the microbatches"),
+            std::string::npos)
+      << result.smtlib;
+  EXPECT_EQ(result.smtlib.find("fact"), std::string::npos) << result.smtlib;
+  for (const char *constant :
+       {"(= stages!0 3))", "(= microbatches!1 2))", "(= replicas!2 2))"})
+    EXPECT_NE(result.smtlib.find(constant), std::string::npos) << constant;
+  EXPECT_EQ(stockZ3(result.smtlib), "unsat");
+  std::string one = result.smtlib;
+  const std::string twoReplicas = "(= replicas!2 2))";
+  one.replace(one.find(twoReplicas), twoReplicas.size(), "(= replicas!2 1))");
+  EXPECT_EQ(stockZ3(one), "sat");
+}
+
 } // namespace

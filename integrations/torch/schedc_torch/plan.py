@@ -33,6 +33,7 @@ INSTRUCTION_KEYS = {
     "peer": TRANSFER_OPS,
     "group": COLLECTIVE_OPS,
     "bytes": TRANSFER_OPS + COLLECTIVE_OPS,
+    "declaration": COLLECTIVE_OPS,
     "p2p_group": TRANSFER_OPS,
     "overlap": COMPUTE_OPS,
     "stream": ALL_OPS,
@@ -74,6 +75,9 @@ class Instruction:
     bytes: int = -1
     p2p_group: int = -1
     overlap: int = -1
+    # The index of the declaration (the plan's "collectives") a collective
+    # fulfils, when the plan names it; -1 when it names none.
+    declaration: int = -1
 
     def describe(self) -> str:
         """A short description for messages: 'send forward stage 0 mb 1 to
@@ -100,6 +104,7 @@ class Declaration:
     group: str
     when: str
     stage: int
+    bytes: int = -1
 
 
 @dataclass
@@ -141,9 +146,12 @@ class Plan:
 
     def reduces_gradients(self, ins: Instruction) -> bool:
         """Whether a collective instruction is a declared gradient reduction
-        (all_reduce or reduce_scatter, when after_backward)."""
+        (all_reduce or reduce_scatter, when after_backward): the declaration
+        it names, or else any declaration its kind and group fit."""
         if ins.op not in ("all_reduce", "reduce_scatter"):
             return False
+        if ins.declaration >= 0:
+            return self.declarations[ins.declaration].when == "after_backward"
         return any(d.kind == ins.op and d.group == ins.group and
                    d.when == "after_backward" and
                    (d.stage < 0 or d.stage == ins.stage)
@@ -217,7 +225,27 @@ def _instruction(obj: object, where: str, groups: Dict[str, list],
                        p2p_group=_int(obj, "p2p_group", where, -1, low=-1,
                                       high=MAX_BYTES, why="an int64"),
                        overlap=_int(obj, "overlap", where, -1, low=-1,
-                                    high=MAX_BYTES, why="an int64"))
+                                    high=MAX_BYTES, why="an int64"),
+                       declaration=_int(obj, "declaration", where, -1,
+                                        low=-1))
+
+
+def _check_declaration(ins: Instruction, declarations: List[Declaration],
+                       where: str) -> None:
+    """A named declaration exists and explains the instruction (its kind
+    and group, and its stage and bytes where both name them)."""
+    if ins.declaration < 0:
+        return
+    if ins.declaration >= len(declarations):
+        raise PlanError(f"{where}: \"declaration\" is {ins.declaration}, but "
+                        f"the plan declares {len(declarations)} collective(s)")
+    d = declarations[ins.declaration]
+    if d.kind != ins.op or d.group != ins.group or \
+            (d.stage >= 0 and d.stage != ins.stage) or \
+            (ins.bytes >= 0 and d.bytes >= 0 and ins.bytes != d.bytes):
+        raise PlanError(f"{where}: \"declaration\" {ins.declaration} "
+                        f"({d.kind} on group {d.group!r}, {d.when}) does not "
+                        f"explain this {ins.op}")
 
 
 def parse_plan(data: object) -> Plan:
@@ -273,7 +301,9 @@ def parse_plan(data: object) -> Plan:
         declarations.append(Declaration(
             kind=str(d.get("kind")), group=d["group"],
             when=str(d.get("when")),
-            stage=_int(d, "stage", f"collectives[{k}]", -1, low=-1)))
+            stage=_int(d, "stage", f"collectives[{k}]", -1, low=-1),
+            bytes=_int(d, "bytes", f"collectives[{k}]", -1, low=-1,
+                       high=MAX_BYTES, why="an int64")))
     programs = []
     for r, rank in enumerate(ranks):
         instructions = rank.get("instructions")
@@ -283,6 +313,10 @@ def parse_plan(data: object) -> Plan:
             _instruction(obj, f"ranks[{r}].instructions[{i}]", groups,
                          rank_ids, stages, microbatches)
             for i, obj in enumerate(instructions)])
+    for r, program in enumerate(programs):
+        for i, ins in enumerate(program):
+            _check_declaration(ins, declarations,
+                               f"ranks[{r}].instructions[{i}]")
     global_aux = []
     for k, h in enumerate(_list(data, "aux_heads", "plan")):
         if not isinstance(h, dict) or not isinstance(h.get("stage"), int) \

@@ -68,10 +68,10 @@ public:
     // Structural facts: an uninterpreted constant equal to what the
     // schedule has, which a rule requires to be something else.
     if (withMemory)
-      for (auto [observed, required] : query.facts) {
+      for (const StructuralFact &f : query.facts) {
         z3::expr fact = fresh("fact");
-        constraints.push_back(fact == context.int_val(observed));
-        constraints.push_back(fact == context.int_val(required));
+        constraints.push_back(fact == context.int_val(f.observed));
+        constraints.push_back(fact == context.int_val(f.required));
         ++variableCount;
       }
     // Structural rules over the schedule's actions: each action's kind,
@@ -86,6 +86,14 @@ public:
         constraints.push_back(placementRule(rule, constraints));
       for (const TransferRule &rule : query.transfers)
         constraints.push_back(transferRule(rule, constraints));
+      for (const SelectionRule &rule : query.selections)
+        constraints.push_back(selectionRule(rule, constraints));
+      for (const BackwardRule &rule : query.backwards)
+        constraints.push_back(backwardRule(rule, constraints));
+      for (const DividesRule &rule : query.divides)
+        constraints.push_back(dividesRule(rule, constraints));
+      for (const AlternationRule &rule : query.alternations)
+        constraints.push_back(alternationRule(rule, constraints));
       for (const RangeRule &rule : query.ranges) {
         z3::expr stage = attribute("stage", rule.stage, constraints);
         constraints.push_back(stage >= 0 &&
@@ -143,6 +151,17 @@ private:
     return context.int_val(toDecimal(value).c_str());
   }
 
+  /// The sum of `terms`, as one n-ary sum: Z3 frees a long chain of binary
+  /// sums in time quadratic in its length (a 4,000-action count took 28 s
+  /// to free its context).
+  z3::expr total(const z3::expr_vector &terms) {
+    return terms.empty() ? context.int_val(0) : z3::sum(terms);
+  }
+  /// 1 when `condition` holds, else 0.
+  z3::expr indicator(const z3::expr &condition) {
+    return z3::ite(condition, context.int_val(1), context.int_val(0));
+  }
+
   /// A constant named `prefix` equal to `value` (an action's attribute).
   z3::expr attribute(const char *prefix, int64_t value,
                      z3::expr_vector &constraints) {
@@ -154,7 +173,7 @@ private:
 
   /// sum over the rule's actions of [the action matches] == required.
   z3::expr countRule(const CountRule &rule, z3::expr_vector &constraints) {
-    z3::expr sum = context.int_val(0);
+    z3::expr_vector terms(context);
     for (const std::array<int64_t, 4> &action : rule.actions) {
       z3::expr matches = attribute("kind", action[0], constraints) ==
                          context.int_val(rule.kind);
@@ -167,8 +186,9 @@ private:
       if (rule.direction >= 0)
         matches = matches && attribute("dir", action[3], constraints) ==
                                  context.int_val(rule.direction);
-      sum = sum + z3::ite(matches, context.int_val(1), context.int_val(0));
+      terms.push_back(indicator(matches));
     }
+    const z3::expr sum = total(terms);
     return rule.atLeast ? sum >= context.int_val(rule.required)
                         : sum == context.int_val(rule.required);
   }
@@ -206,17 +226,16 @@ private:
     };
     auto side = [&](const std::vector<RuleAction> &program, bool left,
                     std::vector<Selected> &selected) {
-      z3::expr count = context.int_val(0);
+      z3::expr_vector terms(context);
       for (const RuleAction &a : program) {
         z3::expr kind = attribute("kind", a.kind, constraints);
         bool chosen = false;
         z3::expr matches = selects(rule, a, left, kind, constraints, chosen);
-        count =
-            count + z3::ite(matches, context.int_val(1), context.int_val(0));
+        terms.push_back(indicator(matches));
         if (chosen)
           selected.push_back({&a, kind});
       }
-      return count;
+      return total(terms);
     };
     std::vector<Selected> lefts, rights;
     // The left program's constants first, in the file's order.
@@ -269,25 +288,23 @@ private:
           constraints);
     else
       return context.bool_val(false);
-    z3::expr total = context.int_val(0);
+    z3::expr_vector programs(context);
     for (const std::vector<RuleAction> &program : rule.programs) {
-      z3::expr computes = context.int_val(0);
+      z3::expr_vector terms(context);
       for (const RuleAction &a : program) {
         z3::expr kind = attribute("kind", a.kind, constraints);
         z3::expr stage = attribute("stage", a.stage, constraints);
         // F, B, I and W are the first four kinds.
-        computes =
-            computes +
-            z3::ite(kind >= static_cast<int>(ActionKind::Forward) &&
-                        kind <= static_cast<int>(ActionKind::BackwardWeight) &&
-                        stage == *subject,
-                    context.int_val(1), context.int_val(0));
+        terms.push_back(
+            indicator(kind >= static_cast<int>(ActionKind::Forward) &&
+                      kind <= static_cast<int>(ActionKind::BackwardWeight) &&
+                      stage == *subject));
       }
-      total = holds ? total + computes
-                    : total + z3::ite(computes >= 1, context.int_val(1),
-                                      context.int_val(0));
+      const z3::expr computes = total(terms);
+      programs.push_back(holds ? computes : indicator(computes >= 1));
     }
-    return holds ? total >= 1 : total == 1;
+    const z3::expr all = total(programs);
+    return holds ? all >= 1 : all == 1;
   }
 
   /// The subject transfer's far stage is in its replica, computed on the
@@ -314,24 +331,163 @@ private:
     result = result &&
              peer != context.int_val(static_cast<int64_t>(rule.subjectProgram));
     // The computes of the far stage on the rank the peer names.
-    z3::expr computes = context.int_val(0);
+    z3::expr_vector ranks(context);
     for (size_t q = 0; q < rule.programs.size(); ++q) {
-      z3::expr onRank = context.int_val(0);
+      z3::expr_vector terms(context);
       for (const RuleAction &a : rule.programs[q]) {
         z3::expr aKind = attribute("kind", a.kind, constraints);
         z3::expr aStage = attribute("stage", a.stage, constraints);
-        onRank =
-            onRank +
-            z3::ite(aKind >= static_cast<int>(ActionKind::Forward) &&
-                        aKind <= static_cast<int>(ActionKind::BackwardWeight) &&
-                        aStage == far,
-                    context.int_val(1), context.int_val(0));
+        terms.push_back(
+            indicator(aKind >= static_cast<int>(ActionKind::Forward) &&
+                      aKind <= static_cast<int>(ActionKind::BackwardWeight) &&
+                      aStage == far));
       }
-      computes =
-          computes + z3::ite(peer == context.int_val(static_cast<int64_t>(q)),
-                             onRank, context.int_val(0));
+      ranks.push_back(z3::ite(peer == context.int_val(static_cast<int64_t>(q)),
+                              total(terms), context.int_val(0)));
     }
-    return result && computes >= 1;
+    return result && total(ranks) >= 1;
+  }
+
+  /// Whether a pattern's member set holds every rank it needs, over the
+  /// members and the needed ranks as constants (true when it needs none).
+  z3::expr joins(const ActionPattern &pattern, z3::expr_vector &constraints) {
+    z3::expr_vector members(context);
+    for (int32_t m : pattern.members)
+      members.push_back(attribute("member", m, constraints));
+    z3::expr_vector all(context);
+    for (int32_t h : pattern.holds) {
+      z3::expr needed = attribute("holds", h, constraints);
+      z3::expr_vector in(context);
+      for (unsigned k = 0; k < members.size(); ++k)
+        in.push_back(members[k] == needed);
+      all.push_back(z3::mk_or(in));
+    }
+    return z3::mk_and(all);
+  }
+
+  /// The actions of the program matching any pattern number what the rule
+  /// requires, when its premise holds.
+  z3::expr selectionRule(const SelectionRule &rule,
+                         z3::expr_vector &constraints) {
+    std::optional<z3::expr> premise;
+    if (!rule.premiseName.empty())
+      premise =
+          attribute(rule.premiseName.c_str(), rule.premiseValue, constraints);
+    z3::expr_vector joined(context);
+    bool anyStage = false, anyGroup = false, anyBytes = false, anyNamed = false;
+    for (const ActionPattern &pattern : rule.patterns) {
+      joined.push_back(joins(pattern, constraints));
+      anyStage |= pattern.stage >= 0;
+      anyGroup |= pattern.group >= 0;
+      anyBytes |= pattern.ofBytes;
+      anyNamed |= !pattern.declarations.empty();
+    }
+    z3::expr_vector terms(context);
+    for (const RuleAction &a : rule.program) {
+      z3::expr kind = attribute("kind", a.kind, constraints);
+      std::optional<z3::expr> stage, group, bytes, named;
+      if (anyStage)
+        stage = attribute("stage", a.stage, constraints);
+      if (anyGroup)
+        group = attribute("group", a.group, constraints);
+      if (anyBytes)
+        bytes = attribute("bytes", a.bytes, constraints);
+      if (anyNamed)
+        named = attribute("named", a.declaration, constraints);
+      z3::expr_vector any(context);
+      for (size_t p = 0; p < rule.patterns.size(); ++p) {
+        const ActionPattern &pattern = rule.patterns[p];
+        z3::expr match =
+            kind == context.int_val(static_cast<int64_t>(pattern.kind));
+        if (pattern.stage >= 0)
+          match = match && *stage == context.int_val(pattern.stage);
+        if (pattern.group >= 0)
+          match = match && *group == context.int_val(pattern.group);
+        if (pattern.ofBytes)
+          match =
+              match && (*bytes < 0 || *bytes == context.int_val(pattern.bytes));
+        if (!pattern.holds.empty())
+          match = match && joined[p];
+        if (!pattern.declarations.empty()) {
+          z3::expr_vector names(context);
+          names.push_back(*named == -1);
+          for (int32_t d : pattern.declarations)
+            names.push_back(*named == d);
+          match = match && z3::mk_or(names);
+        }
+        any.push_back(match);
+      }
+      terms.push_back(indicator(z3::mk_or(any)));
+    }
+    const z3::expr count = total(terms);
+    const z3::expr required = context.int_val(rule.required);
+    z3::expr bound = count == required;
+    if (rule.bound == SelectionRule::Bound::AtLeast)
+      bound = count >= required;
+    else if (rule.bound == SelectionRule::Bound::AtMost)
+      bound = count <= required;
+    for (int64_t alternative : rule.orCounts)
+      bound = bound || count == context.int_val(alternative);
+    return premise ? z3::implies(*premise > 1, bound) : bound;
+  }
+
+  /// One B and no I or W, or one I and one W and no B.
+  z3::expr backwardRule(const BackwardRule &rule,
+                        z3::expr_vector &constraints) {
+    z3::expr_vector fulls(context), inputs(context), weights(context);
+    auto add = [&](z3::expr_vector &terms, const z3::expr &kind, ActionKind k,
+                   const z3::expr &here) {
+      terms.push_back(indicator(here && kind == static_cast<int>(k)));
+    };
+    for (const std::array<int64_t, 4> &action : rule.actions) {
+      z3::expr kind = attribute("kind", action[0], constraints);
+      z3::expr here = attribute("stage", action[1], constraints) ==
+                          context.int_val(rule.stage) &&
+                      attribute("mb", action[2], constraints) ==
+                          context.int_val(rule.microbatch);
+      add(fulls, kind, ActionKind::Backward, here);
+      add(inputs, kind, ActionKind::BackwardInput, here);
+      add(weights, kind, ActionKind::BackwardWeight, here);
+    }
+    const z3::expr full = total(fulls), input = total(inputs),
+                   weight = total(weights);
+    return (full == 1 && input == 0 && weight == 0) ||
+           (full == 0 && input == 1 && weight == 1);
+  }
+
+  /// After each action, the stage's UNSHARDs so far less its RESHARDs are
+  /// 0 or 1: a constant `open` per action, each the previous one plus the
+  /// action's step (a chain of constants, not of nested sums).
+  z3::expr alternationRule(const AlternationRule &rule,
+                           z3::expr_vector &constraints) {
+    z3::expr_vector bounds(context);
+    z3::expr previous = context.int_val(0);
+    const z3::expr stage = context.int_val(rule.stage);
+    for (const RuleAction &a : rule.program) {
+      z3::expr kind = attribute("kind", a.kind, constraints);
+      z3::expr here = attribute("stage", a.stage, constraints) == stage;
+      z3::expr step =
+          z3::ite(here && kind == static_cast<int>(ActionKind::Unshard),
+                  context.int_val(1),
+                  z3::ite(here && kind == static_cast<int>(ActionKind::Reshard),
+                          context.int_val(-1), context.int_val(0)));
+      z3::expr open = fresh("open");
+      ++variableCount;
+      constraints.push_back(open == previous + step);
+      bounds.push_back(open >= 0 && open <= 1);
+      previous = open;
+    }
+    return z3::mk_and(bounds);
+  }
+
+  /// replicas >= 1, and it divides the stages and the microbatches.
+  z3::expr dividesRule(const DividesRule &rule, z3::expr_vector &constraints) {
+    z3::expr stages = attribute("stages", rule.stages, constraints);
+    z3::expr microbatches =
+        attribute("microbatches", rule.microbatches, constraints);
+    z3::expr replicas = attribute("replicas", rule.replicas, constraints);
+    return replicas >= 1 && z3::mod(stages, replicas) == 0 &&
+           z3::mod(microbatches, replicas) == 0;
   }
 
   z3::expr fresh(const char *prefix) {
@@ -542,7 +698,9 @@ Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds) {
         return search(context, constraints, outcome.reason,
                       query.counts.empty() && query.ranges.empty() &&
                           query.pairings.empty() && query.placements.empty() &&
-                          query.transfers.empty());
+                          query.transfers.empty() && query.selections.empty() &&
+                          query.backwards.empty() && query.divides.empty() &&
+                          query.alternations.empty());
       });
     }
   } catch (const z3::exception &error) {

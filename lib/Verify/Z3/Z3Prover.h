@@ -61,6 +61,8 @@ struct RuleAction {
   /// Collectives: 1 when the stage is a matching key (a gradient
   /// reduction, a bias update, a collective no declaration explains).
   int64_t stageKey = 0;
+  /// Collectives: the declaration the plan names, -1 for none.
+  int64_t declaration = -1;
 };
 
 /// A pairing rule between the programs of two ranks, `left` and `right`
@@ -108,6 +110,56 @@ struct TransferRule {
   int64_t stagesPerReplica = 1;
 };
 
+/// A selection rule over one rank's program (every action, in issue
+/// order): the actions that match any of `patterns` number `required`
+/// (Exactly, AtLeast, AtMost), or any of `orCounts`. With a
+/// `premiseName`, the rule applies when that constant, equal to
+/// `premiseValue`, is above 1.
+struct SelectionRule {
+  enum class Bound : uint8_t { Exactly, AtLeast, AtMost };
+  std::string description;
+  std::vector<RuleAction> program;
+  std::vector<ActionPattern> patterns;
+  Bound bound = Bound::Exactly;
+  std::vector<int64_t> orCounts;
+  int64_t required = 0;
+  std::string premiseName;
+  int64_t premiseValue = 0;
+};
+
+/// The backward rule of (`stage`, `microbatch`) over `actions` (each
+/// (kind, stage, microbatch, direction), every rank's): one B and no I or
+/// W, or one I and one W and no B.
+struct BackwardRule {
+  std::string description;
+  std::vector<std::array<int64_t, 4>> actions;
+  int64_t stage = 0, microbatch = 0;
+};
+
+/// An alternation rule over one rank's program (each action's kind and
+/// stage): after each action, the UNSHARDs of `stage` so far less its
+/// RESHARDs are 0 or 1.
+struct AlternationRule {
+  std::string description;
+  std::vector<RuleAction> program;
+  int64_t stage = 0;
+};
+
+/// The replica rule: `replicas` is at least 1 and divides `stages` and
+/// `microbatches`.
+struct DividesRule {
+  std::string description;
+  int64_t stages = 0, microbatches = 0, replicas = 1;
+};
+
+/// A structural violation stated as its outcome: a constant equal to what
+/// the schedule has (`observed`) and to what its rule requires.
+struct StructuralFact {
+  int64_t observed = 1, required = 0;
+  /// The violation, and why its rule is not stated over the actions.
+  std::string description;
+};
+
 struct Z3Query {
   uint32_t numNodes = 0;
   std::vector<std::pair<uint32_t, uint32_t>> edges;
@@ -117,9 +169,9 @@ struct Z3Query {
   std::vector<int64_t> witness;
   std::vector<MemoryChain> chains;
   std::optional<MemoryAmount> limit;
-  /// Structural facts, (observed, required): each states that what the
-  /// schedule has is what a rule requires (see Violation::observed).
-  std::vector<std::pair<int64_t, int64_t>> facts;
+  /// Structural facts: each states that what the schedule has is what a
+  /// rule requires (see Violation::observed).
+  std::vector<StructuralFact> facts;
   /// Structural rules stated over the schedule's actions (a count, a
   /// range): the encoding declares each action's attributes and the rule.
   std::vector<CountRule> counts;
@@ -127,6 +179,10 @@ struct Z3Query {
   std::vector<PairingRule> pairings;
   std::vector<PlacementRule> placements;
   std::vector<TransferRule> transfers;
+  std::vector<SelectionRule> selections;
+  std::vector<BackwardRule> backwards;
+  std::vector<DividesRule> divides;
+  std::vector<AlternationRule> alternations;
 };
 
 enum class Z3Answer : uint8_t { Sat, Unsat, Unknown };
