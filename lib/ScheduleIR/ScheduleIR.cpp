@@ -472,7 +472,8 @@ LogicalResult sched::lowerPipeline(PipelineOp pipeline, Strategy strategy,
   if (llvm::Error error = checkMemoryBudget(
           MemoryPath::Lower, computeActionCount(strategy, shape), memoryBudget,
           "lowering with " + strategyName(strategy).str(),
-          "the pass option memory-budget=SIZE"))
+          "the pass option memory-budget=SIZE",
+          computeOverlapCount(strategy, shape)))
     return refuse(std::move(error));
   llvm::Expected<Schedule> schedule = generateSchedule(strategy, shape);
   if (!schedule)
