@@ -776,7 +776,7 @@ void estimateRow(llvm::StringRef label, double estimate, double measured,
 /// memory the command then adds over the process floor (a two-microbatch
 /// plan; for the other forms, the same form at 2 x pp microbatches), each
 /// in a child process under peak-rss: `schedc generate --emit json` for
-/// every strategy at pp 4, 8 and 32 with about 300,000 plan instructions
+/// every strategy at pp 2, 4, 8 and 32 with about 300,000 plan instructions
 /// (lib/Generate/PlanMemory.h), and `--emit mlir` and `--emit torch-csv`
 /// at about 2 million actions (bytesPerAction).
 void benchEstimates(llvm::StringRef binDir) {
@@ -814,11 +814,14 @@ void benchEstimates(llvm::StringRef binDir) {
                                     "64G"};
   };
   for (Strategy strategy : allStrategies()) {
+    // Two ranks have their own figure per strategy; interleaved combined
+    // 1F1B runs on one rank or more.
     const bool oneRank = strategy == Strategy::NoPipeline ||
-                         strategy == Strategy::Combined1F1B ||
-                         strategy == Strategy::InterleavedCombined1F1B;
-    const std::vector<int32_t> pps =
-        oneRank ? std::vector<int32_t>{1} : std::vector<int32_t>{4, 8, 32};
+                         strategy == Strategy::Combined1F1B;
+    std::vector<int32_t> pps =
+        oneRank ? std::vector<int32_t>{1} : std::vector<int32_t>{2, 4, 8, 32};
+    if (strategy == Strategy::InterleavedCombined1F1B)
+      pps.insert(pps.begin(), 1);
     for (int32_t pp : pps) {
       PipelineShape shape;
       shape.pp = pp;
