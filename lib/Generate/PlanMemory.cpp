@@ -214,8 +214,8 @@ llvm::Error sched::checkPlanMemory(Strategy strategy, const Schedule &schedule,
                 .str()
           : llvm::formatv("{0} plan instructions at {1} bytes each, {2} on "
                           "the longest rank at {3} bytes each for the proof",
-                          count.total(), cost.perInstruction,
-                          count.longestRank, cost.perLongestRankInstruction)
+                          count.total(), cost.perInstruction, count.longestRank,
+                          cost.perLongestRankInstruction)
                 .str();
   return llvm::createStringError(
       llvm::formatv("{0} needs {1} of working memory ({2}), more than the "

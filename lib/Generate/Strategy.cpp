@@ -224,8 +224,8 @@ int64_t sched::computeOverlapCount(Strategy strategy,
   if (strategy == Strategy::DualPipeV) {
     // Every step of the steady phase on rank r is an overlap.
     for (int32_t r = 0; r < pp; ++r)
-      overlaps += 2 * std::max<int64_t>(
-                          0, int64_t(shape.microbatches) - 2 * pp + r + 1);
+      overlaps += 2 * std::max<int64_t>(0, int64_t(shape.microbatches) -
+                                               2 * pp + r + 1);
   } else if (strategy == Strategy::DualPipe) {
     // Phase 4's two per round (but the middle ranks' first F and B, run
     // apart) and phase 5's one per round.
@@ -244,9 +244,9 @@ int64_t sched::computeOverlapCount(Strategy strategy,
     const int64_t largestGroup = m / groups + (m % groups != 0);
     const int64_t total = int64_t(shape.vpp) * m;
     for (int32_t r = 0; r < pp; ++r)
-      overlaps += total - std::min(total, 2 * int64_t(pp - 1 - r) +
-                                              (shape.vpp - 1) * largestGroup +
-                                              1);
+      overlaps +=
+          total - std::min(total, 2 * int64_t(pp - 1 - r) +
+                                      (shape.vpp - 1) * largestGroup + 1);
   }
   return overlaps;
 }

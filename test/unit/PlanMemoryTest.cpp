@@ -114,7 +114,8 @@ TEST(PlanMemory, TwoRanksHaveOneFigurePerStrategy) {
   PipelineShape shape;
   shape.pp = 2;
   shape.microbatches = 8;
-  const Schedule compute = cantFail(generateSchedule(Strategy::OneFOneB, shape));
+  const Schedule compute =
+      cantFail(generateSchedule(Strategy::OneFOneB, shape));
   const PlanInstructionCount count = countPlanInstructions(compute);
   EXPECT_EQ(count.ranks, 2);
   EXPECT_EQ(estimatePlanMemory(Strategy::OneFOneB, count),
