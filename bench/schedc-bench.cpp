@@ -349,16 +349,22 @@ void benchMemory() {
     int32_t pp, vpp;
   };
   const Case cases[] = {
-      {Strategy::OneFOneB, 8, 1},        {Strategy::ZBH2, 8, 1},
-      {Strategy::Interleaved1F1B, 8, 2}, {Strategy::ZBV, 8, 2},
-      {Strategy::DualPipeV, 8, 2},       {Strategy::DualPipe, 8, 1},
+      {Strategy::OneFOneB, 8, 1},
+      {Strategy::ZBH2, 8, 1},
+      {Strategy::Interleaved1F1B, 8, 2},
+      {Strategy::ZBV, 8, 2},
+      {Strategy::DualPipeV, 8, 2},
+      {Strategy::DualPipe, 8, 1},
+      // One rank: a microbatch per two actions.
+      {Strategy::NoPipeline, 1, 1},
+      {Strategy::Combined1F1B, 1, 1},
   };
   const int64_t target = 2'000'000;
   // The path of each column.
   static constexpr MemoryPath kPaths[] = {
-      MemoryPath::Generate,      MemoryPath::Lower,
-      MemoryPath::EmitMlir,      MemoryPath::EmitText,
-      MemoryPath::EmitTorchCsv,  MemoryPath::EmitTorchCsvComms,
+      MemoryPath::Generate,        MemoryPath::Lower,
+      MemoryPath::EmitMlir,        MemoryPath::EmitText,
+      MemoryPath::EmitTorchCsv,    MemoryPath::EmitTorchCsvComms,
       MemoryPath::InsertTransfers, MemoryPath::Import};
   int64_t worst[8] = {};
   double lowest[8], highest[8];
@@ -456,8 +462,9 @@ void benchMemory() {
       worst[k] = std::max(worst[k], perAction);
       llvm::outs() << " " << perAction << " |";
       // lib/Limits' estimate, overlaps included, against the peak.
-      const double ratio =
-          double(estimateMemory(kPaths[k], actions, overlaps)) / peaks[k];
+      const double ratio = double(estimateMemory(kPaths[k], actions, overlaps,
+                                                 shape.microbatches)) /
+                           peaks[k];
       lowest[k] = std::min(lowest[k], ratio);
       highest[k] = std::max(highest[k], ratio);
     }
@@ -816,8 +823,8 @@ void benchEstimates(llvm::StringRef binDir) {
   for (Strategy strategy : allStrategies()) {
     // Two ranks have their own figure per strategy; interleaved combined
     // 1F1B runs on one rank or more.
-    const bool oneRank = strategy == Strategy::NoPipeline ||
-                         strategy == Strategy::Combined1F1B;
+    const bool oneRank =
+        strategy == Strategy::NoPipeline || strategy == Strategy::Combined1F1B;
     std::vector<int32_t> pps =
         oneRank ? std::vector<int32_t>{1} : std::vector<int32_t>{2, 4, 8, 32};
     if (strategy == Strategy::InterleavedCombined1F1B)
@@ -873,9 +880,9 @@ void benchEstimates(llvm::StringRef binDir) {
     shape.pp = 8;
     shape.vpp = defaultVpp(form.strategy);
     shape.microbatches = 125'000;
-    const double estimate = double(
-        estimateMemory(form.path, computeActionCount(form.strategy, shape),
-                       computeOverlapCount(form.strategy, shape)));
+    const double estimate = double(estimateMemory(
+        form.path, computeActionCount(form.strategy, shape),
+        computeOverlapCount(form.strategy, shape), shape.microbatches));
     // The floor of this form: --emit torch-csv loads no Z3 and starts at
     // about 7 MiB, not --emit json's 27 (which made its estimate look twice
     // the growth).

@@ -22,13 +22,18 @@ int64_t sched::bytesPerAction(MemoryPath path) {
   case MemoryPath::Generate:
     return 48; // measured 38
   case MemoryPath::Lower:
-    return 168; // measured 149
+    // With bytesPerMicrobatch: 1f1b, zb-h2, interleaved-1f1b and zb-v at
+    // pp 8 take 131 to 135 per action, of which about 6 are their
+    // microbatches'.
+    return 144; // measured 129
   case MemoryPath::InsertTransfers:
     return 536; // measured 486
   case MemoryPath::Import:
     return 360; // measured 322
   case MemoryPath::EmitMlir:
-    return 224; // measured 204
+    // As Lower: 146 to 177 per action at pp 8, of which up to 19 are their
+    // microbatches'.
+    return 176; // measured 158
   case MemoryPath::EmitText:
     // On the CLI as --emit torch-csv below: 115 (dualpipe-v at 25,000
     // microbatches), 98 to 110 for 1f1b, gpipe, interleaved-1f1b and
@@ -71,21 +76,44 @@ int64_t sched::bytesPerOverlap(MemoryPath path) {
   }
 }
 
+int64_t sched::bytesPerMicrobatch(MemoryPath path) {
+  // `make bench`'s "Memory per action": no-pp (one microbatch per two
+  // actions) takes 178 bytes per action to lower and 313 to print against
+  // 1f1b's 135 and 177 on 8 ranks (one per 16): 98 and 311 bytes per
+  // microbatch. The IR's attributes are uniqued per microbatch index.
+  // --emit torch-csv writes a rank's row whole, two to six cells per
+  // microbatch: 47.5 bytes per action for no-pp on the CLI against 1f1b's
+  // 34.7 at pp 8, 29 per microbatch. Each plus about 9%.
+  switch (path) {
+  case MemoryPath::Lower:
+    return 112; // measured 98
+  case MemoryPath::EmitMlir:
+    return 340; // measured 311
+  case MemoryPath::EmitTorchCsv:
+    return 32; // measured 29
+  default:
+    return 0;
+  }
+}
+
 uint64_t sched::estimateMemory(MemoryPath path, int64_t actions,
-                               int64_t overlaps) {
+                               int64_t overlaps, int64_t microbatches) {
+  auto times = [](int64_t count, int64_t each) {
+    return llvm::SaturatingMultiply(
+        static_cast<uint64_t>(std::max<int64_t>(count, 0)),
+        static_cast<uint64_t>(each));
+  };
   return llvm::SaturatingAdd(
-      llvm::SaturatingMultiply(
-          static_cast<uint64_t>(std::max<int64_t>(actions, 0)),
-          static_cast<uint64_t>(bytesPerAction(path))),
-      llvm::SaturatingMultiply(
-          static_cast<uint64_t>(std::max<int64_t>(overlaps, 0)),
-          static_cast<uint64_t>(bytesPerOverlap(path))));
+      llvm::SaturatingAdd(times(actions, bytesPerAction(path)),
+                          times(overlaps, bytesPerOverlap(path))),
+      times(microbatches, bytesPerMicrobatch(path)));
 }
 
 llvm::Error sched::checkMemoryBudget(MemoryPath path, int64_t actions,
                                      int64_t budget, llvm::StringRef what,
-                                     llvm::StringRef raise, int64_t overlaps) {
-  const uint64_t need = estimateMemory(path, actions, overlaps);
+                                     llvm::StringRef raise, int64_t overlaps,
+                                     int64_t microbatches) {
+  const uint64_t need = estimateMemory(path, actions, overlaps, microbatches);
   if (need <= static_cast<uint64_t>(budget))
     return llvm::Error::success();
   std::string each = llvm::formatv("{0} actions at {1} bytes each", actions,
@@ -93,6 +121,9 @@ llvm::Error sched::checkMemoryBudget(MemoryPath path, int64_t actions,
   if (overlaps > 0 && bytesPerOverlap(path) > 0)
     each += llvm::formatv(", {0} overlaps at {1} bytes more each", overlaps,
                           bytesPerOverlap(path));
+  if (microbatches > 0 && bytesPerMicrobatch(path) > 0)
+    each += llvm::formatv(", {0} microbatches at {1} bytes each", microbatches,
+                          bytesPerMicrobatch(path));
   return llvm::createStringError(
       llvm::formatv("{0} needs {1} of working memory ({2}), more than the "
                     "budget of {3}; raise it with {4} (docs/limits.md)",

@@ -473,7 +473,7 @@ LogicalResult sched::lowerPipeline(PipelineOp pipeline, Strategy strategy,
           MemoryPath::Lower, computeActionCount(strategy, shape), memoryBudget,
           "lowering with " + strategyName(strategy).str(),
           "the pass option memory-budget=SIZE",
-          computeOverlapCount(strategy, shape)))
+          computeOverlapCount(strategy, shape), shape.microbatches))
     return refuse(std::move(error));
   llvm::Expected<Schedule> schedule = generateSchedule(strategy, shape);
   if (!schedule)
