@@ -349,12 +349,27 @@ void benchMemory() {
     int32_t pp, vpp;
   };
   const Case cases[] = {
-      {Strategy::OneFOneB, 8, 1},        {Strategy::ZBH2, 8, 1},
-      {Strategy::Interleaved1F1B, 8, 2}, {Strategy::ZBV, 8, 2},
-      {Strategy::DualPipeV, 8, 2},       {Strategy::DualPipe, 8, 1},
+      {Strategy::OneFOneB, 8, 1},
+      {Strategy::ZBH2, 8, 1},
+      {Strategy::Interleaved1F1B, 8, 2},
+      {Strategy::ZBV, 8, 2},
+      {Strategy::DualPipeV, 8, 2},
+      {Strategy::DualPipe, 8, 1},
+      // One rank: a microbatch per two actions.
+      {Strategy::NoPipeline, 1, 1},
+      {Strategy::Combined1F1B, 1, 1},
   };
   const int64_t target = 2'000'000;
+  // The path of each column.
+  static constexpr MemoryPath kPaths[] = {
+      MemoryPath::Generate,        MemoryPath::Lower,
+      MemoryPath::EmitMlir,        MemoryPath::EmitText,
+      MemoryPath::EmitTorchCsv,    MemoryPath::EmitTorchCsvComms,
+      MemoryPath::InsertTransfers, MemoryPath::Import};
   int64_t worst[8] = {};
+  double lowest[8], highest[8];
+  std::fill(std::begin(lowest), std::end(lowest), 1e300);
+  std::fill(std::begin(highest), std::end(highest), 0.0);
   for (const Case &c : cases) {
     PipelineShape shape = shapeFor(c.pp, c.vpp, target);
     // Even, as DualPipe needs.
@@ -362,6 +377,7 @@ void benchMemory() {
     // What lib/Limits estimates requests by. Counting by generating here
     // would leave freed heap pages resident for the children to reuse.
     const int64_t actions = computeActionCount(c.strategy, shape);
+    const int64_t overlaps = computeOverlapCount(c.strategy, shape);
     auto nothing = [](MLIRContext &) {};
     auto emit = [&](auto write) {
       return [&, write](MLIRContext &) {
@@ -445,12 +461,23 @@ void benchMemory() {
       const int64_t perAction = (peaks[k] + actions - 1) / actions;
       worst[k] = std::max(worst[k], perAction);
       llvm::outs() << " " << perAction << " |";
+      // lib/Limits' estimate, overlaps included, against the peak.
+      const double ratio = double(estimateMemory(kPaths[k], actions, overlaps,
+                                                 shape.microbatches)) /
+                           peaks[k];
+      lowest[k] = std::min(lowest[k], ratio);
+      highest[k] = std::max(highest[k], ratio);
     }
     llvm::outs() << "\n";
   }
   llvm::outs() << "| largest | | |";
   for (int64_t w : worst)
     llvm::outs() << " " << w << " |";
+  llvm::outs() << "\n| estimate / measured | | |";
+  for (size_t k = 0; k < std::size(kPaths); ++k)
+    llvm::outs() << llvm::formatv(" {0:F2}-{1:F2}{2} |", lowest[k], highest[k],
+                                  lowest[k] < 1 || highest[k] > 1.5 ? " NO"
+                                                                    : "");
   llvm::outs() << "\n\nlib/Limits estimates with (bytes per action): ";
   const std::pair<llvm::StringLiteral, MemoryPath> used[] = {
       {"generate", MemoryPath::Generate},
@@ -465,7 +492,11 @@ void benchMemory() {
   llvm::interleaveComma(used, llvm::outs(), [](const auto &entry) {
     llvm::outs() << entry.first << " " << bytesPerAction(entry.second);
   });
-  llvm::outs() << "\n";
+  llvm::outs() << "\n(per overlap, more: ";
+  llvm::interleaveComma(used, llvm::outs(), [](const auto &entry) {
+    llvm::outs() << entry.first << " " << bytesPerOverlap(entry.second);
+  });
+  llvm::outs() << ")\n";
 }
 
 //===----------------------------------------------------------------------===//
@@ -752,7 +783,7 @@ void estimateRow(llvm::StringRef label, double estimate, double measured,
 /// memory the command then adds over the process floor (a two-microbatch
 /// plan; for the other forms, the same form at 2 x pp microbatches), each
 /// in a child process under peak-rss: `schedc generate --emit json` for
-/// every strategy at pp 4, 8 and 32 with about 300,000 plan instructions
+/// every strategy at pp 2, 4, 8 and 32 with about 300,000 plan instructions
 /// (lib/Generate/PlanMemory.h), and `--emit mlir` and `--emit torch-csv`
 /// at about 2 million actions (bytesPerAction).
 void benchEstimates(llvm::StringRef binDir) {
@@ -790,11 +821,14 @@ void benchEstimates(llvm::StringRef binDir) {
                                     "64G"};
   };
   for (Strategy strategy : allStrategies()) {
-    const bool oneRank = strategy == Strategy::NoPipeline ||
-                         strategy == Strategy::Combined1F1B ||
-                         strategy == Strategy::InterleavedCombined1F1B;
-    const std::vector<int32_t> pps =
-        oneRank ? std::vector<int32_t>{1} : std::vector<int32_t>{4, 8, 32};
+    // Two ranks have their own figure per strategy; interleaved combined
+    // 1F1B runs on one rank or more.
+    const bool oneRank =
+        strategy == Strategy::NoPipeline || strategy == Strategy::Combined1F1B;
+    std::vector<int32_t> pps =
+        oneRank ? std::vector<int32_t>{1} : std::vector<int32_t>{2, 4, 8, 32};
+    if (strategy == Strategy::InterleavedCombined1F1B)
+      pps.insert(pps.begin(), 1);
     for (int32_t pp : pps) {
       PipelineShape shape;
       shape.pp = pp;
@@ -825,8 +859,9 @@ void benchEstimates(llvm::StringRef binDir) {
       ++rows;
     }
   }
-  // --emit mlir for 1f1b; --emit torch-csv also for the strategies with the
-  // most (zb-v) and the fewest (dualpipe-v) bytes per counted action.
+  // --emit mlir for 1f1b and the overlaps of dualpipe-v; --emit text and
+  // --emit torch-csv for the strategies with the fewest (zb-h1, zb-v) and
+  // the most (dualpipe-v) bytes per action.
   struct FormRow {
     llvm::StringRef emit;
     MemoryPath path;
@@ -834,6 +869,10 @@ void benchEstimates(llvm::StringRef binDir) {
   };
   for (const FormRow &form :
        {FormRow{"mlir", MemoryPath::EmitMlir, Strategy::OneFOneB},
+        FormRow{"mlir", MemoryPath::EmitMlir, Strategy::DualPipeV},
+        FormRow{"text", MemoryPath::EmitText, Strategy::OneFOneB},
+        FormRow{"text", MemoryPath::EmitText, Strategy::ZBH1},
+        FormRow{"text", MemoryPath::EmitText, Strategy::DualPipeV},
         FormRow{"torch-csv", MemoryPath::EmitTorchCsv, Strategy::OneFOneB},
         FormRow{"torch-csv", MemoryPath::EmitTorchCsv, Strategy::ZBV},
         FormRow{"torch-csv", MemoryPath::EmitTorchCsv, Strategy::DualPipeV}}) {
@@ -841,9 +880,9 @@ void benchEstimates(llvm::StringRef binDir) {
     shape.pp = 8;
     shape.vpp = defaultVpp(form.strategy);
     shape.microbatches = 125'000;
-    const double estimate =
-        double(computeActionCount(form.strategy, shape)) *
-        double(bytesPerAction(form.path));
+    const double estimate = double(estimateMemory(
+        form.path, computeActionCount(form.strategy, shape),
+        computeOverlapCount(form.strategy, shape), shape.microbatches));
     // The floor of this form: --emit torch-csv loads no Z3 and starts at
     // about 7 MiB, not --emit json's 27 (which made its estimate look twice
     // the growth).

@@ -42,6 +42,8 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
+from schedc_torch import strict_json
+
 
 class CalibrationError(Exception):
     """Bad input: one line, exit 2."""
@@ -74,9 +76,12 @@ def positive_number(obj: dict, key: str, where: str) -> float:
 
 def read_json(path: str, what: str) -> dict:
     try:
-        data = json.loads(Path(path).read_text())
+        data = strict_json.loads(Path(path).read_text())
     except OSError as e:
         raise CalibrationError(f"{path}: cannot read the {what}: {e.strerror}")
+    except strict_json.DuplicateKeyError as e:
+        where = f"{path}:{e.line}:{e.column}" if e.line else path
+        raise CalibrationError(f"{where}: {e.what}")
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
         raise CalibrationError(f"{path}: not a JSON {what}: {str(e)[:120]}")
     if not isinstance(data, dict):

@@ -85,7 +85,8 @@ llvm::Expected<ScheduleSource> api::generate(const PipelineRequest &request) {
           request.transfers ? MemoryPath::EmitTorchCsvComms
                             : MemoryPath::EmitTorchCsv,
           computeActionCount(*strategy, shape), kDefaultMemoryBudget,
-          "generating " + request.strategy, "smaller pp, vpp or microbatches"))
+          "generating " + request.strategy, "smaller pp, vpp or microbatches",
+          computeOverlapCount(*strategy, shape), shape.microbatches))
     return std::move(error);
   llvm::Expected<Schedule> compute = generateSchedule(*strategy, shape);
   if (!compute)

@@ -38,6 +38,8 @@ struct PlanInstructionCount {
   /// The most instructions one rank holds: how long the candidate
   /// execution the proof checks runs, in steps.
   int64_t longestRank = 0;
+  /// The ranks of the schedule.
+  int64_t ranks = 0;
 
   int64_t total() const { return compute + transfers + collectives; }
 };
@@ -58,8 +60,10 @@ struct PlanMemoryCost {
   int64_t perLongestRankInstruction = 0;
 };
 
-/// The measured costs of `strategy`.
-PlanMemoryCost planMemoryCost(Strategy strategy);
+/// The measured costs of `strategy` on `ranks` ranks: on two, one figure
+/// per instruction, the proof included (perLongestRankInstruction is 0);
+/// on more, the two figures.
+PlanMemoryCost planMemoryCost(Strategy strategy, int64_t ranks = 0);
 
 /// The estimated peak working memory of writing the plan of `count` for
 /// `strategy`, in bytes (saturating).

@@ -5,6 +5,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <iterator>
 
 using namespace sched;
@@ -14,7 +15,8 @@ struct StrategyInfo {
   Strategy strategy;
   llvm::StringLiteral name;
   /// Compute actions per stage and microbatch: F and B, or F, I and W
-  /// (DualPipe's mix of both counts as the larger).
+  /// (DualPipe's mix of both counts as the larger; computeActionCount
+  /// counts it exactly).
   int32_t actionsPerSlot;
   /// Stages per rank the strategy accepts: at least minVpp, at most maxVpp
   /// (0: no upper bound).
@@ -174,12 +176,79 @@ llvm::Error sched::checkPipelineShape(Strategy strategy,
   return llvm::Error::success();
 }
 
+/// The full backwards (B, not split into I and W) of DualPipeV: only its
+/// steady phase has them (lib/Generate/DualPipeV.cpp), two per round on
+/// rank r but for the last, which takes an I; the list-scheduled cool-down
+/// splits every backward.
+static int64_t dualPipeVFullBackwards(const PipelineShape &shape) {
+  int64_t full = 0;
+  for (int32_t r = 0; r < shape.pp; ++r) {
+    const int64_t steady = std::max<int64_t>(
+        0, int64_t(shape.microbatches) - 2 * int64_t(shape.pp) + r + 1);
+    if (steady > 0)
+      full += 2 * steady - 1;
+  }
+  return full;
+}
+
+/// The weight gradients (W) DualPipe leaves split on its ranks
+/// (lib/Generate/DualPipe.cpp): on rank r, with h = min(r, pp-1-r), the
+/// pp/2-h-1 of phase 3, as many of phase 7, and h+1 of phase 6.
+static int64_t dualPipeSplitBackwards(const PipelineShape &shape) {
+  int64_t split = 0;
+  for (int32_t r = 0; r < shape.pp; ++r) {
+    const int64_t h = std::min(r, shape.pp - 1 - r);
+    split += 2 * (shape.pp / 2 - h - 1) + h + 1;
+  }
+  return split;
+}
+
 int64_t sched::computeActionCount(Strategy strategy,
                                   const PipelineShape &shape) {
   // A pipeline replica visits its own stages with its own microbatches, so
   // DualPipe's 2 pp stages see M / 2 microbatches each: pp x M slots too.
-  return int64_t(infoOf(strategy).actionsPerSlot) * shape.pp * shape.vpp *
-         shape.microbatches;
+  const int64_t slots = int64_t(shape.pp) * shape.vpp * shape.microbatches;
+  // DualPipe and DualPipeV mix full backwards (F and B per slot) with split
+  // ones (F, I and W).
+  if (strategy == Strategy::DualPipeV)
+    return 3 * slots - dualPipeVFullBackwards(shape);
+  if (strategy == Strategy::DualPipe)
+    return 2 * slots + dualPipeSplitBackwards(shape);
+  return int64_t(infoOf(strategy).actionsPerSlot) * slots;
+}
+
+int64_t sched::computeOverlapCount(Strategy strategy,
+                                   const PipelineShape &shape) {
+  int64_t overlaps = 0;
+  const int32_t pp = shape.pp;
+  if (strategy == Strategy::DualPipeV) {
+    // Every step of the steady phase on rank r is an overlap.
+    for (int32_t r = 0; r < pp; ++r)
+      overlaps += 2 * std::max<int64_t>(0, int64_t(shape.microbatches) -
+                                               2 * pp + r + 1);
+  } else if (strategy == Strategy::DualPipe) {
+    // Phase 4's two per round (but the middle ranks' first F and B, run
+    // apart) and phase 5's one per round.
+    for (int32_t r = 0; r < pp; ++r) {
+      const int64_t h = std::min(r, pp - 1 - r);
+      const int64_t steady = shape.microbatches / 2 - pp + h + 1;
+      overlaps += 2 * steady - (h == pp / 2 - 1) + (pp / 2 - h - 1);
+    }
+  } else if (strategy == Strategy::Combined1F1B) {
+    // F(i+1) beside B(i).
+    overlaps = shape.microbatches - 1;
+  } else if (strategy == Strategy::InterleavedCombined1F1B) {
+    // Every step after the warm-up (lib/Generate/InterleavedOneFOneB.cpp).
+    const int64_t m = shape.microbatches;
+    const int64_t groups = std::max<int64_t>(1, m / pp);
+    const int64_t largestGroup = m / groups + (m % groups != 0);
+    const int64_t total = int64_t(shape.vpp) * m;
+    for (int32_t r = 0; r < pp; ++r)
+      overlaps +=
+          total - std::min(total, 2 * int64_t(pp - 1 - r) +
+                                      (shape.vpp - 1) * largestGroup + 1);
+  }
+  return overlaps;
 }
 
 int32_t sched::defaultVpp(Strategy strategy) {

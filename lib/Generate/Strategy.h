@@ -63,11 +63,16 @@ std::string strategyNames();
 /// Why `strategy` does not apply to `shape`, or success.
 llvm::Error checkPipelineShape(Strategy strategy, const PipelineShape &shape);
 
-/// The most compute actions `generateSchedule(strategy, shape)` produces
-/// (exact but for DualPipe and DualPipeV, which mix full and split
-/// backwards), computed without generating anything. `shape` passes
-/// checkPipelineShape.
+/// The compute actions `generateSchedule(strategy, shape)` produces,
+/// exactly, computed without generating anything (in time linear in pp at
+/// most). `shape` passes checkPipelineShape.
 int64_t computeActionCount(Strategy strategy, const PipelineShape &shape);
+
+/// The overlaps (sched.overlap: a forward and a backward issued together)
+/// among those actions, exactly: the steady phases of DualPipe, DualPipeV
+/// and the combined 1F1Bs; 0 for the other strategies. Their IR costs more
+/// than two actions'.
+int64_t computeOverlapCount(Strategy strategy, const PipelineShape &shape);
 
 /// The stages per rank `strategy` takes when none are given: 2 for the V
 /// strategies, else 1.

@@ -11,6 +11,8 @@
 #include "lib/Import/JsonPlan.h"
 #include "dialects/Sched/SchedOps.h"
 #include "lib/Import/PlanArrays.h"
+#include "lib/Limits/DiagnosticExcerpt.h"
+#include "lib/Limits/JsonDuplicateKey.h"
 #include "lib/Limits/JsonInteger.h"
 #include "lib/Limits/NestingDepth.h"
 #include "lib/Limits/ResourceLimits.h"
@@ -1025,6 +1027,16 @@ FailureOr<JsonPlanInput> PlanReader::read() {
   if (!root) {
     emitError(result.locate(1, 1))
         << "malformed plan: the top level must be a JSON object";
+    return failure();
+  }
+  // llvm::json keeps the last of a key given twice, silently: the whole
+  // text, the elements cut out too, once the root is known to parse.
+  if (std::optional<DuplicateKey> duplicate = findDuplicateKey(text)) {
+    size_t caret = 0;
+    emitError(locateOffset(duplicate->second))
+        << "malformed plan: key \"" << clipExcerpt(duplicate->key, 0, caret)
+        << "\" appears twice in one object (first on line "
+        << text.take_front(duplicate->first).count('\n') + 1 << ")";
     return failure();
   }
   if (failed(readHeader(*root)) || failed(readVerdict(*root)) ||

@@ -61,12 +61,32 @@ enum class MemoryPath : uint8_t {
 /// measures it (the "Memory per action" table), rounded up.
 int64_t bytesPerAction(MemoryPath path);
 
-/// Refuses a request of `actions` actions along `path` when its estimated
-/// working memory is over `budget` bytes. The message is one line: `what`
-/// (e.g. "lowering @p with 1f1b") needs about X of working memory, more
+/// What an overlap (a forward and a backward issued together: DualPipe,
+/// DualPipeV) costs `path` beyond its two actions, in bytes, measured as
+/// bytesPerAction: the sched.overlap op and its region in the IR paths, 0
+/// where the plain schedule is all there is.
+int64_t bytesPerOverlap(MemoryPath path);
+
+/// What a microbatch costs `path` beyond its actions, in bytes, measured
+/// as bytesPerAction: the IR's attributes are uniqued per microbatch index,
+/// so that a pipeline of one rank and a million microbatches takes more
+/// than one of eight ranks with the same actions.
+int64_t bytesPerMicrobatch(MemoryPath path);
+
+/// The estimated working memory of `actions` actions, `overlaps` of them
+/// overlapped pairs, of `microbatches` microbatches, along `path`, in bytes
+/// (saturating).
+uint64_t estimateMemory(MemoryPath path, int64_t actions, int64_t overlaps,
+                        int64_t microbatches = 0);
+
+/// Refuses a request of `actions` actions (`overlaps` overlapped pairs
+/// among them, of `microbatches` microbatches) along `path` when its
+/// estimated working memory is over `budget` bytes. The message is one line:
+/// `what` (e.g. "lowering @p with 1f1b") needs about X of working memory, more
 /// than the budget; raise it with `raise` (e.g. "--memory-budget=SIZE").
 llvm::Error checkMemoryBudget(MemoryPath path, int64_t actions, int64_t budget,
-                              llvm::StringRef what, llvm::StringRef raise);
+                              llvm::StringRef what, llvm::StringRef raise,
+                              int64_t overlaps = 0, int64_t microbatches = 0);
 
 /// Refuses reading a JSON document of `containers` objects and arrays
 /// (MemoryPath::ReadJson) when that is over `budget` bytes. One line:

@@ -481,7 +481,8 @@ LogicalResult sched::lowerPipeline(PipelineOp pipeline, Strategy strategy,
   if (llvm::Error error = checkMemoryBudget(
           MemoryPath::Lower, computeActionCount(strategy, shape), memoryBudget,
           "lowering with " + strategyName(strategy).str(),
-          "the pass option memory-budget=SIZE"))
+          "the pass option memory-budget=SIZE",
+          computeOverlapCount(strategy, shape), shape.microbatches))
     return refuse(std::move(error));
   llvm::Expected<Schedule> schedule = generateSchedule(strategy, shape);
   if (!schedule)

@@ -13,5 +13,5 @@ sched.pipeline @p pp 2 vpp 2 microbatches 4 placement v {}
 // 2 ranks x 2 stages x 67,108,864 microbatches, an F and a B each:
 // 536,870,912 actions, refused under the default budget (the lowering used
 // to abort on allocation).
-// expected-error-re @below {{cannot be lowered: lowering with looped-bfs needs about {{[0-9.]+}} GiB of working memory (536870912 actions at {{[0-9]+}} bytes each), more than the budget of 2 GiB; raise it with the pass option memory-budget=SIZE (docs/limits.md)}}
+// expected-error-re @below {{cannot be lowered: lowering with looped-bfs needs about {{[0-9.]+}} GiB of working memory (536870912 actions at {{[0-9]+}} bytes each, {{[0-9]+}} microbatches at {{[0-9]+}} bytes each), more than the budget of 2 GiB; raise it with the pass option memory-budget=SIZE (docs/limits.md)}}
 sched.pipeline @p pp 2 vpp 2 microbatches 67108864 {}

@@ -103,4 +103,24 @@ TEST(PlanMemory, EveryStrategyHasMeasuredCosts) {
   }
 }
 
+TEST(PlanMemory, TwoRanksHaveOneFigurePerStrategy) {
+  // The proof is in it: above either term of more ranks.
+  for (Strategy strategy : allStrategies()) {
+    const PlanMemoryCost two = planMemoryCost(strategy, 2);
+    EXPECT_EQ(two.perLongestRankInstruction, 0) << strategyName(strategy).str();
+    EXPECT_GE(two.perInstruction, planMemoryCost(strategy, 4).perInstruction)
+        << strategyName(strategy).str();
+  }
+  PipelineShape shape;
+  shape.pp = 2;
+  shape.microbatches = 8;
+  const Schedule compute =
+      cantFail(generateSchedule(Strategy::OneFOneB, shape));
+  const PlanInstructionCount count = countPlanInstructions(compute);
+  EXPECT_EQ(count.ranks, 2);
+  EXPECT_EQ(estimatePlanMemory(Strategy::OneFOneB, count),
+            uint64_t(count.total()) *
+                planMemoryCost(Strategy::OneFOneB, 2).perInstruction);
+}
+
 } // namespace

@@ -355,7 +355,8 @@ int sched::runGenerate() {
   if (llvm::Error error = checkMemoryBudget(
           emitPath(), computeActionCount(strategy, shape), *budget,
           "generating " + strategyFlag + " for --emit " + emitFlag,
-          "--memory-budget=SIZE"))
+          "--memory-budget=SIZE", computeOverlapCount(strategy, shape),
+          shape.microbatches))
     return usageError(llvm::toString(std::move(error)));
   if (emitFlag == "json") {
     // The plain schedule is a few percent of the plan's memory, and

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+from schedc_torch import strict_json
+
 PLAN_FORMAT = "schedc-runtime-plan"
 PLAN_VERSION = 1
 
@@ -370,8 +372,11 @@ def decode_plan(raw: bytes, path: str) -> object:
     except UnicodeDecodeError as e:
         raise PlanError(f"{path}: not UTF-8 (byte {e.start})") from None
     try:
-        return json.loads(text, parse_int=_parse_int,
-                          parse_constant=_parse_constant)
+        return strict_json.loads(text, parse_int=_parse_int,
+                                 parse_constant=_parse_constant)
+    except strict_json.DuplicateKeyError as e:
+        where = f"{path}:{e.line}:{e.column}" if e.line else path
+        raise PlanError(f"{where}: malformed plan: {e.what}") from None
     except json.JSONDecodeError as e:
         raise PlanError(f"{path}:{e.lineno}:{e.colno}: malformed JSON: "
                         f"{e.msg}") from None

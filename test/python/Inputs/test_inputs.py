@@ -62,6 +62,18 @@ class InputErrorsTest(unittest.TestCase):
             with self.assertRaisesRegex(ValueError, "deep.json: line 1, column "
                                         "513: brackets nest deeper than 512"):
                 schedc.plan(path, "h100-ib", 8)
+            # A key twice: JSON's last value won, silently.
+            path = os.path.join(tmp, "twice.json")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write('{"layers": 32,\n "hidden": 4096, "layers": 2}')
+            with self.assertRaisesRegex(ValueError, 'twice.json: line 2, '
+                                        'column 18: key "layers" appears '
+                                        'twice in one object \\(first on '
+                                        'line 1\\)'):
+                schedc.plan(path, "h100-ib", 8)
+            with self.assertRaisesRegex(ValueError, '^line 1, column 15: key '
+                                        '"name" appears twice'):
+                schedc.plan("llama3-8b", '{"name": "a", "name": "b"}', 8)
         # A denormal efficiency gave a "verified" plan at 1,296,368% MFU.
         cluster = {"device": {"peak_flops": {"bf16": 1e15}, "hbm_bytes": 8e10,
                               "hbm_bandwidth": 3e12},
