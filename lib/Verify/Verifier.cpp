@@ -865,26 +865,20 @@ static void emitSmtlib(const Z3Query &query, const VerifyOptions &options,
   if (!options.emitSmtlib)
     return;
   std::string error;
-  for (const CountRule &rule : query.counts)
-    result.smtlib += "; rule: " + rule.description + "\n";
-  for (const RangeRule &rule : query.ranges)
-    result.smtlib += "; rule: " + rule.description + "\n";
-  for (const PairingRule &rule : query.pairings)
-    result.smtlib += "; rule: " + rule.description + "\n";
-  for (const PlacementRule &rule : query.placements)
-    result.smtlib += "; rule: " + rule.description + "\n";
-  for (const TransferRule &rule : query.transfers)
-    result.smtlib += "; rule: " + rule.description + "\n";
-  for (const SelectionRule &rule : query.selections)
-    result.smtlib += "; rule: " + rule.description + "\n";
-  for (const BackwardRule &rule : query.backwards)
-    result.smtlib += "; rule: " + rule.description + "\n";
-  for (const DividesRule &rule : query.divides)
-    result.smtlib += "; rule: " + rule.description + "\n";
-  for (const AlternationRule &rule : query.alternations)
-    result.smtlib += "; rule: " + rule.description + "\n";
-  for (const StructuralFact &fact : query.facts)
-    result.smtlib += "; fact: " + fact.description + "\n";
+  auto describe = [&](llvm::StringRef kind, const auto &rules) {
+    for (const auto &rule : rules)
+      result.smtlib += "; " + kind.str() + ": " + rule.description + "\n";
+  };
+  describe("rule", query.counts);
+  describe("rule", query.ranges);
+  describe("rule", query.pairings);
+  describe("rule", query.placements);
+  describe("rule", query.transfers);
+  describe("rule", query.selections);
+  describe("rule", query.backwards);
+  describe("rule", query.divides);
+  describe("rule", query.alternations);
+  describe("fact", query.facts);
   result.smtlib += encodeSmtlib(query, error);
   if (!error.empty())
     result.smtlib =
