@@ -176,15 +176,13 @@ sched::parseDescriptionJson(llvm::StringRef text) {
     return llvm::createStringError("expected a JSON object at the top level");
   // llvm::json keeps the last of a key given twice, silently.
   if (std::optional<DuplicateKey> duplicate = findDuplicateKey(text)) {
-    llvm::StringRef before = text.take_front(duplicate->second);
     size_t caret = 0;
     return llvm::createStringError(
         llvm::formatv("line {0}, column {1}: key \"{2}\" appears twice in "
                       "one object (first on line {3})",
-                      before.count('\n') + 1,
-                      duplicate->second - (before.rfind('\n') + 1) + 1,
+                      duplicate->line, duplicate->column,
                       clipExcerpt(duplicate->key, 0, caret),
-                      text.take_front(duplicate->first).count('\n') + 1)
+                      duplicate->firstLine)
             .str());
   }
   return value;

@@ -176,18 +176,21 @@ llvm::Error sched::checkPipelineShape(Strategy strategy,
   return llvm::Error::success();
 }
 
+/// The rounds of DualPipeV's steady phase on rank r
+/// (lib/Generate/DualPipeV.cpp): each overlaps a forward with a backward.
+static int64_t dualPipeVSteadyRounds(const PipelineShape &shape, int32_t r) {
+  return std::max<int64_t>(
+      0, int64_t(shape.microbatches) - 2 * int64_t(shape.pp) + r + 1);
+}
+
 /// The full backwards (B, not split into I and W) of DualPipeV: only its
-/// steady phase has them (lib/Generate/DualPipeV.cpp), two per round on
-/// rank r but for the last, which takes an I; the list-scheduled cool-down
-/// splits every backward.
+/// steady phase has them, two per round on rank r but for the last, which
+/// takes an I; the list-scheduled cool-down splits every backward.
 static int64_t dualPipeVFullBackwards(const PipelineShape &shape) {
   int64_t full = 0;
-  for (int32_t r = 0; r < shape.pp; ++r) {
-    const int64_t steady = std::max<int64_t>(
-        0, int64_t(shape.microbatches) - 2 * int64_t(shape.pp) + r + 1);
-    if (steady > 0)
+  for (int32_t r = 0; r < shape.pp; ++r)
+    if (const int64_t steady = dualPipeVSteadyRounds(shape, r))
       full += 2 * steady - 1;
-  }
   return full;
 }
 
@@ -224,8 +227,7 @@ int64_t sched::computeOverlapCount(Strategy strategy,
   if (strategy == Strategy::DualPipeV) {
     // Every step of the steady phase on rank r is an overlap.
     for (int32_t r = 0; r < pp; ++r)
-      overlaps += 2 * std::max<int64_t>(0, int64_t(shape.microbatches) -
-                                               2 * pp + r + 1);
+      overlaps += 2 * dualPipeVSteadyRounds(shape, r);
   } else if (strategy == Strategy::DualPipe) {
     // Phase 4's two per round (but the middle ranks' first F and B, run
     // apart) and phase 5's one per round.

@@ -1036,7 +1036,7 @@ FailureOr<JsonPlanInput> PlanReader::read() {
     emitError(locateOffset(duplicate->second))
         << "malformed plan: key \"" << clipExcerpt(duplicate->key, 0, caret)
         << "\" appears twice in one object (first on line "
-        << text.take_front(duplicate->first).count('\n') + 1 << ")";
+        << duplicate->firstLine << ")";
     return failure();
   }
   if (failed(readHeader(*root)) || failed(readVerdict(*root)) ||

@@ -71,8 +71,15 @@ std::optional<DuplicateKey> sched::findDuplicateKey(llvm::StringRef text) {
         key = object.decoded.emplace_front(value->getAsString()->str());
       }
       auto [it, inserted] = object.keys.try_emplace(key, begin);
-      if (!inserted)
-        return DuplicateKey{key.str(), it->second, begin};
+      if (!inserted) {
+        const llvm::StringRef before = text.take_front(begin);
+        return DuplicateKey{key.str(),
+                            it->second,
+                            begin,
+                            text.take_front(it->second).count('\n') + 1,
+                            before.count('\n') + 1,
+                            begin - (before.rfind('\n') + 1) + 1};
+      }
       break;
     }
     default:

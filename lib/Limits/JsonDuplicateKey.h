@@ -24,6 +24,11 @@ struct DuplicateKey {
   /// The offsets of the opening quotes of its first and second occurrence.
   size_t first = 0;
   size_t second = 0;
+  /// The line of the first (1-based), and the line and column of the
+  /// second, for messages.
+  size_t firstLine = 0;
+  size_t line = 0;
+  size_t column = 0;
 };
 
 /// The first key, in the order of the text, that appears a second time in

@@ -312,7 +312,11 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   // explain an empty table.
   const double limit = model.memoryLimit();
   const bool pruneByMemory = !options.layout && !options.exhaustive;
+  // A max-heap on the memory bound: its front is the farthest kept.
   std::vector<Candidate> nearestOver;
+  auto lessMemory = [](const Candidate &a, const Candidate &b) {
+    return a.memoryBound < b.memoryBound;
+  };
   size_t considered = 0;
   auto consider = [&](const Candidate &candidate) {
     ++considered;
@@ -321,16 +325,13 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
       return;
     }
     ++result.prunedMemory;
-    auto farther = [](const Candidate &a, const Candidate &b) {
-      return a.memoryBound < b.memoryBound;
-    };
     if (nearestOver.size() < 3) {
       nearestOver.push_back(candidate);
-      std::push_heap(nearestOver.begin(), nearestOver.end(), farther);
+      std::push_heap(nearestOver.begin(), nearestOver.end(), lessMemory);
     } else if (candidate.memoryBound < nearestOver.front().memoryBound) {
-      std::pop_heap(nearestOver.begin(), nearestOver.end(), farther);
+      std::pop_heap(nearestOver.begin(), nearestOver.end(), lessMemory);
       nearestOver.back() = candidate;
-      std::push_heap(nearestOver.begin(), nearestOver.end(), farther);
+      std::push_heap(nearestOver.begin(), nearestOver.end(), lessMemory);
     }
   };
   std::map<StageKey, std::vector<StageEstimate>> stageCache;
@@ -485,10 +486,7 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   for (Candidate &candidate : candidates)
     open.push_back(&candidate);
   // The nearest of the memory-pruned, nearest first.
-  std::sort_heap(nearestOver.begin(), nearestOver.end(),
-                 [](const Candidate &a, const Candidate &b) {
-                   return a.memoryBound < b.memoryBound;
-                 });
+  std::sort_heap(nearestOver.begin(), nearestOver.end(), lessMemory);
   for (Candidate &candidate : nearestOver) {
     candidate.fits = false;
     candidate.overflow = "at least " + formatGigabytes(candidate.memoryBound) +

@@ -157,6 +157,21 @@ private:
   z3::expr total(const z3::expr_vector &terms) {
     return terms.empty() ? context.int_val(0) : z3::sum(terms);
   }
+  /// How many computes (F, B, I or W: the first four kinds) of `stage`
+  /// `program` holds, over each action's kind and stage as constants.
+  z3::expr computesOf(const std::vector<RuleAction> &program,
+                      const z3::expr &stage, z3::expr_vector &constraints) {
+    z3::expr_vector terms(context);
+    for (const RuleAction &a : program) {
+      z3::expr kind = attribute("kind", a.kind, constraints);
+      z3::expr at = attribute("stage", a.stage, constraints);
+      terms.push_back(
+          indicator(kind >= static_cast<int>(ActionKind::Forward) &&
+                    kind <= static_cast<int>(ActionKind::BackwardWeight) &&
+                    at == stage));
+    }
+    return total(terms);
+  }
   /// 1 when `condition` holds, else 0.
   z3::expr indicator(const z3::expr &condition) {
     return z3::ite(condition, context.int_val(1), context.int_val(0));
@@ -290,17 +305,7 @@ private:
       return context.bool_val(false);
     z3::expr_vector programs(context);
     for (const std::vector<RuleAction> &program : rule.programs) {
-      z3::expr_vector terms(context);
-      for (const RuleAction &a : program) {
-        z3::expr kind = attribute("kind", a.kind, constraints);
-        z3::expr stage = attribute("stage", a.stage, constraints);
-        // F, B, I and W are the first four kinds.
-        terms.push_back(
-            indicator(kind >= static_cast<int>(ActionKind::Forward) &&
-                      kind <= static_cast<int>(ActionKind::BackwardWeight) &&
-                      stage == *subject));
-      }
-      const z3::expr computes = total(terms);
+      const z3::expr computes = computesOf(program, *subject, constraints);
       programs.push_back(holds ? computes : indicator(computes >= 1));
     }
     const z3::expr all = total(programs);
@@ -332,19 +337,10 @@ private:
              peer != context.int_val(static_cast<int64_t>(rule.subjectProgram));
     // The computes of the far stage on the rank the peer names.
     z3::expr_vector ranks(context);
-    for (size_t q = 0; q < rule.programs.size(); ++q) {
-      z3::expr_vector terms(context);
-      for (const RuleAction &a : rule.programs[q]) {
-        z3::expr aKind = attribute("kind", a.kind, constraints);
-        z3::expr aStage = attribute("stage", a.stage, constraints);
-        terms.push_back(
-            indicator(aKind >= static_cast<int>(ActionKind::Forward) &&
-                      aKind <= static_cast<int>(ActionKind::BackwardWeight) &&
-                      aStage == far));
-      }
+    for (size_t q = 0; q < rule.programs.size(); ++q)
       ranks.push_back(z3::ite(peer == context.int_val(static_cast<int64_t>(q)),
-                              total(terms), context.int_val(0)));
-    }
+                              computesOf(rule.programs[q], far, constraints),
+                              context.int_val(0)));
     return result && total(ranks) >= 1;
   }
 
