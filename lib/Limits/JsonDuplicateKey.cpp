@@ -18,14 +18,16 @@ struct Container {
   bool expectKey = false;
   /// Objects: their keys so far, with the offset of each.
   llvm::SmallDenseMap<llvm::StringRef, size_t, 8> keys;
-  /// Objects: the keys with escapes, decoded (the list keeps them in place
-  /// and allocates nothing while empty).
-  std::forward_list<std::string> decoded;
 };
 } // namespace
 
 std::optional<DuplicateKey> sched::findDuplicateKey(llvm::StringRef text) {
   std::vector<Container> open;
+  // Keys with escapes, decoded. They live here, not in their Container: the
+  // vector copies Containers when it grows (SmallDenseMap's move is not
+  // noexcept), and a key must outlive every copy of the map naming it. The
+  // list keeps its strings in place and allocates nothing while empty.
+  std::forward_list<std::string> decoded;
   for (size_t i = 0; i < text.size(); ++i) {
     switch (text[i]) {
     case '{':
@@ -68,7 +70,7 @@ std::optional<DuplicateKey> sched::findDuplicateKey(llvm::StringRef text) {
           llvm::consumeError(value.takeError());
           return std::nullopt;
         }
-        key = object.decoded.emplace_front(value->getAsString()->str());
+        key = decoded.emplace_front(value->getAsString()->str());
       }
       auto [it, inserted] = object.keys.try_emplace(key, begin);
       if (!inserted) {
