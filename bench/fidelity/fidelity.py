@@ -145,10 +145,13 @@ def main() -> int:
 
     print()
     summary("all runs", outcomes)
-    summary("published set", [o for o in outcomes if o.run_set == "published"])
-    summary("megatron-a100 set", [o for o in outcomes if o.run_set == "megatron-a100"])
-    print(f"fits: {sum(o.fits and o.error is None for o in outcomes)} of "
-          f"{len(outcomes)} published layouts")
+    sets = list(dict.fromkeys(o.run_set for o in outcomes))
+    for name in sets:
+        summary(f"{name} set", [o for o in outcomes if o.run_set == name])
+    for name in sets:
+        subset = [o for o in outcomes if o.run_set == name]
+        print(f"fits ({name}): {sum(o.fits and o.error is None for o in subset)}"
+              f" of {len(subset)} published layouts")
 
     by_name = {o.name: o for o in outcomes}
     kept = 0

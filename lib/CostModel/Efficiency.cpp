@@ -210,6 +210,21 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
                      {32768, 0.78, 0.60}};
       e.latentAttention = {{16384, 0.79, 0.52}};
     }
+    // MAMF's ceilings are the best over a brute-force shape search; at a
+    // transformer layer's shapes Blackwell's cuBLAS lands lower. Transformer
+    // Engine's GEMM profile on a B300 (hidden 4096, FFN 16384, 15,872
+    // tokens; 12 GEMMs: forward, data and weight gradients) measures 1503
+    // TFLOP/s in BF16 against MAMF's 1769 on the same chip (0.850), and
+    // 2815 (FP8 current scaling) / 2677 (MXFP8) pre-quantized against
+    // MAMF's FP8 3353 (0.840 / 0.798; the model has one FP8 switch: their
+    // mean, 0.819); the quantize kernels are costed apart (KERNELS.md 1c,
+    // NVIDIA/TransformerEngine gemm_profiling.rst d0067d0da). The same
+    // Blackwell tensor cores in B200 and GB200 take the same factors on
+    // their own MAMF ceilings. Hopper's do not: the H200 calibration's GEMMs
+    // at model shapes reached MAMF (cost-model.md, "The measured H200
+    // profile").
+    e.matmul *= 0.850;
+    e.matmulFp8 *= 0.819;
     break;
   case Family::TpuV4:
   case Family::TpuV5p:
