@@ -354,6 +354,16 @@ TEST(Efficiency, ProfilesByDeviceName) {
   EXPECT_EQ(efficiencyForDevice("TPU v5p").multiprocessors, 1);
   EXPECT_NE(efficiencyForDevice("MysteryChip").profile.find("generic"),
             std::string::npos);
+  // Blackwell's dense ceilings: MAMF's best shape times Transformer
+  // Engine's share of it at a transformer's shapes on a B300 (BF16 1503 of
+  // 1769 TFLOP/s; FP8 the mean of 2815 and 2677 of 3353); Hopper keeps
+  // MAMF (KERNELS.md 1a, 1c).
+  const double bf16Share = 0.850, fp8Share = (0.840 + 0.798) / 2;
+  EXPECT_NEAR(efficiencyForDevice("B300").matmul, 0.786 * bf16Share, 1e-12);
+  EXPECT_NEAR(efficiencyForDevice("B200 (HGX)").matmulFp8, 0.763 * fp8Share,
+              1e-12);
+  EXPECT_NEAR(efficiencyForDevice("GB200").matmul, 0.729 * bf16Share, 1e-12);
+  EXPECT_EQ(efficiencyForDevice("H100").matmul, 0.803);
   // Flash attention interpolates in log(seq) between measured points.
   Efficiency h = efficiencyForDevice("H100");
   EXPECT_NEAR(h.attentionAt(4096, false, false), (0.49 + 0.65) / 2, 1e-12);
