@@ -27,7 +27,13 @@ static constexpr ModuleName kModuleNames[] = {
     {Recompute::MoeActivation, "moe_act"},
     {Recompute::SharedExperts, "shared_experts"},
     {Recompute::Moe, "moe"},
+    {Recompute::Dots, "dots"},
 };
+
+/// What `dots` implies besides itself: the norms and the attention core
+/// are not weight GEMMs.
+static constexpr uint8_t kDotsImplies =
+    Recompute::LayerNorm | Recompute::CoreAttention;
 
 std::string sched::recomputeName(Recompute recompute) {
   if (recompute.isBlock())
@@ -38,9 +44,12 @@ std::string sched::recomputeName(Recompute recompute) {
     return "none";
   if (recompute == Recompute::Selective)
     return "selective";
+  uint8_t set = recompute.moduleSet();
+  if (set & Recompute::Dots)
+    set &= ~kDotsImplies;
   std::string name;
   for (const ModuleName &m : kModuleNames)
-    if (recompute.moduleSet() & m.module)
+    if (set & m.module)
       name += (name.empty() ? "" : ",") + std::string(m.name);
   return name;
 }
@@ -77,9 +86,11 @@ llvm::Expected<Recompute> sched::parseRecompute(llvm::StringRef name) {
           "'" + item.take_front(64) +
           "' is not none, selective, full, block:N or a recompute module "
           "(core_attn, layernorm, mla_up_proj, mlp, moe_act, shared_experts, "
-          "moe, joined by commas)");
+          "moe, dots, joined by commas)");
     set |= found->module;
   }
+  if (set & Recompute::Dots)
+    set |= kDotsImplies;
   return Recompute::modules(set);
 }
 

@@ -42,8 +42,13 @@ public:
     MoeActivation = 1 << 4,   // moe_act: the experts' activation function
     SharedExperts = 1 << 5,   // shared_experts
     Moe = 1 << 6,             // moe: the whole MoE block
+    /// dots: JAX's checkpoint_dots_with_no_batch_dims (MaxText's
+    /// remat_policy minimal): only the weight GEMMs' outputs and the layer
+    /// input stay; the norms, the activation functions and the attention
+    /// core run again. Not Megatron's; it implies core_attn and layernorm.
+    Dots = 1 << 7,
   };
-  static constexpr uint8_t kAllModules = 0x7f;
+  static constexpr uint8_t kAllModules = 0xff;
   /// The most layers a block recomputation names (as many as a model has).
   static constexpr int64_t kMaxBlockLayers = int64_t(1) << 24;
 

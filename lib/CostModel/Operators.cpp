@@ -237,10 +237,13 @@ static void attentionBlock(LayerBuilder &b, const ModelSpec &model,
     // core frees the BF16 one).
     b.keep("softmax statistics", t.full * heads * 4,
            Recompute::CoreAttention);
+    // Under `dots` neither copy stays: the output is the kernel's, not a
+    // weight GEMM's, and the core runs again.
     b.keep("attention output", t.full * heads * vDim * kBf16,
-           fp8 ? Recompute::CoreAttention : 0);
+           fp8 ? Recompute::CoreAttention | Recompute::Dots : Recompute::Dots);
     if (fp8)
-      b.keep("output projection input", t.full * heads * vDim, 0);
+      b.keep("output projection input", t.full * heads * vDim,
+             Recompute::Dots);
   } else {
     // Megatron-LM before flash attention: QK^T and (QK^T)V as batched
     // GEMMs over the whole (masked) score matrix, with scale, mask,
@@ -258,7 +261,7 @@ static void attentionBlock(LayerBuilder &b, const ModelSpec &model,
     b.keep("attention scores", groups * queries * t.seq * 5,
            Recompute::CoreAttention);
     b.keep("output projection input", t.full * heads * vDim * b.linearInput(),
-           0);
+           Recompute::Dots);
   }
   b.inModules(0);
   b.gemm("attention out", t.full, h, heads * vDim);
@@ -283,10 +286,14 @@ static void denseMlp(LayerBuilder &b, const ModelSpec &model, const Tokens &t,
   b.inModules(modules);
   const bool gated = model.mlp == MlpKind::Gated;
   b.gemm(fc1, t.full, (gated ? 2 : 1) * width, h);
-  // SwiGLU: read gate and up, write their product; GELU: read, write.
+  // SwiGLU: read gate and up, write their product; GELU: read, write. The
+  // activation function is no weight GEMM: `dots` runs it again.
+  b.inModules(modules | Recompute::Dots);
   b.memory(gated ? "swiglu" : "gelu", t.full * (gated ? 3 : 2) * width * kBf16);
   b.keep("fc1 output", t.full * (gated ? 2 : 1) * width * kBf16, modules);
-  b.keep("fc2 input", t.full * width * b.linearInput(), modules);
+  b.keep("fc2 input", t.full * width * b.linearInput(),
+         modules | Recompute::Dots);
+  b.inModules(modules);
   b.gemm(fc2, t.full, h, width);
 }
 
@@ -324,11 +331,11 @@ static void moeMlp(LayerBuilder &b, const ModelSpec &model,
   b.keep("dispatched tokens", copies * h * b.linearInput(), block);
   b.gemm("experts fc1", rows, gated * slice, h, true, groups);
   b.keep("experts fc1 output", copies * gated * slice * kBf16, block);
-  b.inModules(block | Recompute::MoeActivation);
+  b.inModules(block | Recompute::MoeActivation | Recompute::Dots);
   b.memory(model.mlp == MlpKind::Gated ? "swiglu" : "gelu",
            copies * (gated + 1) * slice * kBf16);
   b.keep("experts fc2 input", copies * slice * b.linearInput(),
-         block | Recompute::MoeActivation);
+         block | Recompute::MoeActivation | Recompute::Dots);
   // Megatron-Core weighs each copy by its routing probability inside the
   // activation (experts.py, activation_func_with_probs), which keeps the
   // FP32 probabilities; the unpermute is then a plain sum and keeps

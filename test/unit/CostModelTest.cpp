@@ -356,12 +356,20 @@ TEST(Recompute, NamesRoundTrip) {
   EXPECT_EQ(recomputeName(llvm::cantFail(parseRecompute("mlp, layernorm,mlp"))),
             "layernorm,mlp");
   EXPECT_EQ(llvm::cantFail(parseRecompute("core_attn")), Recompute::Selective);
+  // dots implies the norms and the attention core, and prints without them.
+  Recompute dots = llvm::cantFail(parseRecompute("dots"));
+  EXPECT_TRUE(dots.recomputes(Recompute::LayerNorm));
+  EXPECT_TRUE(dots.recomputes(Recompute::CoreAttention));
+  EXPECT_FALSE(dots.recomputes(Recompute::Mlp));
+  EXPECT_EQ(recomputeName(dots), "dots");
+  EXPECT_EQ(recomputeName(llvm::cantFail(parseRecompute("layernorm,dots,mlp"))),
+            "mlp,dots");
   llvm::Expected<Recompute> bad = parseRecompute("mlp,attention");
   ASSERT_FALSE(static_cast<bool>(bad));
   EXPECT_EQ(llvm::toString(bad.takeError()),
             "'attention' is not none, selective, full, block:N or a recompute "
             "module (core_attn, layernorm, mla_up_proj, mlp, moe_act, "
-            "shared_experts, moe, joined by commas)");
+            "shared_experts, moe, dots, joined by commas)");
   EXPECT_FALSE(static_cast<bool>(parseRecompute("mlp,")));
   EXPECT_FALSE(static_cast<bool>(parseRecompute("block:")));
   EXPECT_FALSE(static_cast<bool>(parseRecompute("block:-1")));

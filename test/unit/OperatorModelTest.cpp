@@ -122,6 +122,37 @@ TEST(Operators, DenseLayerShapesByHand) {
   EXPECT_EQ(ops.recompute[0].kind, OperatorClass::Attention);
 }
 
+TEST(Operators, DotsKeepsTheWeightGemmsOutputs) {
+  // JAX's checkpoint_dots_with_no_batch_dims on a dense layer (hidden 1024,
+  // 8 heads of 128, 2 KV heads, gated FFN 4096, BF16, no TP): the layer
+  // input, Q/K/V, the norm before the MLP (for the attention projection's
+  // output, the same size) and the FC1 output stay; the norms, SwiGLU and
+  // the attention core run again.
+  llvm::Expected<ModelSpec> m = parseModelSpec(R"({"name": "d",
+    "layers": 2, "hidden": 1024, "ffn_hidden": 4096, "heads": 8,
+    "kv_heads": 2, "vocab": 1000})");
+  ASSERT_TRUE(static_cast<bool>(m));
+  TrainingSpec training;
+  training.seqLen = 2048;
+  Layout layout;
+  layout.recompute = llvm::cantFail(parseRecompute("dots"));
+  LayerOperators ops = layerOperators(*m, training, layout, false);
+  std::vector<std::string> kept, again;
+  double bytes = 0;
+  for (const SavedTensor &t : ops.saved) {
+    kept.push_back(t.name);
+    bytes += t.bytes;
+  }
+  for (const Operator &op : ops.recompute)
+    again.push_back(op.name);
+  EXPECT_EQ(kept, (std::vector<std::string>{"attention norm input", "q, k, v",
+                                            "mlp norm input", "fc1 output"}));
+  EXPECT_EQ(again, (std::vector<std::string>{"norm+residual", "attention",
+                                             "norm+residual", "swiglu"}));
+  // Per token: 1024 + (8 + 2 x 2) x 128 + 1024 + 2 x 4096 values, BF16.
+  EXPECT_EQ(bytes, 2048.0 * 2 * (1024 + 12 * 128 + 1024 + 8192));
+}
+
 TEST(Operators, RecomputeModulesRunTheirOperatorsAgain) {
   ModelSpec v3 = preset("deepseek-v3");
   TrainingSpec training;

@@ -109,9 +109,10 @@ static cl::opt<int> zeroFlag("zero", cl::sub(planCommand),
                              cl::desc("ZeRO stage 0-3 (default: searched)"));
 static cl::opt<std::string> recomputeFlag(
     "recompute", cl::sub(planCommand), cl::cat(schedcOptions),
-    cl::desc("none, selective, full, or Megatron's recompute modules joined "
-             "by commas: core_attn, layernorm, mla_up_proj, mlp, moe_act, "
-             "shared_experts, moe (default: searched)"));
+    cl::desc("none, selective, full, block:N, or Megatron's recompute "
+             "modules joined by commas: core_attn, layernorm, mla_up_proj, "
+             "mlp, moe_act, shared_experts, moe; or dots (JAX's "
+             "checkpoint_dots_with_no_batch_dims) (default: searched)"));
 static cl::opt<bool> explainFlag(
     "explain", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("Break the recommended (or --layout) candidate's step time and "
