@@ -635,6 +635,49 @@ static std::optional<SelectionRule> selectionRule(const ScheduleIndex &index,
   return selection;
 }
 
+/// The reading rule `rule` states, over the program of its rank: the
+/// collectives its declarations could explain and the computes of its
+/// stage.
+static std::optional<ReadingRule> readingRule(const ScheduleIndex &index,
+                                              const StructuralRule &rule) {
+  const Schedule &schedule = index.schedule;
+  const std::vector<DeclarationPattern> declarations = rule.readings;
+  const RuleScope scope(
+      index, {rule.rank},
+      [declarations](const Action &a) {
+        return isCompute(a.kind) ||
+               llvm::any_of(declarations, [&](const DeclarationPattern &d) {
+                 return d.pattern.kind == a.kind;
+               });
+      },
+      "kinds 0 to 3 (computes) and of the declarations' kinds");
+  if (!scope.fits())
+    return std::nullopt;
+  ReadingRule reading;
+  reading.program = scope.program(rule.rank);
+  reading.declarations = rule.readings;
+  reading.stage = rule.stage;
+  std::string instances;
+  for (size_t c = 0; c < declarations.size(); ++c)
+    instances += llvm::formatv("{0}{1} for reads {2}",
+                               c == 0 ? "" : ", ", declarations[c].instances, c)
+                     .str();
+  reading.description = llvm::formatv(
+      "among the actions of rank {0}, {1} can each be read as one of them "
+      "(the constants reads, the declaration's position in this list; an "
+      "action naming its declaration is read as that one only) so that each "
+      "has its instances ({2}), each on time: the k-th instance of a "
+      "before_forward (before_backward) declaration before the k-th forward, "
+      "kind 0 (backward start, kinds 1 and 2), of stage {3}, of an "
+      "after_forward one after the k-th forward, of an after_backward one "
+      "after the stage's last gradient (kinds 1 and 3), of a step one "
+      "anywhere (the constants inst, fw, bs and grad count them along the "
+      "actions){4}",
+      schedule.ranks[rule.rank].id, rule.selects, instances, rule.stage,
+      scope.comment());
+  return reading;
+}
+
 /// The Z3 query of structural violations: the rule each one breaks, stated
 /// over the schedule's actions where it has one, else its fact. A rule
 /// several violations break is stated once.
@@ -643,6 +686,9 @@ static Z3Query structuralQuery(const ScheduleIndex &index,
   const Schedule &schedule = index.schedule;
   Z3Query query;
   std::set<std::tuple<int, int32_t, int32_t, int32_t>> stated;
+  // The reading rules stated, by their words (the declarations of a class
+  // that break it each report it).
+  std::set<std::string> readings;
   for (const Violation &v : violations) {
     const StructuralRule &rule = v.rule;
     if (rule.form == StructuralRule::Form::Elided)
@@ -786,6 +832,41 @@ static Z3Query structuralQuery(const ScheduleIndex &index,
       }
       continue;
     }
+    std::optional<RuleScope> uses;
+    if (rule.form == StructuralRule::Form::UnshardUse && rule.rank >= 0)
+      uses.emplace(
+          index, std::vector<int32_t>{rule.rank},
+          [](const Action &a) {
+            return isCompute(a.kind) || a.kind == ActionKind::Unshard ||
+                   a.kind == ActionKind::Reshard;
+          },
+          "kinds 0 to 3, 11 and 12 (computes, UNSHARD, RESHARD)");
+    if (uses && uses->fits()) {
+      const auto key = std::make_tuple(static_cast<int>(rule.form), rule.rank,
+                                       -1, rule.stage);
+      if (stated.insert(key).second) {
+        UnshardUseRule use;
+        use.stage = rule.stage;
+        use.program = uses->program(rule.rank);
+        use.description = llvm::formatv(
+            "along the actions of rank {0}, every RESHARD (kind 12) of stage "
+            "{1} that closes an UNSHARD (kind 11) comes after a compute "
+            "(kinds 0 to 3: F, B, I, W) of the stage since that UNSHARD: the "
+            "constant used is 0 after an UNSHARD of the stage, 1 after a "
+            "compute or a RESHARD of it (and before the first action), else "
+            "the previous one, and is 1 before every RESHARD of the stage{2}",
+            schedule.ranks[rule.rank].id, rule.stage, uses->comment());
+        query.unshardUses.push_back(std::move(use));
+      }
+      continue;
+    }
+    if (rule.form == StructuralRule::Form::Reading && rule.rank >= 0) {
+      if (std::optional<ReadingRule> reading = readingRule(index, rule)) {
+        if (readings.insert(reading->description).second)
+          query.readings.push_back(std::move(*reading));
+        continue;
+      }
+    }
     if (rule.form == StructuralRule::Form::Divides) {
       DividesRule divides;
       divides.stages = schedule.numStages;
@@ -878,6 +959,8 @@ static void emitSmtlib(const Z3Query &query, const VerifyOptions &options,
   describe("rule", query.backwards);
   describe("rule", query.divides);
   describe("rule", query.alternations);
+  describe("rule", query.unshardUses);
+  describe("rule", query.readings);
   describe("fact", query.facts);
   result.smtlib += encodeSmtlib(query, error);
   if (!error.empty())
