@@ -806,57 +806,48 @@ static Z3Query structuralQuery(const ScheduleIndex &index,
       query.backwards.push_back(std::move(backward));
       continue;
     }
-    std::optional<RuleScope> alternation;
-    if (rule.form == StructuralRule::Form::Alternation && rule.rank >= 0)
-      alternation.emplace(
+    const bool use = rule.form == StructuralRule::Form::UnshardUse;
+    std::optional<RuleScope> sharding;
+    if ((use || rule.form == StructuralRule::Form::Alternation) &&
+        rule.rank >= 0)
+      sharding.emplace(
           index, std::vector<int32_t>{rule.rank},
-          [](const Action &a) {
+          [use](const Action &a) {
             return a.kind == ActionKind::Unshard ||
-                   a.kind == ActionKind::Reshard;
+                   a.kind == ActionKind::Reshard || (use && isCompute(a.kind));
           },
-          "kinds 11 and 12 (UNSHARD, RESHARD)");
-    if (alternation && alternation->fits()) {
+          use ? "kinds 0 to 3, 11 and 12 (computes, UNSHARD, RESHARD)"
+              : "kinds 11 and 12 (UNSHARD, RESHARD)");
+    if (sharding && sharding->fits()) {
       const auto key = std::make_tuple(static_cast<int>(rule.form), rule.rank,
                                        -1, rule.stage);
       if (stated.insert(key).second) {
-        AlternationRule order;
+        ShardingRule order;
+        order.form = use ? ShardingRule::Form::Use
+                         : ShardingRule::Form::Alternation;
         order.stage = rule.stage;
-        order.program = alternation->program(rule.rank);
-        order.description = llvm::formatv(
-            "along the actions of rank {0}, after each one the UNSHARDs (kind "
-            "11) of stage {1} so far less its RESHARDs (kind 12) are 0 or 1 "
-            "(the constants open): no UNSHARD while the stage is unsharded, "
-            "no RESHARD while it is sharded{2}",
-            schedule.ranks[rule.rank].id, rule.stage, alternation->comment());
-        query.alternations.push_back(std::move(order));
-      }
-      continue;
-    }
-    std::optional<RuleScope> uses;
-    if (rule.form == StructuralRule::Form::UnshardUse && rule.rank >= 0)
-      uses.emplace(
-          index, std::vector<int32_t>{rule.rank},
-          [](const Action &a) {
-            return isCompute(a.kind) || a.kind == ActionKind::Unshard ||
-                   a.kind == ActionKind::Reshard;
-          },
-          "kinds 0 to 3, 11 and 12 (computes, UNSHARD, RESHARD)");
-    if (uses && uses->fits()) {
-      const auto key = std::make_tuple(static_cast<int>(rule.form), rule.rank,
-                                       -1, rule.stage);
-      if (stated.insert(key).second) {
-        UnshardUseRule use;
-        use.stage = rule.stage;
-        use.program = uses->program(rule.rank);
-        use.description = llvm::formatv(
-            "along the actions of rank {0}, every RESHARD (kind 12) of stage "
-            "{1} that closes an UNSHARD (kind 11) comes after a compute "
-            "(kinds 0 to 3: F, B, I, W) of the stage since that UNSHARD: the "
-            "constant used is 0 after an UNSHARD of the stage, 1 after a "
-            "compute or a RESHARD of it (and before the first action), else "
-            "the previous one, and is 1 before every RESHARD of the stage{2}",
-            schedule.ranks[rule.rank].id, rule.stage, uses->comment());
-        query.unshardUses.push_back(std::move(use));
+        order.program = sharding->program(rule.rank);
+        order.description =
+            use ? llvm::formatv(
+                      "along the actions of rank {0}, every RESHARD (kind 12) "
+                      "of stage {1} that closes an UNSHARD (kind 11) comes "
+                      "after a compute (kinds 0 to 3: F, B, I, W) of the "
+                      "stage since that UNSHARD: the constant used is 0 after "
+                      "an UNSHARD of the stage, 1 after a compute or a "
+                      "RESHARD of it (and before the first action), else the "
+                      "previous one, and is 1 before every RESHARD of the "
+                      "stage{2}",
+                      schedule.ranks[rule.rank].id, rule.stage,
+                      sharding->comment())
+                : llvm::formatv(
+                      "along the actions of rank {0}, after each one the "
+                      "UNSHARDs (kind 11) of stage {1} so far less its "
+                      "RESHARDs (kind 12) are 0 or 1 (the constants open): "
+                      "no UNSHARD while the stage is unsharded, no RESHARD "
+                      "while it is sharded{2}",
+                      schedule.ranks[rule.rank].id, rule.stage,
+                      sharding->comment());
+        query.shardings.push_back(std::move(order));
       }
       continue;
     }
@@ -958,8 +949,7 @@ static void emitSmtlib(const Z3Query &query, const VerifyOptions &options,
   describe("rule", query.selections);
   describe("rule", query.backwards);
   describe("rule", query.divides);
-  describe("rule", query.alternations);
-  describe("rule", query.unshardUses);
+  describe("rule", query.shardings);
   describe("rule", query.readings);
   describe("fact", query.facts);
   result.smtlib += encodeSmtlib(query, error);

@@ -92,10 +92,8 @@ public:
         constraints.push_back(backwardRule(rule, constraints));
       for (const DividesRule &rule : query.divides)
         constraints.push_back(dividesRule(rule, constraints));
-      for (const AlternationRule &rule : query.alternations)
-        constraints.push_back(alternationRule(rule, constraints));
-      for (const UnshardUseRule &rule : query.unshardUses)
-        constraints.push_back(unshardUseRule(rule, constraints));
+      for (const ShardingRule &rule : query.shardings)
+        constraints.push_back(shardingRule(rule, constraints));
       for (const ReadingRule &rule : query.readings)
         constraints.push_back(readingRule(rule, constraints));
       for (const RangeRule &rule : query.ranges) {
@@ -455,57 +453,44 @@ private:
            (full == 0 && input == 1 && weight == 1);
   }
 
-  /// After each action, the stage's UNSHARDs so far less its RESHARDs are
-  /// 0 or 1: a constant `open` per action, each the previous one plus the
-  /// action's step (a chain of constants, not of nested sums).
-  z3::expr alternationRule(const AlternationRule &rule,
-                           z3::expr_vector &constraints) {
-    z3::expr_vector bounds(context);
-    z3::expr previous = context.int_val(0);
-    const z3::expr stage = context.int_val(rule.stage);
-    for (const RuleAction &a : rule.program) {
-      z3::expr kind = attribute("kind", a.kind, constraints);
-      z3::expr here = attribute("stage", a.stage, constraints) == stage;
-      z3::expr step =
-          z3::ite(here && kind == static_cast<int>(ActionKind::Unshard),
-                  context.int_val(1),
-                  z3::ite(here && kind == static_cast<int>(ActionKind::Reshard),
-                          context.int_val(-1), context.int_val(0)));
-      z3::expr open = fresh("open");
-      ++variableCount;
-      constraints.push_back(open == previous + step);
-      bounds.push_back(open >= 0 && open <= 1);
-      previous = open;
-    }
-    return z3::mk_and(bounds);
-  }
-
-  /// Every RESHARD of the stage that closes an UNSHARD comes after a
-  /// compute of the stage since it: a constant `used` per action, 0 after
+  /// Alternation: after each action, the stage's UNSHARDs so far less its
+  /// RESHARDs are 0 or 1, a constant `open` per action, the previous one
+  /// plus the action's step (a chain of constants, not of nested sums).
+  /// Use: every RESHARD of the stage that closes an UNSHARD comes after a
+  /// compute of the stage since it, a constant `used` per action, 0 after
   /// an UNSHARD of the stage, 1 after a compute or a RESHARD of it (and
   /// before the first action), else the previous one.
-  z3::expr unshardUseRule(const UnshardUseRule &rule,
-                          z3::expr_vector &constraints) {
+  z3::expr shardingRule(const ShardingRule &rule,
+                        z3::expr_vector &constraints) {
+    const bool alternation = rule.form == ShardingRule::Form::Alternation;
     z3::expr_vector bounds(context);
-    z3::expr previous = context.int_val(1);
+    z3::expr previous = context.int_val(alternation ? 0 : 1);
     const z3::expr stage = context.int_val(rule.stage);
+    const z3::expr zero = context.int_val(0), one = context.int_val(1);
     for (const RuleAction &a : rule.program) {
       z3::expr kind = attribute("kind", a.kind, constraints);
       z3::expr here = attribute("stage", a.stage, constraints) == stage;
+      const z3::expr unshard =
+          here && kind == static_cast<int>(ActionKind::Unshard);
       const z3::expr reshard =
           here && kind == static_cast<int>(ActionKind::Reshard);
-      bounds.push_back(z3::implies(reshard, previous == 1));
-      const z3::expr compute =
-          here && kind >= static_cast<int>(ActionKind::Forward) &&
-          kind <= static_cast<int>(ActionKind::BackwardWeight);
-      z3::expr used = fresh("used");
+      z3::expr next = fresh(alternation ? "open" : "used");
       ++variableCount;
-      constraints.push_back(
-          used ==
-          z3::ite(here && kind == static_cast<int>(ActionKind::Unshard),
-                  context.int_val(0),
-                  z3::ite(compute || reshard, context.int_val(1), previous)));
-      previous = used;
+      if (alternation) {
+        constraints.push_back(
+            next == previous + z3::ite(unshard, one,
+                                       z3::ite(reshard, -one, zero)));
+        bounds.push_back(next >= 0 && next <= 1);
+      } else {
+        const z3::expr compute =
+            here && kind >= static_cast<int>(ActionKind::Forward) &&
+            kind <= static_cast<int>(ActionKind::BackwardWeight);
+        bounds.push_back(z3::implies(reshard, previous == 1));
+        constraints.push_back(
+            next ==
+            z3::ite(unshard, zero, z3::ite(compute || reshard, one, previous)));
+      }
+      previous = next;
     }
     return z3::mk_and(bounds);
   }
@@ -848,8 +833,7 @@ Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds) {
                           query.pairings.empty() && query.placements.empty() &&
                           query.transfers.empty() && query.selections.empty() &&
                           query.backwards.empty() && query.divides.empty() &&
-                          query.alternations.empty() &&
-                          query.unshardUses.empty() &&
+                          query.shardings.empty() &&
                           query.readings.empty());
       });
     }

@@ -136,21 +136,16 @@ struct BackwardRule {
   int64_t stage = 0, microbatch = 0;
 };
 
-/// An alternation rule over one rank's program (each action's kind and
-/// stage): after each action, the UNSHARDs of `stage` so far less its
-/// RESHARDs are 0 or 1.
-struct AlternationRule {
-  std::string description;
-  std::vector<RuleAction> program;
-  int64_t stage = 0;
-};
-
-/// A use rule over one rank's program (each action's kind and stage):
-/// every RESHARD of `stage` that closes an UNSHARD follows a compute (F,
-/// B, I or W) of the stage since that UNSHARD. A constant `used` per
-/// action: 0 after an UNSHARD of the stage, 1 after a compute or a
-/// RESHARD of it (and before the first action), else the previous one.
-struct UnshardUseRule {
+/// A sharding rule over one rank's program (each action's kind and
+/// stage). Alternation: after each action, the UNSHARDs of `stage` so far
+/// less its RESHARDs are 0 or 1. Use: every RESHARD of `stage` that closes
+/// an UNSHARD follows a compute (F, B, I or W) of the stage since that
+/// UNSHARD; a constant `used` per action is 0 after an UNSHARD of the
+/// stage, 1 after a compute or a RESHARD of it (and before the first
+/// action), else the previous one.
+struct ShardingRule {
+  enum class Form : uint8_t { Alternation, Use };
+  Form form = Form::Alternation;
   std::string description;
   std::vector<RuleAction> program;
   int64_t stage = 0;
@@ -210,8 +205,7 @@ struct Z3Query {
   std::vector<SelectionRule> selections;
   std::vector<BackwardRule> backwards;
   std::vector<DividesRule> divides;
-  std::vector<AlternationRule> alternations;
-  std::vector<UnshardUseRule> unshardUses;
+  std::vector<ShardingRule> shardings;
   std::vector<ReadingRule> readings;
 };
 
