@@ -17,6 +17,7 @@
 #include "llvm/ADT/MapVector.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
 namespace sched {
@@ -62,10 +63,45 @@ GroupRanks ranksOf(GroupOp group) {
   return ranks;
 }
 
+/// A collective a declaration or an aux-free head's bias update asks for,
+/// as the verifier and the engine match actions against it.
+struct Reading {
+  CollectiveKind kind;
+  llvm::StringRef group;
+  std::optional<uint64_t> stage;
+  /// None for a barrier, whose actions carry no bytes.
+  std::optional<int64_t> bytes;
+  CollectiveWhen when;
+  /// The declaration's index among the schedule's sched.collective ops;
+  /// none for a bias update, which no action can name.
+  std::optional<size_t> declaration;
+};
+
+/// Whether an action of `own` for `stage` can be read as an instance of
+/// `other` too, by the verifier (kind, group, stage and bytes fit: declared
+/// collectives that agree on them are matched by time) or by the engine
+/// (it takes any all-reduce or reduce-scatter whose kind, group and stage
+/// an after_backward declaration fits for a gradient reduction, whatever
+/// its bytes).
+bool readsAs(const Reading &own, const Reading &other, int64_t stage) {
+  if (other.kind != own.kind || other.group != own.group ||
+      (other.stage && static_cast<int64_t>(*other.stage) != stage))
+    return false;
+  if (!own.bytes || !other.bytes || *own.bytes == *other.bytes)
+    return true;
+  const bool reduction = own.kind == CollectiveKind::AllReduce ||
+                         own.kind == CollectiveKind::ReduceScatter;
+  return reduction && other.declaration &&
+         other.when == CollectiveWhen::AfterBackward &&
+         own.when != CollectiveWhen::AfterBackward;
+}
+
 /// Inserts the collectives of one rank.
 class RankInserter {
 public:
-  RankInserter(RankOp rank, unsigned prefetch) : rank(rank), prefetch(prefetch) {
+  RankInserter(RankOp rank, unsigned prefetch,
+               llvm::ArrayRef<Reading> readings)
+      : rank(rank), prefetch(prefetch), readings(readings) {
     for (Operation &op : rank.getBody().front()) {
       ActionInfo info{&op, {}};
       op.walk([&](Operation *inner) {
@@ -79,7 +115,8 @@ public:
     }
   }
 
-  LogicalResult insert(CollectiveOp decl, const GroupRanks &group) {
+  /// Issues declaration `d` (`readings[d]`) for each stage it applies to.
+  LogicalResult insert(CollectiveOp decl, size_t d, const GroupRanks &group) {
     for (int64_t stage : stages) {
       if (decl.getStage() && static_cast<int64_t>(*decl.getStage()) != stage)
         continue;
@@ -88,7 +125,7 @@ public:
                << "asks rank " << rank.getId() << " (it holds stage " << stage
                << ") to issue a collective on group " << decl.getGroupAttr()
                << ", which has no member set holding that rank";
-      placeCollective(decl, stage);
+      placeCollective(decl, d, stage);
     }
     return success();
   }
@@ -170,37 +207,47 @@ private:
     return builder;
   }
 
-  Operation *create(OpBuilder &builder, CollectiveOp decl, int64_t stage) {
+  /// The `declaration` attribute of declaration `d`'s action for `stage`:
+  /// its index where another declaration or a bias update could read the
+  /// action too, so that the plan has one reading; none otherwise.
+  IntegerAttr nameOf(Builder &builder, size_t d, int64_t stage) const {
+    for (size_t other = 0; other < readings.size(); ++other)
+      if (other != d && readsAs(readings[d], readings[other], stage))
+        return builder.getI64IntegerAttr(static_cast<int64_t>(d));
+    return IntegerAttr();
+  }
+
+  Operation *create(OpBuilder &builder, CollectiveOp decl, size_t d,
+                    int64_t stage) {
     Location loc = decl.getLoc();
     IntegerAttr stageAttr = builder.getI64IntegerAttr(stage);
     IntegerAttr bytes = builder.getI64IntegerAttr(decl.getBytes());
+    IntegerAttr name = nameOf(builder, d, stage);
     FlatSymbolRefAttr group = decl.getGroupAttr();
     switch (decl.getKind()) {
     case CollectiveKind::AllReduce:
-      return AllReduceOp::create(builder, loc, group, stageAttr, bytes,
-                                 IntegerAttr());
+      return AllReduceOp::create(builder, loc, group, stageAttr, bytes, name);
     case CollectiveKind::ReduceScatter:
       return ReduceScatterOp::create(builder, loc, group, stageAttr, bytes,
-                                     IntegerAttr());
+                                     name);
     case CollectiveKind::AllGather:
-      return AllGatherOp::create(builder, loc, group, stageAttr, bytes,
-                                 IntegerAttr());
+      return AllGatherOp::create(builder, loc, group, stageAttr, bytes, name);
     case CollectiveKind::AllToAll:
-      return AllToAllOp::create(builder, loc, group, stageAttr, bytes,
-                                IntegerAttr());
+      return AllToAllOp::create(builder, loc, group, stageAttr, bytes, name);
     case CollectiveKind::Barrier:
       return BarrierOp::create(builder, loc, group, stageAttr, IntegerAttr(),
-                               IntegerAttr());
+                               name);
     }
     llvm_unreachable("every collective kind is handled");
   }
 
-  void createAfter(Operation *op, CollectiveOp decl, int64_t stage) {
+  void createAfter(Operation *op, CollectiveOp decl, size_t d,
+                   int64_t stage) {
     OpBuilder builder = after(op);
-    lastAfter[op] = create(builder, decl, stage);
+    lastAfter[op] = create(builder, decl, d, stage);
   }
 
-  void placeCollective(CollectiveOp decl, int64_t stage) {
+  void placeCollective(CollectiveOp decl, size_t d, int64_t stage) {
     auto holds = [&](const ActionInfo &info, bool (*kind)(Operation *)) {
       return llvm::any_of(info.computes, [&](auto &entry) {
         return entry.first == stage && kind(entry.second);
@@ -215,14 +262,14 @@ private:
       for (const ActionInfo &info : actions)
         if (holds(info, kind)) {
           OpBuilder builder = before(info.op);
-          create(builder, decl, stage);
+          create(builder, decl, d, stage);
         }
       return;
     }
     case CollectiveWhen::AfterForward:
       for (const ActionInfo &info : actions)
         if (holds(info, isForward))
-          createAfter(info.op, decl, stage);
+          createAfter(info.op, decl, d, stage);
       return;
     case CollectiveWhen::AfterBackward: {
       // Once, after the action that completes the stage's last gradient.
@@ -231,7 +278,7 @@ private:
         if (holds(info, finishesGradient))
           last = &info;
       if (last)
-        createAfter(last->op, decl, stage);
+        createAfter(last->op, decl, d, stage);
       return;
     }
     case CollectiveWhen::Step: {
@@ -241,7 +288,7 @@ private:
           builder.setInsertionPoint(&op);
           break;
         }
-      create(builder, decl, stage);
+      create(builder, decl, d, stage);
       return;
     }
     }
@@ -249,6 +296,8 @@ private:
 
   RankOp rank;
   unsigned prefetch;
+  /// The schedule's declarations, in order, then its bias updates.
+  llvm::ArrayRef<Reading> readings;
   std::set<int64_t> stages;
   std::vector<ActionInfo> actions;
   llvm::DenseMap<Operation *, Operation *> lastAfter;
@@ -287,10 +336,23 @@ struct InsertCollectivesPass
       if (head.getScope() == AuxScope::AuxFree && head.getBiasGroupAttr())
         heads.emplace_back(head,
                            &ranksOfGroup(head.getBiasGroupAttr().getValue()));
+    std::vector<Reading> readings;
+    for (auto &[decl, group] : decls)
+      readings.push_back({decl.getKind(), decl.getGroup(), decl.getStage(),
+                          decl.getKind() == CollectiveKind::Barrier
+                              ? std::nullopt
+                              : std::optional<int64_t>(decl.getBytes()),
+                          decl.getWhen(), readings.size()});
+    for (auto &[head, group] : heads)
+      readings.push_back(
+          {CollectiveKind::AllReduce, head.getBiasGroupAttr().getValue(),
+           head.getStage(),
+           static_cast<int64_t>(head.getBiasBytes().value_or(0)),
+           CollectiveWhen::AfterBackward, std::nullopt});
     for (auto rank : body.getOps<RankOp>()) {
-      RankInserter inserter(rank, prefetch);
-      for (auto &[decl, group] : decls)
-        if (failed(inserter.insert(decl, *group)))
+      RankInserter inserter(rank, prefetch, readings);
+      for (size_t d = 0; d < decls.size(); ++d)
+        if (failed(inserter.insert(decls[d].first, d, *decls[d].second)))
           return failure();
       for (auto &[head, group] : heads)
         if (failed(inserter.insertBiasUpdate(head, *group)))
@@ -370,8 +432,12 @@ struct InsertCollectivesPass
       parameters[stage.getIndex()] = stage.getParameters();
     if (held.empty())
       return mlir::success();
-    auto firstRank = *body.getOps<RankOp>().begin();
-    OpBuilder declare(firstRank);
+    // The new declarations go after the existing ones (before the first
+    // rank when there are none), so that the indices the inserted actions
+    // name stay those of their declarations.
+    OpBuilder declare(*body.getOps<RankOp>().begin());
+    for (auto decl : body.getOps<CollectiveOp>())
+      declare.setInsertionPointAfter(decl);
     GroupOp::create(declare, schedule.getLoc(), kGroupName,
                     builder.getArrayAttr(memberAttrs));
     // Declare each stage's sum too, so that the verifier holds it after the

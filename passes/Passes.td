@@ -834,7 +834,17 @@ def InsertCollectives : Pass<"sched-insert-collectives", "mlir::ModuleOp"> {
     all_reduce @replicas bytes P when after_backward stage s`, P the
     stage's `parameters`, 0 when it declares none), so that `sched-verify`
     holds them after the stage's last gradient. Every rank ends with one
-    `sched.optimizer_step`. Collectives declared per stage belong on groups
+    `sched.optimizer_step`.
+
+    A collective that could be read two ways names its declaration
+    (`declaration N`, the N-th `sched.collective`): when another
+    declaration of its kind and group applies to the stage with its bytes,
+    an aux-free head's bias update has its group, stage and bytes, or it is
+    an all-reduce or reduce-scatter not declared `after_backward` that an
+    `after_backward` declaration's kind, group and stage fit (the engine
+    would take it for a gradient reduction). Others stay unnamed. The
+    replica sums' declarations go after the existing ones, so the named
+    indices keep their meaning. Collectives declared per stage belong on groups
     whose member sets do not span pipeline ranks (the data-parallel peers of
     a rank are the same rank of the other replicas); a group that spans
     ranks gets per-stage collectives that `sched-verify` reports as issued

@@ -2,9 +2,11 @@
 """Check the verifier against the engine on mutated runtime plans.
 
 Generates a runtime plan for every strategy schedc has (and pipelines with
-data parallelism, FSDP, DualPipe and aux-free heads), mutates them at random
-(an instruction dropped, duplicated, moved, two neighbours swapped, a p2p
-group split), and for each mutant:
+data parallelism, FSDP, DualPipe, aux-free heads and collectives that name
+their declarations), mutates them at random (an instruction dropped,
+duplicated, moved, two neighbours swapped, a p2p group split; a collective
+given the name of a declaration, given another one, or its name dropped),
+and for each mutant:
 
 - verifies it with `schedc verify` on the JSON path and on the MLIR path
   (the plan imported with `sched-translate --import-json-plan`): the two
@@ -52,7 +54,8 @@ STRATEGIES: List[Tuple[str, List[str]]] = [
     ("no-pp", ["--pp", "1", "--microbatches", "3"]),
 ]
 
-# Pipelines lowered with sched-opt: data parallelism, FSDP, DualPipe.
+# Pipelines lowered with sched-opt: data parallelism, FSDP, DualPipe, and
+# declarations that share their actions.
 PIPELINES: List[Tuple[str, str, str]] = [
     ("dp-1f1b", """sched.pipeline @dp pp 2 microbatches 3 {
   sched.mesh dp = 2, pp = 2
@@ -69,9 +72,44 @@ PIPELINES: List[Tuple[str, str, str]] = [
   sched.group @dp members [[0], [1]]
 }""", "--sched-lower-dualpipe --sched-insert-p2p "
       "--sched-insert-collectives=fsdp=true"),
+    # Declarations that share their actions: sched-insert-collectives names
+    # the declaration of each collective that could be read two ways (the
+    # gradient and the step all-reduce; the dispatch and the combine
+    # all-to-all), so the name mutations have names to change.
+    ("named-dp", """sched.pipeline @named pp 2 microbatches 3 {
+  sched.mesh dp = 2, pp = 2
+  sched.group @dp members [[0], [1]]
+  sched.group @ep members [[0], [1]]
+  sched.collective all_reduce @dp bytes 64 when after_backward
+  sched.collective all_reduce @dp bytes 64 when step
+  sched.collective all_to_all @ep bytes 32 when before_forward stage 1
+  sched.collective all_to_all @ep bytes 32 when after_forward stage 1
+}""", "--sched-lower-1f1b --sched-insert-p2p --sched-insert-collectives"),
+    ("named-dualpipe", """sched.pipeline @named_dual pp 2 microbatches 4 {
+  sched.mesh dp = 2, pp = 2
+  sched.group @dp members [[0], [1]]
+  sched.collective all_reduce @dp bytes 64 when after_backward
+  sched.collective all_reduce @dp bytes 64 when step
+}""", "--sched-lower-dualpipe --sched-insert-p2p --sched-insert-collectives"),
+    # Bytes set the gradient and the step all-reduce apart for the
+    # verifier, not for the engine: only the step one is named.
+    ("named-zb", """sched.pipeline @named_zb pp 2 microbatches 3 {
+  sched.mesh dp = 2, pp = 2
+  sched.group @dp members [[0], [1]]
+  sched.group @ep members [[0], [1]]
+  sched.collective all_reduce @dp bytes 64 when after_backward
+  sched.collective all_reduce @dp bytes 8 when step
+  sched.collective all_to_all @ep bytes 32 when before_backward stage 0
+  sched.collective all_to_all @ep bytes 32 when after_forward stage 0
+}""", "--sched-lower-zb-h1 --sched-insert-p2p --sched-insert-collectives"),
 ]
 
-MUTATIONS = ("drop", "duplicate", "move", "swap", "split-group")
+# Mutations of a collective's declaration name (docs/runtime-plan.md,
+# `declaration`): one given to a collective without one, one changed to
+# another declaration, one dropped.
+NAME_MUTATIONS = ("add-name", "wrong-name", "drop-name")
+MUTATIONS = ("drop", "duplicate", "move", "swap", "split-group",
+             *NAME_MUTATIONS)
 
 
 @dataclass
@@ -130,9 +168,41 @@ def base_plans(tools: Tools, workdir: str) -> Dict[str, dict]:
     return plans
 
 
+def rename(plan: dict, mutation: str, rng: random.Random) -> Optional[dict]:
+    """`plan` (a copy) with a collective's declaration name added, changed
+    or dropped, or None when it has no collective to mutate so. A new name
+    is one of the declarations of the collective's kind and group (most of
+    them explain it; one of another stage or bytes makes the plan
+    malformed), else any declaration."""
+    declarations = plan.get("collectives", [])
+    named = mutation != "add-name"
+    candidates = [ins for r in plan["ranks"] for ins in r["instructions"]
+                  if "group" in ins and ("declaration" in ins) == named]
+    if not candidates or (mutation != "drop-name" and not declarations):
+        return None
+    ins = rng.choice(candidates)
+    if mutation == "drop-name":
+        del ins["declaration"]
+        return plan
+    fitting = [k for k, d in enumerate(declarations)
+               if d.get("kind") == ins["op"] and d.get("group") == ins["group"]
+               and k != ins.get("declaration")]
+    others = [k for k in range(len(declarations))
+              if k != ins.get("declaration")]
+    if not others:
+        return None
+    ins["declaration"] = rng.choice(fitting or others)
+    return plan
+
+
 def mutate(plan: dict, mutation: str, rng: random.Random) -> Optional[dict]:
     """A copy of `plan` with one mutation, or None when it does not apply."""
     plan = copy.deepcopy(plan)
+    if mutation in NAME_MUTATIONS:
+        plan = rename(plan, mutation, rng)
+        if plan is not None:
+            plan["verdict"]["status"] = "unverified"
+        return plan
     ranks = [r for r in plan["ranks"] if r["instructions"]]
     program = rng.choice(ranks)["instructions"]
     n = len(program)
@@ -239,11 +309,17 @@ def main(argv: List[str]) -> int:
             print(f"check_mutants.py: error: {e}", file=sys.stderr)
             return 2
         labels = sorted(bases)
+        # Plans whose collectives name declarations get the name mutations
+        # more often: they are what those mutations are about.
+        pools = {label: MUTATIONS + NAME_MUTATIONS * 2
+                 if any("declaration" in ins for r in bases[label]["ranks"]
+                        for ins in r["instructions"]) else MUTATIONS
+                 for label in labels}
         mutants: List[Mutant] = []
         malformed = 0
         while len(mutants) < args.count:
             base = labels[len(mutants) % len(labels)]
-            mutation = rng.choice(MUTATIONS)
+            mutation = rng.choice(pools[base])
             plan = mutate(bases[base], mutation, rng)
             if plan is None:
                 continue
@@ -286,6 +362,13 @@ def main(argv: List[str]) -> int:
               f"{outcomes['fail']}, deadlocks on {outcomes['deadlock']}, "
               f"refuses {outcomes['refused']}, runs {engine_ok} correctly "
               f"(the verifier is conservative there)")
+        renamed = [m for m in mutants if m.mutation in NAME_MUTATIONS]
+        print(f"named declarations: {len(renamed)} mutants ("
+              + ", ".join(f"{k} {sum(1 for m in renamed if m.mutation == k)}"
+                          for k in NAME_MUTATIONS)
+              + f"): {sum(1 for m in renamed if m.verdict_json == 0)} "
+              f"verified, {sum(1 for m in renamed if m.verdict_json == 1)} "
+              f"violated")
         for m in violated:
             if m.engine == "pass":
                 print(f"conservative: {m.name}")

@@ -82,6 +82,11 @@ StepRules::StepRules(const ScheduleIndex &index, bool verifyWholeStep)
     declarations.push_back(bias);
     biasHeadOf.push_back(static_cast<int32_t>(h));
   }
+  for (size_t r = 0; r < schedule.ranks.size(); ++r)
+    for (const Action &a : schedule.ranks[r].actions)
+      if (names(a) && a.stage < index.numStages &&
+          index.stageRank[a.stage] == static_cast<int32_t>(r))
+        ++namedAhead[{a.declaration, a.stage}];
   for (size_t r = 0; r < schedule.ranks.size(); ++r) {
     const std::vector<Action> &actions = schedule.ranks[r].actions;
     for (size_t i = 0; i < actions.size(); ++i) {
@@ -111,6 +116,8 @@ StepRules::StepRules(const ScheduleIndex &index, bool verifyWholeStep)
       if (reducesGradients(schedule, a))
         gradientReductions[a.stage].push_back(here);
       const int32_t d = declarationOf(a, here);
+      if (names(a) && index.stageRank[a.stage] == static_cast<int32_t>(r))
+        --namedAhead[{d, a.stage}];
       if (d >= 0)
         instances[{d, a.stage}].push_back(here);
       else
@@ -133,11 +140,15 @@ static int openTimingRank(CollectiveTiming when) {
                                                    : 2;
 }
 
+bool StepRules::names(const Action &a) const {
+  return isCollective(a.kind) && a.stage >= 0 && a.declaration >= 0 &&
+         static_cast<size_t>(a.declaration) < schedule.collectives.size();
+}
+
 int32_t StepRules::declarationOf(const Action &a, ActionRef at) {
   // The declaration the plan names (the reader checked that it explains
   // the action).
-  if (a.declaration >= 0 &&
-      static_cast<size_t>(a.declaration) < schedule.collectives.size())
+  if (names(a))
     return a.declaration;
   int32_t first = -1, count = 0;
   for (size_t d = 0; d < declarations.size(); ++d)
@@ -164,7 +175,9 @@ int32_t StepRules::declarationOf(const Action &a, ActionRef at) {
     if (!declares(decl, a))
       continue;
     const size_t k = issued(d, a.stage).size();
-    if (k >= expectedInstances(decl))
+    auto ahead = namedAhead.find({static_cast<int32_t>(d), a.stage});
+    if (k + (ahead == namedAhead.end() ? 0 : ahead->second) >=
+        expectedInstances(decl))
       continue;
     std::pair<int32_t, int> due{INT32_MAX, openTimingRank(decl.when)};
     if (servesComputes(decl.when)) {
@@ -381,8 +394,10 @@ bool StepRules::checkSharding(ViolationSink &sink) const {
                               "runtime asserts on a RESHARD of a stage whose "
                               "UNSHARD was never waited for",
                               s, rankId(ref.rank)),
-                /*observed=*/0, /*required=*/1))
+                /*observed=*/0, /*required=*/1)) {
           v->notes.push_back({previous, "the UNSHARD is here"});
+          v->rule = StructuralRule::unshardUse(ref.rank, s);
+        }
       }
       gathered = unshard;
       previous = ref;
@@ -812,6 +827,7 @@ StructuralRule StepRules::declarationRule(size_t d, int32_t stage) const {
     }
   }
   std::vector<ActionPattern> patterns;
+  std::vector<DeclarationPattern> readings;
   std::string words;
   int64_t required = 0;
   size_t members = 0;
@@ -820,7 +836,8 @@ StructuralRule StepRules::declarationRule(size_t d, int32_t stage) const {
       continue;
     ++members;
     const CollectiveDeclaration &decl = declarations[c];
-    required += static_cast<int64_t>(expectedInstances(decl));
+    const int64_t instances = static_cast<int64_t>(expectedInstances(decl));
+    required += instances;
     ActionPattern pattern;
     pattern.kind = decl.kind;
     pattern.stage = stage;
@@ -837,6 +854,7 @@ StructuralRule StepRules::declarationRule(size_t d, int32_t stage) const {
     if (biasHeadOf[c] >= 0)
       words += " (the bias update of aux head at stage " +
                std::to_string(decl.stage) + ")";
+    readings.push_back({pattern, decl.when, instances});
     patterns.push_back(std::move(pattern));
   }
   // A fragment issues each declaration in full or not at all: the counts
@@ -859,25 +877,33 @@ StructuralRule StepRules::declarationRule(size_t d, int32_t stage) const {
         ++found;
         break;
       }
-  // As many as declared in all, but no reading issues each on time: the
-  // count holds, and the timing is no count.
-  if (found == required || (!wholeStep && llvm::is_contained(allowed, found))) {
-    StructuralRule fact;
-    fact.why = llvm::formatv("the declarations that explain these actions "
-                             "allow the {0} the rank issues, but no reading of "
-                             "them issues each declaration on time, which is "
-                             "an order, not a count",
-                             found);
-    return fact;
-  }
-  StructuralRule rule = StructuralRule::selection(
-      rank, std::move(patterns),
+  std::string selects =
       llvm::formatv("the actions {0} {1} {2} (of its kind and group, of "
                     "stage {3}, of its bytes or of unknown bytes)",
                     members > 1 ? "the declarations" : "the declaration", words,
                     members > 1 ? "explain" : "explains", stage)
-          .str(),
-      required);
+          .str();
+  // As many as declared in all, but no reading issues each on time: the
+  // count holds, and the rule is the order, over the readings of the
+  // actions (matching finds an on-time reading whenever one exists).
+  if (found == required)
+    return StructuralRule::reading(rank, stage, std::move(readings),
+                                   std::move(selects));
+  // A fragment that issues some of the declarations: which ones is the
+  // matching's choice, which the file does not restate.
+  if (!wholeStep && llvm::is_contained(allowed, found)) {
+    StructuralRule fact;
+    fact.why = llvm::formatv("the declarations that explain these actions "
+                             "allow the {0} the rank issues as a pipeline "
+                             "fragment that issues some of them, but no "
+                             "reading of them issues each of those on time, "
+                             "and which ones a fragment issues is not stated "
+                             "as a rule",
+                             found);
+    return fact;
+  }
+  StructuralRule rule = StructuralRule::selection(rank, std::move(patterns),
+                                                  std::move(selects), required);
   // Besides `required`, the counts of a fragment that issues some of the
   // declarations only.
   if (!wholeStep)

@@ -53,6 +53,8 @@ public:
       llvm::function_ref<void(ActionRef, ActionRef, WaitReason)> edge) const;
 
 private:
+  /// Whether collective `a` names one of the schedule's declarations.
+  bool names(const Action &a) const;
   /// The declaration `a`, issued at `at`, serves, or -1.
   int32_t declarationOf(const Action &a, ActionRef at);
   /// servedComputes, computed once per stage and timing.
@@ -154,6 +156,11 @@ private:
   /// Per (declaration, stage) that issues any: its instances in program
   /// order (sparse: declarations times stages may be large).
   std::map<std::pair<int32_t, int32_t>, std::vector<ActionRef>> instances;
+  /// Per (declaration, stage): the actions on the stage's rank that name
+  /// the declaration and that matching has not reached yet. Matching keeps
+  /// their instances for them: an unnamed action read as the declaration
+  /// in their place would leave one of them over.
+  std::map<std::pair<int32_t, int32_t>, size_t> namedAhead;
   /// servedComputesCached's results.
   std::map<std::pair<int32_t, CollectiveTiming>, std::vector<ActionRef>>
       computesOf;

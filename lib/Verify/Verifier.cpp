@@ -350,6 +350,12 @@ static llvm::StringRef kindName(ActionKind kind) {
 /// fact instead (the encoding declares three constants per action).
 constexpr size_t kMaxRuleActions = 20000;
 
+/// The same for a reading rule, whose Z3 search over the readings costs
+/// far more per action (each action also gets a free `reads` constant and a
+/// link of a chain per declaration): 2,500 actions take Z3 about a second
+/// and 150 MB on the 2-core machine, 12,000 take 6 s and 490 MB.
+constexpr size_t kMaxReadingActions = 2500;
+
 /// The attributes of `a` a pairing or placement rule states.
 static RuleAction ruleAction(const ScheduleIndex &index, const Action &a) {
   RuleAction result;
@@ -378,12 +384,12 @@ class RuleScope {
 public:
   RuleScope(const ScheduleIndex &index, std::vector<int32_t> ranks,
             std::function<bool(const Action &)> reads, llvm::StringRef kinds,
-            ActionRef subject = {})
+            ActionRef subject = {}, size_t limit = kMaxRuleActions)
       : index(index), ranks(std::move(ranks)), reads(std::move(reads)),
-        subject(subject) {
+        subject(subject), limit(limit) {
     for (int32_t r : this->ranks)
       total += index.schedule.ranks[r].actions.size();
-    whole = total <= kMaxRuleActions;
+    whole = total <= limit;
     if (whole)
       return;
     for (int32_t r : this->ranks)
@@ -393,12 +399,12 @@ public:
                          "about hold {2} actions, more than the {3} a rule "
                          "lists whole, and the other kinds add nothing to "
                          "it)",
-                         listed, kinds, total, kMaxRuleActions)
+                         listed, kinds, total, limit)
                .str();
   }
 
   /// Whether the rule can be stated over the actions it lists.
-  bool fits() const { return whole || listed <= kMaxRuleActions; }
+  bool fits() const { return whole || listed <= limit; }
   /// " (over the N actions of ...)" when not every action is listed.
   const std::string &comment() const { return note; }
 
@@ -445,6 +451,7 @@ private:
   std::vector<int32_t> ranks;
   std::function<bool(const Action &)> reads;
   ActionRef subject;
+  size_t limit;
   size_t total = 0, listed = 0;
   bool whole = true;
   std::string note;
@@ -635,6 +642,53 @@ static std::optional<SelectionRule> selectionRule(const ScheduleIndex &index,
   return selection;
 }
 
+/// The reading rule `rule` states, over the program of its rank: the
+/// collectives its declarations could explain and the computes of its
+/// stage.
+static std::optional<ReadingRule> readingRule(const ScheduleIndex &index,
+                                              const StructuralRule &rule) {
+  const Schedule &schedule = index.schedule;
+  const std::vector<DeclarationPattern> declarations = rule.readings;
+  const int32_t stage = rule.stage;
+  const RuleScope scope(
+      index, {rule.rank},
+      [declarations, stage](const Action &a) {
+        return a.stage == stage &&
+               (isCompute(a.kind) ||
+                llvm::any_of(declarations, [&](const DeclarationPattern &d) {
+                  return d.pattern.kind == a.kind;
+                }));
+      },
+      "the stage's computes (kinds 0 to 3) and collectives of the "
+      "declarations' kinds",
+      {}, kMaxReadingActions);
+  if (!scope.fits())
+    return std::nullopt;
+  ReadingRule reading;
+  reading.program = scope.program(rule.rank);
+  reading.declarations = rule.readings;
+  reading.stage = rule.stage;
+  std::string instances;
+  for (size_t c = 0; c < declarations.size(); ++c)
+    instances += llvm::formatv("{0}{1} for reads {2}",
+                               c == 0 ? "" : ", ", declarations[c].instances, c)
+                     .str();
+  reading.description = llvm::formatv(
+      "among the actions of rank {0}, {1} can each be read as one of them "
+      "(the constants reads, the declaration's position in this list; an "
+      "action naming its declaration is read as that one only) so that each "
+      "has its instances ({2}), each on time: the k-th instance of a "
+      "before_forward (before_backward) declaration before the k-th forward, "
+      "kind 0 (backward start, kinds 1 and 2), of stage {3}, of an "
+      "after_forward one after the k-th forward, of an after_backward one "
+      "after the stage's last gradient (kinds 1 and 3), of a step one "
+      "anywhere (the constants inst, fw, bs and grad count them along the "
+      "actions){4}",
+      schedule.ranks[rule.rank].id, rule.selects, instances, rule.stage,
+      scope.comment());
+  return reading;
+}
+
 /// The Z3 query of structural violations: the rule each one breaks, stated
 /// over the schedule's actions where it has one, else its fact. A rule
 /// several violations break is stated once.
@@ -643,6 +697,9 @@ static Z3Query structuralQuery(const ScheduleIndex &index,
   const Schedule &schedule = index.schedule;
   Z3Query query;
   std::set<std::tuple<int, int32_t, int32_t, int32_t>> stated;
+  // The reading rules stated, by their words (the declarations of a class
+  // that break it each report it).
+  std::set<std::string> readings;
   for (const Violation &v : violations) {
     const StructuralRule &rule = v.rule;
     if (rule.form == StructuralRule::Form::Elided)
@@ -760,31 +817,57 @@ static Z3Query structuralQuery(const ScheduleIndex &index,
       query.backwards.push_back(std::move(backward));
       continue;
     }
-    std::optional<RuleScope> alternation;
-    if (rule.form == StructuralRule::Form::Alternation && rule.rank >= 0)
-      alternation.emplace(
+    const bool use = rule.form == StructuralRule::Form::UnshardUse;
+    std::optional<RuleScope> sharding;
+    if ((use || rule.form == StructuralRule::Form::Alternation) &&
+        rule.rank >= 0)
+      sharding.emplace(
           index, std::vector<int32_t>{rule.rank},
-          [](const Action &a) {
+          [use](const Action &a) {
             return a.kind == ActionKind::Unshard ||
-                   a.kind == ActionKind::Reshard;
+                   a.kind == ActionKind::Reshard || (use && isCompute(a.kind));
           },
-          "kinds 11 and 12 (UNSHARD, RESHARD)");
-    if (alternation && alternation->fits()) {
+          use ? "kinds 0 to 3, 11 and 12 (computes, UNSHARD, RESHARD)"
+              : "kinds 11 and 12 (UNSHARD, RESHARD)");
+    if (sharding && sharding->fits()) {
       const auto key = std::make_tuple(static_cast<int>(rule.form), rule.rank,
                                        -1, rule.stage);
       if (stated.insert(key).second) {
-        AlternationRule order;
+        ShardingRule order;
+        order.form = use ? ShardingRule::Form::Use
+                         : ShardingRule::Form::Alternation;
         order.stage = rule.stage;
-        order.program = alternation->program(rule.rank);
-        order.description = llvm::formatv(
-            "along the actions of rank {0}, after each one the UNSHARDs (kind "
-            "11) of stage {1} so far less its RESHARDs (kind 12) are 0 or 1 "
-            "(the constants open): no UNSHARD while the stage is unsharded, "
-            "no RESHARD while it is sharded{2}",
-            schedule.ranks[rule.rank].id, rule.stage, alternation->comment());
-        query.alternations.push_back(std::move(order));
+        order.program = sharding->program(rule.rank);
+        order.description =
+            use ? llvm::formatv(
+                      "along the actions of rank {0}, every RESHARD (kind 12) "
+                      "of stage {1} that closes an UNSHARD (kind 11) comes "
+                      "after a compute (kinds 0 to 3: F, B, I, W) of the "
+                      "stage since that UNSHARD: the constant used is 0 after "
+                      "an UNSHARD of the stage, 1 after a compute or a "
+                      "RESHARD of it (and before the first action), else the "
+                      "previous one, and is 1 before every RESHARD of the "
+                      "stage{2}",
+                      schedule.ranks[rule.rank].id, rule.stage,
+                      sharding->comment())
+                : llvm::formatv(
+                      "along the actions of rank {0}, after each one the "
+                      "UNSHARDs (kind 11) of stage {1} so far less its "
+                      "RESHARDs (kind 12) are 0 or 1 (the constants open): "
+                      "no UNSHARD while the stage is unsharded, no RESHARD "
+                      "while it is sharded{2}",
+                      schedule.ranks[rule.rank].id, rule.stage,
+                      sharding->comment());
+        query.shardings.push_back(std::move(order));
       }
       continue;
+    }
+    if (rule.form == StructuralRule::Form::Reading && rule.rank >= 0) {
+      if (std::optional<ReadingRule> reading = readingRule(index, rule)) {
+        if (readings.insert(reading->description).second)
+          query.readings.push_back(std::move(*reading));
+        continue;
+      }
     }
     if (rule.form == StructuralRule::Form::Divides) {
       DividesRule divides;
@@ -847,7 +930,9 @@ static Z3Query structuralQuery(const ScheduleIndex &index,
         rule.form != StructuralRule::Form::None
             ? llvm::formatv("the actions the rule reads number more than the "
                             "{0} a rule lists",
-                            kMaxRuleActions)
+                            rule.form == StructuralRule::Form::Reading
+                                ? kMaxReadingActions
+                                : kMaxRuleActions)
                   .str()
         : !rule.why.empty()
             ? rule.why
@@ -877,7 +962,8 @@ static void emitSmtlib(const Z3Query &query, const VerifyOptions &options,
   describe("rule", query.selections);
   describe("rule", query.backwards);
   describe("rule", query.divides);
-  describe("rule", query.alternations);
+  describe("rule", query.shardings);
+  describe("rule", query.readings);
   describe("fact", query.facts);
   result.smtlib += encodeSmtlib(query, error);
   if (!error.empty())

@@ -116,6 +116,14 @@ struct ActionPattern {
   std::vector<int32_t> declarations;
 };
 
+/// A declaration as a Reading rule reads actions: an instance is an action
+/// `pattern` matches, of timing `when`, `instances` of them per step.
+struct DeclarationPattern {
+  ActionPattern pattern;
+  CollectiveTiming when = CollectiveTiming::Step;
+  int64_t instances = 0;
+};
+
 /// The rule a structural violation breaks, stated over the schedule's
 /// actions so that the SMT-LIB encoding carries the rule, not only its
 /// outcome. Count: among the actions of `rank` (every rank when -1), those
@@ -141,7 +149,11 @@ struct ActionPattern {
 /// Divides: the schedule's replicas (at least 1) divide its stages and
 /// microbatches. Alternation: along the program of `rank`, the UNSHARDs of
 /// `stage` so far less its RESHARDs are 0 or 1 after every action (no
-/// UNSHARD while unsharded, no RESHARD while sharded). Elided: the line
+/// UNSHARD while unsharded, no RESHARD while sharded). UnshardUse: along
+/// the program of `rank`, every RESHARD of `stage` that closes an UNSHARD
+/// follows a compute of the stage since it. Reading: the actions of `rank`
+/// that `readings` explain (for `stage`) can each be read as one of them so
+/// that each has its instances, each on time. Elided: the line
 /// that stands for violations past the
 /// report's limit, which states nothing (the violations shown state their
 /// rules).
@@ -160,6 +172,8 @@ struct StructuralRule {
     Backward,
     Divides,
     Alternation,
+    UnshardUse,
+    Reading,
     Elided
   };
   Form form = Form::None;
@@ -175,6 +189,8 @@ struct StructuralRule {
   bool atMost = false;
   std::vector<int64_t> orCounts;
   std::vector<ActionPattern> patterns;
+  /// Reading: the declarations, each with its pattern.
+  std::vector<DeclarationPattern> readings;
   std::string premiseName;
   int64_t premiseValue = 0;
   /// What the selection counts, in words (the SMT-LIB file's comment).
@@ -276,6 +292,22 @@ struct StructuralRule {
     rule.form = Form::Alternation;
     rule.rank = rank;
     rule.stage = stage;
+    return rule;
+  }
+  static StructuralRule unshardUse(int32_t rank, int32_t stage) {
+    StructuralRule rule = alternation(rank, stage);
+    rule.form = Form::UnshardUse;
+    return rule;
+  }
+  static StructuralRule reading(int32_t rank, int32_t stage,
+                                std::vector<DeclarationPattern> readings,
+                                std::string selects) {
+    StructuralRule rule;
+    rule.form = Form::Reading;
+    rule.rank = rank;
+    rule.stage = stage;
+    rule.readings = std::move(readings);
+    rule.selects = std::move(selects);
     return rule;
   }
   static StructuralRule divides() {

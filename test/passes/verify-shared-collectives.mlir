@@ -146,3 +146,25 @@ sched.schedule @gradient_reduction_early stages 1 microbatches 2 {
     sched.optimizer_step
   }
 }
+
+// -----
+
+// Matching keeps the instances that later actions name for them: the
+// unnamed all-to-all after F(stage 0, mb 0) is read as the step one, since
+// the two after it name the after_forward declaration (read as its first
+// instance, the later named ones would be one too many).
+sched.schedule @named_later stages 1 microbatches 2 {
+  sched.group @ep members [[0]]
+  sched.collective all_to_all @ep bytes 64 when after_forward
+  sched.collective all_to_all @ep bytes 64 when step
+  sched.rank 0 {
+    sched.forward stage 0 mb 0
+    sched.all_to_all @ep stage 0 bytes 64
+    sched.forward stage 0 mb 1
+    sched.all_to_all @ep stage 0 bytes 64 declaration 0
+    sched.all_to_all @ep stage 0 bytes 64 declaration 0
+    sched.backward stage 0 mb 0
+    sched.backward stage 0 mb 1
+    sched.optimizer_step
+  }
+}

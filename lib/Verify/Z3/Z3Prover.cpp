@@ -92,8 +92,10 @@ public:
         constraints.push_back(backwardRule(rule, constraints));
       for (const DividesRule &rule : query.divides)
         constraints.push_back(dividesRule(rule, constraints));
-      for (const AlternationRule &rule : query.alternations)
-        constraints.push_back(alternationRule(rule, constraints));
+      for (const ShardingRule &rule : query.shardings)
+        constraints.push_back(shardingRule(rule, constraints));
+      for (const ReadingRule &rule : query.readings)
+        constraints.push_back(readingRule(rule, constraints));
       for (const RangeRule &rule : query.ranges) {
         z3::expr stage = attribute("stage", rule.stage, constraints);
         constraints.push_back(stage >= 0 &&
@@ -451,29 +453,164 @@ private:
            (full == 0 && input == 1 && weight == 1);
   }
 
-  /// After each action, the stage's UNSHARDs so far less its RESHARDs are
-  /// 0 or 1: a constant `open` per action, each the previous one plus the
-  /// action's step (a chain of constants, not of nested sums).
-  z3::expr alternationRule(const AlternationRule &rule,
-                           z3::expr_vector &constraints) {
+  /// Alternation: after each action, the stage's UNSHARDs so far less its
+  /// RESHARDs are 0 or 1, a constant `open` per action, the previous one
+  /// plus the action's step (a chain of constants, not of nested sums).
+  /// Use: every RESHARD of the stage that closes an UNSHARD comes after a
+  /// compute of the stage since it, a constant `used` per action, 0 after
+  /// an UNSHARD of the stage, 1 after a compute or a RESHARD of it (and
+  /// before the first action), else the previous one.
+  z3::expr shardingRule(const ShardingRule &rule,
+                        z3::expr_vector &constraints) {
+    const bool alternation = rule.form == ShardingRule::Form::Alternation;
     z3::expr_vector bounds(context);
-    z3::expr previous = context.int_val(0);
+    z3::expr previous = context.int_val(alternation ? 0 : 1);
     const z3::expr stage = context.int_val(rule.stage);
+    const z3::expr zero = context.int_val(0), one = context.int_val(1);
     for (const RuleAction &a : rule.program) {
       z3::expr kind = attribute("kind", a.kind, constraints);
       z3::expr here = attribute("stage", a.stage, constraints) == stage;
-      z3::expr step =
-          z3::ite(here && kind == static_cast<int>(ActionKind::Unshard),
-                  context.int_val(1),
-                  z3::ite(here && kind == static_cast<int>(ActionKind::Reshard),
-                          context.int_val(-1), context.int_val(0)));
-      z3::expr open = fresh("open");
+      const z3::expr unshard =
+          here && kind == static_cast<int>(ActionKind::Unshard);
+      const z3::expr reshard =
+          here && kind == static_cast<int>(ActionKind::Reshard);
+      z3::expr next = fresh(alternation ? "open" : "used");
       ++variableCount;
-      constraints.push_back(open == previous + step);
-      bounds.push_back(open >= 0 && open <= 1);
-      previous = open;
+      if (alternation) {
+        constraints.push_back(
+            next == previous + z3::ite(unshard, one,
+                                       z3::ite(reshard, -one, zero)));
+        bounds.push_back(next >= 0 && next <= 1);
+      } else {
+        const z3::expr compute =
+            here && kind >= static_cast<int>(ActionKind::Forward) &&
+            kind <= static_cast<int>(ActionKind::BackwardWeight);
+        bounds.push_back(z3::implies(reshard, previous == 1));
+        constraints.push_back(
+            next ==
+            z3::ite(unshard, zero, z3::ite(compute || reshard, one, previous)));
+      }
+      previous = next;
     }
     return z3::mk_and(bounds);
+  }
+
+  /// A constant named `prefix`, `previous` plus 1 where `condition` holds
+  /// (one link of a chain that counts along a program).
+  z3::expr counted(const char *prefix, const z3::expr &previous,
+                   const z3::expr &condition, z3::expr_vector &constraints) {
+    z3::expr next = fresh(prefix);
+    ++variableCount;
+    constraints.push_back(next == previous + indicator(condition));
+    return next;
+  }
+
+  /// Whether action `a` (its constants) is an instance `pattern` allows.
+  z3::expr matches(const ActionPattern &pattern, const z3::expr &kind,
+                   const z3::expr &stage, const z3::expr &group,
+                   const z3::expr &bytes, const z3::expr &named) {
+    z3::expr match = kind == context.int_val(static_cast<int>(pattern.kind)) &&
+                     stage == context.int_val(pattern.stage) &&
+                     group == context.int_val(pattern.group);
+    if (pattern.ofBytes)
+      match = match && (bytes < 0 || bytes == context.int_val(pattern.bytes));
+    z3::expr_vector names(context);
+    names.push_back(named == -1);
+    for (int32_t d : pattern.declarations)
+      names.push_back(named == d);
+    return match && z3::mk_or(names);
+  }
+
+  /// Each action some declaration explains is read as one of them (a free
+  /// constant `reads`), each declaration gets its instances, and each
+  /// instance is on time, counted along the program by chains of
+  /// constants: `inst` per declaration, `fw` (forwards), `bs` (backward
+  /// starts, B or I) and `grad` (gradients, B or W) of the stage.
+  z3::expr readingRule(const ReadingRule &rule, z3::expr_vector &constraints) {
+    using When = CollectiveTiming;
+    const size_t n = rule.declarations.size();
+    auto uses = [&](When when) {
+      return llvm::any_of(rule.declarations, [&](const DeclarationPattern &d) {
+        return d.when == when;
+      });
+    };
+    const bool countForwards =
+        uses(When::BeforeForward) || uses(When::AfterForward);
+    const bool countStarts = uses(When::BeforeBackward);
+    const bool countGradients = uses(When::AfterBackward);
+    auto is = [&](const z3::expr &kind, ActionKind k) {
+      return kind == static_cast<int>(k);
+    };
+    const z3::expr stage = context.int_val(rule.stage);
+    z3::expr_vector holds(context);
+    std::vector<z3::expr> inst(n, context.int_val(0));
+    z3::expr fw = context.int_val(0), bs = context.int_val(0),
+             grad = context.int_val(0);
+    // (instance of an after_backward declaration, gradients up to it):
+    // stated once the chain's total is known.
+    std::vector<std::pair<z3::expr, z3::expr>> afterGradients;
+    for (const RuleAction &a : rule.program) {
+      z3::expr kind = attribute("kind", a.kind, constraints);
+      z3::expr at = attribute("stage", a.stage, constraints);
+      z3::expr group = attribute("group", a.group, constraints);
+      z3::expr bytes = attribute("bytes", a.bytes, constraints);
+      z3::expr named = attribute("named", a.declaration, constraints);
+      const z3::expr here = at == stage;
+      if (countForwards)
+        fw = counted("fw", fw, here && is(kind, ActionKind::Forward),
+                     constraints);
+      if (countStarts)
+        bs = counted("bs", bs,
+                     here && (is(kind, ActionKind::Backward) ||
+                              is(kind, ActionKind::BackwardInput)),
+                     constraints);
+      if (countGradients)
+        grad = counted("grad", grad,
+                       here && (is(kind, ActionKind::Backward) ||
+                                is(kind, ActionKind::BackwardWeight)),
+                       constraints);
+      z3::expr reads = fresh("reads");
+      ++variableCount;
+      z3::expr_vector explained(context), read(context);
+      for (size_t c = 0; c < n; ++c) {
+        const DeclarationPattern &d = rule.declarations[c];
+        const z3::expr match =
+            matches(d.pattern, kind, at, group, bytes, named);
+        const z3::expr instance =
+            reads == static_cast<int>(c) && match;
+        explained.push_back(match);
+        read.push_back(instance);
+        const z3::expr before = inst[c];
+        inst[c] = counted("inst", before, instance, constraints);
+        switch (d.when) {
+        case When::BeforeForward:
+          holds.push_back(z3::implies(here && is(kind, ActionKind::Forward),
+                                      before >= fw));
+          break;
+        case When::BeforeBackward:
+          holds.push_back(
+              z3::implies(here && (is(kind, ActionKind::Backward) ||
+                                   is(kind, ActionKind::BackwardInput)),
+                          before >= bs));
+          break;
+        case When::AfterForward:
+          holds.push_back(inst[c] <= fw);
+          break;
+        case When::AfterBackward:
+          afterGradients.emplace_back(instance, grad);
+          break;
+        case When::Step:
+          break;
+        }
+      }
+      holds.push_back(z3::implies(z3::mk_or(explained), z3::mk_or(read)));
+    }
+    for (auto &[instance, gradients] : afterGradients)
+      holds.push_back(z3::implies(instance, gradients == grad));
+    for (size_t c = 0; c < n; ++c)
+      holds.push_back(inst[c] ==
+                      context.int_val(rule.declarations[c].instances));
+    return z3::mk_and(holds);
   }
 
   /// replicas >= 1, and it divides the stages and the microbatches.
@@ -696,7 +833,8 @@ Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds) {
                           query.pairings.empty() && query.placements.empty() &&
                           query.transfers.empty() && query.selections.empty() &&
                           query.backwards.empty() && query.divides.empty() &&
-                          query.alternations.empty());
+                          query.shardings.empty() &&
+                          query.readings.empty());
       });
     }
   } catch (const z3::exception &error) {

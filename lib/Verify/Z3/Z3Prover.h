@@ -136,12 +136,35 @@ struct BackwardRule {
   int64_t stage = 0, microbatch = 0;
 };
 
-/// An alternation rule over one rank's program (each action's kind and
-/// stage): after each action, the UNSHARDs of `stage` so far less its
-/// RESHARDs are 0 or 1.
-struct AlternationRule {
+/// A sharding rule over one rank's program (each action's kind and
+/// stage). Alternation: after each action, the UNSHARDs of `stage` so far
+/// less its RESHARDs are 0 or 1. Use: every RESHARD of `stage` that closes
+/// an UNSHARD follows a compute (F, B, I or W) of the stage since that
+/// UNSHARD; a constant `used` per action is 0 after an UNSHARD of the
+/// stage, 1 after a compute or a RESHARD of it (and before the first
+/// action), else the previous one.
+struct ShardingRule {
+  enum class Form : uint8_t { Alternation, Use };
+  Form form = Form::Alternation;
   std::string description;
   std::vector<RuleAction> program;
+  int64_t stage = 0;
+};
+
+/// A reading rule over one rank's program (every action, in issue order):
+/// each action that one of `declarations` explains is read as one of them
+/// (a free constant `reads` per action, the declaration's position in
+/// `declarations`), such that each has its instances and each instance is
+/// on time: the k-th of a before_forward (before_backward) declaration
+/// before the k-th forward (backward start, B or I) of `stage`, the k-th of
+/// an after_forward one after the k-th forward, an after_backward one after
+/// the stage's last gradient (B or W), a step one anywhere. Constants
+/// chained along the program count them: `inst` per declaration, `fw`,
+/// `bs` and `grad` for the computes.
+struct ReadingRule {
+  std::string description;
+  std::vector<RuleAction> program;
+  std::vector<DeclarationPattern> declarations;
   int64_t stage = 0;
 };
 
@@ -182,7 +205,8 @@ struct Z3Query {
   std::vector<SelectionRule> selections;
   std::vector<BackwardRule> backwards;
   std::vector<DividesRule> divides;
-  std::vector<AlternationRule> alternations;
+  std::vector<ShardingRule> shardings;
+  std::vector<ReadingRule> readings;
 };
 
 enum class Z3Answer : uint8_t { Sat, Unsat, Unknown };
