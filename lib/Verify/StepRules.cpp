@@ -2,6 +2,8 @@
 
 #include "lib/Verify/StepRules.h"
 
+#include "lib/Schedule/DataParallelAxes.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -547,15 +549,29 @@ bool StepRules::checkReducedOnce(ViolationSink &sink) const {
   bool ok = true;
   for (int32_t s = 0; s < index.numStages; ++s) {
     // Per group: the actions that reduce the stage's gradients over it.
-    // REDUCE_GRAD reduces over the data-parallel replicas, as @dp does;
-    // a second REDUCE_GRAD is checkReduceGrad's to report.
-    std::map<int32_t, std::vector<ActionRef>> byGroup;
+    // REDUCE_GRAD reduces over the data-parallel replicas, as @dp does, so
+    // it counts with @dp, and (hybrid sharding) with @dp_shard and
+    // @dp_replicate, whose axes @dp sums too; a second REDUCE_GRAD is
+    // checkReduceGrad's to report.
+    std::set<int32_t> groups;
     for (ActionRef ref : gradientReductions[s])
-      byGroup[index.action(ref).group].push_back(ref);
-    for (auto &[group, refs] : byGroup) {
+      groups.insert(index.action(ref).group);
+    for (int32_t group : groups) {
       const std::string &name = schedule.groups[group].name;
-      if (name == "dp" && schedule.dataParallel > 1 && !reduceGrads[s].empty())
-        refs.insert(refs.begin(), reduceGrads[s].front());
+      const ReplicaSpan span = replicaSpanOf(name);
+      const bool acrossReplicas =
+          span != ReplicaSpan::None && schedule.dataParallel > 1;
+      auto counted = [&](int32_t g) {
+        return g == group ||
+               (acrossReplicas && span != ReplicaSpan::All &&
+                schedule.groups[g].name == kDataParallelAxis);
+      };
+      std::vector<ActionRef> refs;
+      if (acrossReplicas && !reduceGrads[s].empty())
+        refs.push_back(reduceGrads[s].front());
+      for (ActionRef ref : gradientReductions[s])
+        if (counted(index.action(ref).group))
+          refs.push_back(ref);
       if (refs.size() < 2)
         continue;
       llvm::sort(refs, [](ActionRef x, ActionRef y) {
@@ -574,9 +590,9 @@ bool StepRules::checkReducedOnce(ViolationSink &sink) const {
               /*observed=*/refs.size(), /*required=*/1)) {
         v->notes.push_back({refs[0], "the first reduction is here"});
         std::string words;
-        std::vector<ActionPattern> patterns = reductionPatterns(
-            s, [&](int32_t g) { return g == group; }, words);
-        if (name == "dp" && schedule.dataParallel > 1) {
+        std::vector<ActionPattern> patterns =
+            reductionPatterns(s, counted, words);
+        if (acrossReplicas) {
           ActionPattern reduceGrad;
           reduceGrad.kind = ActionKind::ReduceGrad;
           reduceGrad.stage = s;
@@ -590,10 +606,12 @@ bool StepRules::checkReducedOnce(ViolationSink &sink) const {
                           "that an after_backward declaration explains{2}: "
                           "{3})",
                           s, name,
-                          name == "dp" && schedule.dataParallel > 1
+                          !acrossReplicas ? ""
+                          : span == ReplicaSpan::All
                               ? ", and REDUCE_GRAD, over the data-parallel "
                                 "replicas"
-                              : "",
+                              : ", and REDUCE_GRAD or @dp, which sum its "
+                                "replicas too",
                           words)
                 .str(),
             1);
@@ -621,43 +639,85 @@ bool StepRules::checkStructuralReductions(ViolationSink &sink) const {
     const std::vector<ActionRef> &reductions = gradientReductions[s];
     // Data parallelism: the engine runs the plan once per replica, each on
     // its own microbatches; REDUCE_GRAD, or a gradient reduction on the
-    // group named dp, sums the replicas' gradients.
+    // group named dp, sums the replicas' gradients. With hybrid sharding a
+    // reduction over @dp_shard and one over @dp_replicate do it together.
+    auto reducesOver = [&](llvm::StringRef name) {
+      return llvm::any_of(reductions, [&](ActionRef r) {
+        return groupName(index.action(r).group) == name;
+      });
+    };
     const bool overDp =
-        !reduceGrads[s].empty() || llvm::any_of(reductions, [&](ActionRef r) {
-          return groupName(index.action(r).group) == "dp";
-        });
+        !reduceGrads[s].empty() || reducesOver(kDataParallelAxis) ||
+        (schedule.shardGroupSize > 0 && reducesOver(kShardAxis) &&
+         reducesOver(kReplicateAxis));
     if (schedule.dataParallel > 1 && !overDp) {
       ok = false;
+      // What is missing: the reduction over the whole of dp, or under
+      // hybrid sharding the one of its two axes the stage lacks.
+      llvm::StringRef missing = kDataParallelAxis;
+      int64_t replicas = schedule.dataParallel;
+      if (schedule.shardGroupSize > 0 &&
+          reducesOver(kShardAxis) != reducesOver(kReplicateAxis)) {
+        const bool shardDone = reducesOver(kShardAxis);
+        missing = shardDone ? kReplicateAxis : kShardAxis;
+        replicas = shardDone ? schedule.dataParallel / schedule.shardGroupSize
+                             : schedule.shardGroupSize;
+      }
+      const bool whole = missing == kDataParallelAxis;
       Violation *v = sink.add(
           ViolationKind::Missing, {rank, -1},
-          llvm::formatv("stage {0} on rank {1} has no gradient "
-                        "reduction over the {2} data-parallel replicas: "
-                        "each replica would step on the gradient of its "
-                        "own microbatches; the step needs REDUCE_GRAD"
-                        "(stage {0}) or an all_reduce @dp of stage {0} "
-                        "declared after_backward",
-                        s, rankId(rank), schedule.dataParallel),
+          whole ? llvm::formatv(
+                      "stage {0} on rank {1} has no gradient "
+                      "reduction over the {2} data-parallel replicas: "
+                      "each replica would step on the gradient of its "
+                      "own microbatches; the step needs REDUCE_GRAD"
+                      "(stage {0}) or an all_reduce @dp of stage {0} "
+                      "declared after_backward{3}",
+                      s, rankId(rank), schedule.dataParallel,
+                      schedule.shardGroupSize > 0
+                          ? ", or one over @dp_shard and one over "
+                            "@dp_replicate"
+                          : "")
+                      .str()
+                : llvm::formatv(
+                      "stage {0} on rank {1} reduces its gradients over "
+                      "@{2} but not over @{3} ({4} replicas): with hybrid "
+                      "sharding the sum over every data-parallel replica "
+                      "needs both; each {5} would step on a partial sum",
+                      s, rankId(rank),
+                      missing == kShardAxis ? kReplicateAxis : kShardAxis,
+                      missing, replicas,
+                      missing == kShardAxis ? "replica" : "shard group")
+                      .str(),
           /*observed=*/0, /*required=*/1);
       if (v) {
         ActionPattern reduceGrad;
         reduceGrad.kind = ActionKind::ReduceGrad;
         reduceGrad.stage = s;
-        std::string words = patternWords(reduceGrad);
+        std::string words = whole ? patternWords(reduceGrad) : "";
         std::vector<ActionPattern> patterns = reductionPatterns(
-            s, [&](int32_t g) { return groupName(g) == "dp"; }, words);
-        patterns.insert(patterns.begin(), reduceGrad);
+            s, [&](int32_t g) { return groupName(g) == missing; }, words);
+        if (whole)
+          patterns.insert(patterns.begin(), reduceGrad);
         v->rule = StructuralRule::selection(
             rank, std::move(patterns),
-            llvm::formatv("the gradient reductions of stage {0} over the "
-                          "data-parallel replicas (REDUCE_GRAD, or an "
-                          "all_reduce or reduce_scatter on @dp that an "
-                          "after_backward declaration explains: {1})",
-                          s, words)
-                .str(),
+            whole ? llvm::formatv("the gradient reductions of stage {0} over "
+                                  "the data-parallel replicas (REDUCE_GRAD, "
+                                  "or an all_reduce or reduce_scatter on @dp "
+                                  "that an after_backward declaration "
+                                  "explains: {1})",
+                                  s, words)
+                        .str()
+                  : llvm::formatv("the gradient reductions of stage {0} "
+                                  "over @{1} (an all_reduce or "
+                                  "reduce_scatter on @{1} that an "
+                                  "after_backward declaration explains: {2})",
+                                  s, missing, words)
+                        .str(),
             1);
         v->rule.atLeast = true;
-        v->rule.premiseName = "dp";
-        v->rule.premiseValue = schedule.dataParallel;
+        v->rule.premiseName = missing.str();
+        v->rule.premiseValue = replicas;
       }
     }
     if (schedule.replicas < 2)
@@ -1010,7 +1070,8 @@ void StepRules::addOrders(
       if (sharding[s].empty() || reduceGrads[s].empty())
         continue;
       for (ActionRef reduce : gradientReductions[s])
-        if (schedule.groups[index.action(reduce).group].name != "dp")
+        if (replicaSpanOf(schedule.groups[index.action(reduce).group].name) ==
+            ReplicaSpan::None)
           edge(reduceGrads[s].front(), reduce, WaitReason::ShardedReduction);
     }
   // The optimizer step ends the computation of the step: every compute,
@@ -1074,7 +1135,7 @@ StepRules::ImpliedRole StepRules::impliedRole(ActionRef ref) const {
   // parameters (FSDP).
   if (a.kind == ActionKind::AllGather && a.group >= 0 &&
       static_cast<size_t>(a.group) < schedule.groups.size() &&
-      schedule.groups[a.group].name == "dp")
+      replicaSpanOf(schedule.groups[a.group].name) != ReplicaSpan::None)
     return ImpliedRole::ParameterGather;
   return ImpliedRole::Unknown;
 }
