@@ -48,6 +48,25 @@ inline ReplicaSpan replicaSpanOf(llvm::StringRef group) {
   return ReplicaSpan::None;
 }
 
+/// How many replicas a group spanning `span` joins: every one for dp, the
+/// S of a shard group for dp_shard, the dataParallel / S shard groups for
+/// dp_replicate (S = `shardGroupSize`, 0 without hybrid sharding), 1 for
+/// every other group. A sum along an axis of 1 changes nothing.
+inline int64_t replicasAlong(ReplicaSpan span, int64_t dataParallel,
+                             int64_t shardGroupSize) {
+  switch (span) {
+  case ReplicaSpan::All:
+    return dataParallel;
+  case ReplicaSpan::Shard:
+    return shardGroupSize > 0 ? shardGroupSize : 1;
+  case ReplicaSpan::Replicate:
+    return shardGroupSize > 0 ? dataParallel / shardGroupSize : 1;
+  case ReplicaSpan::None:
+    break;
+  }
+  return 1;
+}
+
 /// Why mesh `axes` (name, size) do not describe data parallelism
 /// consistently, or "": dp_shard and dp_replicate come together, in that
 /// order, and never beside dp.

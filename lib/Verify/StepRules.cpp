@@ -560,7 +560,8 @@ bool StepRules::checkReducedOnce(ViolationSink &sink) const {
       const std::string &name = schedule.groups[group].name;
       const ReplicaSpan span = replicaSpanOf(name);
       const bool acrossReplicas =
-          span != ReplicaSpan::None && schedule.dataParallel > 1;
+          replicasAlong(span, schedule.dataParallel,
+                        schedule.shardGroupSize) > 1;
       auto counted = [&](int32_t g) {
         return g == group ||
                (acrossReplicas && span != ReplicaSpan::All &&
@@ -583,10 +584,19 @@ bool StepRules::checkReducedOnce(ViolationSink &sink) const {
               llvm::formatv("{0} reduces the gradients of stage {1} over "
                             "@{2} a second time on rank {3}: the engine takes "
                             "every all_reduce or reduce_scatter that an "
-                            "after_backward declaration could explain (and "
-                            "REDUCE_GRAD, over @dp) for a gradient "
-                            "reduction, and sums the reduced gradients again",
-                            describe(refs[1]), s, name, rankId(refs[1].rank)),
+                            "after_backward declaration could explain ({4}) "
+                            "for a gradient reduction, and sums the reduced "
+                            "gradients again",
+                            describe(refs[1]), s, name, rankId(refs[1].rank),
+                            span == ReplicaSpan::Shard ||
+                                    span == ReplicaSpan::Replicate
+                                ? llvm::formatv("and REDUCE_GRAD and @dp, "
+                                                "which sum over every "
+                                                "data-parallel replica, so "
+                                                "along @{0} too",
+                                                name)
+                                      .str()
+                                : std::string("and REDUCE_GRAD, over @dp")),
               /*observed=*/refs.size(), /*required=*/1)) {
         v->notes.push_back({refs[0], "the first reduction is here"});
         std::string words;
@@ -640,29 +650,32 @@ bool StepRules::checkStructuralReductions(ViolationSink &sink) const {
     // Data parallelism: the engine runs the plan once per replica, each on
     // its own microbatches; REDUCE_GRAD, or a gradient reduction on the
     // group named dp, sums the replicas' gradients. With hybrid sharding a
-    // reduction over @dp_shard and one over @dp_replicate do it together.
+    // reduction over @dp_shard and one over @dp_replicate do it together
+    // (an axis of one replica needs none: its sum changes nothing).
     auto reducesOver = [&](llvm::StringRef name) {
       return llvm::any_of(reductions, [&](ActionRef r) {
         return groupName(index.action(r).group) == name;
       });
     };
+    const bool hybrid = schedule.shardGroupSize > 0;
+    auto along = [&](llvm::StringRef axis) {
+      return replicasAlong(replicaSpanOf(axis), schedule.dataParallel,
+                           schedule.shardGroupSize);
+    };
+    auto summedAlong = [&](llvm::StringRef axis) {
+      return along(axis) < 2 || reducesOver(axis);
+    };
     const bool overDp =
         !reduceGrads[s].empty() || reducesOver(kDataParallelAxis) ||
-        (schedule.shardGroupSize > 0 && reducesOver(kShardAxis) &&
-         reducesOver(kReplicateAxis));
+        (hybrid && summedAlong(kShardAxis) && summedAlong(kReplicateAxis));
     if (schedule.dataParallel > 1 && !overDp) {
       ok = false;
-      // What is missing: the reduction over the whole of dp, or under
-      // hybrid sharding the one of its two axes the stage lacks.
+      // What is missing: the reduction over the whole of dp, or, when the
+      // stage reduces along one hybrid-sharding axis, the other one.
       llvm::StringRef missing = kDataParallelAxis;
-      int64_t replicas = schedule.dataParallel;
-      if (schedule.shardGroupSize > 0 &&
-          reducesOver(kShardAxis) != reducesOver(kReplicateAxis)) {
-        const bool shardDone = reducesOver(kShardAxis);
-        missing = shardDone ? kReplicateAxis : kShardAxis;
-        replicas = shardDone ? schedule.dataParallel / schedule.shardGroupSize
-                             : schedule.shardGroupSize;
-      }
+      if (hybrid && (reducesOver(kShardAxis) || reducesOver(kReplicateAxis)))
+        missing = summedAlong(kShardAxis) ? kReplicateAxis : kShardAxis;
+      const int64_t replicas = along(missing);
       const bool whole = missing == kDataParallelAxis;
       Violation *v = sink.add(
           ViolationKind::Missing, {rank, -1},
@@ -674,19 +687,25 @@ bool StepRules::checkStructuralReductions(ViolationSink &sink) const {
                       "(stage {0}) or an all_reduce @dp of stage {0} "
                       "declared after_backward{3}",
                       s, rankId(rank), schedule.dataParallel,
-                      schedule.shardGroupSize > 0
-                          ? ", or one over @dp_shard and one over "
-                            "@dp_replicate"
-                          : "")
+                      hybrid ? ", or one over @dp_shard and one over "
+                               "@dp_replicate"
+                             : "")
                       .str()
                 : llvm::formatv(
                       "stage {0} on rank {1} reduces its gradients over "
-                      "@{2} but not over @{3} ({4} replicas): with hybrid "
-                      "sharding the sum over every data-parallel replica "
-                      "needs both; each {5} would step on a partial sum",
+                      "@{2} but not over @{3} ({4}): with hybrid sharding "
+                      "the sum over every data-parallel replica needs both; "
+                      "each {5} would step on a partial sum",
                       s, rankId(rank),
                       missing == kShardAxis ? kReplicateAxis : kShardAxis,
-                      missing, replicas,
+                      missing,
+                      missing == kShardAxis
+                          ? llvm::formatv("the {0} replicas of each shard "
+                                          "group", replicas)
+                                .str()
+                          : llvm::formatv("across the {0} shard groups",
+                                          replicas)
+                                .str(),
                       missing == kShardAxis ? "replica" : "shard group")
                       .str(),
           /*observed=*/0, /*required=*/1);
@@ -712,7 +731,9 @@ bool StepRules::checkStructuralReductions(ViolationSink &sink) const {
                                   "over @{1} (an all_reduce or "
                                   "reduce_scatter on @{1} that an "
                                   "after_backward declaration explains: {2})",
-                                  s, missing, words)
+                                  s, missing,
+                                  words.empty() ? std::string("no declaration")
+                                                : words)
                         .str(),
             1);
         v->rule.atLeast = true;
