@@ -2,9 +2,9 @@
 """Check the verifier against the engine on mutated runtime plans.
 
 Generates a runtime plan for every strategy schedc has (and pipelines with
-data parallelism, hybrid sharding, FSDP, DualPipe and aux-free heads),
-mutates them at random (an instruction dropped, duplicated, moved, two
-neighbours swapped, a p2p group split), and for each mutant:
+data parallelism, FSDP, DualPipe and aux-free heads), mutates them at random
+(an instruction dropped, duplicated, moved, two neighbours swapped, a p2p
+group split), and for each mutant:
 
 - verifies it with `schedc verify` on the JSON path and on the MLIR path
   (the plan imported with `sched-translate --import-json-plan`): the two
@@ -52,20 +52,12 @@ STRATEGIES: List[Tuple[str, List[str]]] = [
     ("no-pp", ["--pp", "1", "--microbatches", "3"]),
 ]
 
-# Pipelines lowered with sched-opt: data parallelism (also hybrid
-# sharding), FSDP, DualPipe.
+# Pipelines lowered with sched-opt: data parallelism, FSDP, DualPipe.
 PIPELINES: List[Tuple[str, str, str]] = [
     ("dp-1f1b", """sched.pipeline @dp pp 2 microbatches 3 {
   sched.mesh dp = 2, pp = 2
   sched.group @dp members [[0], [1]]
   sched.collective all_reduce @dp bytes 64 when after_backward
-}""", "--sched-lower-1f1b --sched-insert-p2p --sched-insert-collectives"),
-    ("hsdp-1f1b", """sched.pipeline @hsdp pp 2 microbatches 3 {
-  sched.mesh dp_replicate = 2, dp_shard = 2, pp = 2
-  sched.group @dp_shard members [[0], [1]]
-  sched.group @dp_replicate members [[0], [1]]
-  sched.collective reduce_scatter @dp_shard bytes 64 when after_backward
-  sched.collective all_reduce @dp_replicate bytes 32 when after_backward
 }""", "--sched-lower-1f1b --sched-insert-p2p --sched-insert-collectives"),
     ("fsdp-1f1b", """sched.pipeline @fsdp pp 2 microbatches 3 {
   sched.mesh dp = 2, pp = 2
