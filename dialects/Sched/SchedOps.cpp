@@ -8,6 +8,7 @@
 
 #include "dialects/Sched/SchedOps.h"
 #include "lib/Limits/ActionTime.h"
+#include "lib/Schedule/DataParallelAxes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -246,6 +247,19 @@ ArrayRef<int64_t> GroupOp::getMemberSet(int64_t rank) {
 LogicalResult GroupOp::verify() {
   if (getMembers().empty())
     return emitOpError() << "has no member sets";
+  // A group named after a hybrid-sharding axis spans the replicas along it:
+  // the mesh beside it must have that axis.
+  const ReplicaSpan span = replicaSpanOf(getSymName());
+  if (span == ReplicaSpan::Shard || span == ReplicaSpan::Replicate) {
+    bool declared = false;
+    for (auto mesh : (*this)->getBlock()->getOps<MeshOp>())
+      declared |= mesh.getAxisSize(getSymName()).has_value();
+    if (!declared)
+      return emitOpError() << "@" << getSymName()
+                           << " spans the replicas along the mesh axis '"
+                           << getSymName()
+                           << "', but no sched.mesh beside it has one";
+  }
   // A pipeline's ranks are 0..pp-1; a schedule's are its sched.rank ops,
   // which ScheduleOp::verifyRegions matches against the members.
   auto pipeline = dyn_cast<PipelineOp>((*this)->getParentOp());
@@ -334,6 +348,11 @@ LogicalResult MeshOp::verify() {
       return emitOpError() << "spans more than 2^40 devices";
     devices *= size;
   }
+  llvm::SmallVector<std::pair<StringRef, int64_t>> axes;
+  for (auto [axis, size] : llvm::zip(getAxes(), getSizes()))
+    axes.push_back({cast<StringAttr>(axis).getValue(), size});
+  if (std::string why = dataParallelAxesError(axes); !why.empty())
+    return emitOpError() << why;
   auto pipeline = dyn_cast<PipelineOp>((*this)->getParentOp());
   std::optional<int64_t> pp = getAxisSize("pp");
   if (pipeline && pp && *pp != static_cast<int64_t>(pipeline.getPp()))

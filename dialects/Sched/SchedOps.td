@@ -162,7 +162,12 @@ def Sched_GroupOp : Sched_Op<"group",
     rank ids (0 to 2^31 - 1; in a schedule, each must have a `sched.rank`).
     A collective on the group issued by rank `r` runs among the set that
     holds `r`. A data-parallel group seen from one pipeline replica holds each
-    rank alone (its peers are the same rank of the other replicas).
+    rank alone (its peers are the same rank of the other replicas). The
+    groups named `dp`, `dp_shard` and `dp_replicate` span the data-parallel
+    replicas along those mesh axes (every replica, one shard group, one
+    position of every shard group); `dp_shard` and `dp_replicate` need a
+    `sched.mesh` beside them with that axis. Every other group stays within
+    one replica.
 
     ```mlir
     sched.group @tp members [[0, 1], [2, 3]]
@@ -187,9 +192,14 @@ def Sched_MeshOp : Sched_Op<"mesh",
     (`cp`) parallelism, or any other name. The product is the number of
     devices. An axis named `pp` must match the enclosing pipeline's `pp`.
     Process groups (`sched.group`) name the member sets along an axis.
+    Hybrid sharding (HSDP) names the data-parallel replicas as
+    `dp_replicate` x `dp_shard` instead of `dp`: both, in that order
+    (replica d is in shard group d div S at position d mod S, S the
+    `dp_shard` size), never beside `dp`.
 
     ```mlir
     sched.mesh dp = 2, pp = 4, tp = 8
+    sched.mesh dp_replicate = 2, dp_shard = 4, pp = 4
     ```
   }];
   let arguments = (ins StrArrayAttr:$axes, DenseI64ArrayAttr:$sizes);

@@ -16,6 +16,7 @@
 #include "lib/Limits/JsonInteger.h"
 #include "lib/Limits/NestingDepth.h"
 #include "lib/Limits/ResourceLimits.h"
+#include "lib/Schedule/DataParallelAxes.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
 
 #include "mlir/IR/Builders.h"
@@ -452,6 +453,28 @@ LogicalResult PlanReader::readMesh(const llvm::json::Object &root) {
                        out.size)))
       return failure();
   }
+  // Hybrid sharding: dp_replicate x dp_shard replicas, as many as the plan
+  // runs (lib/Schedule/DataParallelAxes.h).
+  llvm::SmallVector<std::pair<StringRef, int64_t>> axes;
+  std::optional<int64_t> shard, replicate;
+  for (const MeshAxis &axis : result.plan.mesh) {
+    axes.push_back({axis.name, axis.size});
+    if (axis.name == kShardAxis)
+      shard = axis.size;
+    else if (axis.name == kReplicateAxis)
+      replicate = axis.size;
+  }
+  if (std::string why = dataParallelAxesError(axes); !why.empty())
+    return error("mesh") << why;
+  Schedule &schedule = result.plan.schedule;
+  if (shard && replicate) {
+    if (*shard > kMaxIndex / *replicate ||
+        *shard * *replicate != schedule.dataParallel)
+      return error("mesh") << "'dp_replicate' x 'dp_shard' is " << *replicate
+                           << " x " << *shard << ", but \"data_parallel\" is "
+                           << schedule.dataParallel;
+    schedule.shardGroupSize = *shard;
+  }
   return success();
 }
 
@@ -498,6 +521,12 @@ LogicalResult PlanReader::readGroups(const llvm::json::Object &root) {
       return failure();
     if (!groupIndex.try_emplace(out.name, static_cast<int32_t>(g)).second)
       return error(where) << "group '" << out.name << "' is declared twice";
+    const ReplicaSpan span = replicaSpanOf(out.name);
+    if ((span == ReplicaSpan::Shard || span == ReplicaSpan::Replicate) &&
+        schedule.shardGroupSize == 0)
+      return error(where) << "group '" << out.name
+                          << "' spans the replicas along the mesh axis '"
+                          << out.name << "', but the mesh has none";
     const llvm::json::Array *sets = readArray(*group, "members", where, true);
     if (!sets)
       return failure();

@@ -21,6 +21,111 @@ using namespace sched;
 
 char PlanDiagnosedError::ID = 0;
 
+/// The data-parallel replicas of a written plan: one `dp` axis, or (HSDP)
+/// `dp_replicate` x `dp_shard` in replicas of the plan (a plan rank holds
+/// the tp x cp ranks of one replica).
+struct ReplicaAxes {
+  /// The replicas of one shard group; 0 without hybrid sharding.
+  int64_t shard = 0;
+  int64_t replicate = 0;
+};
+
+/// The candidate's replicas as mesh axes. A shard group of dp x cp ranks
+/// (Layout::shardGroup, cp innermost) holds shardGroup / cp whole
+/// replicas, or lies inside one when it divides cp; a group that splits
+/// the cp ranks of several replicas has no such axes, and the plan keeps
+/// the one @dp reduction (docs/planner.md, "Written plans").
+static ReplicaAxes replicaAxes(const Layout &layout) {
+  if (layout.shardGroup <= 0 || layout.shardReplicas() <= 1)
+    return {};
+  int64_t shard = 0;
+  if (layout.shardGroup % layout.cp == 0)
+    shard = layout.shardGroup / layout.cp;
+  else if (layout.cp % layout.shardGroup == 0)
+    shard = 1;
+  if (shard == 0 || layout.dp % shard != 0)
+    return {};
+  return {shard, layout.dp / shard};
+}
+
+/// One group of the data-parallel axis `name`: each plan rank's peers are
+/// the same rank of the other replicas along it (docs/runtime-plan.md,
+/// "Data parallelism").
+static void createReplicaGroup(OpBuilder &builder, Location loc,
+                               llvm::StringRef name, int64_t pp) {
+  llvm::SmallVector<Attribute> sets;
+  for (int64_t rank = 0; rank < pp; ++rank)
+    sets.push_back(builder.getDenseI64ArrayAttr({rank}));
+  GroupOp::create(builder, loc, builder.getStringAttr(name),
+                  builder.getArrayAttr(sets));
+}
+
+/// Stage `stage`'s gradient reduction `kind` over `group`, of `bytes`,
+/// declared after its last backward.
+static void declareReduction(OpBuilder &builder, Location loc,
+                             CollectiveKind kind, llvm::StringRef group,
+                             double bytes, int64_t stage) {
+  MLIRContext *context = builder.getContext();
+  CollectiveOp::create(
+      builder, loc, CollectiveKindAttr::get(context, kind),
+      FlatSymbolRefAttr::get(context, group),
+      builder.getI64IntegerAttr(static_cast<int64_t>(bytes)),
+      CollectiveWhenAttr::get(context, CollectiveWhen::AfterBackward),
+      builder.getI64IntegerAttr(stage));
+}
+
+/// The mesh, groups and per-stage gradient reductions of the candidate's
+/// data-parallel replicas. Each stage's main gradients are all-reduced
+/// (ZeRO-0) or reduce-scattered (ZeRO-1 to 3) over the replicas after the
+/// stage's last backward; with HSDP they are reduce-scattered in the shard
+/// group and the shard all-reduced across the shard groups, as the planner
+/// costs them. ZeRO-3's parameter gathers stay the engine's: the planner
+/// counts them per layer, as FSDP2 and Megatron gather, while the plan
+/// format's unshard holds a whole stage (docs/planner.md, "Written plans").
+static void declareDataParallel(OpBuilder &builder, Location loc,
+                                const CostModel &model, const Candidate &c,
+                                llvm::ArrayRef<StageEstimate> stages) {
+  const Layout &layout = c.layout;
+  const double gradientBytes = model.getTraining().mainGradientBytes;
+  const ReplicaAxes hybrid = replicaAxes(layout);
+  if (hybrid.shard == 0) {
+    MeshOp::create(builder, loc, builder.getStrArrayAttr({"dp", "pp"}),
+                   builder.getDenseI64ArrayAttr({layout.dp, layout.pp}));
+    createReplicaGroup(builder, loc, "dp", layout.pp);
+    for (const auto &[s, stage] : llvm::enumerate(stages))
+      declareReduction(builder, loc,
+                       layout.zero == 0 ? CollectiveKind::AllReduce
+                                        : CollectiveKind::ReduceScatter,
+                       "dp",
+                       (stage.denseParameters + stage.expertParameters) *
+                           gradientBytes,
+                       static_cast<int64_t>(s));
+    return;
+  }
+  MeshOp::create(
+      builder, loc,
+      builder.getStrArrayAttr({"dp_replicate", "dp_shard", "pp"}),
+      builder.getDenseI64ArrayAttr(
+          {hybrid.replicate, hybrid.shard, layout.pp}));
+  createReplicaGroup(builder, loc, "dp_shard", layout.pp);
+  createReplicaGroup(builder, loc, "dp_replicate", layout.pp);
+  // The shard each rank keeps: dense parameters over the dense shard
+  // group, expert parameters over the expert one (CostModel::shard).
+  const double denseGroup = static_cast<double>(layout.denseShardGroup());
+  const double expertGroup = static_cast<double>(layout.expertShardGroup());
+  for (const auto &[s, stage] : llvm::enumerate(stages)) {
+    declareReduction(builder, loc, CollectiveKind::ReduceScatter, "dp_shard",
+                     (stage.denseParameters + stage.expertParameters) *
+                         gradientBytes,
+                     static_cast<int64_t>(s));
+    declareReduction(builder, loc, CollectiveKind::AllReduce, "dp_replicate",
+                     (stage.denseParameters / denseGroup +
+                      stage.expertParameters / expertGroup) *
+                         gradientBytes,
+                     static_cast<int64_t>(s));
+  }
+}
+
 /// A sched.pipeline with the candidate's stage costs and sizes as the
 /// planner simulated them (`planned`: DualPipe's replica copies and
 /// overlap are the lowering's business).
@@ -41,37 +146,9 @@ static OwningOpRef<ModuleOp> buildPipeline(MLIRContext &context,
       builder.getI64IntegerAttr(static_cast<int64_t>(model.memoryLimit())));
   builder.createBlock(&pipeline.getBody());
   const int64_t numStages = c.layout.pp * vpp;
-  if (c.layout.dp > 1) {
-    // The step's data-parallel replicas: each plan rank's peers are the
-    // same rank of the other replicas (docs/runtime-plan.md).
-    MeshOp::create(builder, loc, builder.getStrArrayAttr({"dp", "pp"}),
-                   builder.getDenseI64ArrayAttr({c.layout.dp, c.layout.pp}));
-    llvm::SmallVector<Attribute> sets;
-    for (int64_t rank = 0; rank < c.layout.pp; ++rank)
-      sets.push_back(builder.getDenseI64ArrayAttr({rank}));
-    GroupOp::create(builder, loc, builder.getStringAttr("dp"),
-                    builder.getArrayAttr(sets));
-    // Each stage's main gradients are all-reduced (ZeRO-0) or
-    // reduce-scattered (ZeRO-1 to 3, HSDP) over the replicas after the
-    // stage's last backward. ZeRO-3's parameter gathers stay the engine's:
-    // the planner counts them per layer, as FSDP2 and Megatron gather,
-    // while the plan format's unshard holds a whole stage
-    // (docs/planner.md, "Written plans").
-    for (int64_t s = 0; s < numStages; ++s) {
-      const double gradient =
-          (stages[s].denseParameters + stages[s].expertParameters) *
-          model.getTraining().mainGradientBytes;
-      CollectiveOp::create(
-          builder, loc,
-          CollectiveKindAttr::get(
-              &context, c.layout.zero == 0 ? CollectiveKind::AllReduce
-                                           : CollectiveKind::ReduceScatter),
-          FlatSymbolRefAttr::get(&context, "dp"),
-          builder.getI64IntegerAttr(static_cast<int64_t>(gradient)),
-          CollectiveWhenAttr::get(&context, CollectiveWhen::AfterBackward),
-          builder.getI64IntegerAttr(s));
-    }
-  }
+  if (c.layout.dp > 1)
+    declareDataParallel(builder, loc, model, c,
+                        llvm::ArrayRef(stages).take_front(numStages));
   for (size_t s = 0; s < static_cast<size_t>(numStages); ++s) {
     const StageCost &cost = planned.stageCosts[s];
     StageOp::create(builder, loc, s, stages[s].numLayers,

@@ -151,9 +151,13 @@ struct Schedule {
   /// Per-stage costs and sizes; empty means unit costs, no sizes.
   std::vector<StageCost> stageCosts;
   std::vector<ProcessGroup> groups;
-  /// Ranks over which FSDP shards the parameters of a stage the schedule
-  /// UNSHARDs (the `dp` axis of its sched.mesh); 1 when undeclared.
+  /// The data-parallel replicas the schedule runs as (its sched.mesh's `dp`
+  /// axis, or `dp_replicate` x `dp_shard`); FSDP shards the parameters of
+  /// a stage the schedule UNSHARDs over them. 1 when undeclared.
   int64_t dataParallel = 1;
+  /// Hybrid sharding: the replicas of one shard group (the `dp_shard`
+  /// axis; lib/Schedule/DataParallelAxes.h); 0 without it.
+  int64_t shardGroupSize = 0;
   /// The collectives the step declares (the verifier checks that the
   /// actions issue them when and as often as declared).
   std::vector<CollectiveDeclaration> collectives;

@@ -1,8 +1,10 @@
 //===- ScheduleIR.cpp - plain schedules to and from the dialect -----------===//
 
 #include "lib/ScheduleIR/ScheduleIR.h"
+
 #include "lib/AuxLoss/AuxLossOrder.h"
 #include "lib/Limits/ResourceLimits.h"
+#include "lib/Schedule/DataParallelAxes.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -277,9 +279,16 @@ sched::readSchedule(ScheduleOp op,
     reader.addCollective(decl);
   for (auto head : body.getOps<AuxHeadOp>())
     reader.addAuxHead(head);
-  for (auto mesh : body.getOps<MeshOp>())
-    if (std::optional<int64_t> dp = mesh.getAxisSize("dp"))
+  for (auto mesh : body.getOps<MeshOp>()) {
+    if (std::optional<int64_t> dp = mesh.getAxisSize(kDataParallelAxis))
       schedule.dataParallel = *dp;
+    std::optional<int64_t> shard = mesh.getAxisSize(kShardAxis);
+    std::optional<int64_t> replicate = mesh.getAxisSize(kReplicateAxis);
+    if (shard && replicate) {
+      schedule.shardGroupSize = *shard;
+      schedule.dataParallel = *shard * *replicate;
+    }
+  }
   size_t r = 0;
   for (auto rank : body.getOps<RankOp>())
     reader.readBody(r++, rank.getBody().front(), 0);

@@ -2,6 +2,8 @@
 
 #include "lib/Verify/StepRules.h"
 
+#include "lib/Schedule/DataParallelAxes.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -562,15 +564,30 @@ bool StepRules::checkReducedOnce(ViolationSink &sink) const {
   bool ok = true;
   for (int32_t s = 0; s < index.numStages; ++s) {
     // Per group: the actions that reduce the stage's gradients over it.
-    // REDUCE_GRAD reduces over the data-parallel replicas, as @dp does;
-    // a second REDUCE_GRAD is checkReduceGrad's to report.
-    std::map<int32_t, std::vector<ActionRef>> byGroup;
+    // REDUCE_GRAD reduces over the data-parallel replicas, as @dp does, so
+    // it counts with @dp, and (hybrid sharding) with @dp_shard and
+    // @dp_replicate, whose axes @dp sums too; a second REDUCE_GRAD is
+    // checkReduceGrad's to report.
+    std::set<int32_t> groups;
     for (ActionRef ref : gradientReductions[s])
-      byGroup[index.action(ref).group].push_back(ref);
-    for (auto &[group, refs] : byGroup) {
+      groups.insert(index.action(ref).group);
+    for (int32_t group : groups) {
       const std::string &name = schedule.groups[group].name;
-      if (name == "dp" && schedule.dataParallel > 1 && !reduceGrads[s].empty())
-        refs.insert(refs.begin(), reduceGrads[s].front());
+      const ReplicaSpan span = replicaSpanOf(name);
+      const bool acrossReplicas =
+          replicasAlong(span, schedule.dataParallel,
+                        schedule.shardGroupSize) > 1;
+      auto counted = [&](int32_t g) {
+        return g == group ||
+               (acrossReplicas && span != ReplicaSpan::All &&
+                schedule.groups[g].name == kDataParallelAxis);
+      };
+      std::vector<ActionRef> refs;
+      if (acrossReplicas && !reduceGrads[s].empty())
+        refs.push_back(reduceGrads[s].front());
+      for (ActionRef ref : gradientReductions[s])
+        if (counted(index.action(ref).group))
+          refs.push_back(ref);
       if (refs.size() < 2)
         continue;
       llvm::sort(refs, [](ActionRef x, ActionRef y) {
@@ -582,16 +599,25 @@ bool StepRules::checkReducedOnce(ViolationSink &sink) const {
               llvm::formatv("{0} reduces the gradients of stage {1} over "
                             "@{2} a second time on rank {3}: the engine takes "
                             "every all_reduce or reduce_scatter that an "
-                            "after_backward declaration could explain (and "
-                            "REDUCE_GRAD, over @dp) for a gradient "
-                            "reduction, and sums the reduced gradients again",
-                            describe(refs[1]), s, name, rankId(refs[1].rank)),
+                            "after_backward declaration could explain ({4}) "
+                            "for a gradient reduction, and sums the reduced "
+                            "gradients again",
+                            describe(refs[1]), s, name, rankId(refs[1].rank),
+                            span == ReplicaSpan::Shard ||
+                                    span == ReplicaSpan::Replicate
+                                ? llvm::formatv("and REDUCE_GRAD and @dp, "
+                                                "which sum over every "
+                                                "data-parallel replica, so "
+                                                "along @{0} too",
+                                                name)
+                                      .str()
+                                : std::string("and REDUCE_GRAD, over @dp")),
               /*observed=*/refs.size(), /*required=*/1)) {
         v->notes.push_back({refs[0], "the first reduction is here"});
         std::string words;
-        std::vector<ActionPattern> patterns = reductionPatterns(
-            s, [&](int32_t g) { return g == group; }, words);
-        if (name == "dp" && schedule.dataParallel > 1) {
+        std::vector<ActionPattern> patterns =
+            reductionPatterns(s, counted, words);
+        if (acrossReplicas) {
           ActionPattern reduceGrad;
           reduceGrad.kind = ActionKind::ReduceGrad;
           reduceGrad.stage = s;
@@ -605,10 +631,12 @@ bool StepRules::checkReducedOnce(ViolationSink &sink) const {
                           "that an after_backward declaration explains{2}: "
                           "{3})",
                           s, name,
-                          name == "dp" && schedule.dataParallel > 1
+                          !acrossReplicas ? ""
+                          : span == ReplicaSpan::All
                               ? ", and REDUCE_GRAD, over the data-parallel "
                                 "replicas"
-                              : "",
+                              : ", and REDUCE_GRAD or @dp, which sum its "
+                                "replicas too",
                           words)
                 .str(),
             1);
@@ -636,43 +664,96 @@ bool StepRules::checkStructuralReductions(ViolationSink &sink) const {
     const std::vector<ActionRef> &reductions = gradientReductions[s];
     // Data parallelism: the engine runs the plan once per replica, each on
     // its own microbatches; REDUCE_GRAD, or a gradient reduction on the
-    // group named dp, sums the replicas' gradients.
+    // group named dp, sums the replicas' gradients. With hybrid sharding a
+    // reduction over @dp_shard and one over @dp_replicate do it together
+    // (an axis of one replica needs none: its sum changes nothing).
+    auto reducesOver = [&](llvm::StringRef name) {
+      return llvm::any_of(reductions, [&](ActionRef r) {
+        return groupName(index.action(r).group) == name;
+      });
+    };
+    const bool hybrid = schedule.shardGroupSize > 0;
+    auto along = [&](llvm::StringRef axis) {
+      return replicasAlong(replicaSpanOf(axis), schedule.dataParallel,
+                           schedule.shardGroupSize);
+    };
+    auto summedAlong = [&](llvm::StringRef axis) {
+      return along(axis) < 2 || reducesOver(axis);
+    };
     const bool overDp =
-        !reduceGrads[s].empty() || llvm::any_of(reductions, [&](ActionRef r) {
-          return groupName(index.action(r).group) == "dp";
-        });
+        !reduceGrads[s].empty() || reducesOver(kDataParallelAxis) ||
+        (hybrid && summedAlong(kShardAxis) && summedAlong(kReplicateAxis));
     if (schedule.dataParallel > 1 && !overDp) {
       ok = false;
+      // What is missing: the reduction over the whole of dp, or, when the
+      // stage reduces along one hybrid-sharding axis, the other one.
+      llvm::StringRef missing = kDataParallelAxis;
+      if (hybrid && (reducesOver(kShardAxis) || reducesOver(kReplicateAxis)))
+        missing = summedAlong(kShardAxis) ? kReplicateAxis : kShardAxis;
+      const int64_t replicas = along(missing);
+      const bool whole = missing == kDataParallelAxis;
       Violation *v = sink.add(
           ViolationKind::Missing, {rank, -1},
-          llvm::formatv("stage {0} on rank {1} has no gradient "
-                        "reduction over the {2} data-parallel replicas: "
-                        "each replica would step on the gradient of its "
-                        "own microbatches; the step needs REDUCE_GRAD"
-                        "(stage {0}) or an all_reduce @dp of stage {0} "
-                        "declared after_backward",
-                        s, rankId(rank), schedule.dataParallel),
+          whole ? llvm::formatv(
+                      "stage {0} on rank {1} has no gradient "
+                      "reduction over the {2} data-parallel replicas: "
+                      "each replica would step on the gradient of its "
+                      "own microbatches; the step needs REDUCE_GRAD"
+                      "(stage {0}) or an all_reduce @dp of stage {0} "
+                      "declared after_backward{3}",
+                      s, rankId(rank), schedule.dataParallel,
+                      hybrid ? ", or one over @dp_shard and one over "
+                               "@dp_replicate"
+                             : "")
+                      .str()
+                : llvm::formatv(
+                      "stage {0} on rank {1} reduces its gradients over "
+                      "@{2} but not over @{3} ({4}): with hybrid sharding "
+                      "the sum over every data-parallel replica needs both; "
+                      "each {5} would step on a partial sum",
+                      s, rankId(rank),
+                      missing == kShardAxis ? kReplicateAxis : kShardAxis,
+                      missing,
+                      missing == kShardAxis
+                          ? llvm::formatv("the {0} replicas of each shard "
+                                          "group", replicas)
+                                .str()
+                          : llvm::formatv("across the {0} shard groups",
+                                          replicas)
+                                .str(),
+                      missing == kShardAxis ? "replica" : "shard group")
+                      .str(),
           /*observed=*/0, /*required=*/1);
       if (v) {
         ActionPattern reduceGrad;
         reduceGrad.kind = ActionKind::ReduceGrad;
         reduceGrad.stage = s;
-        std::string words = patternWords(reduceGrad);
+        std::string words = whole ? patternWords(reduceGrad) : "";
         std::vector<ActionPattern> patterns = reductionPatterns(
-            s, [&](int32_t g) { return groupName(g) == "dp"; }, words);
-        patterns.insert(patterns.begin(), reduceGrad);
+            s, [&](int32_t g) { return groupName(g) == missing; }, words);
+        if (whole)
+          patterns.insert(patterns.begin(), reduceGrad);
         v->rule = StructuralRule::selection(
             rank, std::move(patterns),
-            llvm::formatv("the gradient reductions of stage {0} over the "
-                          "data-parallel replicas (REDUCE_GRAD, or an "
-                          "all_reduce or reduce_scatter on @dp that an "
-                          "after_backward declaration explains: {1})",
-                          s, words)
-                .str(),
+            whole ? llvm::formatv("the gradient reductions of stage {0} over "
+                                  "the data-parallel replicas (REDUCE_GRAD, "
+                                  "or an all_reduce or reduce_scatter on @dp "
+                                  "that an after_backward declaration "
+                                  "explains: {1})",
+                                  s, words)
+                        .str()
+                  : llvm::formatv("the gradient reductions of stage {0} "
+                                  "over @{1} (an all_reduce or "
+                                  "reduce_scatter on @{1} that an "
+                                  "after_backward declaration explains: {2})",
+                                  s, missing,
+                                  words.empty() ? std::string("no declaration")
+                                                : words)
+                        .str(),
             1);
         v->rule.atLeast = true;
-        v->rule.premiseName = "dp";
-        v->rule.premiseValue = schedule.dataParallel;
+        v->rule.premiseName = missing.str();
+        v->rule.premiseValue = replicas;
       }
     }
     if (schedule.replicas < 2)
@@ -1036,7 +1117,8 @@ void StepRules::addOrders(
       if (sharding[s].empty() || reduceGrads[s].empty())
         continue;
       for (ActionRef reduce : gradientReductions[s])
-        if (schedule.groups[index.action(reduce).group].name != "dp")
+        if (replicaSpanOf(schedule.groups[index.action(reduce).group].name) ==
+            ReplicaSpan::None)
           edge(reduceGrads[s].front(), reduce, WaitReason::ShardedReduction);
     }
   // The optimizer step ends the computation of the step: every compute,
@@ -1100,7 +1182,7 @@ StepRules::ImpliedRole StepRules::impliedRole(ActionRef ref) const {
   // parameters (FSDP).
   if (a.kind == ActionKind::AllGather && a.group >= 0 &&
       static_cast<size_t>(a.group) < schedule.groups.size() &&
-      schedule.groups[a.group].name == "dp")
+      replicaSpanOf(schedule.groups[a.group].name) != ReplicaSpan::None)
     return ImpliedRole::ParameterGather;
   return ImpliedRole::Unknown;
 }

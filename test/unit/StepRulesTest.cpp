@@ -2,9 +2,9 @@
 //
 // Every strategy over a small grid, lowered with sched-insert-p2p and
 // sched-insert-collectives (with and without FSDP, with declared
-// collectives of every timing), verifies; and each way of breaking the step
-// (docs/verifier.md, section 5) is a violation that the graph path and Z3
-// agree on.
+// collectives of every timing, with hybrid sharding's two reductions),
+// verifies; and each way of breaking the step (docs/verifier.md, section 5)
+// is a violation that the graph path and Z3 agree on.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +24,9 @@
 
 #include <functional>
 #include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
 
 using namespace sched;
 
@@ -39,18 +42,51 @@ constexpr const char *kDeclarations = R"(
   sched.collective barrier @dp bytes 0 when step
 )";
 
-/// `compute` written as a sched.schedule with the declarations above, run
-/// through sched-insert-p2p and sched-insert-collectives, read back.
+/// A single-threaded context with the sched dialect loaded.
+std::unique_ptr<mlir::MLIRContext> makeContext() {
+  mlir::DialectRegistry registry;
+  registerSchedDialect(registry);
+  auto context = std::make_unique<mlir::MLIRContext>(registry);
+  context->loadAllAvailableDialects();
+  context->disableMultithreading();
+  return context;
+}
+
+/// The name of every strategy schedc generates.
+std::vector<std::string> strategyList() {
+  llvm::SmallVector<llvm::StringRef> names;
+  const std::string list = strategyNames();
+  llvm::SplitString(list, names, ", ");
+  return {names.begin(), names.end()};
+}
+
+/// Hybrid sharding: two shard groups of two replicas, each stage's
+/// gradients reduce-scattered in its shard group and the shard all-reduced
+/// across the groups.
+constexpr const char *kHybridDeclarations = R"(
+  sched.mesh dp_replicate = 2, dp_shard = 2
+  sched.collective reduce_scatter @dp_shard bytes 64 when after_backward
+  sched.collective all_reduce @dp_replicate bytes 32 when after_backward
+)";
+
+/// `compute` written as a sched.schedule with `declarations` (by default
+/// the ones above) and a group of single-rank sets for each of `groups`,
+/// run through sched-insert-p2p and sched-insert-collectives, read back.
 Schedule lowerStep(mlir::MLIRContext &context, const Schedule &compute,
-                   bool fsdp) {
-  std::string groups;
+                   bool fsdp, llvm::StringRef declarations = kDeclarations,
+                   llvm::ArrayRef<llvm::StringRef> groups = {"dp"}) {
+  std::string sets;
   for (const RankProgram &rank : compute.ranks)
-    groups += llvm::formatv("{0}[{1}]", groups.empty() ? "" : ", ", rank.id);
+    sets += llvm::formatv("{0}[{1}]", sets.empty() ? "" : ", ", rank.id);
+  std::string groupOps;
+  for (llvm::StringRef group : groups)
+    groupOps += llvm::formatv("  sched.group @{0} members [{1}]\n", group,
+                              sets);
   const std::string text = llvm::formatv(
       "sched.schedule @step stages {0} microbatches {1} replicas {2} {{\n"
-      "  sched.group @dp members [{3}]\n{4}}\n",
-      compute.numStages, compute.numMicrobatches, compute.replicas, groups,
-      kDeclarations);
+      "{3}{4}}\n",
+      compute.numStages, compute.numMicrobatches, compute.replicas, groupOps,
+      declarations);
   // The groups name ranks that the schedule gets only below.
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(
@@ -218,20 +254,14 @@ std::vector<Mutation> mutations() {
 }
 
 TEST(StepRules, GeneratedStepsVerifyAndMutationsAreViolated) {
-  mlir::DialectRegistry registry;
-  registerSchedDialect(registry);
-  mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  context.disableMultithreading();
-
-  llvm::SmallVector<llvm::StringRef> names;
-  const std::string list = strategyNames();
-  llvm::SplitString(list, names, ", ");
+  std::unique_ptr<mlir::MLIRContext> owned = makeContext();
+  mlir::MLIRContext &context = *owned;
+  const std::vector<std::string> names = strategyList();
   ASSERT_FALSE(names.empty());
   size_t verified = 0, violated = 0, agreed = 0;
-  for (llvm::StringRef name : names) {
+  for (const std::string &name : names) {
     std::optional<Strategy> strategy = parseStrategy(name);
-    ASSERT_TRUE(strategy) << name.str();
+    ASSERT_TRUE(strategy) << name;
     size_t accepted = 0;
     for (int32_t pp : {1, 2, 4})
       for (int32_t vpp : {1, 2})
@@ -285,11 +315,104 @@ TEST(StepRules, GeneratedStepsVerifyAndMutationsAreViolated) {
             }
           }
         }
-    EXPECT_GT(accepted, 0u) << name.str() << " accepts no shape of the grid";
+    EXPECT_GT(accepted, 0u) << name << " accepts no shape of the grid";
   }
   std::printf("training steps verified: %zu, mutations violated: %zu (Z3 "
               "agreed on %zu)\n",
               verified, violated, agreed);
+}
+
+/// The compute of the first small shape `strategy` accepts, described in
+/// `where`.
+std::optional<Schedule> firstAccepted(Strategy strategy, std::string &where) {
+  for (int32_t pp : {2, 1, 4})
+    for (int32_t vpp : {1, 2})
+      for (int32_t m : {pp, 2 * pp}) {
+        const PipelineShape shape = test::makeShape(pp, vpp, m);
+        llvm::Expected<Schedule> generated = generateSchedule(strategy, shape);
+        if (!generated) {
+          llvm::consumeError(generated.takeError());
+          continue;
+        }
+        where = test::describe(strategy, shape);
+        return std::move(*generated);
+      }
+  return std::nullopt;
+}
+
+/// Whether some violation of `result` says `words`.
+bool saysSomewhere(const VerifyResult &result, llvm::StringRef words) {
+  return llvm::any_of(result.violations, [&](const Violation &v) {
+    return llvm::StringRef(v.message).contains(words);
+  });
+}
+
+TEST(StepRules, HybridShardingNeedsBothAxesAndNoMore) {
+  std::unique_ptr<mlir::MLIRContext> owned = makeContext();
+  mlir::MLIRContext &context = *owned;
+  const std::vector<std::string> names = strategyList();
+  size_t checked = 0;
+  for (const std::string &name : names) {
+    std::optional<Strategy> strategy = parseStrategy(name);
+    ASSERT_TRUE(strategy) << name;
+    std::string where;
+    std::optional<Schedule> compute = firstAccepted(*strategy, where);
+    ASSERT_TRUE(compute) << name;
+    where += " hsdp";
+    const Schedule step =
+        lowerStep(context, *compute, /*fsdp=*/false, kHybridDeclarations,
+                  {"dp_shard", "dp_replicate"});
+    ASSERT_FALSE(step.ranks.empty()) << where;
+    ASSERT_EQ(step.dataParallel, 4) << where;
+    ASSERT_EQ(step.shardGroupSize, 2) << where;
+    VerifyOptions options;
+    VerifyResult result = verifySchedule(step, options);
+    ASSERT_EQ(result.verdict, Verdict::Verified)
+        << where << ": " << firstProblem(result);
+
+    // Each break, judged by the graph path and by Z3 alike.
+    auto judge = [&](Schedule broken, llvm::StringRef what,
+                     llvm::StringRef words) {
+      for (bool z3 : {false, true}) {
+        VerifyOptions judged;
+        judged.useZ3 = z3;
+        const VerifyResult verdict = verifySchedule(broken, judged);
+        EXPECT_EQ(verdict.verdict, Verdict::Violated)
+            << where << ", " << what.str() << (z3 ? " (Z3)" : "");
+        EXPECT_TRUE(saysSomewhere(verdict, words))
+            << where << ", " << what.str() << ": " << firstProblem(verdict);
+      }
+    };
+    auto without = [&](ActionKind kind) {
+      Schedule broken = step;
+      for (RankProgram &rank : broken.ranks)
+        llvm::erase_if(rank.actions,
+                       [&](const Action &a) { return a.kind == kind; });
+      return broken;
+    };
+    judge(without(ActionKind::AllReduce), "no all_reduce @dp_replicate",
+          "reduces its gradients over @dp_shard but not over @dp_replicate "
+          "(across the 2 shard groups)");
+    judge(without(ActionKind::ReduceScatter), "no reduce_scatter @dp_shard",
+          "reduces its gradients over @dp_replicate but not over @dp_shard "
+          "(the 2 replicas of each shard group)");
+    // REDUCE_GRAD sums over every replica: beside the two reductions (of
+    // every stage: once one stage has a REDUCE_GRAD, all need one) it sums
+    // again.
+    Schedule twice = step;
+    for (RankProgram &rank : twice.ranks)
+      for (size_t i = rank.actions.size(); i-- > 0;)
+        if (rank.actions[i].kind == ActionKind::ReduceScatter) {
+          Action reduceGrad;
+          reduceGrad.kind = ActionKind::ReduceGrad;
+          reduceGrad.stage = rank.actions[i].stage;
+          rank.actions.insert(rank.actions.begin() + i, reduceGrad);
+        }
+    judge(twice, "REDUCE_GRAD beside them",
+          "over @dp_shard a second time");
+    ++checked;
+  }
+  std::printf("hybrid-sharding steps checked: %zu\n", checked);
 }
 
 } // namespace

@@ -60,6 +60,13 @@ MAX_BYTES = (1 << 62) - 1
 # Integers of a plan fit in an int64: 19 digits and a sign.
 MAX_INTEGER_DIGITS = 20
 
+# The mesh axes of data parallelism (docs/runtime-plan.md, "Data
+# parallelism"; lib/Schedule/DataParallelAxes.h): one axis `dp`, or hybrid
+# sharding as `dp_replicate` x `dp_shard`, outermost first.
+DATA_PARALLEL_AXIS = "dp"
+SHARD_AXIS = "dp_shard"
+REPLICATE_AXIS = "dp_replicate"
+
 
 class PlanError(Exception):
     """The plan cannot be read, or the executor cannot run it."""
@@ -123,6 +130,10 @@ class Plan:
     programs: List[List[Instruction]]
     groups: Dict[str, List[List[int]]] = field(default_factory=dict)
     declarations: List[Declaration] = field(default_factory=list)
+    # Hybrid sharding: the replicas of one shard group (the mesh's dp_shard
+    # axis; replica d is in shard group d // S at position d % S); 0
+    # without it.
+    shard_group_size: int = 0
     # Stages whose auxiliary loss is computed over the global batch (the
     # plan's aux heads of scope global_batch); the executor computes it.
     global_aux_stages: List[int] = field(default_factory=list)
@@ -141,6 +152,21 @@ class Plan:
     def is_last_stage(self, stage: int) -> bool:
         per = self.stages_per_replica
         return stage % per == per - 1
+
+    def replicas_of(self, group: str, replica: int) -> List[int]:
+        """The data-parallel replicas a collective of `group` issued in
+        `replica` joins: every one for dp, the replicas of its shard group
+        for dp_shard, its position in every shard group for dp_replicate,
+        itself for any other group."""
+        if group == DATA_PARALLEL_AXIS:
+            return list(range(self.data_parallel))
+        size = self.shard_group_size
+        if group == SHARD_AXIS and size > 0:
+            first = replica - replica % size
+            return list(range(first, first + size))
+        if group == REPLICATE_AXIS and size > 0:
+            return list(range(replica % size, self.data_parallel, size))
+        return [replica]
 
     def index_of(self, rank_id: int) -> int:
         """The position of rank `rank_id` in the plan."""
@@ -232,6 +258,53 @@ def _instruction(obj: object, where: str, groups: Dict[str, list],
                                         low=-1))
 
 
+def _mesh_error(axes: List[Tuple[str, int]]) -> str:
+    """Why mesh `axes` (name, size) do not describe data parallelism
+    consistently, or "": dp_shard and dp_replicate come together, in that
+    order, and never beside dp (the C++ reader's words)."""
+    names = [name for name, _ in axes]
+    shard = names.index(SHARD_AXIS) if SHARD_AXIS in names else -1
+    replicate = names.index(REPLICATE_AXIS) if REPLICATE_AXIS in names else -1
+    if (shard < 0) != (replicate < 0):
+        has, lacks = ((REPLICATE_AXIS, SHARD_AXIS) if shard < 0 else
+                      (SHARD_AXIS, REPLICATE_AXIS))
+        return (f"has axis '{has}' without '{lacks}': hybrid sharding needs "
+                f"both")
+    if shard >= 0 and DATA_PARALLEL_AXIS in names:
+        return ("has axes 'dp' and 'dp_shard' x 'dp_replicate': data "
+                "parallelism is one or the other")
+    if shard >= 0 and replicate > shard:
+        return ("names 'dp_shard' before 'dp_replicate': the replicas of one "
+                "shard group are consecutive, so 'dp_replicate' is outer")
+    return ""
+
+
+def _shard_group_size(data: dict, dp: int) -> int:
+    """The dp_shard size of the plan's mesh (0 without hybrid sharding),
+    checked as the C++ reader checks it: the axes are consistent and
+    dp_replicate x dp_shard is "data_parallel"."""
+    axes = []
+    for k, axis in enumerate(_list(data, "mesh", "plan")):
+        where = f"mesh[{k}]"
+        if not isinstance(axis, dict) or \
+                not isinstance(axis.get("axis"), str):
+            raise PlanError(f"{where}: must be an object {{\"axis\", "
+                            f"\"size\"}}")
+        axes.append((axis["axis"], _int(axis, "size", where, low=1,
+                                        high=MAX_BYTES, why="an int64")))
+    why = _mesh_error(axes)
+    if why:
+        raise PlanError(f"mesh: {why}")
+    sizes = dict(axes)
+    if SHARD_AXIS not in sizes:
+        return 0
+    shard, replicate = sizes[SHARD_AXIS], sizes[REPLICATE_AXIS]
+    if shard * replicate != dp:
+        raise PlanError(f"mesh: 'dp_replicate' x 'dp_shard' is {replicate} "
+                        f"x {shard}, but \"data_parallel\" is {dp}")
+    return shard
+
+
 def _check_declaration(ins: Instruction, declarations: List[Declaration],
                        where: str) -> None:
     """A named declaration exists and explains the instruction (its kind
@@ -285,10 +358,15 @@ def parse_plan(data: object) -> Plan:
                 -1 for k, r in enumerate(ranks)]
     if len(set(rank_ids)) != len(rank_ids) or -1 in rank_ids:
         raise PlanError("rank ids must be distinct integers >= 0")
+    shard_group_size = _shard_group_size(data, dp)
     groups: Dict[str, List[List[int]]] = {}
     for k, g in enumerate(_list(data, "groups", "plan")):
         if not isinstance(g, dict) or not isinstance(g.get("name"), str):
             raise PlanError(f"groups[{k}]: must be {{\"name\", \"members\"}}")
+        if g["name"] in (SHARD_AXIS, REPLICATE_AXIS) and not shard_group_size:
+            raise PlanError(f"groups[{k}]: group '{g['name']}' spans the "
+                            f"replicas along the mesh axis '{g['name']}', "
+                            f"but the mesh has none")
         members = g.get("members")
         if not isinstance(members, list) or not all(
                 isinstance(s, list) and all(m in rank_ids for m in s)
@@ -345,6 +423,7 @@ def parse_plan(data: object) -> Plan:
                 data_parallel=dp, verified=verdict.get("status") == "verified",
                 p2p=str(verdict.get("p2p", "rendezvous")), rank_ids=rank_ids,
                 programs=programs, groups=groups, declarations=declarations,
+                shard_group_size=shard_group_size,
                 global_aux_stages=global_aux)
 
 

@@ -28,16 +28,17 @@ STARTING, RUNNING, DONE, FAILED = 0, 1, 2, 3
 
 def physical_group(plan: Plan, group: str, rank_id: int,
                    replica: int) -> Tuple[int, ...]:
-    """The processes of the member set of `group` that holds `rank_id`: the
-    group named dp spans every data-parallel replica, the others stay in
-    `replica`."""
+    """The processes of the member set of `group` that holds `rank_id`, in
+    the replicas the group spans from `replica` (Plan.replicas_of: dp every
+    one, dp_shard its shard group, dp_replicate its position in every shard
+    group, any other group `replica` alone)."""
     rank_count = len(plan.rank_ids)
     for members in plan.groups[group]:
         if rank_id not in members:
             continue
         indices = [plan.index_of(m) for m in members]
-        replicas = range(plan.data_parallel) if group == "dp" else [replica]
-        return tuple(sorted(d * rank_count + i for d in replicas
+        return tuple(sorted(d * rank_count + i
+                            for d in plan.replicas_of(group, replica)
                             for i in indices))
     raise PlanError(f"no member set of group @{group} holds rank {rank_id}")
 
