@@ -2,7 +2,7 @@
 """Check the verifier against the engine on mutated runtime plans.
 
 Generates a runtime plan for every strategy schedc has (and pipelines with
-data parallelism, FSDP, DualPipe, aux-free heads and collectives that name
+data parallelism, hybrid sharding, FSDP, DualPipe, aux-free heads and collectives that name
 their declarations), mutates them at random (an instruction dropped,
 duplicated, moved, two neighbours swapped, a p2p group split; a collective
 given the name of a declaration, given another one, or its name dropped),
@@ -54,13 +54,21 @@ STRATEGIES: List[Tuple[str, List[str]]] = [
     ("no-pp", ["--pp", "1", "--microbatches", "3"]),
 ]
 
-# Pipelines lowered with sched-opt: data parallelism, FSDP, DualPipe, and
+# Pipelines lowered with sched-opt: data parallelism (also hybrid
+# sharding), FSDP, DualPipe, and
 # declarations that share their actions.
 PIPELINES: List[Tuple[str, str, str]] = [
     ("dp-1f1b", """sched.pipeline @dp pp 2 microbatches 3 {
   sched.mesh dp = 2, pp = 2
   sched.group @dp members [[0], [1]]
   sched.collective all_reduce @dp bytes 64 when after_backward
+}""", "--sched-lower-1f1b --sched-insert-p2p --sched-insert-collectives"),
+    ("hsdp-1f1b", """sched.pipeline @hsdp pp 2 microbatches 3 {
+  sched.mesh dp_replicate = 2, dp_shard = 2, pp = 2
+  sched.group @dp_shard members [[0], [1]]
+  sched.group @dp_replicate members [[0], [1]]
+  sched.collective reduce_scatter @dp_shard bytes 64 when after_backward
+  sched.collective all_reduce @dp_replicate bytes 32 when after_backward
 }""", "--sched-lower-1f1b --sched-insert-p2p --sched-insert-collectives"),
     ("fsdp-1f1b", """sched.pipeline @fsdp pp 2 microbatches 3 {
   sched.mesh dp = 2, pp = 2
