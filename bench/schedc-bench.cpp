@@ -336,14 +336,38 @@ int64_t childPeakBytes(const std::function<void(MLIRContext &)> &prepare,
   return added;
 }
 
-void benchMemory() {
+/// `count` run in a child process: a large schedule generated here would
+/// leave freed heap pages resident for the measured children to reuse.
+int64_t childCount(const std::function<int64_t()> &count) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return -1;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int64_t value = count();
+    ssize_t written = write(fds[1], &value, sizeof value);
+    _exit(written == sizeof value ? 0 : 1);
+  }
+  close(fds[1]);
+  int64_t value = -1;
+  if (read(fds[0], &value, sizeof value) != sizeof value)
+    value = -1;
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return value;
+}
+
+/// The memory table at about `target` actions per strategy (2 million by
+/// default; another size shows where the peaks step).
+void benchMemory(int64_t target) {
   llvm::outs()
       << "\n## Memory per action (peak resident bytes a path adds, over its "
          "compute actions; each in a child process)\n\n"
-      << "| strategy | pp x vpp x M | actions | generate | lower (IR) | "
-         "emit mlir | emit text | emit torch-csv | emit torch-csv-comms | "
-         "insert-p2p pass | import CSV |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|\n";
+      << "| strategy | pp x vpp x M | actions | transfers | p2p groups | "
+         "generate | lower (IR) | emit mlir | emit text | emit torch-csv | "
+         "emit torch-csv-comms | insert-p2p pass | import CSV |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   struct Case {
     Strategy strategy;
     int32_t pp, vpp;
@@ -359,7 +383,6 @@ void benchMemory() {
       {Strategy::NoPipeline, 1, 1},
       {Strategy::Combined1F1B, 1, 1},
   };
-  const int64_t target = 2'000'000;
   // The path of each column.
   static constexpr MemoryPath kPaths[] = {
       MemoryPath::Generate,        MemoryPath::Lower,
@@ -368,6 +391,8 @@ void benchMemory() {
       MemoryPath::InsertTransfers, MemoryPath::Import};
   int64_t worst[8] = {};
   double lowest[8], highest[8];
+  // Per strategy: its label and the estimate over the peak of each path.
+  std::vector<std::pair<std::string, std::vector<double>>> ratios;
   std::fill(std::begin(lowest), std::end(lowest), 1e300);
   std::fill(std::begin(highest), std::end(highest), 0.0);
   for (const Case &c : cases) {
@@ -376,8 +401,20 @@ void benchMemory() {
     shape.microbatches &= ~1;
     // What lib/Limits estimates requests by. Counting by generating here
     // would leave freed heap pages resident for the children to reuse.
-    const int64_t actions = computeActionCount(c.strategy, shape);
-    const int64_t overlaps = computeOverlapCount(c.strategy, shape);
+    RequestSize size = computeRequestSize(c.strategy, shape);
+    const int64_t actions = size.actions;
+    // The sends and receives transfer insertion adds (torch-csv-comms and
+    // insert-p2p), counted as they count them.
+    size.transfers = childCount([&] {
+      return countPlanInstructions(
+                 cantFail(generateSchedule(c.strategy, shape)))
+          .transfers;
+    });
+    // The p2p groups insert-p2p writes; the CSV has none.
+    const int64_t groups = childCount([&] {
+      return countTransferGroups(cantFail(
+          insertTransfers(cantFail(generateSchedule(c.strategy, shape)))));
+    });
     auto nothing = [](MLIRContext &) {};
     auto emit = [&](auto write) {
       return [&, write](MLIRContext &) {
@@ -450,10 +487,14 @@ void benchMemory() {
                     lowered = importTorchCsv(sourceMgr, &context, {});
                   }),
     };
-    llvm::outs() << llvm::formatv("| {0} | {1} x {2} x {3} | {4} |",
-                                  strategyName(c.strategy), shape.pp, shape.vpp,
-                                  shape.microbatches, actions);
+    const std::string label =
+        llvm::formatv("{0} | {1} x {2} x {3}", strategyName(c.strategy),
+                      shape.pp, shape.vpp, shape.microbatches);
+    llvm::outs() << llvm::formatv("| {0} | {1} | {2} | {3} |", label, actions,
+                                  size.transfers, groups);
+    std::vector<double> &ratio = ratios.emplace_back(label, std::vector<double>()).second;
     for (size_t k = 0; k < std::size(peaks); ++k) {
+      ratio.push_back(-1);
       if (peaks[k] < 0) {
         llvm::outs() << " - |";
         continue;
@@ -461,24 +502,44 @@ void benchMemory() {
       const int64_t perAction = (peaks[k] + actions - 1) / actions;
       worst[k] = std::max(worst[k], perAction);
       llvm::outs() << " " << perAction << " |";
-      // lib/Limits' estimate, overlaps included, against the peak.
-      const double ratio = double(estimateMemory(kPaths[k], actions, overlaps,
-                                                 shape.microbatches)) /
-                           peaks[k];
-      lowest[k] = std::min(lowest[k], ratio);
-      highest[k] = std::max(highest[k], ratio);
+      // lib/Limits' estimate against the peak. The import reads a
+      // compute-only CSV: no transfers.
+      RequestSize pathSize = size;
+      if (kPaths[k] == MemoryPath::Import)
+        pathSize.transfers = 0;
+      if (kPaths[k] == MemoryPath::InsertTransfers)
+        pathSize.transferGroups = groups;
+      ratio.back() = double(estimateMemory(kPaths[k], pathSize)) / peaks[k];
+      lowest[k] = std::min(lowest[k], ratio.back());
+      highest[k] = std::max(highest[k], ratio.back());
     }
     llvm::outs() << "\n";
   }
-  llvm::outs() << "| largest | | |";
+  llvm::outs() << "| largest | | | | |";
   for (int64_t w : worst)
     llvm::outs() << " " << w << " |";
-  llvm::outs() << "\n| estimate / measured | | |";
+  llvm::outs() << "\n| estimate / measured | | | | |";
   for (size_t k = 0; k < std::size(kPaths); ++k)
     llvm::outs() << llvm::formatv(" {0:F2}-{1:F2}{2} |", lowest[k], highest[k],
                                   lowest[k] < 1 || highest[k] > 1.5 ? " NO"
                                                                     : "");
-  llvm::outs() << "\n\nlib/Limits estimates with (bytes per action): ";
+  // Each strategy's estimate over its peak, path by path: flagged outside 1
+  // to 1.5.
+  llvm::outs() << "\n\n### Estimate / measured peak, per strategy\n\n"
+               << "| strategy | pp x vpp x M | generate | lower (IR) | emit "
+                  "mlir | emit text | emit torch-csv | emit torch-csv-comms | "
+                  "insert-p2p pass | import CSV |\n"
+                  "|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto &[label, row] : ratios) {
+    llvm::outs() << "| " << label << " |";
+    for (double r : row)
+      llvm::outs() << (r < 0 ? std::string(" - |")
+                             : llvm::formatv(" {0:F2}{1} |", r,
+                                             r < 1 || r > 1.5 ? " NO" : "")
+                                   .str());
+    llvm::outs() << "\n";
+  }
+  llvm::outs() << "\nlib/Limits estimates with (bytes per action): ";
   const std::pair<llvm::StringLiteral, MemoryPath> used[] = {
       {"generate", MemoryPath::Generate},
       {"lower", MemoryPath::Lower},
@@ -495,6 +556,18 @@ void benchMemory() {
   llvm::outs() << "\n(per overlap, more: ";
   llvm::interleaveComma(used, llvm::outs(), [](const auto &entry) {
     llvm::outs() << entry.first << " " << bytesPerOverlap(entry.second);
+  });
+  llvm::outs() << "; per microbatch: ";
+  llvm::interleaveComma(used, llvm::outs(), [](const auto &entry) {
+    llvm::outs() << entry.first << " " << bytesPerMicrobatch(entry.second);
+  });
+  llvm::outs() << "; per send or receive added: ";
+  llvm::interleaveComma(used, llvm::outs(), [](const auto &entry) {
+    llvm::outs() << entry.first << " " << bytesPerTransfer(entry.second);
+  });
+  llvm::outs() << "; per p2p group: ";
+  llvm::interleaveComma(used, llvm::outs(), [](const auto &entry) {
+    llvm::outs() << entry.first << " " << bytesPerTransferGroup(entry.second);
   });
   llvm::outs() << ")\n";
 }
@@ -880,9 +953,8 @@ void benchEstimates(llvm::StringRef binDir) {
     shape.pp = 8;
     shape.vpp = defaultVpp(form.strategy);
     shape.microbatches = 125'000;
-    const double estimate = double(estimateMemory(
-        form.path, computeActionCount(form.strategy, shape),
-        computeOverlapCount(form.strategy, shape), shape.microbatches));
+    const double estimate = double(
+        estimateMemory(form.path, computeRequestSize(form.strategy, shape)));
     // The floor of this form: --emit torch-csv loads no Z3 and starts at
     // about 7 MiB, not --emit json's 27 (which made its estimate look twice
     // the growth).
@@ -997,7 +1069,8 @@ void benchJsonReader(llvm::StringRef binDir) {
 
 } // namespace
 
-/// `schedc-bench memory` runs the memory table only, `schedc-bench cli` the
+/// `schedc-bench memory [ACTIONS]` runs the memory table only (at about
+/// ACTIONS actions per strategy, 2 million by default), `schedc-bench cli` the
 /// CLI table only, `schedc-bench scaling` the scaling table only,
 /// `schedc-bench estimates` the estimates against measured peaks only.
 int main(int argc, char **argv) {
@@ -1020,7 +1093,13 @@ int main(int argc, char **argv) {
     return 0;
   }
   // Before this process starts threads: the memory bench forks.
-  benchMemory();
+  int64_t target = 2'000'000;
+  if (only == "memory" && argc > 2 &&
+      (llvm::StringRef(argv[2]).getAsInteger(10, target) || target < 1000)) {
+    llvm::errs() << "schedc-bench: memory ACTIONS: a count of at least 1000\n";
+    return 2;
+  }
+  benchMemory(target);
   if (only == "memory")
     return 0;
   MLIRContext context;
