@@ -117,9 +117,9 @@ struct InsertP2PPass : sched::impl::InsertP2PBase<InsertP2PPass> {
 
   /// Refuses a request of `size` over the budget.
   LogicalResult checkBudget(ScheduleOp scheduleOp, const RequestSize &size) {
-    llvm::Error error = checkMemoryBudget(
-        MemoryPath::InsertTransfers, size, memoryBudget, "inserting transfers",
-        "the pass option memory-budget=SIZE");
+    llvm::Error error = checkMemoryBudget(MemoryPath::InsertTransfers, size,
+                                          memoryBudget, "inserting transfers",
+                                          "the pass option memory-budget=SIZE");
     if (!error)
       return success();
     // At its location only: the note MLIR attaches to an error on an op

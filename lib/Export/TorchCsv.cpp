@@ -75,9 +75,9 @@ static llvm::Expected<std::string> overlapCell(llvm::ArrayRef<Action> members,
 
 /// Calls `cell` with each cell of one rank program's row, in order, or
 /// fails at the first action the CSV cannot say.
-static llvm::Error
-forEachCell(const RankProgram &program, TorchCsvContent content,
-            llvm::function_ref<void(llvm::StringRef)> cell) {
+static llvm::Error forEachCell(const RankProgram &program,
+                               TorchCsvContent content,
+                               llvm::function_ref<void(llvm::StringRef)> cell) {
   llvm::ArrayRef<Action> actions = program.actions;
   for (size_t i = 0; i < actions.size();) {
     const Action &action = actions[i];
@@ -118,8 +118,7 @@ forEachCell(const RankProgram &program, TorchCsvContent content,
 /// (a row built whole held the longest row's text, up to twice over).
 static llvm::Error writeRow(llvm::raw_ostream &os, const RankProgram &program,
                             TorchCsvContent content) {
-  if (llvm::Error error =
-          forEachCell(program, content, [](llvm::StringRef) {}))
+  if (llvm::Error error = forEachCell(program, content, [](llvm::StringRef) {}))
     return error;
   bool first = true;
   return forEachCell(program, content, [&](llvm::StringRef cell) {

@@ -189,8 +189,7 @@ PlanMemoryCost sched::planMemoryCost(Strategy strategy, int64_t ranks) {
 /// one stage per rank writes ZB-H1's program
 /// (lib/Generate/InterleavedZeroBubble.cpp), and its figures, fitted at vpp
 /// 2, put that plan at 1.65 to 1.73 times its peak on two ranks.
-static Strategy costedAs(Strategy strategy,
-                         const PlanInstructionCount &count) {
+static Strategy costedAs(Strategy strategy, const PlanInstructionCount &count) {
   if (strategy == Strategy::InterleavedZB && count.stages == count.ranks)
     return Strategy::ZBH1;
   return strategy;

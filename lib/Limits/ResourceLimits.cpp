@@ -150,12 +150,12 @@ uint64_t sched::estimateMemory(MemoryPath path, const RequestSize &size) {
         static_cast<uint64_t>(each));
   };
   uint64_t total = times(size.actions, bytesPerAction(path));
-  total = llvm::SaturatingAdd(total,
-                              times(size.overlaps, bytesPerOverlap(path)));
+  total =
+      llvm::SaturatingAdd(total, times(size.overlaps, bytesPerOverlap(path)));
   total = llvm::SaturatingAdd(
       total, times(size.microbatches, bytesPerMicrobatch(path)));
-  total = llvm::SaturatingAdd(total,
-                              times(size.transfers, bytesPerTransfer(path)));
+  total =
+      llvm::SaturatingAdd(total, times(size.transfers, bytesPerTransfer(path)));
   return llvm::SaturatingAdd(
       total, times(size.transferGroups, bytesPerTransferGroup(path)));
 }

@@ -177,8 +177,8 @@ void MemoryCheck::visitChanges(
     }
     switch (a.kind) {
     case ActionKind::Forward:
-      visit(i,
-            {MemoryTerm::Activation, a.stage, a.microbatch, activation(a.stage)});
+      visit(i, {MemoryTerm::Activation, a.stage, a.microbatch,
+                activation(a.stage)});
       consume(i, MemoryTerm::ReceivedActivation, a.stage, a.microbatch);
       break;
     case ActionKind::Backward:
@@ -247,10 +247,9 @@ static void allocationsFirst(const std::vector<Action> &actions,
            actions[end].bundle == actions[i].bundle)
       ++end;
     if (end - i > 1)
-      std::stable_sort(perAction.begin() + i, perAction.begin() + end,
-                       [&](const T &x, const T &y) {
-                         return net(x) > 0 && net(y) <= 0;
-                       });
+      std::stable_sort(
+          perAction.begin() + i, perAction.begin() + end,
+          [&](const T &x, const T &y) { return net(x) > 0 && net(y) <= 0; });
     i = end;
   }
 }

@@ -62,7 +62,7 @@ TEST(ResourceLimits, RefusesPastTheBudget) {
   EXPECT_NE(message.find("memory-budget=SIZE"), std::string::npos);
   // Products past int64 saturate rather than wrap into a small estimate.
   llvm::Error huge = checkMemoryBudget(MemoryPath::Import, {INT64_MAX},
-                                      INT64_MAX, "import", "z");
+                                       INT64_MAX, "import", "z");
   ASSERT_TRUE(static_cast<bool>(huge));
   EXPECT_NE(llvm::toString(std::move(huge)).find("more than 8 EiB"),
             std::string::npos);

@@ -193,6 +193,12 @@ static void declareStageCosts(OpBuilder &builder, PipelineOp pipeline,
                     /*weight_grad=*/0, /*parameters=*/0, /*output=*/nullptr);
 }
 
+/// The request as a budget refusal names it: "generating 1f1b for --emit
+/// json".
+static std::string requestName() {
+  return "generating " + strategyFlag + " for --emit " + emitFlag;
+}
+
 /// The memory path of the --emit form.
 static MemoryPath emitPath() {
   if (emitFlag == "text")
@@ -286,9 +292,7 @@ static llvm::Error emitPlain(llvm::Expected<Schedule> schedule,
     return writeTorchCsv(os, *schedule, TorchCsvContent::Compute);
   size.transfers = countPlanInstructions(*schedule).transfers;
   if (llvm::Error error = checkMemoryBudget(
-          emitPath(), size, budget,
-          "generating " + strategyFlag + " for --emit " + emitFlag,
-          "--memory-budget=SIZE"))
+          emitPath(), size, budget, requestName(), "--memory-budget=SIZE"))
     return error;
   llvm::Expected<Schedule> lowered = insertTransfers(*schedule);
   if (!lowered)
@@ -364,9 +368,7 @@ int sched::runGenerate() {
   // the generated schedule (emitPlain).
   const RequestSize size = computeRequestSize(strategy, shape);
   if (llvm::Error error = checkMemoryBudget(
-          emitPath(), size, *budget,
-          "generating " + strategyFlag + " for --emit " + emitFlag,
-          "--memory-budget=SIZE"))
+          emitPath(), size, *budget, requestName(), "--memory-budget=SIZE"))
     return usageError(llvm::toString(std::move(error)));
   if (emitFlag == "json") {
     // The plain schedule is a few percent of the plan's memory, and
@@ -374,10 +376,8 @@ int sched::runGenerate() {
     llvm::Expected<Schedule> plain = generateSchedule(strategy, shape);
     if (!plain)
       return usageError(llvm::toString(plain.takeError()));
-    if (llvm::Error error =
-            checkPlanMemory(strategy, *plain, *budget,
-                            "generating " + strategyFlag + " for --emit json",
-                            "--memory-budget=SIZE"))
+    if (llvm::Error error = checkPlanMemory(
+            strategy, *plain, *budget, requestName(), "--memory-budget=SIZE"))
       return usageError(llvm::toString(std::move(error)));
   }
 
