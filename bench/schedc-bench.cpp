@@ -298,46 +298,11 @@ int64_t statusBytes(llvm::StringRef field) {
   return -1;
 }
 
-/// Runs `body` in a child process and returns the peak resident memory it
-/// added to what the child held when it started (after `prepare`), in
-/// bytes, or -1. `body` returns what it must keep alive until the peak is
-/// read. A child of its own keeps every path's peak apart from memory the
-/// allocator kept from earlier paths.
-int64_t childPeakBytes(const std::function<void(MLIRContext &)> &prepare,
-                       const std::function<void(MLIRContext &)> &body) {
-  int fds[2];
-  if (pipe(fds) != 0)
-    return -1;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    MLIRContext context(MLIRContext::Threading::DISABLED);
-    context.getOrLoadDialect<SchedDialect>();
-    prepare(context);
-    // Hands what `prepare` freed back to the system, so that `body` cannot
-    // reuse it unseen, then resets VmHWM to the current resident size (Linux
-    // clear_refs).
-    malloc_trim(0);
-    std::ofstream("/proc/self/clear_refs") << "5";
-    const int64_t before = statusBytes("VmRSS");
-    body(context);
-    int64_t added = statusBytes("VmHWM") - before;
-    if (before < 0)
-      added = -1;
-    ssize_t written = write(fds[1], &added, sizeof added);
-    _exit(written == sizeof added ? 0 : 1);
-  }
-  close(fds[1]);
-  int64_t added = -1;
-  if (read(fds[0], &added, sizeof added) != sizeof added)
-    added = -1;
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return added;
-}
-
-/// `count` run in a child process: a large schedule generated here would
-/// leave freed heap pages resident for the measured children to reuse.
+/// `count` run in a child process, its result passed back (-1 when none
+/// comes). A child of its own keeps every path's peak apart from memory the
+/// allocator kept from earlier paths, and a large schedule counted here
+/// would leave freed heap pages resident for the measured children to
+/// reuse.
 int64_t childCount(const std::function<int64_t()> &count) {
   int fds[2];
   if (pipe(fds) != 0)
@@ -356,6 +321,31 @@ int64_t childCount(const std::function<int64_t()> &count) {
   int status = 0;
   waitpid(pid, &status, 0);
   return value;
+}
+
+/// Runs `body` in a child process and returns the peak resident memory it
+/// added to what the child held when it started (after `prepare`), in
+/// bytes, or -1. `body` returns what it must keep alive until the peak is
+/// read.
+int64_t childPeakBytes(const std::function<void(MLIRContext &)> &prepare,
+                       const std::function<void(MLIRContext &)> &body) {
+  return childCount([&]() -> int64_t {
+    // Never torn down: the child exits once the peak is read, and what
+    // `body` kept (in the caller's variables) lives in this context.
+    MLIRContext &context = *new MLIRContext(MLIRContext::Threading::DISABLED);
+    context.getOrLoadDialect<SchedDialect>();
+    prepare(context);
+    // Hands what `prepare` freed back to the system, so that `body` cannot
+    // reuse it unseen, then resets VmHWM to the current resident size (Linux
+    // clear_refs).
+    malloc_trim(0);
+    std::ofstream("/proc/self/clear_refs") << "5";
+    const int64_t before = statusBytes("VmRSS");
+    body(context);
+    if (before < 0)
+      return -1;
+    return statusBytes("VmHWM") - before;
+  });
 }
 
 /// The memory table at about `target` actions per strategy (2 million by
