@@ -298,19 +298,41 @@ int64_t statusBytes(llvm::StringRef field) {
   return -1;
 }
 
-/// Runs `body` in a child process and returns the peak resident memory it
-/// added to what the child held when it started (after `prepare`), in
-/// bytes, or -1. `body` returns what it must keep alive until the peak is
-/// read. A child of its own keeps every path's peak apart from memory the
-/// allocator kept from earlier paths.
-int64_t childPeakBytes(const std::function<void(MLIRContext &)> &prepare,
-                       const std::function<void(MLIRContext &)> &body) {
+/// `count` run in a child process, its result passed back (-1 when none
+/// comes). A child of its own keeps every path's peak apart from memory the
+/// allocator kept from earlier paths, and a large schedule counted here
+/// would leave freed heap pages resident for the measured children to
+/// reuse.
+int64_t childCount(const std::function<int64_t()> &count) {
   int fds[2];
   if (pipe(fds) != 0)
     return -1;
   const pid_t pid = fork();
   if (pid == 0) {
-    MLIRContext context(MLIRContext::Threading::DISABLED);
+    const int64_t value = count();
+    ssize_t written = write(fds[1], &value, sizeof value);
+    _exit(written == sizeof value ? 0 : 1);
+  }
+  close(fds[1]);
+  int64_t value = -1;
+  if (read(fds[0], &value, sizeof value) != sizeof value)
+    value = -1;
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return value;
+}
+
+/// Runs `body` in a child process and returns the peak resident memory it
+/// added to what the child held when it started (after `prepare`), in
+/// bytes, or -1. `body` returns what it must keep alive until the peak is
+/// read.
+int64_t childPeakBytes(const std::function<void(MLIRContext &)> &prepare,
+                       const std::function<void(MLIRContext &)> &body) {
+  return childCount([&]() -> int64_t {
+    // Never torn down: the child exits once the peak is read, and what
+    // `body` kept (in the caller's variables) lives in this context.
+    MLIRContext &context = *new MLIRContext(MLIRContext::Threading::DISABLED);
     context.getOrLoadDialect<SchedDialect>();
     prepare(context);
     // Hands what `prepare` freed back to the system, so that `body` cannot
@@ -320,30 +342,22 @@ int64_t childPeakBytes(const std::function<void(MLIRContext &)> &prepare,
     std::ofstream("/proc/self/clear_refs") << "5";
     const int64_t before = statusBytes("VmRSS");
     body(context);
-    int64_t added = statusBytes("VmHWM") - before;
     if (before < 0)
-      added = -1;
-    ssize_t written = write(fds[1], &added, sizeof added);
-    _exit(written == sizeof added ? 0 : 1);
-  }
-  close(fds[1]);
-  int64_t added = -1;
-  if (read(fds[0], &added, sizeof added) != sizeof added)
-    added = -1;
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return added;
+      return -1;
+    return statusBytes("VmHWM") - before;
+  });
 }
 
-void benchMemory() {
+/// The memory table at about `target` actions per strategy (2 million by
+/// default; another size shows where the peaks step).
+void benchMemory(int64_t target) {
   llvm::outs()
       << "\n## Memory per action (peak resident bytes a path adds, over its "
          "compute actions; each in a child process)\n\n"
-      << "| strategy | pp x vpp x M | actions | generate | lower (IR) | "
-         "emit mlir | emit text | emit torch-csv | emit torch-csv-comms | "
-         "insert-p2p pass | import CSV |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|\n";
+      << "| strategy | pp x vpp x M | actions | transfers | p2p groups | "
+         "generate | lower (IR) | emit mlir | emit text | emit torch-csv | "
+         "emit torch-csv-comms | insert-p2p pass | import CSV |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   struct Case {
     Strategy strategy;
     int32_t pp, vpp;
@@ -359,7 +373,6 @@ void benchMemory() {
       {Strategy::NoPipeline, 1, 1},
       {Strategy::Combined1F1B, 1, 1},
   };
-  const int64_t target = 2'000'000;
   // The path of each column.
   static constexpr MemoryPath kPaths[] = {
       MemoryPath::Generate,        MemoryPath::Lower,
@@ -368,6 +381,8 @@ void benchMemory() {
       MemoryPath::InsertTransfers, MemoryPath::Import};
   int64_t worst[8] = {};
   double lowest[8], highest[8];
+  // Per strategy: its label and the estimate over the peak of each path.
+  std::vector<std::pair<std::string, std::vector<double>>> ratios;
   std::fill(std::begin(lowest), std::end(lowest), 1e300);
   std::fill(std::begin(highest), std::end(highest), 0.0);
   for (const Case &c : cases) {
@@ -376,8 +391,20 @@ void benchMemory() {
     shape.microbatches &= ~1;
     // What lib/Limits estimates requests by. Counting by generating here
     // would leave freed heap pages resident for the children to reuse.
-    const int64_t actions = computeActionCount(c.strategy, shape);
-    const int64_t overlaps = computeOverlapCount(c.strategy, shape);
+    RequestSize size = computeRequestSize(c.strategy, shape);
+    const int64_t actions = size.actions;
+    // The sends and receives transfer insertion adds (torch-csv-comms and
+    // insert-p2p), counted as they count them.
+    size.transfers = childCount([&] {
+      return countPlanInstructions(
+                 cantFail(generateSchedule(c.strategy, shape)))
+          .transfers;
+    });
+    // The p2p groups insert-p2p writes; the CSV has none.
+    const int64_t groups = childCount([&] {
+      return countTransferGroups(cantFail(
+          insertTransfers(cantFail(generateSchedule(c.strategy, shape)))));
+    });
     auto nothing = [](MLIRContext &) {};
     auto emit = [&](auto write) {
       return [&, write](MLIRContext &) {
@@ -450,10 +477,15 @@ void benchMemory() {
                     lowered = importTorchCsv(sourceMgr, &context, {});
                   }),
     };
-    llvm::outs() << llvm::formatv("| {0} | {1} x {2} x {3} | {4} |",
-                                  strategyName(c.strategy), shape.pp, shape.vpp,
-                                  shape.microbatches, actions);
+    const std::string label =
+        llvm::formatv("{0} | {1} x {2} x {3}", strategyName(c.strategy),
+                      shape.pp, shape.vpp, shape.microbatches);
+    llvm::outs() << llvm::formatv("| {0} | {1} | {2} | {3} |", label, actions,
+                                  size.transfers, groups);
+    std::vector<double> &ratio =
+        ratios.emplace_back(label, std::vector<double>()).second;
     for (size_t k = 0; k < std::size(peaks); ++k) {
+      ratio.push_back(-1);
       if (peaks[k] < 0) {
         llvm::outs() << " - |";
         continue;
@@ -461,24 +493,44 @@ void benchMemory() {
       const int64_t perAction = (peaks[k] + actions - 1) / actions;
       worst[k] = std::max(worst[k], perAction);
       llvm::outs() << " " << perAction << " |";
-      // lib/Limits' estimate, overlaps included, against the peak.
-      const double ratio = double(estimateMemory(kPaths[k], actions, overlaps,
-                                                 shape.microbatches)) /
-                           peaks[k];
-      lowest[k] = std::min(lowest[k], ratio);
-      highest[k] = std::max(highest[k], ratio);
+      // lib/Limits' estimate against the peak. The import reads a
+      // compute-only CSV: no transfers.
+      RequestSize pathSize = size;
+      if (kPaths[k] == MemoryPath::Import)
+        pathSize.transfers = 0;
+      if (kPaths[k] == MemoryPath::InsertTransfers)
+        pathSize.transferGroups = groups;
+      ratio.back() = double(estimateMemory(kPaths[k], pathSize)) / peaks[k];
+      lowest[k] = std::min(lowest[k], ratio.back());
+      highest[k] = std::max(highest[k], ratio.back());
     }
     llvm::outs() << "\n";
   }
-  llvm::outs() << "| largest | | |";
+  llvm::outs() << "| largest | | | | |";
   for (int64_t w : worst)
     llvm::outs() << " " << w << " |";
-  llvm::outs() << "\n| estimate / measured | | |";
+  llvm::outs() << "\n| estimate / measured | | | | |";
   for (size_t k = 0; k < std::size(kPaths); ++k)
     llvm::outs() << llvm::formatv(" {0:F2}-{1:F2}{2} |", lowest[k], highest[k],
                                   lowest[k] < 1 || highest[k] > 1.5 ? " NO"
                                                                     : "");
-  llvm::outs() << "\n\nlib/Limits estimates with (bytes per action): ";
+  // Each strategy's estimate over its peak, path by path: flagged outside 1
+  // to 1.5.
+  llvm::outs() << "\n\n### Estimate / measured peak, per strategy\n\n"
+               << "| strategy | pp x vpp x M | generate | lower (IR) | emit "
+                  "mlir | emit text | emit torch-csv | emit torch-csv-comms | "
+                  "insert-p2p pass | import CSV |\n"
+                  "|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto &[label, row] : ratios) {
+    llvm::outs() << "| " << label << " |";
+    for (double r : row)
+      llvm::outs() << (r < 0 ? std::string(" - |")
+                             : llvm::formatv(" {0:F2}{1} |", r,
+                                             r < 1 || r > 1.5 ? " NO" : "")
+                                   .str());
+    llvm::outs() << "\n";
+  }
+  llvm::outs() << "\nlib/Limits estimates with (bytes per action): ";
   const std::pair<llvm::StringLiteral, MemoryPath> used[] = {
       {"generate", MemoryPath::Generate},
       {"lower", MemoryPath::Lower},
@@ -495,6 +547,18 @@ void benchMemory() {
   llvm::outs() << "\n(per overlap, more: ";
   llvm::interleaveComma(used, llvm::outs(), [](const auto &entry) {
     llvm::outs() << entry.first << " " << bytesPerOverlap(entry.second);
+  });
+  llvm::outs() << "; per microbatch: ";
+  llvm::interleaveComma(used, llvm::outs(), [](const auto &entry) {
+    llvm::outs() << entry.first << " " << bytesPerMicrobatch(entry.second);
+  });
+  llvm::outs() << "; per send or receive added: ";
+  llvm::interleaveComma(used, llvm::outs(), [](const auto &entry) {
+    llvm::outs() << entry.first << " " << bytesPerTransfer(entry.second);
+  });
+  llvm::outs() << "; per p2p group: ";
+  llvm::interleaveComma(used, llvm::outs(), [](const auto &entry) {
+    llvm::outs() << entry.first << " " << bytesPerTransferGroup(entry.second);
   });
   llvm::outs() << ")\n";
 }
@@ -768,15 +832,19 @@ double peakGrowth(llvm::StringRef binDir,
   return (run->peakMiB - floorMiB) * 1024 * 1024;
 }
 
-/// One row: the estimate against the measured peak growth.
+/// One row: the estimate against the measured peak growth. Within 1.5x
+/// either way counts; an estimate under the peak says so.
 void estimateRow(llvm::StringRef label, double estimate, double measured,
                  int &outside) {
   const double ratio = measured > 0 ? estimate / measured : 0;
   const bool within = ratio >= 1 / 1.5 && ratio <= 1.5;
   outside += !within;
-  llvm::outs() << llvm::formatv(
-      "| {0} | {1:F1} | {2:F1} | {3:F2} | {4} |\n", label, estimate / (1 << 20),
-      measured / (1 << 20), ratio, within ? "yes" : "NO");
+  llvm::outs() << llvm::formatv("| {0} | {1:F1} | {2:F1} | {3:F2} | {4} |\n",
+                                label, estimate / (1 << 20),
+                                measured / (1 << 20), ratio,
+                                !within     ? "NO"
+                                : ratio < 1 ? "yes (under)"
+                                            : "yes");
 }
 
 /// Each estimate lib/ makes before it allocates, against the peak resident
@@ -861,11 +929,14 @@ void benchEstimates(llvm::StringRef binDir) {
   }
   // --emit mlir for 1f1b and the overlaps of dualpipe-v; --emit text and
   // --emit torch-csv for the strategies with the fewest (zb-h1, zb-v) and
-  // the most (dualpipe-v) bytes per action.
+  // the most (dualpipe-v) bytes per action; --emit torch-csv-comms for
+  // those with the most (1f1b), fewest (zb-h2) and no (no-pp) transfers
+  // per compute action.
   struct FormRow {
     llvm::StringRef emit;
     MemoryPath path;
     Strategy strategy;
+    int32_t pp = 8;
   };
   for (const FormRow &form :
        {FormRow{"mlir", MemoryPath::EmitMlir, Strategy::OneFOneB},
@@ -875,14 +946,28 @@ void benchEstimates(llvm::StringRef binDir) {
         FormRow{"text", MemoryPath::EmitText, Strategy::DualPipeV},
         FormRow{"torch-csv", MemoryPath::EmitTorchCsv, Strategy::OneFOneB},
         FormRow{"torch-csv", MemoryPath::EmitTorchCsv, Strategy::ZBV},
-        FormRow{"torch-csv", MemoryPath::EmitTorchCsv, Strategy::DualPipeV}}) {
+        FormRow{"torch-csv", MemoryPath::EmitTorchCsv, Strategy::DualPipeV},
+        FormRow{"torch-csv-comms", MemoryPath::EmitTorchCsvComms,
+                Strategy::OneFOneB},
+        FormRow{"torch-csv-comms", MemoryPath::EmitTorchCsvComms,
+                Strategy::ZBH2},
+        FormRow{"torch-csv-comms", MemoryPath::EmitTorchCsvComms,
+                Strategy::NoPipeline, 1}}) {
     PipelineShape shape;
-    shape.pp = 8;
+    shape.pp = form.pp;
     shape.vpp = defaultVpp(form.strategy);
-    shape.microbatches = 125'000;
-    const double estimate = double(estimateMemory(
-        form.path, computeActionCount(form.strategy, shape),
-        computeOverlapCount(form.strategy, shape), shape.microbatches));
+    // 2 million actions for 1f1b at pp 8, and as many for no-pp.
+    shape.microbatches = 1'000'000 / form.pp;
+    RequestSize size = computeRequestSize(form.strategy, shape);
+    // The transfers are counted on the generated schedule, as schedc
+    // counts them.
+    if (form.path == MemoryPath::EmitTorchCsvComms)
+      size.transfers = childCount([&] {
+        return countPlanInstructions(
+                   cantFail(generateSchedule(form.strategy, shape)))
+            .transfers;
+      });
+    const double estimate = double(estimateMemory(form.path, size));
     // The floor of this form: --emit torch-csv loads no Z3 and starts at
     // about 7 MiB, not --emit json's 27 (which made its estimate look twice
     // the growth).
@@ -891,14 +976,15 @@ void benchEstimates(llvm::StringRef binDir) {
     std::optional<ChildRun> formFloor =
         runChild(binDir, generate(form.strategy, smallShape, form.emit));
     estimateRow(
-        llvm::formatv("generate --emit {0} {1}, pp 8 x vpp {2} x M 125000",
-                      form.emit, strategyName(form.strategy), shape.vpp)
+        llvm::formatv("generate --emit {0} {1}, pp {2} x vpp {3} x M {4}",
+                      form.emit, strategyName(form.strategy), shape.pp,
+                      shape.vpp, shape.microbatches)
             .str(),
         estimate,
-        formFloor ? peakGrowth(binDir,
-                               generate(form.strategy, shape, form.emit),
-                               formFloor->peakMiB)
-                  : -1,
+        formFloor
+            ? peakGrowth(binDir, generate(form.strategy, shape, form.emit),
+                         formFloor->peakMiB)
+            : -1,
         outside);
     ++rows;
   }
@@ -997,7 +1083,8 @@ void benchJsonReader(llvm::StringRef binDir) {
 
 } // namespace
 
-/// `schedc-bench memory` runs the memory table only, `schedc-bench cli` the
+/// `schedc-bench memory [ACTIONS]` runs the memory table only (at about
+/// ACTIONS actions per strategy, 2 million by default), `schedc-bench cli` the
 /// CLI table only, `schedc-bench scaling` the scaling table only,
 /// `schedc-bench estimates` the estimates against measured peaks only.
 int main(int argc, char **argv) {
@@ -1020,7 +1107,13 @@ int main(int argc, char **argv) {
     return 0;
   }
   // Before this process starts threads: the memory bench forks.
-  benchMemory();
+  int64_t target = 2'000'000;
+  if (only == "memory" && argc > 2 &&
+      (llvm::StringRef(argv[2]).getAsInteger(10, target) || target < 1000)) {
+    llvm::errs() << "schedc-bench: memory ACTIONS: a count of at least 1000\n";
+    return 2;
+  }
+  benchMemory(target);
   if (only == "memory")
     return 0;
   MLIRContext context;

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/Generate/PlanMemory.h"
 #include "lib/Lower/InsertTransfers.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
 #include "passes/Passes.h"
@@ -87,16 +88,19 @@ static void addTransfers(RankOp rank, const Schedule &lowered, size_t r,
   }
 }
 
-/// The actions of `scheduleOp`: every op of a rank program but the bundles
-/// around some of them.
-static int64_t countActions(ScheduleOp scheduleOp) {
-  int64_t actions = 0;
+/// The actions of `scheduleOp` (every op of a rank program but the bundles
+/// around some of them), its overlaps and microbatches.
+static RequestSize countActions(ScheduleOp scheduleOp) {
+  RequestSize size;
+  size.microbatches = static_cast<int64_t>(scheduleOp.getMicrobatches());
   scheduleOp->walk([&](Operation *op) {
+    if (isa<OverlapOp>(op))
+      ++size.overlaps;
     if (op->getNumRegions() == 0 &&
         isa<RankOp, OverlapOp, P2PGroupOp>(op->getParentOp()))
-      ++actions;
+      ++size.actions;
   });
-  return actions;
+  return size;
 }
 
 namespace {
@@ -111,18 +115,33 @@ struct InsertP2PPass : sched::impl::InsertP2PBase<InsertP2PPass> {
         return signalPassFailure();
   }
 
+  /// Refuses a request of `size` over the budget.
+  LogicalResult checkBudget(ScheduleOp scheduleOp, const RequestSize &size) {
+    llvm::Error error = checkMemoryBudget(MemoryPath::InsertTransfers, size,
+                                          memoryBudget, "inserting transfers",
+                                          "the pass option memory-budget=SIZE");
+    if (!error)
+      return success();
+    // At its location only: the note MLIR attaches to an error on an op
+    // would print the schedule refused as too big.
+    return mlir::emitError(scheduleOp.getLoc())
+           << "cannot insert transfers: " << llvm::toString(std::move(error));
+  }
+
   LogicalResult insertInto(ScheduleOp scheduleOp,
                            const InsertTransfersOptions &options) {
-    if (llvm::Error error = checkMemoryBudget(
-            MemoryPath::InsertTransfers, countActions(scheduleOp), memoryBudget,
-            "inserting transfers", "the pass option memory-budget=SIZE"))
-      // At its location only: the note MLIR attaches to an error on an op
-      // would print the schedule refused as too big.
-      return mlir::emitError(scheduleOp.getLoc())
-             << "cannot insert transfers: " << llvm::toString(std::move(error));
+    // The compute ops before they are read, the transfers counted on what
+    // was read before they are inserted, and their groups before their ops
+    // are written.
+    RequestSize size = countActions(scheduleOp);
+    if (failed(checkBudget(scheduleOp, size)))
+      return failure();
     std::vector<std::vector<Operation *>> origins;
     FailureOr<Schedule> compute = readSchedule(scheduleOp, &origins);
     if (failed(compute))
+      return failure();
+    size.transfers = countPlanInstructions(*compute).transfers;
+    if (failed(checkBudget(scheduleOp, size)))
       return failure();
     llvm::Expected<Schedule> lowered = insertTransfers(*compute, options);
     if (!lowered) {
@@ -136,6 +155,9 @@ struct InsertP2PPass : sched::impl::InsertP2PBase<InsertP2PPass> {
           });
       return result;
     }
+    size.transferGroups = countTransferGroups(*lowered);
+    if (failed(checkBudget(scheduleOp, size)))
+      return failure();
     size_t r = 0;
     for (auto rank : scheduleOp.getBody().front().getOps<RankOp>()) {
       addTransfers(rank, *lowered, r, origins[r]);

@@ -8,6 +8,7 @@
 #include "lib/Api/Api.h"
 #include "lib/CostModel/CostModel.h"
 #include "lib/Export/TorchCsv.h"
+#include "lib/Generate/PlanMemory.h"
 #include "lib/Generate/Strategy.h"
 #include "lib/Import/TorchCsv.h"
 #include "lib/Limits/ResourceLimits.h"
@@ -81,12 +82,15 @@ llvm::Expected<ScheduleSource> api::generate(const PipelineRequest &request) {
   }
   if (llvm::Error error = checkPipelineShape(*strategy, shape))
     return std::move(error);
-  if (llvm::Error error = checkMemoryBudget(
-          request.transfers ? MemoryPath::EmitTorchCsvComms
-                            : MemoryPath::EmitTorchCsv,
-          computeActionCount(*strategy, shape), kDefaultMemoryBudget,
-          "generating " + request.strategy, "smaller pp, vpp or microbatches",
-          computeOverlapCount(*strategy, shape), shape.microbatches))
+  // With transfers: the compute part first, then, counted on the generated
+  // schedule, its sends and receives.
+  const MemoryPath path = request.transfers ? MemoryPath::EmitTorchCsvComms
+                                            : MemoryPath::EmitTorchCsv;
+  RequestSize size = computeRequestSize(*strategy, shape);
+  const std::string what = "generating " + request.strategy;
+  const llvm::StringRef raise = "smaller pp, vpp or microbatches";
+  if (llvm::Error error =
+          checkMemoryBudget(path, size, kDefaultMemoryBudget, what, raise))
     return std::move(error);
   llvm::Expected<Schedule> compute = generateSchedule(*strategy, shape);
   if (!compute)
@@ -97,6 +101,10 @@ llvm::Expected<ScheduleSource> api::generate(const PipelineRequest &request) {
     source.schedule = std::move(*compute);
     return source;
   }
+  size.transfers = countPlanInstructions(*compute).transfers;
+  if (llvm::Error error =
+          checkMemoryBudget(path, size, kDefaultMemoryBudget, what, raise))
+    return std::move(error);
   llvm::Expected<Schedule> lowered = insertTransfers(*compute);
   if (!lowered)
     return lowered.takeError();

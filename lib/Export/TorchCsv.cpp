@@ -73,24 +73,17 @@ static llvm::Expected<std::string> overlapCell(llvm::ArrayRef<Action> members,
          ")OVERLAP_F_B";
 }
 
-/// The row of one rank program: its cells in order, comma-separated. A row
-/// is text rather than a list of cells: a few bytes per action.
-static llvm::Expected<std::string> rankRow(const RankProgram &program,
-                                           TorchCsvContent content) {
-  std::string row;
-  bool first = true;
-  auto add = [&](llvm::StringRef cell) {
-    if (!first)
-      row += ',';
-    row += cell;
-    first = false;
-  };
+/// Calls `cell` with each cell of one rank program's row, in order, or
+/// fails at the first action the CSV cannot say.
+static llvm::Error forEachCell(const RankProgram &program,
+                               TorchCsvContent content,
+                               llvm::function_ref<void(llvm::StringRef)> cell) {
   llvm::ArrayRef<Action> actions = program.actions;
   for (size_t i = 0; i < actions.size();) {
     const Action &action = actions[i];
     if (action.kind == ActionKind::Send || action.kind == ActionKind::Recv) {
       if (content == TorchCsvContent::ComputeAndComms)
-        add(torchCsvCell(action));
+        cell(torchCsvCell(action));
       ++i;
       continue;
     }
@@ -99,25 +92,41 @@ static llvm::Expected<std::string> rankRow(const RankProgram &program,
       while (end < actions.size() && actions[end].bundle == action.bundle)
         ++end;
     if (end - i > 1) {
-      llvm::Expected<std::string> cell =
+      llvm::Expected<std::string> overlap =
           overlapCell(actions.slice(i, end - i), program.id);
-      if (!cell)
-        return cell.takeError();
-      add(*cell);
+      if (!overlap)
+        return overlap.takeError();
+      cell(*overlap);
       i = end;
       continue;
     }
-    std::string cell = torchCsvCell(action);
-    if (cell.empty())
+    std::string text = torchCsvCell(action);
+    if (text.empty())
       return llvm::createStringError(
           llvm::formatv("rank {0} holds a collective or optimizer step at "
                         "action {1}; the PyTorch CSV has no cell for it",
                         program.id, i)
               .str());
-    add(cell);
+    cell(text);
     i = end;
   }
-  return row;
+  return llvm::Error::success();
+}
+
+/// Writes the row of one rank program, its cells comma-separated, once
+/// every cell is known to have a CSV form: straight to `os`, cell by cell
+/// (a row built whole held the longest row's text, up to twice over).
+static llvm::Error writeRow(llvm::raw_ostream &os, const RankProgram &program,
+                            TorchCsvContent content) {
+  if (llvm::Error error = forEachCell(program, content, [](llvm::StringRef) {}))
+    return error;
+  bool first = true;
+  return forEachCell(program, content, [&](llvm::StringRef cell) {
+    if (!first)
+      os << ',';
+    os << cell;
+    first = false;
+  });
 }
 
 llvm::Error sched::writeTorchCsv(llvm::raw_ostream &os,
@@ -142,12 +151,11 @@ llvm::Error sched::writeTorchCsv(llvm::raw_ostream &os,
   }
   int64_t nextRow = 0;
   for (auto [id, program] : rows) {
-    llvm::Expected<std::string> row = rankRow(*program, content);
-    if (!row)
-      return row.takeError();
     for (; nextRow < id; ++nextRow)
       os << "\n";
-    os << *row << "\n";
+    if (llvm::Error error = writeRow(os, *program, content))
+      return error;
+    os << "\n";
     nextRow = id + 1;
   }
   return llvm::Error::success();

@@ -40,6 +40,8 @@ struct PlanInstructionCount {
   int64_t longestRank = 0;
   /// The ranks of the schedule.
   int64_t ranks = 0;
+  /// Its stages.
+  int64_t stages = 0;
 
   int64_t total() const { return compute + transfers + collectives; }
 };
@@ -66,7 +68,8 @@ struct PlanMemoryCost {
 PlanMemoryCost planMemoryCost(Strategy strategy, int64_t ranks = 0);
 
 /// The estimated peak working memory of writing the plan of `count` for
-/// `strategy`, in bytes (saturating).
+/// `strategy`, in bytes (saturating). Interleaved ZB on one stage per rank
+/// is ZB-H1's program, and is estimated with ZB-H1's figures.
 uint64_t estimatePlanMemory(Strategy strategy,
                             const PlanInstructionCount &count);
 

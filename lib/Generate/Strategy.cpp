@@ -253,6 +253,15 @@ int64_t sched::computeOverlapCount(Strategy strategy,
   return overlaps;
 }
 
+RequestSize sched::computeRequestSize(Strategy strategy,
+                                      const PipelineShape &shape) {
+  RequestSize size;
+  size.actions = computeActionCount(strategy, shape);
+  size.overlaps = computeOverlapCount(strategy, shape);
+  size.microbatches = shape.microbatches;
+  return size;
+}
+
 int32_t sched::defaultVpp(Strategy strategy) {
   return infoOf(strategy).impliesVPlacement ? 2 : 1;
 }

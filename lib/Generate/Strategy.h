@@ -8,6 +8,7 @@
 #ifndef LIB_GENERATE_STRATEGY_H
 #define LIB_GENERATE_STRATEGY_H
 
+#include "lib/Limits/ResourceLimits.h"
 #include "lib/Schedule/Schedule.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -73,6 +74,12 @@ int64_t computeActionCount(Strategy strategy, const PipelineShape &shape);
 /// and the combined 1F1Bs; 0 for the other strategies. Their IR costs more
 /// than two actions'.
 int64_t computeOverlapCount(Strategy strategy, const PipelineShape &shape);
+
+/// What lib/Limits estimates a request of `strategy` for `shape` by,
+/// counted without generating anything: its actions, overlaps and
+/// microbatches. Transfers are counted on the generated schedule
+/// (countPlanInstructions, lib/Generate/PlanMemory.h).
+RequestSize computeRequestSize(Strategy strategy, const PipelineShape &shape);
 
 /// The stages per rank `strategy` takes when none are given: 2 for the V
 /// strategies, else 1.

@@ -20,16 +20,25 @@ using namespace sched;
 int64_t sched::bytesPerAction(MemoryPath path) {
   switch (path) {
   case MemoryPath::Generate:
-    return 48; // measured 38
+    // 40 for most strategies (an Action is 40 bytes since it names its
+    // declaration), 46 for zb-v, 50 for dualpipe-v (the V list
+    // scheduler's tables).
+    return 56; // measured 50
   case MemoryPath::Lower:
     // With bytesPerMicrobatch: 1f1b, zb-h2, interleaved-1f1b and zb-v at
     // pp 8 take 131 to 135 per action, of which about 6 are their
     // microbatches'.
     return 144; // measured 129
   case MemoryPath::InsertTransfers:
-    return 536; // measured 486
+    // With bytesPerTransfer and bytesPerTransferGroup: the compute action
+    // read from the IR (its Action and op pointer), its place in the
+    // transfer insertion's order and simulation, its copy in the result.
+    // no-pp (no transfers) takes 185 per action.
+    return 208; // fit 186
   case MemoryPath::Import:
-    return 360; // measured 322
+    // With bytesPerOverlap and bytesPerMicrobatch: the plain action and its
+    // column, a location uniqued per cell, the op.
+    return 272; // fit 248
   case MemoryPath::EmitMlir:
     // As Lower: 146 to 177 per action at pp 8, of which up to 19 are their
     // microbatches'.
@@ -45,13 +54,17 @@ int64_t sched::bytesPerAction(MemoryPath path) {
     // 125,000 microbatches, the maximum resident size less that of the same
     // command at 2 x pp microbatches (7 MiB: this path loads no Z3, so the
     // 27 MiB floor of --emit json does not apply), over computeActionCount:
-    // 1f1b 34.8, gpipe 34.7, zb-h1 34.2, interleaved-1f1b (vpp 2) 34.9,
-    // zb-v 37.2, v-min 34.3, dualpipe-v 41.4 (27.6 while its actions were
-    // overcounted by half); about 33 at 400,000 actions. Mostly the
-    // 32-byte actions, written row by row. The largest plus about 6%.
-    return 44; // measured 41.4
+    // 1f1b 38.0 and 39.7, gpipe 38.8 and 39.7, zb-h1 39.3 and 39.8,
+    // interleaved-1f1b (vpp 2) 40.6 and 40.9, zb-v 44.9 and 45.2, v-min
+    // 41.5 and 41.9, dualpipe-v 48.9 and 49.4; no-pp with 10^6
+    // microbatches 40.8. The 40-byte actions and the generator's tables;
+    // the CSV is written cell by cell. The largest plus about 5%.
+    return 52; // measured 49.4
   case MemoryPath::EmitTorchCsvComms:
-    return 328; // measured 296
+    // With bytesPerTransfer: the generated action, its place in the
+    // transfer insertion's order and simulation, its copy in the result;
+    // the CSV is written cell by cell. no-pp (no transfers) takes 161.
+    return 184; // fit 166
   case MemoryPath::ReadJson:
     // schedc verify on {"x": [{"a": 1}, ...]}: 1.08 GB for 200,000
     // objects (docs/limits.md).
@@ -69,6 +82,10 @@ int64_t sched::bytesPerOverlap(MemoryPath path) {
     return 192; // measured 170 (dualpipe-v), 176 (dualpipe)
   case MemoryPath::EmitMlir:
     return 280; // measured 236 (dualpipe-v), 258 (dualpipe)
+  case MemoryPath::Import:
+    // The sched.overlap op and region of a `(F;B)OVERLAP_F_B` cell: the
+    // combined 1F1B over no-pp, DualPipeV over 1F1B.
+    return 84; // fit 76
   default:
     // Within the figure per action: the plain schedule marks an overlap
     // in the actions' own fields.
@@ -81,49 +98,88 @@ int64_t sched::bytesPerMicrobatch(MemoryPath path) {
   // actions) takes 178 bytes per action to lower and 313 to print against
   // 1f1b's 135 and 177 on 8 ranks (one per 16): 98 and 311 bytes per
   // microbatch. The IR's attributes are uniqued per microbatch index.
-  // --emit torch-csv writes a rank's row whole, two to six cells per
-  // microbatch: 47.5 bytes per action for no-pp on the CLI against 1f1b's
-  // 34.7 at pp 8, 29 per microbatch. Each plus about 9%.
+  // Each plus about 9%. (--emit torch-csv wrote a rank's row whole, 29
+  // bytes per microbatch more; it writes cell by cell now.)
   switch (path) {
   case MemoryPath::Lower:
     return 112; // measured 98
   case MemoryPath::EmitMlir:
     return 340; // measured 311
-  case MemoryPath::EmitTorchCsv:
-    return 32; // measured 29
+  case MemoryPath::Import:
+    // As Lower's: no-pp and the combined 1F1B (a microbatch per two
+    // actions) over 1F1B at pp 8.
+    return 144; // fit 132
   default:
     return 0;
   }
 }
 
-uint64_t sched::estimateMemory(MemoryPath path, int64_t actions,
-                               int64_t overlaps, int64_t microbatches) {
+int64_t sched::bytesPerTransfer(MemoryPath path) {
+  // `make bench`'s "Memory per action" at pp 8, 2 million compute actions
+  // and 3.5 to 3.75 million sends and receives, against no-pp's and the
+  // combined 1F1B's none: a send or receive placed in the insertion's
+  // order, its action in the result and, for the pass, its op. One figure
+  // per compute action was 2 to 3 times the peak of a schedule with few
+  // transfers per compute action (zb-h2) or none (no-pp).
+  switch (path) {
+  case MemoryPath::InsertTransfers:
+    return 104; // fit 92
+  case MemoryPath::EmitTorchCsvComms:
+    return 80; // fit 70
+  default:
+    return 0;
+  }
+}
+
+int64_t sched::bytesPerTransferGroup(MemoryPath path) {
+  // A sched.p2p_group op with its region and block, on each of its two
+  // ranks: 1F1B groups about every second transfer (1.75 million groups
+  // for 3.5 million transfers), ZB-H2 almost none (98).
+  switch (path) {
+  case MemoryPath::InsertTransfers:
+    return 216; // fit 196
+  default:
+    return 0;
+  }
+}
+
+uint64_t sched::estimateMemory(MemoryPath path, const RequestSize &size) {
   auto times = [](int64_t count, int64_t each) {
     return llvm::SaturatingMultiply(
         static_cast<uint64_t>(std::max<int64_t>(count, 0)),
         static_cast<uint64_t>(each));
   };
+  uint64_t total = times(size.actions, bytesPerAction(path));
+  total =
+      llvm::SaturatingAdd(total, times(size.overlaps, bytesPerOverlap(path)));
+  total = llvm::SaturatingAdd(
+      total, times(size.microbatches, bytesPerMicrobatch(path)));
+  total =
+      llvm::SaturatingAdd(total, times(size.transfers, bytesPerTransfer(path)));
   return llvm::SaturatingAdd(
-      llvm::SaturatingAdd(times(actions, bytesPerAction(path)),
-                          times(overlaps, bytesPerOverlap(path))),
-      times(microbatches, bytesPerMicrobatch(path)));
+      total, times(size.transferGroups, bytesPerTransferGroup(path)));
 }
 
-llvm::Error sched::checkMemoryBudget(MemoryPath path, int64_t actions,
+llvm::Error sched::checkMemoryBudget(MemoryPath path, const RequestSize &size,
                                      int64_t budget, llvm::StringRef what,
-                                     llvm::StringRef raise, int64_t overlaps,
-                                     int64_t microbatches) {
-  const uint64_t need = estimateMemory(path, actions, overlaps, microbatches);
+                                     llvm::StringRef raise) {
+  const uint64_t need = estimateMemory(path, size);
   if (need <= static_cast<uint64_t>(budget))
     return llvm::Error::success();
-  std::string each = llvm::formatv("{0} actions at {1} bytes each", actions,
-                                   bytesPerAction(path));
-  if (overlaps > 0 && bytesPerOverlap(path) > 0)
-    each += llvm::formatv(", {0} overlaps at {1} bytes more each", overlaps,
-                          bytesPerOverlap(path));
-  if (microbatches > 0 && bytesPerMicrobatch(path) > 0)
-    each += llvm::formatv(", {0} microbatches at {1} bytes each", microbatches,
-                          bytesPerMicrobatch(path));
+  std::string each = llvm::formatv("{0} actions at {1} bytes each",
+                                   size.actions, bytesPerAction(path));
+  if (size.overlaps > 0 && bytesPerOverlap(path) > 0)
+    each += llvm::formatv(", {0} overlaps at {1} bytes more each",
+                          size.overlaps, bytesPerOverlap(path));
+  if (size.microbatches > 0 && bytesPerMicrobatch(path) > 0)
+    each += llvm::formatv(", {0} microbatches at {1} bytes each",
+                          size.microbatches, bytesPerMicrobatch(path));
+  if (size.transfers > 0 && bytesPerTransfer(path) > 0)
+    each += llvm::formatv(", {0} sends and receives at {1} bytes each",
+                          size.transfers, bytesPerTransfer(path));
+  if (size.transferGroups > 0 && bytesPerTransferGroup(path) > 0)
+    each += llvm::formatv(", {0} p2p groups at {1} bytes each",
+                          size.transferGroups, bytesPerTransferGroup(path));
   return llvm::createStringError(
       llvm::formatv("{0} needs {1} of working memory ({2}), more than the "
                     "budget of {3}; raise it with {4} (docs/limits.md)",

@@ -35,10 +35,11 @@ enum class MemoryPath : uint8_t {
   /// Generating it and writing it as sched.schedule IR (sched-lower-*).
   Lower,
   /// Reading a compute-only sched.schedule, inserting its transfers and
-  /// writing them back (sched-insert-p2p), per compute action.
+  /// writing them back (sched-insert-p2p): per compute action and per
+  /// transfer added.
   InsertTransfers,
-  /// Building sched.schedule IR of that many actions from a file (the
-  /// importers).
+  /// Building sched.schedule IR of that many actions from a PyTorch CSV
+  /// (sched-translate --import-torch-csv).
   Import,
   /// schedc generate --emit mlir: generate, lower, print.
   EmitMlir,
@@ -47,8 +48,9 @@ enum class MemoryPath : uint8_t {
   /// schedc generate --emit torch-csv: generate, write the CSV.
   EmitTorchCsv,
   /// schedc generate --emit torch-csv-comms: generate, insert transfers,
-  /// write the CSV, per compute action. (--emit json has an estimate per
-  /// strategy and plan instruction: lib/Generate/PlanMemory.h.)
+  /// write the CSV; per compute action and per transfer added. (--emit
+  /// json has an estimate per strategy and plan instruction:
+  /// lib/Generate/PlanMemory.h.)
   EmitTorchCsvComms,
   /// Reading a JSON document (a runtime plan) with llvm::json, per object
   /// and array it holds: its DOM gives each object a hash table of 64
@@ -73,20 +75,47 @@ int64_t bytesPerOverlap(MemoryPath path);
 /// than one of eight ranks with the same actions.
 int64_t bytesPerMicrobatch(MemoryPath path);
 
-/// The estimated working memory of `actions` actions, `overlaps` of them
-/// overlapped pairs, of `microbatches` microbatches, along `path`, in bytes
-/// (saturating).
-uint64_t estimateMemory(MemoryPath path, int64_t actions, int64_t overlaps,
-                        int64_t microbatches = 0);
+/// What a send or a receive that `path` adds costs it, in bytes, measured
+/// as bytesPerAction: its place in the transfer insertion's order, its
+/// action, its op or its CSV cell. 0 where a path adds none.
+int64_t bytesPerTransfer(MemoryPath path);
 
-/// Refuses a request of `actions` actions (`overlaps` overlapped pairs
-/// among them, of `microbatches` microbatches) along `path` when its
-/// estimated working memory is over `budget` bytes. The message is one line:
-/// `what` (e.g. "lowering @p with 1f1b") needs about X of working memory, more
-/// than the budget; raise it with `raise` (e.g. "--memory-budget=SIZE").
-llvm::Error checkMemoryBudget(MemoryPath path, int64_t actions, int64_t budget,
-                              llvm::StringRef what, llvm::StringRef raise,
-                              int64_t overlaps = 0, int64_t microbatches = 0);
+/// What a p2p group (sched.p2p_group: transfers issued together) that
+/// `path` writes costs it, in bytes, measured as bytesPerAction: the op, its
+/// region and block. 0 where a path writes none.
+int64_t bytesPerTransferGroup(MemoryPath path);
+
+/// The sizes a request's working memory follows, each counted exactly
+/// before anything is allocated for them.
+struct RequestSize {
+  /// Compute actions (F, B, I, W; an overlap's two count apart).
+  int64_t actions = 0;
+  /// Overlapped pairs among them.
+  int64_t overlaps = 0;
+  /// Microbatches of the schedule.
+  int64_t microbatches = 0;
+  /// Sends and receives the request adds: two per activation or gradient
+  /// that crosses ranks (countPlanInstructions in lib/Generate/PlanMemory.h).
+  int64_t transfers = 0;
+  /// The p2p groups those form, one on each of the two ranks of a group:
+  /// counted on the transfer insertion's result, before its ops are
+  /// written (sched-insert-p2p).
+  int64_t transferGroups = 0;
+};
+
+/// The estimated working memory of a request of `size` along `path`, in
+/// bytes (saturating): actions, overlaps, microbatches, transfers and their
+/// groups, each at the path's measured bytes.
+uint64_t estimateMemory(MemoryPath path, const RequestSize &size);
+
+/// Refuses a request of `size` along `path` when its estimated working
+/// memory is over `budget` bytes. The message is one line: `what` (e.g.
+/// "lowering @p with 1f1b") needs about X of working memory (each count at
+/// its bytes), more than the budget; raise it with `raise` (e.g.
+/// "--memory-budget=SIZE").
+llvm::Error checkMemoryBudget(MemoryPath path, const RequestSize &size,
+                              int64_t budget, llvm::StringRef what,
+                              llvm::StringRef raise);
 
 /// Refuses reading a JSON document of `containers` objects and arrays
 /// (MemoryPath::ReadJson) when that is over `budget` bytes. One line:
@@ -100,13 +129,6 @@ llvm::Error checkJsonBudget(int64_t containers, int64_t budget,
 /// One line, as checkMemoryBudget's.
 llvm::Error checkOutputBudget(int64_t bytes, int64_t budget,
                               llvm::StringRef what, llvm::StringRef raise);
-
-/// The importers' check: building the IR of `actions` actions.
-inline llvm::Error checkActionBudget(int64_t actions, int64_t budget,
-                                     llvm::StringRef what,
-                                     llvm::StringRef raise) {
-  return checkMemoryBudget(MemoryPath::Import, actions, budget, what, raise);
-}
 
 /// Parses a memory size: bytes, or a number with a binary suffix K, M, G
 /// or T (optionally followed by "iB" or "B"): "1073741824", "512M", "2GiB".

@@ -284,7 +284,25 @@ llvm::Error TransferInserter::place() {
                 llvm::StringRef(why).rtrim(';'));
   }
 
+  // Each rank's placed actions and the transfers, counted first: grown one
+  // at a time, each vector took up to twice its size at the peak.
   placed.assign(compute.ranks.size(), {});
+  std::vector<size_t> perRank(compute.ranks.size());
+  size_t numTransfers = 0;
+  for (size_t r = 0; r < compute.ranks.size(); ++r) {
+    const std::vector<Action> &actions = compute.ranks[r].actions;
+    perRank[r] += actions.size();
+    for (const Action &action : actions)
+      if (std::optional<ActionPos> producer =
+              remoteProducer(static_cast<int32_t>(r), action)) {
+        ++perRank[r];
+        ++perRank[producer->rank];
+        ++numTransfers;
+      }
+  }
+  for (size_t r = 0; r < compute.ranks.size(); ++r)
+    placed[r].reserve(perRank[r]);
+  transfers.reserve(numTransfers);
   for (size_t r = 0; r < compute.ranks.size(); ++r) {
     const std::vector<Action> &actions = compute.ranks[r].actions;
     for (size_t i = 0; i < actions.size(); ++i) {
@@ -409,4 +427,20 @@ llvm::Expected<Schedule>
 sched::insertTransfers(const Schedule &compute,
                        const InsertTransfersOptions &options) {
   return TransferInserter(compute, options).run();
+}
+
+int64_t sched::countTransferGroups(const Schedule &lowered) {
+  int64_t groups = 0;
+  for (const RankProgram &rank : lowered.ranks) {
+    uint32_t open = 0;
+    for (const Action &action : rank.actions) {
+      if (isCompute(action.kind)) {
+        open = 0;
+        continue;
+      }
+      groups += action.bundle != 0 && action.bundle != open;
+      open = action.bundle;
+    }
+  }
+  return groups;
 }

@@ -64,6 +64,11 @@ llvm::Expected<Schedule>
 insertTransfers(const Schedule &compute,
                 const InsertTransfersOptions &options = {});
 
+/// The p2p groups of `lowered` (a result of insertTransfers): each run of
+/// transfers of one bundle on a rank, the sched.p2p_group op
+/// sched-insert-p2p writes for it.
+int64_t countTransferGroups(const Schedule &lowered);
+
 } // namespace sched
 
 #endif // LIB_LOWER_INSERTTRANSFERS_H

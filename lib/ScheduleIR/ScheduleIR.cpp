@@ -488,10 +488,9 @@ LogicalResult sched::lowerPipeline(PipelineOp pipeline, Strategy strategy,
   if (llvm::Error error = checkPipelineShape(strategy, shape))
     return refuse(std::move(error));
   if (llvm::Error error = checkMemoryBudget(
-          MemoryPath::Lower, computeActionCount(strategy, shape), memoryBudget,
+          MemoryPath::Lower, computeRequestSize(strategy, shape), memoryBudget,
           "lowering with " + strategyName(strategy).str(),
-          "the pass option memory-budget=SIZE",
-          computeOverlapCount(strategy, shape), shape.microbatches))
+          "the pass option memory-budget=SIZE"))
     return refuse(std::move(error));
   llvm::Expected<Schedule> schedule = generateSchedule(strategy, shape);
   if (!schedule)

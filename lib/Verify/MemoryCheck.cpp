@@ -4,6 +4,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -98,8 +99,9 @@ std::pair<MemoryAmount, int32_t> MemoryCheck::inputGradient(size_t r,
   return {std::max<int64_t>(output, 0), consumer.index};
 }
 
-std::vector<llvm::SmallVector<MemoryChange, 2>>
-MemoryCheck::changes(size_t r, MemoryAmount &staticAmount) const {
+void MemoryCheck::visitChanges(
+    size_t r, MemoryAmount &staticAmount,
+    llvm::function_ref<void(size_t, const MemoryChange &)> visit) const {
   const Schedule &schedule = index.schedule;
   const std::vector<Action> &actions = schedule.ranks[r].actions;
   auto cost = [&](int32_t stage) {
@@ -128,7 +130,6 @@ MemoryCheck::changes(size_t r, MemoryAmount &staticAmount) const {
       if (index.stageRank[s] == static_cast<int32_t>(r))
         staticAmount += shard(s);
 
-  std::vector<llvm::SmallVector<MemoryChange, 2>> result(actions.size());
   // A receive buffer lives from its receive to the compute that consumes
   // it on this rank.
   auto consume = [&](size_t i, MemoryTerm term, int32_t stage, int32_t mb) {
@@ -138,10 +139,15 @@ MemoryCheck::changes(size_t r, MemoryAmount &staticAmount) const {
         static_cast<size_t>(recv.index) > i)
       return;
     if (MemoryAmount amount = receiveBytes(index.action(recv)))
-      result[i].push_back({term, stage, mb, -amount});
+      visit(i, {term, stage, mb, -amount});
   };
-  // Input gradients waiting on this rank: the action that releases each.
-  std::vector<std::vector<MemoryChange>> released(actions.size());
+  // Input gradients waiting on this rank, by the action that releases each
+  // (a heap on it): only those in flight are held, not a list per action.
+  using Release = std::pair<int32_t, MemoryChange>;
+  auto later = [](const Release &x, const Release &y) {
+    return x.first > y.first;
+  };
+  std::vector<Release> released;
   std::vector<bool> gathered(index.numStages, false);
   // A sharded stage's full gradient: autograd accumulates into the
   // gathered parameters' gradient from the stage's first B or W, and it
@@ -154,9 +160,12 @@ MemoryCheck::changes(size_t r, MemoryAmount &staticAmount) const {
   std::vector<bool> unreduced(index.numStages, false);
   for (size_t i = 0; i < actions.size(); ++i) {
     const Action &a = actions[i];
-    llvm::SmallVector<MemoryChange, 2> &c = result[i];
-    for (MemoryChange &free : released[i])
-      c.push_back(free);
+    while (!released.empty() &&
+           released.front().first <= static_cast<int32_t>(i)) {
+      visit(i, released.front().second);
+      std::pop_heap(released.begin(), released.end(), later);
+      released.pop_back();
+    }
     const bool valid = a.stage >= 0 && a.stage < index.numStages;
     const bool accumulates =
         a.kind == ActionKind::Backward || a.kind == ActionKind::BackwardWeight;
@@ -164,57 +173,59 @@ MemoryCheck::changes(size_t r, MemoryAmount &staticAmount) const {
         !unreduced[a.stage]) {
       unreduced[a.stage] = true;
       if (MemoryAmount full = cost(a.stage).parameters)
-        c.push_back({MemoryTerm::UnreducedGradient, a.stage, -1, full});
+        visit(i, {MemoryTerm::UnreducedGradient, a.stage, -1, full});
     }
     switch (a.kind) {
     case ActionKind::Forward:
-      c.push_back(
-          {MemoryTerm::Activation, a.stage, a.microbatch, activation(a.stage)});
+      visit(i, {MemoryTerm::Activation, a.stage, a.microbatch,
+                activation(a.stage)});
       consume(i, MemoryTerm::ReceivedActivation, a.stage, a.microbatch);
       break;
     case ActionKind::Backward:
     case ActionKind::BackwardInput: {
-      c.push_back({MemoryTerm::Activation, a.stage, a.microbatch,
-                   -activation(a.stage)});
+      visit(i, {MemoryTerm::Activation, a.stage, a.microbatch,
+                -activation(a.stage)});
       if (a.kind == ActionKind::BackwardInput)
-        c.push_back({MemoryTerm::WeightGradResidue, a.stage, a.microbatch,
-                     weightGrad(a.stage)});
+        visit(i, {MemoryTerm::WeightGradResidue, a.stage, a.microbatch,
+                  weightGrad(a.stage)});
       consume(i, MemoryTerm::ReceivedGradient, a.stage, a.microbatch);
       auto [amount, until] = inputGradient(r, i, a.stage, a.microbatch);
       if (amount == 0)
         break;
-      c.push_back(
-          {MemoryTerm::UnsentInputGradient, a.stage, a.microbatch, amount});
-      released[until].push_back(
-          {MemoryTerm::UnsentInputGradient, a.stage, a.microbatch, -amount});
+      visit(i,
+            {MemoryTerm::UnsentInputGradient, a.stage, a.microbatch, amount});
+      released.push_back(
+          {until,
+           {MemoryTerm::UnsentInputGradient, a.stage, a.microbatch, -amount}});
+      std::push_heap(released.begin(), released.end(), later);
       break;
     }
     case ActionKind::BackwardWeight:
-      c.push_back({MemoryTerm::WeightGradResidue, a.stage, a.microbatch,
-                   -weightGrad(a.stage)});
+      visit(i, {MemoryTerm::WeightGradResidue, a.stage, a.microbatch,
+                -weightGrad(a.stage)});
       break;
     case ActionKind::Recv:
       if (MemoryAmount amount = receiveBytes(a))
-        c.push_back({a.gradient ? MemoryTerm::ReceivedGradient
-                                : MemoryTerm::ReceivedActivation,
-                     a.stage, a.microbatch, amount});
+        visit(i, {a.gradient ? MemoryTerm::ReceivedGradient
+                             : MemoryTerm::ReceivedActivation,
+                  a.stage, a.microbatch, amount});
       break;
     case ActionKind::Unshard:
       if (bytes && !gathered[a.stage] && cost(a.stage).parameters)
-        c.push_back({MemoryTerm::GatheredParameters, a.stage, -1,
-                     cost(a.stage).parameters});
+        visit(i, {MemoryTerm::GatheredParameters, a.stage, -1,
+                  cost(a.stage).parameters});
       gathered[a.stage] = true;
       break;
     case ActionKind::Reshard:
       if (bytes && gathered[a.stage] && cost(a.stage).parameters)
-        c.push_back({MemoryTerm::GatheredParameters, a.stage, -1,
-                     -MemoryAmount(cost(a.stage).parameters)});
+        visit(i, {MemoryTerm::GatheredParameters, a.stage, -1,
+                  -MemoryAmount(cost(a.stage).parameters)});
       gathered[a.stage] = false;
       break;
     case ActionKind::ReduceGrad:
       if (valid && unreduced[a.stage] && cost(a.stage).parameters)
-        c.push_back({MemoryTerm::UnreducedGradient, a.stage, -1,
-                     -MemoryAmount(cost(a.stage).parameters)});
+        visit(i, {MemoryTerm::UnreducedGradient, a.stage, -1,
+                  -MemoryAmount(cost(a.stage).parameters)});
       if (valid)
         unreduced[a.stage] = false;
       break;
@@ -222,38 +233,54 @@ MemoryCheck::changes(size_t r, MemoryAmount &staticAmount) const {
       break;
     }
   }
-  // Members of a bundle run together: count their allocations before their
-  // frees.
-  auto net = [](const llvm::SmallVector<MemoryChange, 2> &c) {
-    MemoryAmount sum = 0;
-    for (const MemoryChange &change : c)
-      sum += change.amount;
-    return sum;
-  };
+}
+
+/// Members of a bundle run together: within each bundle of `actions`,
+/// orders the entries of `perAction` (one per action) whose net change
+/// `net` allocates before those that free.
+template <typename T, typename Net>
+static void allocationsFirst(const std::vector<Action> &actions,
+                             std::vector<T> &perAction, Net net) {
   for (size_t i = 0; i < actions.size();) {
     size_t end = i + 1;
     while (actions[i].bundle != 0 && end < actions.size() &&
            actions[end].bundle == actions[i].bundle)
       ++end;
-    std::stable_sort(result.begin() + i, result.begin() + end,
-                     [&](const llvm::SmallVector<MemoryChange, 2> &x,
-                         const llvm::SmallVector<MemoryChange, 2> &y) {
-                       return net(x) > 0 && net(y) <= 0;
-                     });
+    if (end - i > 1)
+      std::stable_sort(
+          perAction.begin() + i, perAction.begin() + end,
+          [&](const T &x, const T &y) { return net(x) > 0 && net(y) <= 0; });
     i = end;
   }
+}
+
+std::vector<llvm::SmallVector<MemoryChange, 2>>
+MemoryCheck::changes(size_t r, MemoryAmount &staticAmount) const {
+  const std::vector<Action> &actions = index.schedule.ranks[r].actions;
+  std::vector<llvm::SmallVector<MemoryChange, 2>> result(actions.size());
+  visitChanges(r, staticAmount, [&](size_t i, const MemoryChange &change) {
+    result[i].push_back(change);
+  });
+  allocationsFirst(actions, result,
+                   [](const llvm::SmallVector<MemoryChange, 2> &c) {
+                     MemoryAmount sum = 0;
+                     for (const MemoryChange &change : c)
+                       sum += change.amount;
+                     return sum;
+                   });
   return result;
 }
 
 std::vector<MemoryAmount>
 MemoryCheck::deltas(size_t r, MemoryAmount &staticAmount) const {
-  std::vector<MemoryAmount> result;
-  for (const llvm::SmallVector<MemoryChange, 2> &c : changes(r, staticAmount)) {
-    MemoryAmount sum = 0;
-    for (const MemoryChange &change : c)
-      sum += change.amount;
-    result.push_back(sum);
-  }
+  // Only the sums: the terms of each change (changes(), 80 bytes and more
+  // per action) are for the note at a violation.
+  const std::vector<Action> &actions = index.schedule.ranks[r].actions;
+  std::vector<MemoryAmount> result(actions.size(), 0);
+  visitChanges(r, staticAmount, [&](size_t i, const MemoryChange &change) {
+    result[i] += change.amount;
+  });
+  allocationsFirst(actions, result, [](MemoryAmount sum) { return sum; });
   return result;
 }
 

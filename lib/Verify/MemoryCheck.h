@@ -19,6 +19,7 @@
 
 #include "lib/Verify/ScheduleIndex.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 namespace sched {
@@ -89,6 +90,12 @@ public:
   std::string format(MemoryAmount amount) const;
 
 private:
+  /// Calls `visit` with each allocation and free of rank `r`, in internal
+  /// units, action by action in program order (a bundle's members as
+  /// issued); sets `staticAmount` to the rank's static memory.
+  void visitChanges(
+      size_t r, MemoryAmount &staticAmount,
+      llvm::function_ref<void(size_t, const MemoryChange &)> visit) const;
   /// The allocations and frees of each action of rank `r`, in internal
   /// units, the members of a bundle ordered allocations first; sets
   /// `staticAmount` to the rank's static memory.

@@ -48,11 +48,11 @@ TEST(ResourceLimits, FormatsSizes) {
 
 TEST(ResourceLimits, RefusesPastTheBudget) {
   const int64_t each = bytesPerAction(MemoryPath::Lower);
-  EXPECT_FALSE(static_cast<bool>(
-      checkMemoryBudget(MemoryPath::Lower, 1000, 1000 * each, "x", "y")));
+  EXPECT_FALSE(static_cast<bool>(checkMemoryBudget(
+      MemoryPath::Lower, {/*actions=*/1000}, 1000 * each, "x", "y")));
   llvm::Error over =
-      checkMemoryBudget(MemoryPath::Lower, 1001, 1000 * each, "lowering",
-                        "the pass option memory-budget=SIZE");
+      checkMemoryBudget(MemoryPath::Lower, {/*actions=*/1001}, 1000 * each,
+                        "lowering", "the pass option memory-budget=SIZE");
   ASSERT_TRUE(static_cast<bool>(over));
   const std::string message = llvm::toString(std::move(over));
   EXPECT_NE(message.find("lowering needs about"), std::string::npos);
@@ -61,7 +61,8 @@ TEST(ResourceLimits, RefusesPastTheBudget) {
       std::string::npos);
   EXPECT_NE(message.find("memory-budget=SIZE"), std::string::npos);
   // Products past int64 saturate rather than wrap into a small estimate.
-  llvm::Error huge = checkActionBudget(INT64_MAX, INT64_MAX, "import", "z");
+  llvm::Error huge = checkMemoryBudget(MemoryPath::Import, {INT64_MAX},
+                                       INT64_MAX, "import", "z");
   ASSERT_TRUE(static_cast<bool>(huge));
   EXPECT_NE(llvm::toString(std::move(huge)).find("more than 8 EiB"),
             std::string::npos);

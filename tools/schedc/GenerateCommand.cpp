@@ -193,6 +193,12 @@ static void declareStageCosts(OpBuilder &builder, PipelineOp pipeline,
                     /*weight_grad=*/0, /*parameters=*/0, /*output=*/nullptr);
 }
 
+/// The request as a budget refusal names it: "generating 1f1b for --emit
+/// json".
+static std::string requestName() {
+  return "generating " + strategyFlag + " for --emit " + emitFlag;
+}
+
 /// The memory path of the --emit form.
 static MemoryPath emitPath() {
   if (emitFlag == "text")
@@ -273,8 +279,10 @@ static int emitJsonPlan(ModuleOp module, int64_t budget,
 }
 
 /// Writes the plain schedule of `shape` as a grid or a CSV, without
-/// building its IR.
-static llvm::Error emitPlain(llvm::Expected<Schedule> schedule, int64_t budget,
+/// building its IR. `size` is the request's, checked without its transfers:
+/// those are counted here, on the schedule, before they are inserted.
+static llvm::Error emitPlain(llvm::Expected<Schedule> schedule,
+                             RequestSize size, int64_t budget,
                              llvm::raw_ostream &os) {
   if (!schedule)
     return schedule.takeError();
@@ -282,6 +290,10 @@ static llvm::Error emitPlain(llvm::Expected<Schedule> schedule, int64_t budget,
     return printTextGrid(os, *schedule, budget, "--memory-budget=SIZE");
   if (emitFlag == "torch-csv")
     return writeTorchCsv(os, *schedule, TorchCsvContent::Compute);
+  size.transfers = countPlanInstructions(*schedule).transfers;
+  if (llvm::Error error = checkMemoryBudget(
+          emitPath(), size, budget, requestName(), "--memory-budget=SIZE"))
+    return error;
   llvm::Expected<Schedule> lowered = insertTransfers(*schedule);
   if (!lowered)
     return lowered.takeError();
@@ -352,11 +364,11 @@ int sched::runGenerate() {
                            << llvm::toString(std::move(error));
     return ExitUsage;
   }
+  // The transfers of --emit torch-csv-comms, svg and trace are counted on
+  // the generated schedule (emitPlain).
+  const RequestSize size = computeRequestSize(strategy, shape);
   if (llvm::Error error = checkMemoryBudget(
-          emitPath(), computeActionCount(strategy, shape), *budget,
-          "generating " + strategyFlag + " for --emit " + emitFlag,
-          "--memory-budget=SIZE", computeOverlapCount(strategy, shape),
-          shape.microbatches))
+          emitPath(), size, *budget, requestName(), "--memory-budget=SIZE"))
     return usageError(llvm::toString(std::move(error)));
   if (emitFlag == "json") {
     // The plain schedule is a few percent of the plan's memory, and
@@ -364,10 +376,8 @@ int sched::runGenerate() {
     llvm::Expected<Schedule> plain = generateSchedule(strategy, shape);
     if (!plain)
       return usageError(llvm::toString(plain.takeError()));
-    if (llvm::Error error =
-            checkPlanMemory(strategy, *plain, *budget,
-                            "generating " + strategyFlag + " for --emit json",
-                            "--memory-budget=SIZE"))
+    if (llvm::Error error = checkPlanMemory(
+            strategy, *plain, *budget, requestName(), "--memory-budget=SIZE"))
       return usageError(llvm::toString(std::move(error)));
   }
 
@@ -391,10 +401,10 @@ int sched::runGenerate() {
     if (failed(schedule))
       return ExitUsage;
     if (llvm::Error error =
-            emitPlain(std::move(*schedule), *budget, output->os()))
+            emitPlain(std::move(*schedule), size, *budget, output->os()))
       return usageError(llvm::toString(std::move(error)));
   } else if (llvm::Error error = emitPlain(generateSchedule(strategy, shape),
-                                           *budget, output->os())) {
+                                           size, *budget, output->os())) {
     return usageError(llvm::toString(std::move(error)));
   }
   return keepOutput(*output);
