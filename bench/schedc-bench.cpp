@@ -541,25 +541,20 @@ void benchMemory(int64_t target) {
       {"insert-p2p", MemoryPath::InsertTransfers},
       {"import", MemoryPath::Import},
   };
-  llvm::interleaveComma(used, llvm::outs(), [](const auto &entry) {
-    llvm::outs() << entry.first << " " << bytesPerAction(entry.second);
-  });
-  llvm::outs() << "\n(per overlap, more: ";
-  llvm::interleaveComma(used, llvm::outs(), [](const auto &entry) {
-    llvm::outs() << entry.first << " " << bytesPerOverlap(entry.second);
-  });
-  llvm::outs() << "; per microbatch: ";
-  llvm::interleaveComma(used, llvm::outs(), [](const auto &entry) {
-    llvm::outs() << entry.first << " " << bytesPerMicrobatch(entry.second);
-  });
-  llvm::outs() << "; per send or receive added: ";
-  llvm::interleaveComma(used, llvm::outs(), [](const auto &entry) {
-    llvm::outs() << entry.first << " " << bytesPerTransfer(entry.second);
-  });
-  llvm::outs() << "; per p2p group: ";
-  llvm::interleaveComma(used, llvm::outs(), [](const auto &entry) {
-    llvm::outs() << entry.first << " " << bytesPerTransferGroup(entry.second);
-  });
+  // Each figure of lib/Limits, path by path.
+  const std::pair<llvm::StringLiteral, int64_t (*)(MemoryPath)> figures[] = {
+      {"", bytesPerAction},
+      {"\n(per overlap, more: ", bytesPerOverlap},
+      {"; per microbatch: ", bytesPerMicrobatch},
+      {"; per send or receive added: ", bytesPerTransfer},
+      {"; per p2p group: ", bytesPerTransferGroup},
+  };
+  for (const auto &[before, figure] : figures) {
+    llvm::outs() << before;
+    llvm::interleaveComma(used, llvm::outs(), [&](const auto &entry) {
+      llvm::outs() << entry.first << " " << figure(entry.second);
+    });
+  }
   llvm::outs() << ")\n";
 }
 
