@@ -72,12 +72,16 @@ TEST(Flops, HardwareFlopsAddTheRecomputedForward) {
               model + 32 * 2 * 4096.0 * 8192, 1);
 }
 
+/// Hidden 1024, 8 heads of 128 with 2 KV heads, gated FFN 4096.
+llvm::Expected<ModelSpec> smallDenseModel() {
+  return parseModelSpec(R"({"name": "d", "layers": 2, "hidden": 1024,
+    "ffn_hidden": 4096, "heads": 8, "kv_heads": 2, "vocab": 1000})");
+}
+
 TEST(Operators, DenseLayerShapesByHand) {
   // hidden 1024, 8 heads of 128 with 2 KV heads, gated FFN 4096; tp = 2
   // with sequence parallelism; one sequence of 2048.
-  llvm::Expected<ModelSpec> m = parseModelSpec(R"({"name": "d",
-    "layers": 2, "hidden": 1024, "ffn_hidden": 4096, "heads": 8,
-    "kv_heads": 2, "vocab": 1000})");
+  llvm::Expected<ModelSpec> m = smallDenseModel();
   ASSERT_TRUE(static_cast<bool>(m));
   TrainingSpec training;
   training.seqLen = 2048;
@@ -128,9 +132,7 @@ TEST(Operators, DotsKeepsTheWeightGemmsOutputs) {
   // input, Q/K/V, the norm before the MLP (for the attention projection's
   // output, the same size) and the FC1 output stay; the norms, SwiGLU and
   // the attention core run again.
-  llvm::Expected<ModelSpec> m = parseModelSpec(R"({"name": "d",
-    "layers": 2, "hidden": 1024, "ffn_hidden": 4096, "heads": 8,
-    "kv_heads": 2, "vocab": 1000})");
+  llvm::Expected<ModelSpec> m = smallDenseModel();
   ASSERT_TRUE(static_cast<bool>(m));
   TrainingSpec training;
   training.seqLen = 2048;
