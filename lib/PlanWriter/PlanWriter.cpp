@@ -7,6 +7,7 @@
 #include "lib/Export/JsonPlan.h"
 #include "lib/Planner/Evaluation.h"
 #include "lib/Render/SvgTimeline.h"
+#include "lib/Schedule/DataParallelAxes.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
 #include "lib/Simulate/Simulate.h"
 #include "passes/Passes.h"
@@ -89,14 +90,14 @@ static void declareDataParallel(OpBuilder &builder, Location loc,
   const double gradientBytes = model.getTraining().mainGradientBytes;
   const ReplicaAxes hybrid = replicaAxes(layout);
   if (hybrid.shard == 0) {
-    MeshOp::create(builder, loc, builder.getStrArrayAttr({"dp", "pp"}),
+    MeshOp::create(builder, loc, builder.getStrArrayAttr({kDataParallelAxis, "pp"}),
                    builder.getDenseI64ArrayAttr({layout.dp, layout.pp}));
-    createReplicaGroup(builder, loc, "dp", layout.pp);
+    createReplicaGroup(builder, loc, kDataParallelAxis, layout.pp);
     for (const auto &[s, stage] : llvm::enumerate(stages))
       declareReduction(builder, loc,
                        layout.zero == 0 ? CollectiveKind::AllReduce
                                         : CollectiveKind::ReduceScatter,
-                       "dp",
+                       kDataParallelAxis,
                        (stage.denseParameters + stage.expertParameters) *
                            gradientBytes,
                        static_cast<int64_t>(s));
@@ -104,21 +105,21 @@ static void declareDataParallel(OpBuilder &builder, Location loc,
   }
   MeshOp::create(
       builder, loc,
-      builder.getStrArrayAttr({"dp_replicate", "dp_shard", "pp"}),
+      builder.getStrArrayAttr({kReplicateAxis, kShardAxis, "pp"}),
       builder.getDenseI64ArrayAttr(
           {hybrid.replicate, hybrid.shard, layout.pp}));
-  createReplicaGroup(builder, loc, "dp_shard", layout.pp);
-  createReplicaGroup(builder, loc, "dp_replicate", layout.pp);
+  createReplicaGroup(builder, loc, kShardAxis, layout.pp);
+  createReplicaGroup(builder, loc, kReplicateAxis, layout.pp);
   // The shard each rank keeps: dense parameters over the dense shard
   // group, expert parameters over the expert one (CostModel::shard).
   const double denseGroup = static_cast<double>(layout.denseShardGroup());
   const double expertGroup = static_cast<double>(layout.expertShardGroup());
   for (const auto &[s, stage] : llvm::enumerate(stages)) {
-    declareReduction(builder, loc, CollectiveKind::ReduceScatter, "dp_shard",
+    declareReduction(builder, loc, CollectiveKind::ReduceScatter, kShardAxis,
                      (stage.denseParameters + stage.expertParameters) *
                          gradientBytes,
                      static_cast<int64_t>(s));
-    declareReduction(builder, loc, CollectiveKind::AllReduce, "dp_replicate",
+    declareReduction(builder, loc, CollectiveKind::AllReduce, kReplicateAxis,
                      (stage.denseParameters / denseGroup +
                       stage.expertParameters / expertGroup) *
                          gradientBytes,
