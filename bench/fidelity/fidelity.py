@@ -62,6 +62,7 @@ def plan_command(schedc: str, run: dict, model: Path, cluster: Path) -> list[str
                       ("microbatch_size", "--microbatch-size"),
                       ("attention", "--attention"),
                       ("tp_overlap", "--tp-overlap"),
+                      ("allocator", "--allocator"),
                       ("main_grads", "--main-grads"),
                       ("optimizer_moments", "--optimizer-moments")):
         if key in run:

@@ -1,4 +1,5 @@
-//===- CostModel.h - times, sizes and traffic of a training step -*- C++ -*-===//
+//===- CostModel.h - times, sizes and traffic of a training step -*- C++
+//-*-===//
 //
 // From a model, a cluster, a training configuration and a parallel layout,
 // the cost model gives what the planner needs (docs/cost-model.md states
@@ -26,6 +27,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -126,7 +128,8 @@ public:
   /// What the devices execute per token, recomputation included.
   double hardwareFlopsPerToken(const Layout &layout) const;
   double modelFlopsPerStep() const {
-    return modelFlopsPerToken() * static_cast<double>(training.globalBatchTokens);
+    return modelFlopsPerToken() *
+           static_cast<double>(training.globalBatchTokens);
   }
 
   /// The pp x vpp stages of `layout` (layers split to balance forward
@@ -148,9 +151,13 @@ public:
                                 double forwardPerMicrobatch,
                                 double backwardPerMicrobatch) const;
 
-  /// Usable device memory in bytes.
+  /// Usable device memory in bytes: what the reserve leaves, times the
+  /// allocator's share of it (Efficiency.h).
   double memoryLimit() const {
-    return cluster.hbmBytes * cluster.efficiency.usableMemory;
+    const Efficiency &e = cluster.efficiency;
+    return std::max(0.0, cluster.hbmBytes - e.reservedMemory) *
+           (training.expandableSegments ? e.usableMemoryExpandable
+                                        : e.usableMemory);
   }
 
   /// Time of a reduce-scatter (or all-gather) of `bytes` over a group of

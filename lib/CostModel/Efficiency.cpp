@@ -1,4 +1,5 @@
-//===- Efficiency.cpp - measured kernel and link efficiencies by device ----===//
+//===- Efficiency.cpp - measured kernel and link efficiencies by device
+//----===//
 //
 // Every figure below is a kernel- or link-level measurement; the comment
 // beside it names where it was read (../shared/reference/KERNELS.md has
@@ -34,7 +35,8 @@ double Efficiency::attentionAt(double seqLen, bool latent,
     if (seqLen > points[i].seqLen)
       continue;
     const AttentionPoint &a = points[i - 1], &b = points[i];
-    const double t = std::log(seqLen / a.seqLen) / std::log(b.seqLen / a.seqLen);
+    const double t =
+        std::log(seqLen / a.seqLen) / std::log(b.seqLen / a.seqLen);
     return value(a) + t * (value(b) - value(a));
   }
   return value(points.back());
@@ -61,7 +63,8 @@ static Family familyOf(llvm::StringRef deviceName) {
   std::string name;
   for (char c : deviceName)
     if (std::isalnum(static_cast<unsigned char>(c)))
-      name.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+      name.push_back(
+          static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   llvm::StringRef n(name);
   if (n.contains("a100"))
     return Family::A100;
@@ -106,6 +109,18 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
   // on 16 SMs (transformer_engine/pytorch/module/base.py,
   // get_default_config; KERNELS.md 4e).
   e.tensorParallelMultiprocessors = 16;
+  // Usable memory, measured on an H100 80GB (PyTorch 2.11, CUDA 13.0;
+  // integrations/torch/measure_memory.py, measurements/h100-2026-11-27):
+  // of nvidia-smi's 81,559 MiB, 84.19e9 bytes remain allocatable once the
+  // CUDA context, cuBLAS and the attention kernels are loaded, 1.333e9
+  // gone. A training step of Llama-shaped layers under AdamW peaks at
+  // 0.888 of the caching allocator's reservation (0.878-0.976 over three
+  // layer shapes, median) and at 0.986 (0.976-0.999) with expandable
+  // segments. The context and libraries are the same software on every
+  // NVIDIA GPU; cluster presets give nvidia-smi's total as hbm_bytes.
+  e.reservedMemory = 1.333e9;
+  e.usableMemory = 0.888;
+  e.usableMemoryExpandable = 0.986;
   switch (familyOf(deviceName)) {
   case Family::A100:
     e.profile = "A100";
@@ -118,8 +133,8 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
     // FlashAttention-2 forward+backward, causal, head dim 128, A100 SXM4:
     // 99 / 155 / 189 TFLOP/s at 512 / 2k / 16k (flash-attention assets,
     // KERNELS.md 2a).
-    e.attention = {{512, 0.317, 0.317}, {2048, 0.497, 0.497},
-                   {16384, 0.606, 0.606}};
+    e.attention = {
+        {512, 0.317, 0.317}, {2048, 0.497, 0.497}, {16384, 0.606, 0.606}};
     // NVLink 3 all-reduce bus bandwidth: 235 GB/s at 16 GiB (0.78 of 300),
     // 106 GB/s at 16 MiB (45% of the asymptote: half at ~20 MB)
     // (ml-engineering network/README.md, KERNELS.md 4a).
@@ -176,8 +191,7 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
     // cuDNN SDPA on GB200, causal BF16, Llama heads: 44/35% at 2k, 63/53%
     // at 8k, 65/49% at 32k; MLA: 56/42% at 4k, 67/45% at 16k (KERNELS.md
     // 2c). The HGX B200 runs the same chip.
-    e.attention = {{2048, 0.44, 0.35}, {8192, 0.63, 0.53},
-                   {32768, 0.65, 0.49}};
+    e.attention = {{2048, 0.44, 0.35}, {8192, 0.63, 0.53}, {32768, 0.65, 0.49}};
     e.latentAttention = {{4096, 0.56, 0.42}, {16384, 0.67, 0.45}};
     // HGX boards reach the host over PCIe Gen5 x16 (64 GB/s one way); a
     // Grace superchip over NVLink-C2C, 900 GB/s both ways for its two GPUs
@@ -206,8 +220,8 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
       e.matmulFp8 = 0.745;
       // cuDNN SDPA on GB300: 55/39% at 2k, 74/57% at 8k, 78/60% at 32k;
       // MLA 79/52% at 16k (KERNELS.md 2c).
-      e.attention = {{2048, 0.55, 0.39}, {8192, 0.74, 0.57},
-                     {32768, 0.78, 0.60}};
+      e.attention = {
+          {2048, 0.55, 0.39}, {8192, 0.74, 0.57}, {32768, 0.78, 0.60}};
       e.latentAttention = {{16384, 0.79, 0.52}};
     }
     // MAMF's ceilings are the best over a brute-force shape search; at a
@@ -242,6 +256,12 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
     e.allToAllMultiprocessors = 0;
     e.tensorParallelMultiprocessors = 0;
     e.tensorParallelOverlap = false;
+    // XLA places buffers when it compiles the step, with no caching
+    // allocator; no measurement of a TPU runtime's reserve is at hand, so
+    // the engineering margin stands, stated as such.
+    e.reservedMemory = 0;
+    e.usableMemory = 0.9;
+    e.usableMemoryExpandable = 0.9;
     break;
   case Family::Generic:
     e.profile = "generic (no measured profile for this device: Hopper's "

@@ -1,4 +1,5 @@
-//===- Efficiency.h - what real kernels and links reach on a device -*- C++ -*-===//
+//===- Efficiency.h - what real kernels and links reach on a device -*- C++
+//-*-===//
 //
 // The achieved fractions of peak that turn a cluster's datasheet figures
 // into times: the best-shape GEMM ceiling per precision, the SM count that
@@ -93,9 +94,17 @@ struct Efficiency {
   /// GEMMs as Transformer Engine does (GPUs); XLA's collective matmuls on
   /// TPUs are not modelled.
   bool tensorParallelOverlap = true;
-  /// Of HBM, what training may use (the rest: CUDA context, communication
-  /// buffers, allocator fragmentation).
+  /// Bytes of device memory gone before training allocates anything: the
+  /// driver's reservation, the CUDA context, cuBLAS and attention kernels'
+  /// workspaces (measured on an H100: docs/cost-model.md, "Usable memory").
+  double reservedMemory = 0;
+  /// Of the memory left, the share the allocator's peak reservation leaves
+  /// to tensors: PyTorch's caching allocator by default, and with
+  /// expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,
+  /// `--allocator expandable`). On devices without a measurement, an
+  /// engineering margin stated as such.
   double usableMemory = 0.9;
+  double usableMemoryExpandable = 0.9;
   /// Bytes/s one way between a device and its host's memory (datasheets:
   /// PCIe or NVLink-C2C), what activation offload moves over; 0 when no
   /// figure is known (offload is then refused).

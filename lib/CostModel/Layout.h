@@ -136,6 +136,9 @@ struct TrainingSpec {
   /// (Transformer Engine's userbuffers, Megatron's --tp-comm-overlap): on
   /// by default, as modern Megatron, NeMo and torchtitan stacks run.
   bool tensorParallelOverlap = true;
+  /// PyTorch's allocator runs with expandable segments (less fragmentation,
+  /// Efficiency::usableMemoryExpandable) rather than its caching default.
+  bool expandableSegments = false;
   /// Bytes of a main gradient (4: FP32, Megatron's default; 2: BF16) and
   /// of each of Adam's moments (4 or 2): docs/cost-model.md, "Memory".
   double mainGradientBytes = 4;

@@ -140,6 +140,25 @@ TEST(CostModelFlops, DenseLayerByHand) {
   EXPECT_DOUBLE_EQ(model.modelFlopsPerToken(), perToken);
 }
 
+// Usable memory by hand (docs/cost-model.md, "Usable memory"):
+// nvidia-smi's total less the 1.333e9 bytes measured for the CUDA context
+// and libraries, times the allocator's measured share; a TPU keeps its
+// stated 0.9 margin of HBM.
+TEST(CostModelMemory, UsableMemoryIsTheMeasuredReserveAndShare) {
+  ModelSpec m = parse(kDense);
+  const double h100 = 81559.0 * 1048576;
+  CostModel caching(m, cluster("h100-ib"), training(4, 2048, 2048 * 4));
+  EXPECT_DOUBLE_EQ(caching.memoryLimit(), (h100 - 1.333e9) * 0.888);
+  TrainingSpec t = training(4, 2048, 2048 * 4);
+  t.expandableSegments = true;
+  CostModel expandable(m, cluster("h100-ib"), t);
+  EXPECT_DOUBLE_EQ(expandable.memoryLimit(), (h100 - 1.333e9) * 0.986);
+  CostModel gb200(m, cluster("gb200-nvl72"), training(4, 2048, 2048 * 4));
+  EXPECT_DOUBLE_EQ(gb200.memoryLimit(), (189471.0 * 1048576 - 1.333e9) * 0.888);
+  CostModel tpu(m, cluster("tpu-v5p"), training(4, 2048, 2048 * 4));
+  EXPECT_DOUBLE_EQ(tpu.memoryLimit(), 95e9 * 0.9);
+}
+
 TEST(CostModelMemory, ZeroStagesShardWhatTheySay) {
   ClusterSpec c = cluster("h100-ib");
   ModelSpec m = parse(kDense);

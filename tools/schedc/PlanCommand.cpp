@@ -14,8 +14,8 @@
 #include "dialects/Sched/SchedDialect.h"
 #include "lib/CostModel/CostModel.h"
 #include "lib/PlanWriter/PlanWriter.h"
-#include "lib/Planner/Planner.h"
 #include "lib/Planner/FewerDevices.h"
+#include "lib/Planner/Planner.h"
 #include "lib/Planner/Recommendation.h"
 #include "lib/Planner/Sweep.h"
 #include "lib/Render/SweepPlot.h"
@@ -76,6 +76,12 @@ static cl::opt<std::string> tpOverlapFlag(
     cl::desc("Tensor-parallel collectives pipelined with the GEMMs beside "
              "them (Transformer Engine userbuffers): on (default) or off"),
     cl::init("on"));
+static cl::opt<std::string> allocatorFlag(
+    "allocator", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("PyTorch's CUDA allocator: caching (its default) or expandable "
+             "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), which "
+             "fragments less and so leaves more memory usable"),
+    cl::init("caching"));
 static cl::opt<std::string> mainGradsFlag(
     "main-grads", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("dtype of the main gradients, reduced and accumulated: fp32 "
@@ -362,11 +368,10 @@ static void printJson(llvm::raw_ostream &os, const CostModel &model,
            ? llvm::json::Value(candidateJson(result.ranked[result.recommended]))
            : llvm::json::Value(nullptr)},
       {"recommended_index", result.recommended},
-      {"fewer_devices",
-       fewer ? llvm::json::Value(llvm::json::Object{
-                   {"devices", fewer->devices},
-                   {"best", candidateJson(fewer->best)}})
-             : llvm::json::Value(nullptr)},
+      {"fewer_devices", fewer ? llvm::json::Value(llvm::json::Object{
+                                    {"devices", fewer->devices},
+                                    {"best", candidateJson(fewer->best)}})
+                              : llvm::json::Value(nullptr)},
       {"reason", result.reason},
       {"search", llvm::json::Object{{"considered", result.considered},
                                     {"pruned_memory", result.prunedMemory},
@@ -472,6 +477,13 @@ static void explain(llvm::raw_ostream &os, const CostModel &model,
     os << llvm::formatv("  {0,-26} {1,9} GB\n", name, gb(value));
   os << llvm::formatv("  {0,-26} {1,9} GB of {2} GB usable{3}\n", "peak",
                       gb(m.peak), gb(m.limit), c.fits ? "" : " (does not fit)");
+  const Efficiency &e = model.getCluster().efficiency;
+  const bool expandable = model.getTraining().expandableSegments;
+  os << llvm::formatv("  usable = ({0} GB memory - {1} GB reserved) x {2:f3} "
+                      "({3} allocator)\n",
+                      gb(model.getCluster().hbmBytes), gb(e.reservedMemory),
+                      expandable ? e.usableMemoryExpandable : e.usableMemory,
+                      expandable ? "expandable-segments" : "caching");
   if (!c.fits)
     os << "  overflow: " << c.overflow << "\n";
   std::vector<StageEstimate> stages = candidateStages(model, c);
@@ -567,7 +579,11 @@ static std::string checkPlanFlags() {
       return "--" + flag->ArgStr.str() + " must be fp32 or bf16, got '" +
              llvm::StringRef(*flag).take_front(64).str() + "'";
   if (tpOverlapFlag != "on" && tpOverlapFlag != "off")
-    return "--tp-overlap must be on or off, got '" + tpOverlapFlag + "'";
+    return "--tp-overlap must be on or off, got '" +
+           llvm::StringRef(tpOverlapFlag).take_front(64).str() + "'";
+  if (allocatorFlag != "caching" && allocatorFlag != "expandable")
+    return "--allocator must be caching or expandable, got '" +
+           llvm::StringRef(allocatorFlag).take_front(64).str() + "'";
   if (!parseAttentionKernel(attentionFlag))
     return "--attention must be flash or unfused, got '" + attentionFlag + "'";
   if (topFlag < 1)
@@ -814,8 +830,8 @@ static int planOne(const ModelSpec &model, const ClusterSpec &cluster,
     const int status = usageError(llvm::toString(result.takeError()));
     // No layout of this count at all: say which smaller count has one.
     if (!options.layout && !noFewerDevicesFlag)
-      if (std::optional<FewerDevices> fewer = suggestFewerDevices(
-              model, cluster, training, options, INFINITY))
+      if (std::optional<FewerDevices> fewer =
+              suggestFewerDevices(model, cluster, training, options, INFINITY))
         llvm::errs() << llvm::formatv(
             "schedc: note: {0} of the {1} devices ({2} idle) run {3} {4} in "
             "{5} s, MFU {6}\n",
@@ -829,9 +845,8 @@ static int planOne(const ModelSpec &model, const ClusterSpec &cluster,
   // faster (not with --layout, which fixes the count's factors).
   std::optional<FewerDevices> fewer;
   if (!options.layout && !noFewerDevicesFlag) {
-    const double allDevices = result->ranked.empty()
-                                  ? INFINITY
-                                  : result->ranked.front().stepTime;
+    const double allDevices =
+        result->ranked.empty() ? INFINITY : result->ranked.front().stepTime;
     fewer = suggestFewerDevices(model, cluster, training, options, allDevices);
   }
   llvm::raw_ostream &os = llvm::outs();
@@ -941,6 +956,7 @@ int sched::runPlan() {
   training.precision = *parsePrecision(precisionFlag);
   training.attention = *parseAttentionKernel(attentionFlag);
   training.tensorParallelOverlap = tpOverlapFlag == "on";
+  training.expandableSegments = allocatorFlag == "expandable";
   training.mainGradientBytes = mainGradsFlag == "bf16" ? 2 : 4;
   training.optimizerMomentBytes = optimizerMomentsFlag == "bf16" ? 2 : 4;
   if (batchTokensFlag.getNumOccurrences())
