@@ -161,6 +161,8 @@ def main(argv: list[str]) -> int:
             ("layers", "hidden", "ffn", "heads", "seq_len", "batch", "steps"),
             shape))
         result["fragmentation_default"] = fragmentation(torch, *shape)
+        # Hand the memory back before the second process measures.
+        torch.cuda.empty_cache()
         env = dict(os.environ,
                    PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True")
         child = subprocess.run(

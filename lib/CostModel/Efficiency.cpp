@@ -114,13 +114,13 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
   // of nvidia-smi's 81,559 MiB, 84.19e9 bytes remain allocatable once the
   // CUDA context, cuBLAS and the attention kernels are loaded, 1.333e9
   // gone. A training step of Llama-shaped layers under AdamW peaks at
-  // 0.888 of the caching allocator's reservation (0.878-0.976 over three
-  // layer shapes, median) and at 0.986 (0.976-0.999) with expandable
-  // segments. The context and libraries are the same software on every
+  // 0.917 of the caching allocator's reservation (0.878-0.976 over five
+  // workloads of 19-54 GB, median) and at 0.988 (0.976-0.999) with
+  // expandable segments. The context and libraries are the same software on every
   // NVIDIA GPU; cluster presets give nvidia-smi's total as hbm_bytes.
   e.reservedMemory = 1.333e9;
-  e.usableMemory = 0.888;
-  e.usableMemoryExpandable = 0.986;
+  e.usableMemory = 0.917;
+  e.usableMemoryExpandable = 0.988;
   switch (familyOf(deviceName)) {
   case Family::A100:
     e.profile = "A100";

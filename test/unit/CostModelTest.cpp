@@ -148,13 +148,13 @@ TEST(CostModelMemory, UsableMemoryIsTheMeasuredReserveAndShare) {
   ModelSpec m = parse(kDense);
   const double h100 = 81559.0 * 1048576;
   CostModel caching(m, cluster("h100-ib"), training(4, 2048, 2048 * 4));
-  EXPECT_DOUBLE_EQ(caching.memoryLimit(), (h100 - 1.333e9) * 0.888);
+  EXPECT_DOUBLE_EQ(caching.memoryLimit(), (h100 - 1.333e9) * 0.917);
   TrainingSpec t = training(4, 2048, 2048 * 4);
   t.expandableSegments = true;
   CostModel expandable(m, cluster("h100-ib"), t);
-  EXPECT_DOUBLE_EQ(expandable.memoryLimit(), (h100 - 1.333e9) * 0.986);
+  EXPECT_DOUBLE_EQ(expandable.memoryLimit(), (h100 - 1.333e9) * 0.988);
   CostModel gb200(m, cluster("gb200-nvl72"), training(4, 2048, 2048 * 4));
-  EXPECT_DOUBLE_EQ(gb200.memoryLimit(), (189471.0 * 1048576 - 1.333e9) * 0.888);
+  EXPECT_DOUBLE_EQ(gb200.memoryLimit(), (189471.0 * 1048576 - 1.333e9) * 0.917);
   CostModel tpu(m, cluster("tpu-v5p"), training(4, 2048, 2048 * 4));
   EXPECT_DOUBLE_EQ(tpu.memoryLimit(), 95e9 * 0.9);
 }

@@ -33,3 +33,12 @@ import json
 for f in ['m2','m3']:
   d=json.load(open('$O/'+f+'.json')); print(f, d['workload'], d['reserve_bytes'], d['fragmentation_default'], d['fragmentation_expandable'])
 "
+# Third call (measure_memory.py now empties the cache before its second process): two larger workloads.
+O=${OUT:-/tmp/out}
+timeout 150 python3 integrations/torch/measure_memory.py --layers 12 --hidden 4096 --ffn 14336 --heads 32 --seq-len 8192 --batch 2 > $O/m4.json 2>&1; echo "exit $?"
+timeout 150 python3 integrations/torch/measure_memory.py --layers 8 --hidden 4096 --ffn 14336 --heads 32 --seq-len 8192 --batch 3 > $O/m5.json 2>&1; echo "exit $?"
+python3 -c "
+import json
+for f in ['m4','m5']:
+  d=json.load(open('$O/'+f+'.json')); print(f, d['workload'], d['fragmentation_default'], d['fragmentation_expandable'])
+"
