@@ -91,7 +91,8 @@ static const ClusterPreset kClusterPresets[] = {
      }},
     {"tpu-v5p",
      [] {
-       return tpu("tpu-v5p", "TPU v5p", 459e12, 95e9, 2.765e12, 8960, 90e9);
+       return tpu("tpu-v5p", "TPU v5p", 459e12, 95.0 * (1 << 30), 2.765e12,
+                  8960, 90e9);
      }},
 };
 

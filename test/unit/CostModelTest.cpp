@@ -143,7 +143,7 @@ TEST(CostModelFlops, DenseLayerByHand) {
 // Usable memory by hand (docs/cost-model.md, "Usable memory"):
 // nvidia-smi's total less the 1.333e9 bytes measured for the CUDA context
 // and libraries, times the allocator's measured share; a TPU keeps its
-// stated 0.9 margin of HBM.
+// stated 0.9 margin of HBM (95 GiB on a v5p).
 TEST(CostModelMemory, UsableMemoryIsTheMeasuredReserveAndShare) {
   ModelSpec m = parse(kDense);
   const double h100 = 81559.0 * 1048576;
@@ -156,7 +156,7 @@ TEST(CostModelMemory, UsableMemoryIsTheMeasuredReserveAndShare) {
   CostModel gb200(m, cluster("gb200-nvl72"), training(4, 2048, 2048 * 4));
   EXPECT_DOUBLE_EQ(gb200.memoryLimit(), (189471.0 * 1048576 - 1.333e9) * 0.917);
   CostModel tpu(m, cluster("tpu-v5p"), training(4, 2048, 2048 * 4));
-  EXPECT_DOUBLE_EQ(tpu.memoryLimit(), 95e9 * 0.9);
+  EXPECT_DOUBLE_EQ(tpu.memoryLimit(), 95.0 * (1 << 30) * 0.9);
 }
 
 TEST(CostModelMemory, ZeroStagesShardWhatTheySay) {
