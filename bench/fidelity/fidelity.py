@@ -63,6 +63,7 @@ def plan_command(schedc: str, run: dict, model: Path, cluster: Path) -> list[str
                       ("attention", "--attention"),
                       ("tp_overlap", "--tp-overlap"),
                       ("allocator", "--allocator"),
+                      ("p2p_overlap", "--p2p-overlap"),
                       ("main_grads", "--main-grads"),
                       ("optimizer_moments", "--optimizer-moments")):
         if key in run:

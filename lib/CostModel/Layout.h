@@ -139,6 +139,12 @@ struct TrainingSpec {
   /// PyTorch's allocator runs with expandable segments (less fragmentation,
   /// Efficiency::usableMemoryExpandable) rather than its caching default.
   bool expandableSegments = false;
+  /// Point-to-point transfers between pipeline stages hold their sender
+  /// until they complete (`--p2p-overlap off`), as Megatron-Core's
+  /// non-interleaved 1F1B waits on its combined send/receive before the
+  /// next computation; by default they overlap what follows (PyTorch's
+  /// runtime, Megatron's interleaved schedule with overlap_p2p_comm).
+  bool blockingPipelineSends = false;
   /// Bytes of a main gradient (4: FP32, Megatron's default; 2: BF16) and
   /// of each of Adam's moments (4 or 2): docs/cost-model.md, "Memory".
   double mainGradientBytes = 4;

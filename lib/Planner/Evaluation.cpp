@@ -122,7 +122,8 @@ sched::rankFigures(const CostModel &model, const Layout &layout,
     for (const Holding &h : held[r]) {
       const StageEstimate &s = stages[h.stage];
       pointers.push_back(&s);
-      f.busy += h.microbatches * (s.forward + s.backwardInput + s.backwardWeight);
+      f.busy +=
+          h.microbatches * (s.forward + s.backwardInput + s.backwardWeight);
       f.forwardPerMicrobatch += s.forward;
       f.backwardPerMicrobatch += s.backwardInput + s.backwardWeight;
       f.staticBytes += s.staticBytes();
@@ -133,9 +134,9 @@ sched::rankFigures(const CostModel &model, const Layout &layout,
       f.memory.workingSet += s.workingSetBytes;
       const StageTerms &a = s.forwardTerms, &b = s.backwardTerms;
       f.time.compute +=
-          h.microbatches * (a.matmul + a.attention + a.memoryBound +
-                            b.matmul + b.attention + b.memoryBound +
-                            b.recompute + s.backwardWeight);
+          h.microbatches *
+          (a.matmul + a.attention + a.memoryBound + b.matmul + b.attention +
+           b.memoryBound + b.recompute + s.backwardWeight);
       f.time.tensorParallel +=
           h.microbatches * (a.tensorParallel + b.tensorParallel);
       f.time.contextParallel +=
@@ -222,7 +223,8 @@ CandidateEvaluator::mostInFlight(const Candidate &candidate) const {
   return it == inFlight.end() ? nullptr : &it->second;
 }
 
-llvm::Expected<const Schedule *> CandidateEvaluator::order(const Candidate &candidate) {
+llvm::Expected<const Schedule *>
+CandidateEvaluator::order(const Candidate &candidate) {
   const int64_t vpp =
       candidate.strategy == Strategy::DualPipe ? 1 : candidate.layout.vpp;
   const OrderKey key = orderKey(candidate);
@@ -248,8 +250,9 @@ llvm::Expected<const Schedule *> CandidateEvaluator::order(const Candidate &cand
   return &orders.emplace(key, std::move(*generated)).first->second;
 }
 
-llvm::Error CandidateEvaluator::measureMemory(Candidate &candidate,
-                                     const std::vector<StageEstimate> &stages) {
+llvm::Error
+CandidateEvaluator::measureMemory(Candidate &candidate,
+                                  const std::vector<StageEstimate> &stages) {
   llvm::Expected<const Schedule *> schedule = order(candidate);
   if (!schedule)
     return schedule.takeError();
@@ -324,7 +327,8 @@ llvm::Error CandidateEvaluator::measureMemory(Candidate &candidate,
           "weights, gradients and optimizer state alone take {0} on pipeline "
           "rank {1} ({2} weights, {3} gradients, {4} optimizer{5}), over the "
           "{6} usable",
-          formatGigabytes(fixed), fullest, formatGigabytes(candidate.memory.weights),
+          formatGigabytes(fixed), fullest,
+          formatGigabytes(candidate.memory.weights),
           formatGigabytes(candidate.memory.gradients),
           formatGigabytes(candidate.memory.optimizer), workingSet,
           formatGigabytes(limit));
@@ -333,16 +337,17 @@ llvm::Error CandidateEvaluator::measureMemory(Candidate &candidate,
           "activations in flight ({0}, {1} stage-microbatches at the peak) on "
           "top of {2} of weights, gradients and optimizer state{5} exceed the "
           "{3} usable on pipeline rank {4}",
-          formatGigabytes(peakActivation), formatNumber(peakCount), formatGigabytes(fixed),
-          formatGigabytes(limit), fullest,
+          formatGigabytes(peakActivation), formatNumber(peakCount),
+          formatGigabytes(fixed), formatGigabytes(limit), fullest,
           working > 0 ? " (with the backward's working set)" : "");
   }
   return llvm::Error::success();
 }
 
-llvm::Error CandidateEvaluator::simulateStep(Candidate &candidate,
-                                    const std::vector<StageEstimate> &stages,
-                                    bool detailed) {
+llvm::Error
+CandidateEvaluator::simulateStep(Candidate &candidate,
+                                 const std::vector<StageEstimate> &stages,
+                                 bool detailed) {
   llvm::Expected<const Schedule *> cached = order(candidate);
   if (!cached)
     return cached.takeError();
@@ -352,9 +357,11 @@ llvm::Error CandidateEvaluator::simulateStep(Candidate &candidate,
   schedule.stageCosts.clear();
   for (int32_t s = 0; s < schedule.numStages; ++s)
     schedule.stageCosts.push_back(toStageCost(run[s % run.size()]));
-  const double p2p = model.p2pTime(candidate.layout, stages.front().outputBytes);
+  const double p2p =
+      model.p2pTime(candidate.layout, stages.front().outputBytes);
   SimulationOptions withComm;
   withComm.comm = p2p;
+  withComm.blockingSends = model.getTraining().blockingPipelineSends;
   llvm::Expected<Timeline> timeline = simulate(schedule, withComm);
   if (!timeline)
     return timeline.takeError();
@@ -465,9 +472,8 @@ bool sched::proveCandidate(const CostModel &model, Candidate &candidate) {
     break;
   }
   if (!verdict.peakMemory.empty())
-    candidate.memory.peak =
-        std::max(candidate.memory.peak, *std::max_element(
-                                            verdict.peakMemory.begin(),
-                                            verdict.peakMemory.end()));
+    candidate.memory.peak = std::max(
+        candidate.memory.peak, *std::max_element(verdict.peakMemory.begin(),
+                                                 verdict.peakMemory.end()));
   return true;
 }

@@ -61,6 +61,8 @@ private:
   /// The stage whose output `action` consumes, and the event carrying it.
   std::optional<std::pair<int32_t, uint64_t>> producerOf(const Action &a) const;
   size_t bundleEnd(int32_t r, size_t pos) const;
+  /// Whether `action`, run on rank `r`, sends its output to another rank.
+  bool sendsAway(int32_t r, const Action &action) const;
   std::optional<double> collectiveReady(int32_t r, const Action &action);
   llvm::Error stuckError() const;
   llvm::Error computeMemory();
@@ -133,6 +135,22 @@ ListSimulator::producerOf(const Action &a) const {
                                        a.stage, a.microbatch)};
   default:
     return std::nullopt;
+  }
+}
+
+bool ListSimulator::sendsAway(int32_t r, const Action &action) const {
+  if (lowered)
+    return action.kind == ActionKind::Send;
+  switch (action.kind) {
+  case ActionKind::Forward:
+    return !schedule.isLastStage(action.stage) &&
+           stageRank[action.stage + 1] != r;
+  case ActionKind::Backward:
+  case ActionKind::BackwardInput:
+    return !schedule.isFirstStage(action.stage) &&
+           stageRank[action.stage - 1] != r;
+  default:
+    return false;
   }
 }
 
@@ -257,6 +275,13 @@ void ListSimulator::advance(int32_t r) {
             finish);
     }
     clock[r] = finish;
+    // A blocking send holds the rank until its transfer completes.
+    if (options.blockingSends)
+      for (size_t i = begin; i < end; ++i)
+        if (sendsAway(r, actions[i])) {
+          clock[r] = finish + options.comm;
+          break;
+        }
     pos[r] = end;
   }
 }

@@ -25,6 +25,11 @@ struct SimulationOptions {
   bool unitSteps = false;
   /// Time of one point-to-point transfer between ranks.
   double comm = 0;
+  /// A transfer holds its sender until it completes (`comm` after the
+  /// send), as Megatron-Core's non-interleaved 1F1B waits on its combined
+  /// send/receive requests before the next computation; otherwise sends
+  /// are eager and only the receiver waits.
+  bool blockingSends = false;
   /// Part of a stage-microbatch activation that survives I until W when
   /// stages declare no sizes.
   double weightGradFraction = 0.5;

@@ -71,6 +71,33 @@ TEST(Generate, RejectsVirtualStagesForSingleStageStrategies) {
             std::string::npos);
 }
 
+// 1F1B on 2 ranks, 2 microbatches, T_F = 1, T_B = 2, transfers of c:
+// eager sends give 9 + 2c (rank 0: F0, F1; rank 1: F0 at 1+c, B0 to 4+c,
+// F1, B1 to 7+c; rank 0's B1 from 7+2c). Blocking sends (Megatron's
+// non-interleaved 1F1B) hold rank 0 after each forward and rank 1 after
+// each backward for c: rank 1's B1 ends at 7+2c, its gradient arrives at
+// 7+3c, and rank 0 ends at 9+3c.
+TEST(Simulate, BlockingSendsHoldTheSender) {
+  PipelineShape shape;
+  shape.pp = 2;
+  shape.microbatches = 2;
+  llvm::Expected<Schedule> schedule =
+      generateSchedule(Strategy::OneFOneB, shape);
+  ASSERT_TRUE(static_cast<bool>(schedule));
+  SimulationOptions eager;
+  eager.comm = 0.5;
+  llvm::Expected<Timeline> overlapped = simulate(*schedule, eager);
+  ASSERT_TRUE(static_cast<bool>(overlapped));
+  EXPECT_DOUBLE_EQ(overlapped->makespan, 9 + 2 * 0.5);
+  SimulationOptions blocking = eager;
+  blocking.blockingSends = true;
+  llvm::Expected<Timeline> held = simulate(*schedule, blocking);
+  ASSERT_TRUE(static_cast<bool>(held));
+  EXPECT_DOUBLE_EQ(held->makespan, 9 + 3 * 0.5);
+  // The hold is waiting, not compute.
+  EXPECT_DOUBLE_EQ(held->busy[0], overlapped->busy[0]);
+}
+
 TEST(Simulate, ReportsAScheduleThatCannotFinish) {
   // Rank 1 runs B before the forward it needs ever happens on rank 0.
   Schedule schedule;

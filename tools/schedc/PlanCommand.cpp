@@ -76,6 +76,13 @@ static cl::opt<std::string> tpOverlapFlag(
     cl::desc("Tensor-parallel collectives pipelined with the GEMMs beside "
              "them (Transformer Engine userbuffers): on (default) or off"),
     cl::init("on"));
+static cl::opt<std::string> p2pOverlapFlag(
+    "p2p-overlap", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Pipeline transfers overlap the computation after them: on "
+             "(default; PyTorch's runtime, Megatron's interleaved schedule) "
+             "or off (each send holds its rank until it completes, as "
+             "Megatron-Core's non-interleaved 1F1B)"),
+    cl::init("on"));
 static cl::opt<std::string> allocatorFlag(
     "allocator", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("PyTorch's CUDA allocator: caching (its default) or expandable "
@@ -581,6 +588,9 @@ static std::string checkPlanFlags() {
   if (tpOverlapFlag != "on" && tpOverlapFlag != "off")
     return "--tp-overlap must be on or off, got '" +
            llvm::StringRef(tpOverlapFlag).take_front(64).str() + "'";
+  if (p2pOverlapFlag != "on" && p2pOverlapFlag != "off")
+    return "--p2p-overlap must be on or off, got '" +
+           llvm::StringRef(p2pOverlapFlag).take_front(64).str() + "'";
   if (allocatorFlag != "caching" && allocatorFlag != "expandable")
     return "--allocator must be caching or expandable, got '" +
            llvm::StringRef(allocatorFlag).take_front(64).str() + "'";
@@ -957,6 +967,7 @@ int sched::runPlan() {
   training.attention = *parseAttentionKernel(attentionFlag);
   training.tensorParallelOverlap = tpOverlapFlag == "on";
   training.expandableSegments = allocatorFlag == "expandable";
+  training.blockingPipelineSends = p2pOverlapFlag == "off";
   training.mainGradientBytes = mainGradsFlag == "bf16" ? 2 : 4;
   training.optimizerMomentBytes = optimizerMomentsFlag == "bf16" ? 2 : 4;
   if (batchTokensFlag.getNumOccurrences())
