@@ -155,17 +155,30 @@ def main() -> int:
         print(f"fits ({name}): {sum(o.fits and o.error is None for o in subset)}"
               f" of {len(subset)} published layouts")
 
+    # A pair is kept when the faster run is predicted faster, reversed when
+    # it is not (a tie included), and not evaluated when a side has no
+    # prediction; counted per set (the set of the pair's faster run).
     by_name = {o.name: o for o in outcomes}
-    kept = 0
-    for faster, slower in data.get("pairs", []):
+    pairs = [(f, s) for f, s in data.get("pairs", [])
+             if f in by_name and s in by_name]
+    counts: dict[str, list[int]] = {}
+    for faster, slower in pairs:
         a, b = by_name[faster], by_name[slower]
-        ok = (a.predicted is not None and b.predicted is not None
-              and a.predicted > b.predicted)
-        kept += ok
+        if a.predicted is None or b.predicted is None:
+            verdict = "not evaluated"
+        else:
+            verdict = "kept" if a.predicted > b.predicted else "REVERSED"
+        tally = counts.setdefault(a.run_set, [0, 0, 0])
+        tally[0] += verdict == "kept"
+        tally[1] += verdict == "REVERSED"
+        tally[2] += verdict == "not evaluated"
         print(f"pair {faster} > {slower}: "
               f"{format_value(a.kind, a.predicted)} vs "
-              f"{format_value(b.kind, b.predicted)}: {'kept' if ok else 'REVERSED'}")
-    print(f"pairs in order: {kept} of {len(data.get('pairs', []))}")
+              f"{format_value(b.kind, b.predicted)}: {verdict}")
+    for name, (kept, reversed_, unevaluated) in counts.items():
+        print(f"pairs in order ({name}): {kept} of {kept + reversed_ + unevaluated}"
+              + (f", {reversed_} reversed" if reversed_ else "")
+              + (f", {unevaluated} not evaluated" if unevaluated else ""))
 
     if args.json:
         Path(args.json).write_text(json.dumps(
