@@ -262,6 +262,7 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
     e.reservedMemory = 0;
     e.usableMemory = 0.9;
     e.usableMemoryExpandable = 0.9;
+    e.measuredAllocator = false;
     break;
   case Family::Generic:
     e.profile = "generic (no measured profile for this device: Hopper's "

@@ -105,6 +105,9 @@ struct Efficiency {
   /// engineering margin stated as such.
   double usableMemory = 0.9;
   double usableMemoryExpandable = 0.9;
+  /// Whether the shares above are a measured PyTorch caching allocator's
+  /// (GPUs) or a stated margin (TPUs: XLA places buffers at compile time).
+  bool measuredAllocator = true;
   /// Bytes/s one way between a device and its host's memory (datasheets:
   /// PCIe or NVLink-C2C), what activation offload moves over; 0 when no
   /// figure is known (offload is then refused).

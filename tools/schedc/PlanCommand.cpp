@@ -486,11 +486,13 @@ static void explain(llvm::raw_ostream &os, const CostModel &model,
                       gb(m.peak), gb(m.limit), c.fits ? "" : " (does not fit)");
   const Efficiency &e = model.getCluster().efficiency;
   const bool expandable = model.getTraining().expandableSegments;
-  os << llvm::formatv("  usable = ({0} GB memory - {1} GB reserved) x {2:f3} "
-                      "({3} allocator)\n",
-                      gb(model.getCluster().hbmBytes), gb(e.reservedMemory),
-                      expandable ? e.usableMemoryExpandable : e.usableMemory,
-                      expandable ? "expandable-segments" : "caching");
+  os << llvm::formatv(
+      "  usable = ({0} GB memory - {1} GB reserved) x {2:f3} ({3})\n",
+      gb(model.getCluster().hbmBytes), gb(e.reservedMemory),
+      expandable ? e.usableMemoryExpandable : e.usableMemory,
+      !e.measuredAllocator ? "a stated margin: no measurement for this device"
+      : expandable         ? "expandable-segments allocator"
+                           : "caching allocator");
   if (!c.fits)
     os << "  overflow: " << c.overflow << "\n";
   std::vector<StageEstimate> stages = candidateStages(model, c);
