@@ -531,7 +531,10 @@ static int writePlanFiles(const CostModel &model, const Candidate &c,
     if (int status = keepOutput(*file))
       return status;
   llvm::outs() << "wrote " << prefix << ".mlir and " << prefix
-               << ".json (verified under rendezvous against "
+               << ".json (verified under rendezvous "
+               << (gathersParameters(c) ? "with ZeRO-3's gathers; its memory "
+                                          "is the planner's, against "
+                                        : "against ")
                << gb(model.memoryLimit()) << " GB) and " << prefix << ".svg\n";
   return ExitOk;
 }
