@@ -139,7 +139,16 @@ static void declareDataParallel(OpBuilder &builder, Location loc,
 }
 
 bool sched::gathersParameters(const Candidate &candidate) {
-  return candidate.layout.zero >= 3 && candidate.layout.dp > 1;
+  const Layout &layout = candidate.layout;
+  if (layout.zero < 3 || layout.dp <= 1)
+    return false;
+  // A shard group inside one replica (hsdp a divisor of cp) gathers among
+  // that replica's cp ranks, inside a plan rank, as tensor parallelism's
+  // collectives do.
+  if (layout.shardGroup > 0 && layout.shardReplicas() > 1)
+    return layout.shardGroup % layout.cp == 0 &&
+           layout.shardGroup / layout.cp > 1;
+  return true;
 }
 
 /// The `parameters` of a stage in the written pipeline: the planner's

@@ -54,10 +54,11 @@ public:
   bool rejected;
 };
 
-/// Whether the written plan of `candidate` gathers parameters (ZeRO-3 with
-/// data parallelism): an UNSHARD of each stage before each of its computes
-/// and a RESHARD after it. Its memory is then the planner's, not checked
-/// again by the verifier (docs/planner.md, "Written plans").
+/// Whether the written plan of `candidate` gathers parameters (ZeRO-3
+/// sharded across data-parallel replicas): an UNSHARD of each stage before
+/// each of its computes and a RESHARD after it. Its memory is then the
+/// planner's, not checked again by the verifier (docs/planner.md,
+/// "Written plans").
 bool gathersParameters(const Candidate &candidate);
 
 /// Lowers `candidate` through the IR in `context` (which must have the
