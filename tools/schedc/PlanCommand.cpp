@@ -674,9 +674,11 @@ static SweepPlotData sweepPlotData(const CostModel &costs, SweepAxis axis,
                                : std::nullopt);
   }
   data.series = {flat, piped};
-  data.crossover = stops;
-  if (stops)
+  // Where PP never paid, nothing stops: no mark at the first value.
+  if (stops && *stops != points.front().value) {
+    data.crossover = stops;
     data.crossoverLabel = "PP stops paying at " + sweptValueName(axis, *stops);
+  }
   data.note = verdict.str();
   return data;
 }
