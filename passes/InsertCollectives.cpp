@@ -186,6 +186,27 @@ public:
     }
   }
 
+  /// ZeRO-3's gathers: every top-level compute action is bracketed by an
+  /// unshard of each stage it computes and a reshard after it, so each
+  /// forward and each backward gathers the parameters it uses.
+  void insertGatherWindows() {
+    for (const ActionInfo &info : actions) {
+      std::set<int64_t> computed;
+      for (auto &[stage, op] : info.computes)
+        computed.insert(stage);
+      if (computed.empty())
+        continue;
+      OpBuilder builder = before(info.op);
+      for (int64_t stage : computed)
+        UnshardOp::create(builder, rank.getLoc(), stage);
+      OpBuilder after = this->after(info.op);
+      Operation *last = nullptr;
+      for (int64_t stage : computed)
+        last = ReshardOp::create(after, rank.getLoc(), stage);
+      lastAfter[info.op] = last;
+    }
+  }
+
   void finish() {
     Block &body = rank.getBody().front();
     for (Operation &op : body)
@@ -349,8 +370,16 @@ struct InsertCollectivesPass
            head.getStage(),
            static_cast<int64_t>(head.getBiasBytes().value_or(0)),
            CollectiveWhen::AfterBackward, std::nullopt});
+    if (fsdp && gatherPerCompute)
+      return schedule.emitOpError()
+             << "fsdp (one gather around a stage's computes) and "
+                "gather-per-compute (one around each) exclude each other";
     for (auto rank : body.getOps<RankOp>()) {
       RankInserter inserter(rank, prefetch, readings);
+      // First, so that a reshard follows its compute directly and the
+      // collectives placed after the compute come after it.
+      if (gatherPerCompute)
+        inserter.insertGatherWindows();
       for (size_t d = 0; d < decls.size(); ++d)
         if (failed(inserter.insert(decls[d].first, d, *decls[d].second)))
           return failure();

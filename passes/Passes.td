@@ -824,7 +824,15 @@ def InsertCollectives : Pass<"sched-insert-collectives", "mlir::ModuleOp"> {
     With `fsdp`, each stage's parameters are gathered (`sched.unshard`)
     `prefetch` actions before the stage's first compute on the rank, freed
     (`sched.reshard`) after its last, and its gradients reduced
-    (`sched.reduce_grad`) then. A schedule of several pipeline replicas
+    (`sched.reduce_grad`) then. With `gather-per-compute` (ZeRO-3 as
+    FSDP runs it with resharding after the forward, and as `schedc plan
+    --write-plan` writes it), each top-level compute action (an overlap
+    pair counts as one) is bracketed instead: a `sched.unshard` of each of
+    its stages right before it and a `sched.reshard` right after, so the
+    parameters are gathered for every forward and again for every
+    backward; the gradient reduction is left to the declarations
+    (`reduce_scatter ... when after_backward`). The two options exclude
+    each other. A schedule of several pipeline replicas
     (DualPipe) keeps a copy of each model stage per replica: before its
     optimizer step every rank all-reduces the gradients of its stages on a
     new group `@replicas`, whose member sets are the ranks sharing model
@@ -872,6 +880,10 @@ def InsertCollectives : Pass<"sched-insert-collectives", "mlir::ModuleOp"> {
            "Add FSDP unshard/reshard and gradient reduction per stage">,
     Option<"prefetch", "prefetch", "unsigned", /*default=*/"1",
            "How many actions ahead of a stage's first compute to unshard">,
+    Option<"gatherPerCompute", "gather-per-compute", "bool",
+           /*default=*/"false",
+           "Unshard each stage before each of its computes and reshard it "
+           "after (ZeRO-3); the declarations reduce the gradients">,
   ];
 }
 

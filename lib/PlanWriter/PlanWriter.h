@@ -54,6 +54,13 @@ public:
   bool rejected;
 };
 
+/// Whether the written plan of `candidate` gathers parameters (ZeRO-3
+/// sharded across data-parallel replicas): an UNSHARD of each stage before
+/// each of its computes and a RESHARD after it. Its memory is then the
+/// planner's, not checked again by the verifier (docs/planner.md,
+/// "Written plans").
+bool gathersParameters(const Candidate &candidate);
+
 /// Lowers `candidate` through the IR in `context` (which must have the
 /// sched dialect loaded and a diagnostic handler), verifies it, and writes
 /// its three forms to `outputs`. Fails with PlanDiagnosedError, or with a

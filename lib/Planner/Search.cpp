@@ -375,8 +375,19 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
       strategies.assign(std::begin(kPipelineStrategies),
                         std::end(kPipelineStrategies));
     for (Strategy strategy : strategies) {
-      if (withoutPipeline(strategy) != (layout.pp == 1))
+      if (withoutPipeline(strategy) != (layout.pp == 1)) {
+        // Said only when a pinned schedule leaves no layout at all.
+        if (firstLayoutError.empty())
+          firstLayoutError = llvm::formatv(
+              "layout {0} with {1}: {1} {2}, got pp = {3}", layout.str(),
+              strategyName(strategy),
+              withoutPipeline(strategy) ? "runs without pipeline parallelism "
+                                          "(pp = 1)"
+                                        : "needs pipeline parallelism "
+                                          "(pp >= 2)",
+              layout.pp);
         continue;
+      }
       // Combined 1F1B exists to hide the expert all-to-all; without one
       // it only keeps two microbatches alive.
       if ((strategy == Strategy::Combined1F1B ||

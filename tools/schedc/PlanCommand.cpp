@@ -552,7 +552,10 @@ static int writePlanFiles(const CostModel &model, const Candidate &c,
     if (int status = keepOutput(*file))
       return status;
   llvm::outs() << "wrote " << prefix << ".mlir and " << prefix
-               << ".json (verified under rendezvous against "
+               << ".json (verified under rendezvous "
+               << (gathersParameters(c) ? "with ZeRO-3's gathers; its memory "
+                                          "is the planner's, against "
+                                        : "against ")
                << gb(model.memoryLimit()) << " GB) and " << prefix << ".svg\n";
   return ExitOk;
 }
@@ -699,9 +702,11 @@ static SweepPlotData sweepPlotData(const CostModel &costs, SweepAxis axis,
                                : std::nullopt);
   }
   data.series = {flat, piped};
-  data.crossover = stops;
-  if (stops)
+  // Where PP never paid, nothing stops: no mark at the first value.
+  if (stops && *stops != points.front().value) {
+    data.crossover = stops;
     data.crossoverLabel = "PP stops paying at " + sweptValueName(axis, *stops);
+  }
   data.note = verdict.str();
   return data;
 }
