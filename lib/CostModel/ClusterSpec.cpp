@@ -172,7 +172,7 @@ static constexpr NumberRange kReservedMemoryRange{1, 1125899906842624.0,
 /// ("efficiency.gemms[2].fraction: ...").
 static void readMeasuredTables(DescriptionReader &e, Efficiency &out) {
   constexpr size_t kMaxEntries = 4096;
-  const double kMaxDim = double(int64_t(1) << 24);
+  constexpr int64_t kMaxDim = int64_t(1) << 24;
   if (e.has("profile"))
     out.profile = e.string("profile");
   if (const llvm::json::Array *gemms = e.array("gemms", kMaxEntries)) {
@@ -186,14 +186,9 @@ static void readMeasuredTables(DescriptionReader &e, Efficiency &out) {
       }
       DescriptionReader g(*entry, e.path(where) + ".");
       MeasuredGemm gemm;
-      gemm.m = static_cast<double>(g.integer("m", 1));
-      gemm.n = static_cast<double>(g.integer("n", 1));
-      gemm.k = static_cast<double>(g.integer("k", 1));
-      for (auto [key, value] : {std::pair<llvm::StringRef, double>{"m", gemm.m},
-                                {"n", gemm.n},
-                                {"k", gemm.k}})
-        if (g.ok() && value > kMaxDim)
-          g.fail(key, "larger than 2^24");
+      gemm.m = static_cast<double>(g.integer("m", 1, std::nullopt, kMaxDim));
+      gemm.n = static_cast<double>(g.integer("n", 1, std::nullopt, kMaxDim));
+      gemm.k = static_cast<double>(g.integer("k", 1, std::nullopt, kMaxDim));
       const std::string dtype = g.string("dtype", std::string("bf16"));
       if (g.ok() && dtype != "bf16" && dtype != "fp8")
         g.fail("dtype", "expected \"bf16\" or \"fp8\", got \"" + dtype + "\"");
@@ -215,7 +210,8 @@ static void readMeasuredTables(DescriptionReader &e, Efficiency &out) {
       }
       DescriptionReader a(*entry, e.path(where) + ".");
       AttentionPoint point;
-      point.seqLen = static_cast<double>(a.integer("seq_len", 1));
+      point.seqLen =
+          static_cast<double>(a.integer("seq_len", 1, std::nullopt, kMaxDim));
       point.forward = a.fraction("forward", 1);
       point.backward = a.fraction("backward", 1);
       e.adopt(a);

@@ -16,6 +16,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace sched;
 
@@ -402,6 +404,22 @@ static LogicalResult checkPeers(const TorchCsvSchedule &csv) {
   return success();
 }
 
+RequestSize sched::torchCsvImportSize(const Schedule &schedule) {
+  RequestSize size;
+  for (const RankProgram &rank : schedule.ranks) {
+    size.actions += static_cast<int64_t>(rank.actions.size());
+    // A CSV bundles nothing but the two actions of an overlap cell.
+    for (size_t i = 0; i < rank.actions.size(); ++i)
+      if (rank.actions[i].bundle != 0 &&
+          (i == 0 || rank.actions[i - 1].bundle != rank.actions[i].bundle))
+        ++size.overlaps;
+  }
+  // The IR uniques attributes per microbatch index used, and every index
+  // used is some action's: one cell naming microbatch 2^24 costs one.
+  size.microbatches = std::min<int64_t>(schedule.numMicrobatches, size.actions);
+  return size;
+}
+
 OwningOpRef<ModuleOp> sched::importTorchCsv(llvm::SourceMgr &sourceMgr,
                                             MLIRContext *context,
                                             const TorchCsvOptions &options) {
@@ -410,6 +428,13 @@ OwningOpRef<ModuleOp> sched::importTorchCsv(llvm::SourceMgr &sourceMgr,
   if (failed(csv) || failed(checkPeers(*csv)))
     return nullptr;
   const Schedule &plain = csv->schedule;
+  // The plain form follows the file; its IR costs several times as much.
+  if (llvm::Error error = checkMemoryBudget(
+          MemoryPath::Import, torchCsvImportSize(plain), options.memoryBudget,
+          "importing the PyTorch CSV", options.raiseBudget)) {
+    emitError(csv->locate(1, 1)) << llvm::toString(std::move(error));
+    return nullptr;
+  }
   ProgramLocations locations;
   for (size_t r = 0; r < plain.ranks.size(); ++r) {
     const auto rank = static_cast<int32_t>(r);

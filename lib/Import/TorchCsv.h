@@ -11,6 +11,7 @@
 #ifndef LIB_IMPORT_TORCHCSV_H
 #define LIB_IMPORT_TORCHCSV_H
 
+#include "lib/Limits/ResourceLimits.h"
 #include "lib/Schedule/Schedule.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -49,6 +50,11 @@ struct TorchCsvOptions {
   /// (-1 for an action without one) of the action of each such cell that
   /// is out of range, for the verifier to state its range rule.
   std::vector<std::pair<int64_t, int64_t>> *outOfRangeIndices = nullptr;
+  /// importTorchCsv: the working-memory budget of building the IR, in bytes
+  /// (MemoryPath::Import, docs/limits.md), checked on the plain form before
+  /// any op is built; `raiseBudget` says how to raise it.
+  int64_t memoryBudget = kDefaultMemoryBudget;
+  std::string raiseBudget = "--memory-budget=SIZE";
 };
 
 /// A PyTorch CSV read into the plain form. Rank r is line r + 1 of the
@@ -87,9 +93,16 @@ mlir::FailureOr<TorchCsvSchedule> readTorchCsv(llvm::SourceMgr &sourceMgr,
                                                mlir::MLIRContext *context,
                                                const TorchCsvOptions &options);
 
+/// The sizes that building the IR of `schedule` (read from a PyTorch CSV)
+/// costs along MemoryPath::Import: every action is an op and a location
+/// (SEND/RECV cells included), each overlap a sched.overlap, each
+/// microbatch its uniqued attributes.
+RequestSize torchCsvImportSize(const Schedule &schedule);
+
 /// Imports the main buffer of `sourceMgr` as a module holding one
 /// sched.schedule. Emits diagnostics and returns null on malformed input,
-/// and on a transfer whose peer the IR cannot name.
+/// on a transfer whose peer the IR cannot name, and on a schedule whose IR
+/// is estimated over `options.memoryBudget`.
 mlir::OwningOpRef<mlir::ModuleOp>
 importTorchCsv(llvm::SourceMgr &sourceMgr, mlir::MLIRContext *context,
                const TorchCsvOptions &options);

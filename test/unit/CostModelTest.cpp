@@ -679,7 +679,19 @@ TEST(Descriptions, ErrorsNameTheField) {
   };
   EXPECT_EQ(modelError(R"({"layers": 2})"), "hidden: missing");
   EXPECT_EQ(modelError(R"({"layers": 0, "hidden": 8})"),
-            "layers: expected an integer >= 1, got 0");
+            "layers: expected an integer in [1, 16777216], got 0");
+  // Each field has its range, and its error names it: 2^24 MTP modules took
+  // 17 GB of head operators, and every MLA dimension was "kv_lora_rank".
+  EXPECT_EQ(modelError(R"({"layers": 2, "hidden": 8, "ffn_hidden": 8,
+                            "heads": 2, "vocab": 8, "mtp_layers": 1025})"),
+            "mtp_layers: expected an integer in [0, 1024], got 1025");
+  EXPECT_EQ(modelError(R"({"layers": 2, "hidden": 8, "ffn_hidden": 8,
+                            "heads": 2, "vocab": 8,
+                            "mla": {"kv_lora_rank": 8, "qk_nope_head_dim": 8,
+                                    "qk_rope_head_dim": 16777217,
+                                    "v_head_dim": 8}})"),
+            "mla.qk_rope_head_dim: expected an integer in [0, 16777216], got "
+            "16777217");
   EXPECT_EQ(modelError(R"({"layers": 2, "hidden": 8, "ffn_hidden": 8,
                             "heads": 2, "vocab": 8, "mlp": "swish"})"),
             "mlp: expected \"gated\" or \"plain\", got \"swish\"");

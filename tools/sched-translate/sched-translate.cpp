@@ -12,6 +12,7 @@
 #include "lib/Import/TorchCsv.h"
 #include "lib/Limits/ExcerptDiagnosticHandler.h"
 #include "lib/Limits/NestingDepth.h"
+#include "lib/Limits/ResourceLimits.h"
 #include "lib/Lower/InsertTransfers.h"
 #include "lib/Render/TextGrid.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
@@ -23,6 +24,8 @@
 #include "mlir/Tools/ParseUtilities.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+
+#include <optional>
 
 using namespace mlir;
 
@@ -37,11 +40,54 @@ static llvm::cl::opt<bool> planUnverifiedFlag(
                    "verifier does not prove it (its verdict says "
                    "unverified)"));
 
-/// Prints every sched.schedule of the module as a text grid.
-/// Set when --import-json-plan could not read its plan: exit status 2, bad
-/// input, rather than 1.
+namespace {
+/// Reads a --memory-budget as schedc generate's: bytes, or a number with a
+/// K, M, G or T suffix. (LLVM's parser<int64_t>, that is parser<long>, is
+/// final; parser<long long> is not.)
+struct MemorySizeParser : llvm::cl::parser<long long> {
+  using llvm::cl::parser<long long>::parser;
+  bool parse(llvm::cl::Option &option, llvm::StringRef, llvm::StringRef arg,
+             long long &value) {
+    llvm::Expected<int64_t> size = sched::parseMemorySize(arg);
+    if (!size)
+      return option.error(llvm::toString(size.takeError()));
+    value = *size;
+    return false;
+  }
+};
+} // namespace
+
+static llvm::cl::opt<long long, false, MemorySizeParser> memoryBudget(
+    "memory-budget", llvm::cl::init(sched::kDefaultMemoryBudget),
+    llvm::cl::desc("working memory that --import-torch-csv(-comms) may build "
+                   "IR with, and that --export-text-grid may print: bytes, "
+                   "or a number with a K, M, G or T suffix (default 2G; "
+                   "docs/limits.md)"),
+    llvm::cl::value_desc("SIZE"));
+
+/// Set when an import could not read its input: exit status 2, bad input,
+/// rather than 1.
 static bool importFailed = false;
 
+/// Clips the source excerpts of `context`'s errors to one screen line
+/// (lib/Limits/ExcerptDiagnosticHandler.h) while it lives: mlirTranslateMain's
+/// handler quotes the whole line, 300 KB for a bad cell at the end of a
+/// PyTorch CSV row of 20,000 cells. Under --verify-diagnostics the verifier
+/// must see every diagnostic, and nothing is printed.
+class ClippedExcerpts {
+public:
+  ClippedExcerpts(llvm::SourceMgr &sourceMgr, MLIRContext *context) {
+    const auto &options = llvm::cl::getRegisteredOptions();
+    auto verify = options.find("verify-diagnostics");
+    if (verify == options.end() || verify->second->getNumOccurrences() == 0)
+      handler.emplace(sourceMgr, context);
+  }
+
+private:
+  std::optional<sched::ExcerptDiagnosticHandler> handler;
+};
+
+/// Prints every sched.schedule of the module as a text grid.
 static LogicalResult scheduleToTextGrid(Operation *op, raw_ostream &os) {
   auto module = dyn_cast<ModuleOp>(op);
   if (!module)
@@ -53,7 +99,8 @@ static LogicalResult scheduleToTextGrid(Operation *op, raw_ostream &os) {
     if (failed(schedule))
       return failure();
     os << "schedule @" << scheduleOp.getSymName() << "\n";
-    if (llvm::Error error = sched::printTextGrid(os, *schedule))
+    if (llvm::Error error = sched::printTextGrid(os, *schedule, memoryBudget,
+                                                 "--memory-budget=SIZE"))
       return scheduleOp.emitError() << llvm::toString(std::move(error));
   }
   if (!any)
@@ -142,9 +189,15 @@ registerCsvImport(llvm::StringRef flag, llvm::StringRef description,
       flag, description,
       [flavour](llvm::SourceMgr &sourceMgr,
                 MLIRContext *context) -> OwningOpRef<Operation *> {
+        ClippedExcerpts excerpts(sourceMgr, context);
         sched::TorchCsvOptions options;
         options.flavour = flavour;
-        return sched::importTorchCsv(sourceMgr, context, options);
+        options.memoryBudget = memoryBudget;
+        OwningOpRef<ModuleOp> module =
+            sched::importTorchCsv(sourceMgr, context, options);
+        if (!module)
+          importFailed = true;
+        return module;
       },
       [](DialectRegistry &registry) { sched::registerSchedDialect(registry); });
 }
@@ -164,6 +217,8 @@ registerExport(llvm::StringRef flag, llvm::StringRef description,
         // mlirTranslateMain turns it on: an error on a schedule would
         // append the whole schedule in generic form.
         context->printOpOnDiagnostic(false);
+        // Nor may an error quote a whole source line.
+        ClippedExcerpts excerpts(*sourceMgr, context);
         DialectRegistry registry;
         sched::registerSchedDialect(registry);
         context->appendDialectRegistry(registry);
@@ -190,7 +245,7 @@ int main(int argc, char **argv) {
       "import a JSON runtime plan (docs/runtime-plan.md) as a sched.schedule",
       [](llvm::SourceMgr &sourceMgr,
          MLIRContext *context) -> OwningOpRef<Operation *> {
-        sched::ExcerptDiagnosticHandler excerpts(sourceMgr, context);
+        ClippedExcerpts excerpts(sourceMgr, context);
         OwningOpRef<ModuleOp> module =
             sched::importJsonPlan(sourceMgr, context);
         // A plan that cannot be read is bad input (docs/runtime-plan.md).

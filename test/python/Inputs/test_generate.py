@@ -1,4 +1,5 @@
 """schedc.generate and schedc.simulate, and what they refuse."""
+import time
 import unittest
 
 import schedc
@@ -65,6 +66,18 @@ class GenerateTest(unittest.TestCase):
             schedc.generate("gpipe", pp=1 << 20, microbatches=1 << 20)
         with self.assertRaisesRegex(TypeError, "pp must be an int, not str"):
             schedc.generate("1f1b", pp="2", microbatches=2)
+
+    def test_dualpipe_v_is_linear_in_ranks(self) -> None:
+        # Each rank's prefix grew with pp: quadratic in all, 714 MB at pp
+        # 8,192 and "LLVM ERROR: out of memory" at 16,384, which killed the
+        # interpreter. Two microbatches down and up the V: 6 actions a rank.
+        started = time.monotonic()
+        schedule = schedc.generate("dualpipe-v", pp=16384, microbatches=2)
+        self.assertLess(time.monotonic() - started, 10.0)
+        self.assertEqual((schedule.num_ranks, schedule.num_stages),
+                         (16384, 32768))
+        order = schedc.pipeline_order(schedule)
+        self.assertIn("16384F0", order[16383])
 
     def test_a_schedule_that_cannot_finish_does_not_simulate(self) -> None:
         with self.assertRaisesRegex(ValueError, "cannot run to the end: rank 0 "
