@@ -59,12 +59,18 @@ namespace {
 enum class Family { Generic, A100, Hopper, B200, GB200, B300, TpuV4, TpuV5p };
 } // namespace
 
-static Family familyOf(llvm::StringRef deviceName) {
+/// A device name lower-cased without punctuation ("H100 SXM" -> "h100sxm").
+static std::string normalizedName(llvm::StringRef deviceName) {
   std::string name;
   for (char c : deviceName)
     if (std::isalnum(static_cast<unsigned char>(c)))
       name.push_back(
           static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  return name;
+}
+
+static Family familyOf(llvm::StringRef deviceName) {
+  const std::string name = normalizedName(deviceName);
   llvm::StringRef n(name);
   if (n.contains("a100"))
     return Family::A100;
@@ -82,6 +88,22 @@ static Family familyOf(llvm::StringRef deviceName) {
   if (n.contains("tpu") || n.contains("ironwood"))
     return Family::TpuV5p;
   return Family::Generic;
+}
+
+/// A TPU chip's PCIe link to its host, one way, as the scaling book's TPU
+/// chapter gives it: 16 GB/s each way on v4, "typically around 1.5e10
+/// bytes/s per chip" (v5e, v5p), 32 GB/s on Trillium (v6e). No figure is
+/// published for TPU7x (Ironwood): 0, and offload is refused there.
+static double tpuHostBandwidth(llvm::StringRef deviceName) {
+  const std::string name = normalizedName(deviceName);
+  llvm::StringRef n(name);
+  if (n.contains("v4"))
+    return 16e9;
+  if (n.contains("v5p") || n.contains("v5e") || n.contains("v5lite"))
+    return 1.5e10;
+  if (n.contains("v6e") || n.contains("trillium"))
+    return 32e9;
+  return 0;
 }
 
 Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
@@ -116,8 +138,8 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
   // gone. A training step of Llama-shaped layers under AdamW peaks at
   // 0.917 of the caching allocator's reservation (0.878-0.976 over five
   // workloads of 19-54 GB, median) and at 0.988 (0.976-0.999) with
-  // expandable segments. The context and libraries are the same software on every
-  // NVIDIA GPU; cluster presets give nvidia-smi's total as hbm_bytes.
+  // expandable segments. The context and libraries are the same software on
+  // every NVIDIA GPU; cluster presets give nvidia-smi's total as hbm_bytes.
   e.reservedMemory = 1.333e9;
   e.usableMemory = 0.917;
   e.usableMemoryExpandable = 0.988;
@@ -263,6 +285,7 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
     e.usableMemory = 0.9;
     e.usableMemoryExpandable = 0.9;
     e.measuredAllocator = false;
+    e.hostBandwidth = tpuHostBandwidth(deviceName);
     break;
   case Family::Generic:
     e.profile = "generic (no measured profile for this device: Hopper's "
