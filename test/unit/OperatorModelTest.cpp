@@ -385,6 +385,12 @@ TEST(Efficiency, ProfilesByDeviceName) {
   EXPECT_EQ(efficiencyForDevice("GB300").profile,
             "Blackwell Ultra (B300, GB300)");
   EXPECT_EQ(efficiencyForDevice("TPU v5p").multiprocessors, 1);
+  // TPU host links, the scaling book's TPU chapter: v4 16 GB/s, v5p
+  // 1.5e10 B/s, v6e 32 GB/s; none published for Ironwood.
+  EXPECT_EQ(efficiencyForDevice("TPU v4").hostBandwidth, 16e9);
+  EXPECT_EQ(efficiencyForDevice("TPU-v5p").hostBandwidth, 1.5e10);
+  EXPECT_EQ(efficiencyForDevice("TPU v6e").hostBandwidth, 32e9);
+  EXPECT_EQ(efficiencyForDevice("TPU7x-Ironwood").hostBandwidth, 0);
   EXPECT_NE(efficiencyForDevice("MysteryChip").profile.find("generic"),
             std::string::npos);
   // Blackwell's dense ceilings: MAMF's best shape times Transformer
