@@ -590,12 +590,10 @@ static std::string checkPlanFlags() {
     if (*flag != "fp32" && *flag != "bf16")
       return "--" + flag->ArgStr.str() + " must be fp32 or bf16, got '" +
              llvm::StringRef(*flag).take_front(64).str() + "'";
-  if (tpOverlapFlag != "on" && tpOverlapFlag != "off")
-    return "--tp-overlap must be on or off, got '" +
-           llvm::StringRef(tpOverlapFlag).take_front(64).str() + "'";
-  if (p2pOverlapFlag != "on" && p2pOverlapFlag != "off")
-    return "--p2p-overlap must be on or off, got '" +
-           llvm::StringRef(p2pOverlapFlag).take_front(64).str() + "'";
+  for (const cl::opt<std::string> *flag : {&tpOverlapFlag, &p2pOverlapFlag})
+    if (*flag != "on" && *flag != "off")
+      return "--" + flag->ArgStr.str() + " must be on or off, got '" +
+             llvm::StringRef(*flag).take_front(64).str() + "'";
   if (allocatorFlag != "caching" && allocatorFlag != "expandable")
     return "--allocator must be caching or expandable, got '" +
            llvm::StringRef(allocatorFlag).take_front(64).str() + "'";
