@@ -7,6 +7,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <functional>
+#include <numeric>
 #include <set>
 
 using namespace sched;
@@ -126,6 +128,7 @@ StepRules::StepRules(const ScheduleIndex &index, bool verifyWholeStep)
         undeclared.push_back(here);
     }
   }
+  rereadShared();
 }
 
 static bool declares(const CollectiveDeclaration &decl, const Action &a) {
@@ -199,6 +202,182 @@ int32_t StepRules::declarationOf(const Action &a, ActionRef at) {
     }
   }
   return best >= 0 ? best : first;
+}
+
+bool StepRules::onTime(size_t d, int32_t stage, size_t k, ActionRef at) {
+  const CollectiveTiming when = declarations[d].when;
+  if (servesComputes(when)) {
+    const int32_t compute = servedComputesCached(stage, when)[k].index;
+    return when == CollectiveTiming::AfterForward ? compute < at.index
+                                                  : compute > at.index;
+  }
+  return when != CollectiveTiming::AfterBackward ||
+         lastGradientCached(stage).index < at.index;
+}
+
+std::vector<int32_t>
+StepRules::exactReading(int32_t stage, const std::vector<ActionRef> &actions,
+                        const std::vector<std::vector<int32_t>> &candidates,
+                        const std::vector<int32_t> &chosen) {
+  // Slots: the k-th instance of each chosen declaration. Each action takes
+  // one, each slot is taken once, and an action only takes a slot it is on
+  // time for: a bipartite matching (augmenting paths). Read in program
+  // order, the actions a declaration takes are on time for its instances
+  // in order too: the instances' deadlines (or starts) only grow with k.
+  std::vector<std::pair<int32_t, size_t>> slots;
+  for (int32_t d : chosen)
+    for (size_t k = 0, n = expectedInstances(declarations[d]); k < n; ++k)
+      slots.emplace_back(d, k);
+  // A search past this size (a stage of thousands of microbatches whose
+  // shared declarations matching could not read) is left undone: the
+  // verdict stays matching's, which Z3 does not confirm (unknown).
+  constexpr size_t kMaxPairs = size_t(1) << 22;
+  if (slots.size() != actions.size() ||
+      actions.size() * slots.size() > kMaxPairs)
+    return {};
+  std::vector<std::vector<size_t>> fits(actions.size());
+  for (size_t i = 0; i < actions.size(); ++i)
+    for (size_t slot = 0; slot < slots.size(); ++slot)
+      if (llvm::is_contained(candidates[i], slots[slot].first) &&
+          onTime(slots[slot].first, stage, slots[slot].second, actions[i]))
+        fits[i].push_back(slot);
+  std::vector<int32_t> takenBy(slots.size(), -1);
+  std::vector<char> visited;
+  std::function<bool(size_t)> take = [&](size_t i) {
+    for (size_t slot : fits[i]) {
+      if (visited[slot])
+        continue;
+      visited[slot] = 1;
+      if (takenBy[slot] < 0 || take(takenBy[slot])) {
+        takenBy[slot] = static_cast<int32_t>(i);
+        return true;
+      }
+    }
+    return false;
+  };
+  for (size_t i = 0; i < actions.size(); ++i) {
+    visited.assign(slots.size(), 0);
+    if (!take(i))
+      return {};
+  }
+  std::vector<int32_t> reading(actions.size(), -1);
+  for (size_t slot = 0; slot < slots.size(); ++slot)
+    reading[takenBy[slot]] = slots[slot].first;
+  return reading;
+}
+
+void StepRules::rereadShared() {
+  // Per stage: the actions on its rank that some declaration explains, in
+  // program order (an action elsewhere is a placement violation).
+  std::map<int32_t, std::vector<ActionRef>> byStage;
+  for (const auto &[key, refs] : instances)
+    for (ActionRef ref : refs)
+      if (ref.rank == index.stageRank[key.second])
+        byStage[key.second].push_back(ref);
+  for (auto &[stage, actions] : byStage) {
+    llvm::sort(actions,
+               [](ActionRef x, ActionRef y) { return x.index < y.index; });
+    std::vector<std::vector<int32_t>> candidates;
+    for (ActionRef ref : actions) {
+      const Action &a = index.action(ref);
+      std::vector<int32_t> readings;
+      if (names(a))
+        readings.push_back(a.declaration);
+      else
+        for (size_t d = 0; d < declarations.size(); ++d)
+          if (declares(declarations[d], a))
+            readings.push_back(static_cast<int32_t>(d));
+      candidates.push_back(std::move(readings));
+    }
+    // Declarations that share an action are read together.
+    std::vector<int32_t> root(declarations.size());
+    std::iota(root.begin(), root.end(), 0);
+    std::function<int32_t(int32_t)> find = [&](int32_t d) {
+      return root[d] == d ? d : root[d] = find(root[d]);
+    };
+    for (const std::vector<int32_t> &readings : candidates)
+      for (int32_t d : readings)
+        root[find(d)] = find(readings.front());
+    std::map<int32_t, std::vector<size_t>> classes;
+    for (size_t i = 0; i < actions.size(); ++i)
+      classes[find(candidates[i].front())].push_back(i);
+    for (const auto &[leader, members] : classes)
+      rereadClass(stage, actions, candidates, members);
+  }
+}
+
+void StepRules::rereadClass(
+    int32_t stage, const std::vector<ActionRef> &stageActions,
+    const std::vector<std::vector<int32_t>> &stageCandidates,
+    const std::vector<size_t> &members) {
+  std::vector<ActionRef> actions;
+  std::vector<std::vector<int32_t>> candidates;
+  std::vector<int32_t> shared;
+  for (size_t i : members) {
+    actions.push_back(stageActions[i]);
+    candidates.push_back(stageCandidates[i]);
+    for (int32_t d : stageCandidates[i])
+      if (!llvm::is_contained(shared, d))
+        shared.push_back(d);
+  }
+  if (shared.size() < 2)
+    return;
+  llvm::sort(shared);
+  const int32_t rank = index.stageRank[stage];
+  auto onRank = [&](ActionRef ref) { return ref.rank == rank; };
+  // Matching's reading stands when it issues each declaration in full (in
+  // a fragment, or not at all), each instance on time.
+  bool stands = true;
+  for (int32_t d : shared) {
+    std::vector<ActionRef> refs;
+    llvm::copy_if(issued(d, stage), std::back_inserter(refs), onRank);
+    if (refs.size() != expectedInstances(declarations[d]) &&
+        (wholeStep || !refs.empty()))
+      stands = false;
+    for (size_t k = 0; k < refs.size() && stands; ++k)
+      stands = onTime(d, stage, k, refs[k]);
+    if (!stands)
+      break;
+  }
+  // The declarations to read them as: in a whole step every one; in a
+  // fragment, any that ask for as many instances as there are actions,
+  // every one first. Past a dozen shared declarations the subsets are not
+  // searched: the verdict stays matching's, which Z3 does not confirm.
+  constexpr size_t kMaxSubsetSearch = 12;
+  if (stands || shared.size() > kMaxSubsetSearch)
+    return;
+  const uint32_t every = (1u << shared.size()) - 1;
+  for (uint32_t subset = every; subset > 0; --subset) {
+    if (wholeStep && subset != every)
+      return;
+    std::vector<int32_t> chosen;
+    for (size_t b = 0; b < shared.size(); ++b)
+      if (subset & (1u << b))
+        chosen.push_back(shared[b]);
+    const std::vector<int32_t> reading =
+        exactReading(stage, actions, candidates, chosen);
+    if (reading.empty())
+      continue;
+    for (int32_t d : shared)
+      if (auto it = instances.find({d, stage}); it != instances.end())
+        llvm::erase_if(it->second, onRank);
+    for (size_t i = 0; i < actions.size(); ++i)
+      instances[{reading[i], stage}].push_back(actions[i]);
+    for (int32_t d : shared) {
+      auto it = instances.find({d, stage});
+      if (it == instances.end())
+        continue;
+      if (it->second.empty()) {
+        instances.erase(it);
+        continue;
+      }
+      llvm::sort(it->second, [](ActionRef x, ActionRef y) {
+        return std::make_pair(x.rank, x.index) <
+               std::make_pair(y.rank, y.index);
+      });
+    }
+    return;
+  }
 }
 
 const std::vector<ActionRef> &
@@ -964,24 +1143,16 @@ StructuralRule StepRules::declarationRule(size_t d, int32_t stage) const {
                     members > 1 ? "the declarations" : "the declaration", words,
                     members > 1 ? "explain" : "explains", stage)
           .str();
-  // As many as declared in all, but no reading issues each on time: the
-  // count holds, and the rule is the order, over the readings of the
-  // actions (matching finds an on-time reading whenever one exists).
-  if (found == required)
-    return StructuralRule::reading(rank, stage, std::move(readings),
-                                   std::move(selects));
-  // A fragment that issues some of the declarations: which ones is the
-  // matching's choice, which the file does not restate.
-  if (!wholeStep && llvm::is_contained(allowed, found)) {
-    StructuralRule fact;
-    fact.why = llvm::formatv("the declarations that explain these actions "
-                             "allow the {0} the rank issues as a pipeline "
-                             "fragment that issues some of them, but no "
-                             "reading of them issues each of those on time, "
-                             "and which ones a fragment issues is not stated "
-                             "as a rule",
-                             found);
-    return fact;
+  // As many as declared in all (in a fragment, as some of them ask for),
+  // but no reading issues each on time: the count holds, and the rule is
+  // the order, over the readings of the actions (matching finds an on-time
+  // reading whenever one exists). A fragment that issues fewer gives each
+  // declaration its instances or none.
+  if (found == required || (!wholeStep && llvm::is_contained(allowed, found))) {
+    StructuralRule rule = StructuralRule::reading(
+        rank, stage, std::move(readings), std::move(selects));
+    rule.orNone = found != required;
+    return rule;
   }
   StructuralRule rule = StructuralRule::selection(rank, std::move(patterns),
                                                   std::move(selects), required);
