@@ -64,19 +64,24 @@ private:
   /// declarations without an on-time reading, this looks for one exactly
   /// and takes it.
   void rereadShared();
+  /// The most actions of one stage exactReading searches (its augmenting
+  /// paths recurse once per action).
+  static constexpr size_t kMaxExactReading = 8192;
   /// rereadShared for one class of declarations that share actions:
   /// `members` are the positions of its actions in `stageActions` (the
   /// stage's, with their `stageCandidates`).
   void rereadClass(int32_t stage, const std::vector<ActionRef> &stageActions,
                    const std::vector<std::vector<int32_t>> &stageCandidates,
                    const std::vector<size_t> &members);
-  /// Whether action `at` (of `stage`, on its rank) is on time as the k-th
-  /// instance of declaration `d`.
-  bool onTime(size_t d, int32_t stage, size_t k, ActionRef at);
+  /// The instances k of declaration `d` that action `at` (of `stage`, on
+  /// its rank) is on time for: [first, second).
+  std::pair<size_t, size_t> onTimeInstances(size_t d, int32_t stage,
+                                            ActionRef at);
   /// A reading of `actions` (of `stage`, on its rank, in program order,
   /// each with the declarations it may be read as) in which the
   /// declarations of `chosen` have all their instances, each on time: the
-  /// declaration of each action, or an empty vector when there is none.
+  /// declaration of each action, or an empty vector when there is none (or
+  /// the stage has more than kMaxExactReading such actions).
   std::vector<int32_t>
   exactReading(int32_t stage, const std::vector<ActionRef> &actions,
                const std::vector<std::vector<int32_t>> &candidates,
