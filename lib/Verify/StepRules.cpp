@@ -4,11 +4,11 @@
 
 #include "lib/Schedule/DataParallelAxes.h"
 
+#include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <functional>
-#include <numeric>
 #include <optional>
 #include <set>
 
@@ -345,17 +345,13 @@ void StepRules::rereadShared() {
       candidates.push_back(std::move(readings));
     }
     // Declarations that share an action are read together.
-    std::vector<int32_t> root(declarations.size());
-    std::iota(root.begin(), root.end(), 0);
-    std::function<int32_t(int32_t)> find = [&](int32_t d) {
-      return root[d] == d ? d : root[d] = find(root[d]);
-    };
+    llvm::EquivalenceClasses<int32_t> shared;
     for (const std::vector<int32_t> &readings : candidates)
       for (int32_t d : readings)
-        root[find(d)] = find(readings.front());
+        shared.unionSets(readings.front(), d);
     std::map<int32_t, std::vector<size_t>> classes;
     for (size_t i = 0; i < actions.size(); ++i)
-      classes[find(candidates[i].front())].push_back(i);
+      classes[shared.getLeaderValue(candidates[i].front())].push_back(i);
     for (const auto &[leader, members] : classes)
       rereadClass(stage, actions, candidates, members);
   }
