@@ -215,9 +215,8 @@ std::pair<size_t, size_t> StepRules::onTimeInstances(size_t d, int32_t stage,
     const std::vector<ActionRef> &computes =
         servedComputesCached(stage, decl.when);
     const size_t before = static_cast<size_t>(
-        llvm::partition_point(computes, [&](ActionRef c) {
-          return c.index < at.index;
-        }) -
+        llvm::partition_point(computes,
+                              [&](ActionRef c) { return c.index < at.index; }) -
         computes.begin());
     return decl.when == CollectiveTiming::AfterForward
                ? std::make_pair(size_t(0), before)
@@ -392,25 +391,14 @@ void StepRules::rereadClass(
     if (!stands)
       break;
   }
-  // The declarations to read them as: in a whole step every one; in a
-  // fragment, any that ask for as many instances as there are actions,
-  // every one first. Past a dozen shared declarations the subsets are not
-  // searched: the verdict stays matching's, which Z3 does not confirm.
-  constexpr size_t kMaxSubsetSearch = 12;
-  if (stands || shared.size() > kMaxSubsetSearch)
+  if (stands)
     return;
-  const uint32_t every = (1u << shared.size()) - 1;
-  for (uint32_t subset = every; subset > 0; --subset) {
-    if (wholeStep && subset != every)
-      return;
-    std::vector<int32_t> chosen;
-    for (size_t b = 0; b < shared.size(); ++b)
-      if (subset & (1u << b))
-        chosen.push_back(shared[b]);
+  // Takes the reading of the actions as `chosen`, if there is one.
+  auto read = [&](const std::vector<int32_t> &chosen) {
     const std::vector<int32_t> reading =
         exactReading(stage, actions, candidates, chosen);
     if (reading.empty())
-      continue;
+      return false;
     for (int32_t d : shared)
       if (auto it = instances.find({d, stage}); it != instances.end())
         llvm::erase_if(it->second, onRank);
@@ -429,7 +417,25 @@ void StepRules::rereadClass(
                std::make_pair(y.rank, y.index);
       });
     }
+    return true;
+  };
+  // A whole step issues every declaration. A fragment issues any of them
+  // that ask for as many instances as there are actions (every one
+  // first); past a dozen shared declarations those sets are not searched,
+  // and the verdict stays matching's, which Z3 does not confirm.
+  constexpr size_t kMaxSubsetSearch = 12;
+  if (wholeStep || shared.size() > kMaxSubsetSearch) {
+    if (wholeStep)
+      read(shared);
     return;
+  }
+  for (uint32_t subset = (1u << shared.size()) - 1; subset > 0; --subset) {
+    std::vector<int32_t> chosen;
+    for (size_t b = 0; b < shared.size(); ++b)
+      if (subset & (1u << b))
+        chosen.push_back(shared[b]);
+    if (read(chosen))
+      return;
   }
 }
 
