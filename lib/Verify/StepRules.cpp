@@ -4,9 +4,12 @@
 
 #include "lib/Schedule/DataParallelAxes.h"
 
+#include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <functional>
+#include <optional>
 #include <set>
 
 using namespace sched;
@@ -126,6 +129,7 @@ StepRules::StepRules(const ScheduleIndex &index, bool verifyWholeStep)
         undeclared.push_back(here);
     }
   }
+  rereadShared();
 }
 
 static bool declares(const CollectiveDeclaration &decl, const Action &a) {
@@ -199,6 +203,240 @@ int32_t StepRules::declarationOf(const Action &a, ActionRef at) {
     }
   }
   return best >= 0 ? best : first;
+}
+
+std::pair<size_t, size_t> StepRules::onTimeInstances(size_t d, int32_t stage,
+                                                     ActionRef at) {
+  const CollectiveDeclaration &decl = declarations[d];
+  const size_t n = expectedInstances(decl);
+  if (servesComputes(decl.when)) {
+    // The served computes are in program order: those after the action
+    // are a suffix, those before it a prefix.
+    const std::vector<ActionRef> &computes =
+        servedComputesCached(stage, decl.when);
+    const size_t before = static_cast<size_t>(
+        llvm::partition_point(computes,
+                              [&](ActionRef c) { return c.index < at.index; }) -
+        computes.begin());
+    return decl.when == CollectiveTiming::AfterForward
+               ? std::make_pair(size_t(0), before)
+               : std::make_pair(before, n);
+  }
+  if (decl.when == CollectiveTiming::AfterBackward &&
+      lastGradientCached(stage).index > at.index)
+    return {0, 0};
+  return {0, n};
+}
+
+std::vector<int32_t>
+StepRules::exactReading(int32_t stage, const std::vector<ActionRef> &actions,
+                        const std::vector<std::vector<int32_t>> &candidates,
+                        const std::vector<int32_t> &chosen) {
+  // Slots: the k-th instance of each chosen declaration, those of one
+  // declaration in a row from base[d]. Each action takes one, each slot is
+  // taken once, and an action only takes a slot it is on time for (a range
+  // of each declaration's instances): a bipartite matching, grown by
+  // augmenting paths from a greedy start. Read in program order, the
+  // actions a declaration takes are on time for its instances in order
+  // too: the instances' deadlines (or starts) only grow with k.
+  std::map<int32_t, size_t> base;
+  size_t slots = 0;
+  for (int32_t d : chosen) {
+    base[d] = slots;
+    slots += expectedInstances(declarations[d]);
+  }
+  if (slots != actions.size() || actions.size() > kMaxExactReading)
+    return {};
+  // Per action, its on-time slots as ranges, and the declaration of each.
+  std::vector<std::vector<std::pair<size_t, size_t>>> fits(actions.size());
+  std::vector<int32_t> slotDeclaration(slots);
+  for (int32_t d : chosen)
+    std::fill_n(slotDeclaration.begin() + base[d],
+                expectedInstances(declarations[d]), d);
+  for (size_t i = 0; i < actions.size(); ++i)
+    for (int32_t d : candidates[i]) {
+      auto it = base.find(d);
+      if (it == base.end())
+        continue;
+      auto [from, to] = onTimeInstances(d, stage, actions[i]);
+      if (from < to)
+        fits[i].emplace_back(it->second + from, it->second + to);
+    }
+  std::vector<int32_t> takenBy(slots, -1);
+  std::vector<char> visited(slots, 0);
+  std::function<bool(size_t)> take = [&](size_t i) {
+    for (auto [from, to] : fits[i])
+      for (size_t slot = from; slot < to; ++slot) {
+        if (visited[slot])
+          continue;
+        visited[slot] = 1;
+        if (takenBy[slot] < 0 || take(takenBy[slot])) {
+          takenBy[slot] = static_cast<int32_t>(i);
+          return true;
+        }
+      }
+    return false;
+  };
+  // Greedy start, earliest deadline first: each action the first free
+  // slot of its ranges that is due soonest (a before_* instance at its
+  // compute). The slots of a declaration are taken in order, so the first
+  // free one is past the last taken.
+  std::map<int32_t, size_t> nextFree = base;
+  std::vector<size_t> unplaced;
+  for (size_t i = 0; i < actions.size(); ++i) {
+    std::optional<size_t> best;
+    std::pair<int32_t, int> bestDue;
+    for (auto [from, to] : fits[i]) {
+      const int32_t d = slotDeclaration[from];
+      const size_t slot = std::max(from, nextFree[d]);
+      if (slot >= to)
+        continue;
+      const CollectiveDeclaration &decl = declarations[d];
+      std::pair<int32_t, int> due{INT32_MAX, openTimingRank(decl.when)};
+      if (servesComputes(decl.when) &&
+          decl.when != CollectiveTiming::AfterForward)
+        due.first =
+            servedComputesCached(stage, decl.when)[slot - base[d]].index;
+      if (!best || due < bestDue) {
+        best = slot;
+        bestDue = due;
+      }
+    }
+    if (!best) {
+      unplaced.push_back(i);
+      continue;
+    }
+    takenBy[*best] = static_cast<int32_t>(i);
+    nextFree[slotDeclaration[*best]] = *best + 1;
+  }
+  for (size_t i : unplaced) {
+    std::fill(visited.begin(), visited.end(), 0);
+    if (!take(i))
+      return {};
+  }
+  std::vector<int32_t> reading(actions.size(), -1);
+  for (size_t slot = 0; slot < slots; ++slot)
+    reading[takenBy[slot]] = slotDeclaration[slot];
+  return reading;
+}
+
+void StepRules::rereadShared() {
+  // Per stage: the actions on its rank that some declaration explains, in
+  // program order (an action elsewhere is a placement violation).
+  std::map<int32_t, std::vector<ActionRef>> byStage;
+  for (const auto &[key, refs] : instances)
+    for (ActionRef ref : refs)
+      if (ref.rank == index.stageRank[key.second])
+        byStage[key.second].push_back(ref);
+  for (auto &[stage, actions] : byStage) {
+    llvm::sort(actions,
+               [](ActionRef x, ActionRef y) { return x.index < y.index; });
+    std::vector<std::vector<int32_t>> candidates;
+    for (ActionRef ref : actions) {
+      const Action &a = index.action(ref);
+      std::vector<int32_t> readings;
+      if (names(a))
+        readings.push_back(a.declaration);
+      else
+        for (size_t d = 0; d < declarations.size(); ++d)
+          if (declares(declarations[d], a))
+            readings.push_back(static_cast<int32_t>(d));
+      candidates.push_back(std::move(readings));
+    }
+    // Declarations that share an action are read together.
+    llvm::EquivalenceClasses<int32_t> shared;
+    for (const std::vector<int32_t> &readings : candidates)
+      for (int32_t d : readings)
+        shared.unionSets(readings.front(), d);
+    std::map<int32_t, std::vector<size_t>> classes;
+    for (size_t i = 0; i < actions.size(); ++i)
+      classes[shared.getLeaderValue(candidates[i].front())].push_back(i);
+    for (const auto &[leader, members] : classes)
+      rereadClass(stage, actions, candidates, members);
+  }
+}
+
+void StepRules::rereadClass(
+    int32_t stage, const std::vector<ActionRef> &stageActions,
+    const std::vector<std::vector<int32_t>> &stageCandidates,
+    const std::vector<size_t> &members) {
+  std::vector<ActionRef> actions;
+  std::vector<std::vector<int32_t>> candidates;
+  std::vector<int32_t> shared;
+  for (size_t i : members) {
+    actions.push_back(stageActions[i]);
+    candidates.push_back(stageCandidates[i]);
+    for (int32_t d : stageCandidates[i])
+      if (!llvm::is_contained(shared, d))
+        shared.push_back(d);
+  }
+  if (shared.size() < 2)
+    return;
+  llvm::sort(shared);
+  const int32_t rank = index.stageRank[stage];
+  auto onRank = [&](ActionRef ref) { return ref.rank == rank; };
+  // Matching's reading stands when it issues each declaration in full (in
+  // a fragment, or not at all), each instance on time.
+  bool stands = true;
+  for (int32_t d : shared) {
+    std::vector<ActionRef> refs;
+    llvm::copy_if(issued(d, stage), std::back_inserter(refs), onRank);
+    if (refs.size() != expectedInstances(declarations[d]) &&
+        (wholeStep || !refs.empty()))
+      stands = false;
+    for (size_t k = 0; k < refs.size() && stands; ++k) {
+      auto [from, to] = onTimeInstances(d, stage, refs[k]);
+      stands = from <= k && k < to;
+    }
+    if (!stands)
+      break;
+  }
+  if (stands)
+    return;
+  // Takes the reading of the actions as `chosen`, if there is one.
+  auto read = [&](const std::vector<int32_t> &chosen) {
+    const std::vector<int32_t> reading =
+        exactReading(stage, actions, candidates, chosen);
+    if (reading.empty())
+      return false;
+    for (int32_t d : shared)
+      if (auto it = instances.find({d, stage}); it != instances.end())
+        llvm::erase_if(it->second, onRank);
+    for (size_t i = 0; i < actions.size(); ++i)
+      instances[{reading[i], stage}].push_back(actions[i]);
+    for (int32_t d : shared) {
+      auto it = instances.find({d, stage});
+      if (it == instances.end())
+        continue;
+      if (it->second.empty()) {
+        instances.erase(it);
+        continue;
+      }
+      llvm::sort(it->second, [](ActionRef x, ActionRef y) {
+        return std::make_pair(x.rank, x.index) <
+               std::make_pair(y.rank, y.index);
+      });
+    }
+    return true;
+  };
+  // A whole step issues every declaration. A fragment issues any of them
+  // that ask for as many instances as there are actions (every one
+  // first); past a dozen shared declarations those sets are not searched,
+  // and the verdict stays matching's, which Z3 does not confirm.
+  constexpr size_t kMaxSubsetSearch = 12;
+  if (wholeStep || shared.size() > kMaxSubsetSearch) {
+    if (wholeStep)
+      read(shared);
+    return;
+  }
+  for (uint32_t subset = (1u << shared.size()) - 1; subset > 0; --subset) {
+    std::vector<int32_t> chosen;
+    for (size_t b = 0; b < shared.size(); ++b)
+      if (subset & (1u << b))
+        chosen.push_back(shared[b]);
+    if (read(chosen))
+      return;
+  }
 }
 
 const std::vector<ActionRef> &
@@ -964,24 +1202,16 @@ StructuralRule StepRules::declarationRule(size_t d, int32_t stage) const {
                     members > 1 ? "the declarations" : "the declaration", words,
                     members > 1 ? "explain" : "explains", stage)
           .str();
-  // As many as declared in all, but no reading issues each on time: the
-  // count holds, and the rule is the order, over the readings of the
-  // actions (matching finds an on-time reading whenever one exists).
-  if (found == required)
-    return StructuralRule::reading(rank, stage, std::move(readings),
-                                   std::move(selects));
-  // A fragment that issues some of the declarations: which ones is the
-  // matching's choice, which the file does not restate.
-  if (!wholeStep && llvm::is_contained(allowed, found)) {
-    StructuralRule fact;
-    fact.why = llvm::formatv("the declarations that explain these actions "
-                             "allow the {0} the rank issues as a pipeline "
-                             "fragment that issues some of them, but no "
-                             "reading of them issues each of those on time, "
-                             "and which ones a fragment issues is not stated "
-                             "as a rule",
-                             found);
-    return fact;
+  // As many as declared in all (in a fragment, as some of them ask for),
+  // but no reading issues each on time: the count holds, and the rule is
+  // the order, over the readings of the actions (matching finds an on-time
+  // reading whenever one exists). A fragment that issues fewer gives each
+  // declaration its instances or none.
+  if (found == required || (!wholeStep && llvm::is_contained(allowed, found))) {
+    StructuralRule rule = StructuralRule::reading(
+        rank, stage, std::move(readings), std::move(selects));
+    rule.orNone = found != required;
+    return rule;
   }
   StructuralRule rule = StructuralRule::selection(rank, std::move(patterns),
                                                   std::move(selects), required);

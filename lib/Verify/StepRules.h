@@ -57,6 +57,35 @@ private:
   bool names(const Action &a) const;
   /// The declaration `a`, issued at `at`, serves, or -1.
   int32_t declarationOf(const Action &a, ActionRef at);
+  /// Matching reads each action as the due-soonest declaration it can be
+  /// on time; with actions that name their declaration among them, or in a
+  /// pipeline fragment (which issues some declarations only), that choice
+  /// can miss a reading that exists. Where it left a stage's shared
+  /// declarations without an on-time reading, this looks for one exactly
+  /// and takes it.
+  void rereadShared();
+  /// The most actions of one stage exactReading searches (its augmenting
+  /// paths recurse once per action).
+  static constexpr size_t kMaxExactReading = 8192;
+  /// rereadShared for one class of declarations that share actions:
+  /// `members` are the positions of its actions in `stageActions` (the
+  /// stage's, with their `stageCandidates`).
+  void rereadClass(int32_t stage, const std::vector<ActionRef> &stageActions,
+                   const std::vector<std::vector<int32_t>> &stageCandidates,
+                   const std::vector<size_t> &members);
+  /// The instances k of declaration `d` that action `at` (of `stage`, on
+  /// its rank) is on time for: [first, second).
+  std::pair<size_t, size_t> onTimeInstances(size_t d, int32_t stage,
+                                            ActionRef at);
+  /// A reading of `actions` (of `stage`, on its rank, in program order,
+  /// each with the declarations it may be read as) in which the
+  /// declarations of `chosen` have all their instances, each on time: the
+  /// declaration of each action, or an empty vector when there is none (or
+  /// the stage has more than kMaxExactReading such actions).
+  std::vector<int32_t>
+  exactReading(int32_t stage, const std::vector<ActionRef> &actions,
+               const std::vector<std::vector<int32_t>> &candidates,
+               const std::vector<int32_t> &chosen);
   /// servedComputes, computed once per stage and timing.
   const std::vector<ActionRef> &servedComputesCached(int32_t stage,
                                                      CollectiveTiming when);

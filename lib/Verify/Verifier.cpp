@@ -668,6 +668,7 @@ static std::optional<ReadingRule> readingRule(const ScheduleIndex &index,
   reading.program = scope.program(rule.rank);
   reading.declarations = rule.readings;
   reading.stage = rule.stage;
+  reading.orNone = rule.orNone;
   std::string instances;
   for (size_t c = 0; c < declarations.size(); ++c)
     instances += llvm::formatv("{0}{1} for reads {2}",
@@ -677,7 +678,7 @@ static std::optional<ReadingRule> readingRule(const ScheduleIndex &index,
       "among the actions of rank {0}, {1} can each be read as one of them "
       "(the constants reads, the declaration's position in this list; an "
       "action naming its declaration is read as that one only) so that each "
-      "has its instances ({2}), each on time: the k-th instance of a "
+      "has its instances ({2}{5}), each on time: the k-th instance of a "
       "before_forward (before_backward) declaration before the k-th forward, "
       "kind 0 (backward start, kinds 1 and 2), of stage {3}, of an "
       "after_forward one after the k-th forward, of an after_backward one "
@@ -685,7 +686,10 @@ static std::optional<ReadingRule> readingRule(const ScheduleIndex &index,
       "anywhere (the constants inst, fw, bs and grad count them along the "
       "actions){4}",
       schedule.ranks[rule.rank].id, rule.selects, instances, rule.stage,
-      scope.comment());
+      scope.comment(),
+      rule.orNone ? ", or none: a pipeline fragment issues a declaration in "
+                    "full or not at all"
+                  : "");
   return reading;
 }
 

@@ -153,7 +153,8 @@ struct DeclarationPattern {
 /// the program of `rank`, every RESHARD of `stage` that closes an UNSHARD
 /// follows a compute of the stage since it. Reading: the actions of `rank`
 /// that `readings` explain (for `stage`) can each be read as one of them so
-/// that each has its instances, each on time. Elided: the line
+/// that each has its instances (with `orNone`, its instances or none), each
+/// on time. Elided: the line
 /// that stands for violations past the
 /// report's limit, which states nothing (the violations shown state their
 /// rules).
@@ -187,6 +188,9 @@ struct StructuralRule {
   int32_t direction = -1;
   bool atLeast = false;
   bool atMost = false;
+  /// Reading: a pipeline fragment's, in which each declaration has its
+  /// instances or none.
+  bool orNone = false;
   std::vector<int64_t> orCounts;
   std::vector<ActionPattern> patterns;
   /// Reading: the declarations, each with its pattern.

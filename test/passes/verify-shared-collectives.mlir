@@ -149,6 +149,31 @@ sched.schedule @gradient_reduction_early stages 1 microbatches 2 {
 
 // -----
 
+// Named and unnamed mixed, two declarations due at the same forwards: the
+// unnamed first all-to-all is read as the second declaration's, since the
+// named one after it takes the first declaration's first instance and the
+// two after F(stage 0, mb 0) are the second instances of both. Matching
+// alone, due soonest, would read it as the first declaration's; the exact
+// search that follows finds the reading.
+sched.schedule @named_tie stages 1 microbatches 2 {
+  sched.group @ep members [[0]]
+  sched.collective all_to_all @ep bytes 64 when before_forward
+  sched.collective all_to_all @ep bytes 64 when before_forward
+  sched.rank 0 {
+    sched.all_to_all @ep stage 0 bytes 64
+    sched.all_to_all @ep stage 0 bytes 64 declaration 0
+    sched.forward stage 0 mb 0
+    sched.all_to_all @ep stage 0 bytes 64
+    sched.all_to_all @ep stage 0 bytes 64
+    sched.forward stage 0 mb 1
+    sched.backward stage 0 mb 0
+    sched.backward stage 0 mb 1
+    sched.optimizer_step
+  }
+}
+
+// -----
+
 // Matching keeps the instances that later actions name for them: the
 // unnamed all-to-all after F(stage 0, mb 0) is read as the step one, since
 // the two after it name the after_forward declaration (read as its first

@@ -607,9 +607,11 @@ private:
     }
     for (auto &[instance, gradients] : afterGradients)
       holds.push_back(z3::implies(instance, gradients == grad));
-    for (size_t c = 0; c < n; ++c)
-      holds.push_back(inst[c] ==
-                      context.int_val(rule.declarations[c].instances));
+    for (size_t c = 0; c < n; ++c) {
+      z3::expr full =
+          inst[c] == context.int_val(rule.declarations[c].instances);
+      holds.push_back(rule.orNone ? full || inst[c] == 0 : full);
+    }
     return z3::mk_and(holds);
   }
 

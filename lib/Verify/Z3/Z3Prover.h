@@ -160,12 +160,14 @@ struct ShardingRule {
 /// an after_forward one after the k-th forward, an after_backward one after
 /// the stage's last gradient (B or W), a step one anywhere. Constants
 /// chained along the program count them: `inst` per declaration, `fw`,
-/// `bs` and `grad` for the computes.
+/// `bs` and `grad` for the computes. With `orNone` (a pipeline fragment),
+/// each declaration has its instances or none.
 struct ReadingRule {
   std::string description;
   std::vector<RuleAction> program;
   std::vector<DeclarationPattern> declarations;
   int64_t stage = 0;
+  bool orNone = false;
 };
 
 /// The replica rule: `replicas` is at least 1 and divides `stages` and
