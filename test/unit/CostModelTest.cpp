@@ -354,13 +354,19 @@ TEST(CostModelMemory, OffloadMovesLayersToTheHost) {
             "fewer than the model's 4 layers (the last layer's activations "
             "are needed at once)");
   layout.offloadLayers = 1;
-  CostModel tpu(m, cluster("tpu-v5p"), training(1, 2048, 2048));
+  // A TPU7x (Ironwood): no host link is published (a v5p has one).
+  ClusterSpec ironwood = cluster("tpu-v5p");
+  ironwood.name = "ironwood";
+  ironwood.efficiency.hostBandwidth = 0;
+  CostModel tpu(m, ironwood, training(1, 2048, 2048));
   error = tpu.checkLayout(layout);
   ASSERT_TRUE(static_cast<bool>(error));
   EXPECT_EQ(llvm::toString(std::move(error)),
             "layout dp=1,tp=1,pp=1,vpp=1,ep=1,cp=1,offload=1: offload needs "
-            "the device's host link, which cluster 'tpu-v5p' does not give "
+            "the device's host link, which cluster 'ironwood' does not give "
             "(device.host_bandwidth)");
+  CostModel v5p(m, cluster("tpu-v5p"), training(1, 2048, 2048));
+  EXPECT_FALSE(static_cast<bool>(v5p.checkLayout(layout)));
 }
 
 TEST(Recompute, NamesRoundTrip) {
