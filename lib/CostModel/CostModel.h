@@ -1,5 +1,4 @@
-//===- CostModel.h - times, sizes and traffic of a training step -*- C++
-//-*-===//
+//===- CostModel.h - times, sizes and traffic of a training step -*- C++ -*-===//
 //
 // From a model, a cluster, a training configuration and a parallel layout,
 // the cost model gives what the planner needs (docs/cost-model.md states

@@ -1,5 +1,4 @@
-//===- Efficiency.cpp - measured kernel and link efficiencies by device
-//----===//
+//===- Efficiency.cpp - measured kernel and link efficiencies by device ----===//
 //
 // Every figure below is a kernel- or link-level measurement; the comment
 // beside it names where it was read (../shared/reference/KERNELS.md has

@@ -1,5 +1,4 @@
-//===- Efficiency.h - what real kernels and links reach on a device -*- C++
-//-*-===//
+//===- Efficiency.h - what real kernels and links reach on a device -*- C++ -*-===//
 //
 // The achieved fractions of peak that turn a cluster's datasheet figures
 // into times: the best-shape GEMM ceiling per precision, the SM count that

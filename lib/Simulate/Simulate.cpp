@@ -6,8 +6,9 @@
 // linear in the number of actions. Point-to-point transfers follow eager
 // semantics, as PyTorch's runtime: neither a send nor a receive blocks, and
 // the consumer of received data waits until it arrives, `comm` after its
-// send. Proving freedom from deadlock under rendezvous semantics is the
-// verifier's job.
+// send; with SimulationOptions::blockingSends the sender is held for `comm`
+// too (Megatron's non-interleaved 1F1B). Proving freedom from deadlock
+// under rendezvous semantics is the verifier's job.
 //
 //===----------------------------------------------------------------------===//
 
