@@ -39,11 +39,12 @@ static ClusterSpec cluster(llvm::StringRef name, llvm::StringRef device,
 }
 
 static ClusterSpec tpu(llvm::StringRef name, llvm::StringRef device,
-                       double bf16, double hbm, double hbmBandwidth,
-                       int64_t pod, double linkOneWay) {
+                       double bf16, double fp8, double hbm,
+                       double hbmBandwidth, int64_t pod, double linkOneWay,
+                       double dcnPerChip) {
   // Three torus axes, each a bidirectional ring: 2 links per axis.
-  ClusterSpec spec = cluster(name, device, bf16, 0, hbm, hbmBandwidth, pod,
-                             3 * 2 * linkOneWay, 25e9 / 4);
+  ClusterSpec spec = cluster(name, device, bf16, fp8, hbm, hbmBandwidth, pod,
+                             3 * 2 * linkOneWay, dcnPerChip);
   spec.topology = Topology::Torus3D;
   return spec;
 }
@@ -86,13 +87,21 @@ static const ClusterPreset kClusterPresets[] = {
      }},
     {"tpu-v4",
      [] {
-       return tpu("tpu-v4", "TPU v4", 275e12, 32.0 * (1 << 30), 1.2e12, 4096,
-                  45e9);
+       return tpu("tpu-v4", "TPU v4", 275e12, 0, 32.0 * (1 << 30), 1.2e12,
+                  4096, 45e9, 25e9 / 4);
      }},
     {"tpu-v5p",
      [] {
-       return tpu("tpu-v5p", "TPU v5p", 459e12, 95.0 * (1 << 30), 2.765e12,
-                  8960, 90e9);
+       return tpu("tpu-v5p", "TPU v5p", 459e12, 0, 95.0 * (1 << 30), 2.765e12,
+                  8960, 90e9, 25e9 / 4);
+     }},
+    // Google's TPU7x page: 2307 / 4614 TFLOP/s BF16 / FP8, 192 GiB, 7380
+    // GB/s, 9216 chips a pod, ICI 1200 GB/s bidirectional per chip (6
+    // links: 100e9 each way), DCN 100 Gb/s per chip.
+    {"tpu7x",
+     [] {
+       return tpu("tpu7x", "TPU7x (Ironwood)", 2307e12, 4614e12,
+                  192.0 * (1 << 30), 7.38e12, 9216, 100e9, 100e9 / 8);
      }},
 };
 
@@ -292,6 +301,7 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
         e.fraction("grouped_matmul_fp8", out.groupedMatmulFp8);
     out.groupedMatmulFp8Weight =
         e.fraction("grouped_matmul_fp8_weight", out.groupedMatmulFp8Weight);
+    out.groupedMatmul = e.fraction("grouped_matmul", out.groupedMatmul);
     if (e.has("attention")) {
       // One measured fraction for every sequence length, forward and
       // backward alike.

@@ -235,6 +235,16 @@ llvm::Error CostModel::checkLayout(Layout &layout) const {
   if (layout.offloadLayers > 0 && cluster.efficiency.hostBandwidth <= 0)
     return fail("offload needs the device's host link, which cluster '" +
                 cluster.name + "' does not give (device.host_bandwidth)");
+  if (layout.recompute.hostNames() != 0) {
+    if (cluster.efficiency.hostBandwidth <= 0)
+      return fail("--recompute " + recomputeName(layout.recompute) +
+                  " offloads tensors over the device's host link, which "
+                  "cluster '" +
+                  cluster.name + "' does not give (device.host_bandwidth)");
+    if (layout.offloadLayers > 0)
+      return fail("offload=N and a saved-name policy's =offload both move "
+                  "activations to host memory: use one");
+  }
   if (layout.offloadLayers >= model.layers)
     return fail(llvm::formatv("offload={0} needs fewer than the model's {1} "
                               "layers (the last layer's activations are "
@@ -282,6 +292,8 @@ struct CostModel::LayerCost {
   /// Backward split: the weight-gradient GEMMs.
   double backwardWeight = 0;
   double activationBytes = 0;
+  /// Kept in host memory (a saved-name policy's `=offload` tensors).
+  double hostBytes = 0;
   double denseParams = 0;
   double expertParams = 0;
 };
@@ -382,6 +394,7 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout,
   // linear layers' inputs whole on every tensor-parallel rank without
   // sequence parallelism: Korthikanti et al. 2022, section 4.2.2).
   cost.activationBytes = ops.savedBytes();
+  cost.hostBytes = ops.hostBytes();
 
   if (layout.tp > 1) {
     const double bytes = kBf16 * chunk * h;
@@ -463,8 +476,9 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout,
   cost.backward.recompute = again.matmul + again.attention + again.memoryBound;
   // Recomputing the layer (or the MoE block) sends its tokens to the
   // experts again; the whole layer also repeats its tensor-parallel
-  // collectives.
-  if (layout.recompute.isFull())
+  // collectives, and so does a saved-name policy (the norms' outputs are
+  // unnamed: their gathers run again).
+  if (layout.recompute.isFull() || layout.recompute.isNamed())
     cost.backward.recompute += cost.forward.tensorParallel;
   if (layout.recompute.recomputes(Recompute::Moe))
     cost.backward.recompute += cost.forward.expertParallel;
@@ -720,6 +734,26 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
         const double copy = cost->activationBytes / link;
         stage.activationBytes -= times * cost->activationBytes;
         staged = std::max(staged, cost->activationBytes);
+        stage.forwardTerms.memoryBound +=
+            times * std::max(0.0, copy - sum(cost->forward));
+        stage.backwardTerms.memoryBound +=
+            times * std::max(0.0, copy - sum(cost->backward));
+      }
+      stage.activationBytes += staged;
+    }
+    // A saved-name policy's `=offload` tensors: every layer's go to host
+    // memory beside its forward and come back beside its backward, one
+    // layer's worth staged on the device, exposed where the copy is longer
+    // than the layer's compute (as offload=N above).
+    if (layout.recompute.hostNames() != 0) {
+      const double link = cluster.efficiency.hostBandwidth;
+      double staged = 0;
+      for (auto [cost, count] : kinds(stage.firstLayer, end)) {
+        if (count == 0 || cost->hostBytes <= 0)
+          continue;
+        const double times = static_cast<double>(count);
+        const double copy = cost->hostBytes / link;
+        staged = std::max(staged, cost->hostBytes);
         stage.forwardTerms.memoryBound +=
             times * std::max(0.0, copy - sum(cost->forward));
         stage.backwardTerms.memoryBound +=

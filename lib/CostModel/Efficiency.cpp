@@ -54,8 +54,48 @@ static std::vector<AttentionPoint> hopperAttention() {
   return {{2048, 0.49, 0.37}, {8192, 0.65, 0.55}, {32768, 0.70, 0.59}};
 }
 
+/// TPU7x (Ironwood) splash attention, tuned, causal, 32 query and 8 KV
+/// heads, BF16, of one TensorCore's 1.15e15: forward / backward at head
+/// dimension 128 20.6/25.2% at 4k, 24.9/30.2% at 8k, 30.9/34.7% at 32k,
+/// 34.3/37.2% at 128k; latent (d_qk 192, d_v 128) 25.4/30.1%,
+/// 30.3/36.0%, 37.6/42.0%, 41.2/45.5% (openxla/tokamax
+/// splash_attention/microbenchmarks.pdf @9f3f664, "Performance Benchmarks
+/// on Ironwood TPU, November 13, 2025"; the same FLOP convention as ours).
+static std::vector<AttentionPoint> ironwoodAttention() {
+  return {{4096, 0.206, 0.252},
+          {8192, 0.249, 0.302},
+          {32768, 0.309, 0.347},
+          {131072, 0.343, 0.372}};
+}
+static std::vector<AttentionPoint> ironwoodLatentAttention() {
+  return {{4096, 0.254, 0.301},
+          {8192, 0.303, 0.360},
+          {32768, 0.376, 0.420},
+          {131072, 0.412, 0.455}};
+}
+
+/// TPU v5p flash attention forward (tokamax's Pallas Mosaic kernel, the
+/// autotuner's device-timed best), causal, head dimension 128: 29.7% at
+/// 2k (batch 8), 40.6% at 4k (batch 4), 68.7% at 16k (batch 1) of 459e12
+/// (openxla/tokamax data/autotuning/tpu_v5/pallas_mosaic_tpu_flash_attention
+/// .json @c3661e3). No v5p backward timing is published: the forward's
+/// fractions stand for it.
+static std::vector<AttentionPoint> tpuV5pAttention() {
+  return {{2048, 0.297, 0.297}, {4096, 0.406, 0.406}, {16384, 0.687, 0.687}};
+}
+
 namespace {
-enum class Family { Generic, A100, Hopper, B200, GB200, B300, TpuV4, TpuV5p };
+enum class Family {
+  Generic,
+  A100,
+  Hopper,
+  B200,
+  GB200,
+  B300,
+  TpuV4,
+  TpuV5p,
+  Ironwood
+};
 } // namespace
 
 /// A device name lower-cased without punctuation ("H100 SXM" -> "h100sxm").
@@ -84,25 +124,27 @@ static Family familyOf(llvm::StringRef deviceName) {
     return Family::B200;
   if (n.contains("tpu") && n.contains("v4"))
     return Family::TpuV4;
-  if (n.contains("tpu") || n.contains("ironwood"))
+  if (n.contains("ironwood") || n.contains("tpu7"))
+    return Family::Ironwood;
+  if (n.contains("tpu"))
     return Family::TpuV5p;
   return Family::Generic;
 }
 
 /// A TPU chip's PCIe link to its host, one way, as the scaling book's TPU
-/// chapter gives it: 16 GB/s each way on v4, "typically around 1.5e10
-/// bytes/s per chip" (v5e, v5p), 32 GB/s on Trillium (v6e). No figure is
-/// published for TPU7x (Ironwood): 0, and offload is refused there.
+/// chapter gives it (jax-ml/scaling-book tpus.md @54e2c43): 16 GB/s each
+/// way on v4, "typically around 1.6e10 bytes / second per TPU (3.2e10 for
+/// TPU v6e)". The book names no TPU7x (Ironwood) figure and Google's TPU7x
+/// page has no host-link row: its chips take the book's "per TPU" figure,
+/// stated as such in docs/cost-model.md.
 static double tpuHostBandwidth(llvm::StringRef deviceName) {
   const std::string name = normalizedName(deviceName);
   llvm::StringRef n(name);
   if (n.contains("v4"))
     return 16e9;
-  if (n.contains("v5p") || n.contains("v5e") || n.contains("v5lite"))
-    return 1.5e10;
   if (n.contains("v6e") || n.contains("trillium"))
-    return 32e9;
-  return 0;
+    return 3.2e10;
+  return 1.6e10;
 }
 
 Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
@@ -263,14 +305,51 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
     break;
   case Family::TpuV4:
   case Family::TpuV5p:
-    e.profile = familyOf(deviceName) == Family::TpuV4 ? "TPU v4" : "TPU v5p";
-    // No kernel-level TPU matmul or attention measurement is in
-    // KERNELS.md: the generic GPU ceiling stands (docs/cost-model.md says
-    // so; bench/fidelity shows what it gives). The MXU has no SM waves.
-    e.matmul = 0.8;
-    e.matmulFp8 = 0.8;
-    e.multiprocessors = 1;
-    e.attention = hopperAttention();
+  case Family::Ironwood: {
+    const Family family = familyOf(deviceName);
+    e.profile = family == Family::TpuV4   ? "TPU v4"
+                : family == Family::TpuV5p ? "TPU v5p"
+                                           : "TPU7x (Ironwood)";
+    e.multiprocessors = 1; // the MXUs have no SM waves
+    if (family == Family::Ironwood) {
+      // XLA's BF16 GEMM on one TensorCore, device-timed: 892.9 TFLOP/s at
+      // 4096^3, 950.1 at 16384^3, 956.4 at 32768^3 of 1153.5 (half the
+      // chip's 2307): 0.774, 0.824, 0.829 (AI-Hypercomputer/
+      // accelerator-microbenchmarks Ironwood_Microbenchmarks_readme.md
+      // @ee16a1c). No FP8 GEMM result is published: the MXU's FP8 rate is
+      // twice its BF16 one and takes the same fraction.
+      e.matmul = 0.829;
+      e.matmulFp8 = 0.829;
+      // Grouped expert GEMMs (tokamax's Pallas ragged_dot, the autotuner's
+      // device-timed best, BF16): 0.701 at 524288 x 4096 rows over 128
+      // experts of 1536, 0.685 at 4096 x 4096 over 8 of 4096, 0.624 at
+      // 524288 x 7168 over 256 of 2048 (openxla/tokamax data/autotuning/
+      // tpu7x/pallas_mosaic_tpu_ragged_dot.json @0a69d97): the median. No
+      // FP8 grouped timing is published: FP8 takes it too.
+      e.groupedMatmul = 0.685;
+      e.groupedMatmulFp8 = 0.685;
+      e.groupedMatmulFp8Weight = 0.685;
+      e.attention = ironwoodAttention();
+      e.latentAttention = ironwoodLatentAttention();
+      // An 8 GiB copy at 6421 GB/s per chip of 7380 (Ironwood/guides/hbm/
+      // hbm.md @8fd8a3e, same repository).
+      e.hbm = 0.87;
+    } else if (family == Family::TpuV5p) {
+      // XLA's BF16 jnp.matmul on a TPU v5e (the same generation's MXU; no
+      // v5p table is published): 84.3% at 4096^3, 92.3% at 8192^3, timed
+      // with Python dispatch (jax-ml/jax docs/pallas/tpu/matmul.ipynb
+      // @1082251).
+      e.matmul = 0.923;
+      e.matmulFp8 = 0.923;
+      e.attention = tpuV5pAttention();
+    } else {
+      // No kernel-level TPU v4 matmul or attention measurement was found:
+      // the generic ceiling and Hopper's attention curve stand, as
+      // docs/cost-model.md says.
+      e.matmul = 0.8;
+      e.matmulFp8 = 0.8;
+      e.attention = hopperAttention();
+    }
     e.domainCollective = 0.8;
     e.domainHalfBytes = 20e6;
     e.collectiveMultiprocessors = 0;
@@ -278,14 +357,19 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
     e.tensorParallelMultiprocessors = 0;
     e.tensorParallelOverlap = false;
     // XLA places buffers when it compiles the step, with no caching
-    // allocator; no measurement of a TPU runtime's reserve is at hand, so
-    // the engineering margin stands, stated as such.
+    // allocator, up to its HBM budget ("Used X of Y hbm", bytes_limit):
+    // 31.25 GiB of a v6e's 32 (0.977; vlasenkoalexey/
+    // tpu_performance_autoresearch_wiki @b329d5f, vLLM PR #16211), 94.75
+    // GiB of a TPU7x TensorCore's 96 (0.987; geeningwang/sglang-jax
+    // docs/tpu7tests @5e7c740), 15.75 of a v5e's 16 (0.984). No device-named
+    // v4 or v5p budget is citable: they take the lowest, 0.977.
     e.reservedMemory = 0;
-    e.usableMemory = 0.9;
-    e.usableMemoryExpandable = 0.9;
+    e.usableMemory = family == Family::Ironwood ? 0.987 : 0.977;
+    e.usableMemoryExpandable = e.usableMemory;
     e.measuredAllocator = false;
     e.hostBandwidth = tpuHostBandwidth(deviceName);
     break;
+  }
   case Family::Generic:
     e.profile = "generic (no measured profile for this device: Hopper's "
                 "figures)";

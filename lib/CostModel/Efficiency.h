@@ -53,6 +53,9 @@ struct Efficiency {
   /// (k-grouped). 0: no grouped measurement, the dense ceiling applies.
   double groupedMatmulFp8 = 0;
   double groupedMatmulFp8Weight = 0;
+  /// Grouped expert GEMMs at BF16, of the BF16 peak (every pass). 0: no
+  /// grouped measurement, the dense ceiling applies.
+  double groupedMatmul = 0;
   /// Streaming multiprocessors (TPU: 1, no wave quantization).
   int multiprocessors = 132;
   /// Output tiles of the GEMM kernels (rows x columns).
@@ -105,7 +108,8 @@ struct Efficiency {
   double usableMemory = 0.9;
   double usableMemoryExpandable = 0.9;
   /// Whether the shares above are a measured PyTorch caching allocator's
-  /// (GPUs) or a stated margin (TPUs: XLA places buffers at compile time).
+  /// (GPUs) or XLA's compile-time HBM budget (TPUs: XLA places buffers
+  /// when it compiles the step).
   bool measuredAllocator = true;
   /// Bytes/s one way between a device and its host's memory (datasheets:
   /// PCIe or NVLink-C2C), what activation offload moves over; 0 when no

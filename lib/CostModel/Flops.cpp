@@ -116,8 +116,39 @@ double sched::hardwareFlopsPerToken(const ModelSpec &model, int64_t seqLen,
             static_cast<double>(mla.qkNopeHeadDim + mla.vHeadDim);
     again += 2 * layers * up;
   }
+  // A saved-name policy does not run fc2 again: no gradient needs its
+  // output.
   if (recompute.recomputes(Recompute::Mlp))
-    again += 2 * dense * h * static_cast<double>(model.ffnHidden) * gated;
+    again += 2 * dense * h * static_cast<double>(model.ffnHidden) *
+             (recompute.isNamed() ? gated - 1 : gated);
+  if (recompute.isNamed()) {
+    // The projections whose outputs it drops: Q, K and V (one GEMM) unless
+    // all three are named, MLA's down-projections (unnamed latents), the
+    // output projection unless out_proj is named.
+    const uint16_t saved = recompute.savedNames();
+    const uint16_t qkv =
+        Recompute::QueryProj | Recompute::KeyProj | Recompute::ValueProj;
+    const double heads = static_cast<double>(model.heads);
+    double out = 0;
+    if (model.mla) {
+      const MlaSpec &mla = *model.mla;
+      out = heads * static_cast<double>(mla.vHeadDim) * h;
+      again += 2 * layers * h *
+               static_cast<double>(mla.qLoraRank + mla.kvLoraRank +
+                                   mla.qkRopeHeadDim);
+      if (mla.qLoraRank == 0 && (saved & qkv) != qkv)
+        again += 2 * layers * h * heads *
+                 static_cast<double>(mla.qkNopeHeadDim + mla.qkRopeHeadDim);
+    } else {
+      const double d = static_cast<double>(model.headDim);
+      out = heads * d * h;
+      if ((saved & qkv) != qkv)
+        again += 2 * layers * h * d *
+                 (heads + 2 * static_cast<double>(model.kvHeads));
+    }
+    if (!(saved & Recompute::OutProj))
+      again += 2 * layers * out;
+  }
   if (model.moe) {
     const MoeSpec &moe = *model.moe;
     const double expert = h * static_cast<double>(moe.expertFfnHidden) * gated;

@@ -30,12 +30,93 @@ static constexpr ModuleName kModuleNames[] = {
     {Recompute::Dots, "dots"},
 };
 
+namespace {
+struct CheckpointName {
+  uint16_t names;
+  const char *name;
+};
+} // namespace
+
+/// MaxText's checkpoint names, in the order names print; `qkv_proj` and
+/// `mlpwi` name two or three tensors at once.
+static constexpr CheckpointName kCheckpointNames[] = {
+    {Recompute::LayerInput, "decoder_layer_input"},
+    {Recompute::QueryProj | Recompute::KeyProj | Recompute::ValueProj,
+     "qkv_proj"},
+    {Recompute::QueryProj, "query_proj"},
+    {Recompute::KeyProj, "key_proj"},
+    {Recompute::ValueProj, "value_proj"},
+    {Recompute::Context, "context"},
+    {Recompute::OutProj, "out_proj"},
+    {Recompute::MlpWi0 | Recompute::MlpWi1, "mlpwi"},
+    {Recompute::MlpWi0, "mlpwi_0"},
+    {Recompute::MlpWi1, "mlpwi_1"},
+    {Recompute::MlpWo, "mlpwo"},
+};
+
+static std::string savedNamesText(Recompute recompute) {
+  std::string text = "save:";
+  bool first = true;
+  // Each tensor once, by the widest name that covers it with one place.
+  uint16_t left = recompute.savedNames();
+  for (const CheckpointName &c : kCheckpointNames) {
+    if ((left & c.names) != c.names)
+      continue;
+    const uint16_t host = recompute.hostNames() & c.names;
+    if (host != 0 && host != c.names)
+      continue;
+    if (c.names == Recompute::LayerInput && !host)
+      continue; // always kept on the device
+    text += (first ? "" : ",") + std::string(c.name) +
+            (host ? "=offload" : "");
+    first = false;
+    left &= ~c.names;
+  }
+  return text;
+}
+
+static llvm::Expected<Recompute> parseSavedNames(llvm::StringRef list) {
+  llvm::SmallVector<llvm::StringRef> items;
+  list.split(items, ',', -1, /*KeepEmpty=*/true);
+  uint16_t saved = 0, host = 0;
+  for (llvm::StringRef item : items) {
+    auto [name, place] = item.split('=');
+    name = name.trim();
+    place = place.trim();
+    if (name.empty() && place.empty() && items.size() == 1)
+      break; // "save:" keeps only the layer input
+    const CheckpointName *found =
+        llvm::find_if(kCheckpointNames, [&](const CheckpointName &c) {
+          return name == c.name;
+        });
+    if (found == std::end(kCheckpointNames))
+      return llvm::createStringError(
+          "save:'" + name.take_front(64) +
+          "' is not a checkpoint name (decoder_layer_input, qkv_proj, "
+          "query_proj, key_proj, value_proj, context, out_proj, mlpwi, "
+          "mlpwi_0, mlpwi_1, mlpwo; name=offload keeps it in host memory)");
+    if (!place.empty() && place != "device" && place != "offload")
+      return llvm::createStringError(
+          "save:" + name.take_front(64) + "=" + place.take_front(64) +
+          ": a saved tensor stays on the device or goes to host memory "
+          "(=device or =offload)");
+    saved |= found->names;
+    if (place == "offload")
+      host |= found->names;
+    else
+      host &= ~found->names;
+  }
+  return Recompute::saving(saved, host);
+}
+
 /// What `dots` implies besides itself: the norms and the attention core
 /// are not weight GEMMs.
 static constexpr uint8_t kDotsImplies =
     Recompute::LayerNorm | Recompute::CoreAttention;
 
 std::string sched::recomputeName(Recompute recompute) {
+  if (recompute.isNamed())
+    return savedNamesText(recompute);
   if (recompute.isBlock())
     return "block:" + std::to_string(recompute.blockSize());
   if (recompute.isFull())
@@ -62,6 +143,8 @@ llvm::Expected<Recompute> sched::parseRecompute(llvm::StringRef name) {
     return Recompute::Full;
   if (name == "selective")
     return Recompute::Selective;
+  if (name.consume_front("save:"))
+    return parseSavedNames(name);
   if (name.consume_front("block:")) {
     int64_t layers = 0;
     if (name.getAsInteger(10, layers) || layers < 1 ||
@@ -84,9 +167,9 @@ llvm::Expected<Recompute> sched::parseRecompute(llvm::StringRef name) {
     if (found == std::end(kModuleNames))
       return llvm::createStringError(
           "'" + item.take_front(64) +
-          "' is not none, selective, full, block:N or a recompute module "
-          "(core_attn, layernorm, mla_up_proj, mlp, moe_act, shared_experts, "
-          "moe, dots, joined by commas)");
+          "' is not none, selective, full, block:N, save:NAMES or a "
+          "recompute module (core_attn, layernorm, mla_up_proj, mlp, moe_act, "
+          "shared_experts, moe, dots, joined by commas)");
     set |= found->module;
   }
   if (set & Recompute::Dots)

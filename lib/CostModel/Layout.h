@@ -30,7 +30,10 @@ namespace sched {
 /// --recompute-granularity selective --recompute-modules ...): each module
 /// drops the tensors it would have kept and runs its forward again in the
 /// backward. `Selective` is Megatron's default module set, the attention
-/// core (Korthikanti et al. 2022).
+/// core (Korthikanti et al. 2022). A saved-name policy is MaxText's
+/// `remat_policy: custom`: the tensors named by their checkpoint names stay
+/// (on the device or in host memory), everything else the backward needs
+/// is made again.
 class Recompute {
 public:
   /// Megatron-Core's recompute modules, by the names its flag takes.
@@ -49,6 +52,29 @@ public:
     Dots = 1 << 7,
   };
   static constexpr uint8_t kAllModules = 0xff;
+
+  /// The tensors a saved-name policy can keep, by MaxText's checkpoint
+  /// names (`checkpoint_name` in its decoder layers), and those no name
+  /// covers, which such a policy always makes again.
+  enum Checkpoint : uint16_t {
+    LayerInput = 1 << 0, // decoder_layer_input
+    QueryProj = 1 << 1,  // query_proj
+    KeyProj = 1 << 2,    // key_proj
+    ValueProj = 1 << 3,  // value_proj
+    Context = 1 << 4,    // context: the attention core's output
+    OutProj = 1 << 5,    // out_proj: the attention projection's output
+    MlpWi0 = 1 << 6,     // mlpwi_0 (mlpwi: both halves)
+    MlpWi1 = 1 << 7,     // mlpwi_1
+    MlpWo = 1 << 8,      // mlpwo: the MLP's output
+    /// Unnamed: the norms' outputs, the unfused attention core's scores,
+    /// the activation function's output, MLA's latents and every tensor of
+    /// an MoE block.
+    NormOutput = 1 << 9,
+    AttentionStats = 1 << 10,
+    ActivationOutput = 1 << 11,
+    Unnamed = 1 << 12,
+  };
+  static constexpr uint16_t kNameable = (1 << 9) - 1;
   /// The most layers a block recomputation names (as many as a model has).
   static constexpr int64_t kMaxBlockLayers = int64_t(1) << 24;
 
@@ -71,23 +97,51 @@ public:
     return r;
   }
 
+  /// A saved-name policy: the `Checkpoint` names in `saved` stay, those
+  /// also in `host` in host memory (MaxText's `offload`). The layer input
+  /// always stays (the layer loop's carry).
+  static constexpr Recompute saving(uint16_t saved, uint16_t host) {
+    Recompute r;
+    r.named = true;
+    r.saved = (saved | host | LayerInput) & kNameable;
+    r.host = host & kNameable;
+    return r;
+  }
+
   static const Recompute None;
   static const Recompute Selective;
   static const Recompute Full;
+
+  bool isNamed() const { return named; }
+  uint16_t savedNames() const { return saved; }
+  uint16_t hostNames() const { return host; }
 
   /// Every layer (or, with a block, the block's layers) recomputed whole.
   bool isFull() const { return whole; }
   bool isBlock() const { return whole && blockLayers > 0; }
   int64_t blockSize() const { return blockLayers; }
-  bool isNone() const { return !whole && set == 0; }
+  bool isNone() const { return !whole && !named && set == 0; }
   uint8_t moduleSet() const { return set; }
   /// Whether the backward runs `module`'s forward again in a layer this
-  /// recomputation covers (a full recomputation runs every module again).
-  bool recomputes(Module module) const { return whole || (set & module); }
+  /// recomputation covers (a full recomputation runs every module again;
+  /// a saved-name policy every module but the attention core where it
+  /// keeps `context` and a dense MLP where it keeps fc1's output, since no
+  /// name covers the norms' outputs or an MoE block's tensors).
+  bool recomputes(Module module) const {
+    if (named) {
+      if (module == CoreAttention)
+        return !(saved & Context);
+      if (module == Mlp)
+        return (saved & (MlpWi0 | MlpWi1)) != (MlpWi0 | MlpWi1);
+      return true;
+    }
+    return whole || (set & module);
+  }
 
   friend constexpr bool operator==(Recompute a, Recompute b) {
     return a.whole == b.whole && a.set == b.set &&
-           a.blockLayers == b.blockLayers;
+           a.blockLayers == b.blockLayers && a.named == b.named &&
+           a.saved == b.saved && a.host == b.host;
   }
   friend constexpr bool operator!=(Recompute a, Recompute b) {
     return !(a == b);
@@ -95,12 +149,21 @@ public:
   friend constexpr bool operator<(Recompute a, Recompute b) {
     if (a.whole != b.whole)
       return a.whole < b.whole;
+    if (a.named != b.named)
+      return a.named < b.named;
+    if (a.saved != b.saved)
+      return a.saved < b.saved;
+    if (a.host != b.host)
+      return a.host < b.host;
     return a.set != b.set ? a.set < b.set : a.blockLayers < b.blockLayers;
   }
 
 private:
   bool whole = false;
   uint8_t set = 0;
+  bool named = false;
+  uint16_t saved = 0;
+  uint16_t host = 0;
   /// 0: every layer.
   int64_t blockLayers = 0;
 };
@@ -110,11 +173,13 @@ inline constexpr Recompute Recompute::Selective =
     Recompute::modules(Recompute::CoreAttention);
 inline constexpr Recompute Recompute::Full = Recompute::full();
 
-/// "none", "full", "block:N", "selective" (the default set) or the modules
-/// joined by commas in Megatron's spelling ("mla_up_proj,mlp").
+/// "none", "full", "block:N", "selective" (the default set), the modules
+/// joined by commas in Megatron's spelling ("mla_up_proj,mlp"), or
+/// "save:" and MaxText's checkpoint names, `=offload` after those kept in
+/// host memory ("save:key_proj,value_proj,decoder_layer_input=offload").
 std::string recomputeName(Recompute recompute);
 /// Parses those names; "selective" is core_attn. On failure the error
-/// names the unknown module and lists the known ones.
+/// names the unknown module or checkpoint name and lists the known ones.
 llvm::Expected<Recompute> parseRecompute(llvm::StringRef name);
 
 /// How the attention core runs: fused (FlashAttention / cuDNN SDPA, the

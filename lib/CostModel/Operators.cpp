@@ -25,11 +25,26 @@ public:
 
   /// The recompute modules the operators added next belong to.
   void inModules(uint8_t modules) { current = modules; }
+  /// The tensors (Recompute::Checkpoint) the operators added next make.
+  void making(uint16_t checkpoints) { makes = checkpoints; }
 
-  /// A tensor the forward keeps, dropped by recomputing `droppedBy`.
+  /// A tensor the forward keeps, dropped by recomputing `droppedBy`, or by
+  /// a saved-name policy that does not name all of `checkpoint`.
   void keep(const char *name, double bytes, uint8_t droppedBy,
-            bool layerInput = false) {
-    ops.saved.push_back({name, bytes, droppedBy, layerInput});
+            uint16_t checkpoint, bool layerInput = false) {
+    SavedTensor t;
+    t.name = name;
+    t.bytes = bytes;
+    t.droppedBy = droppedBy;
+    t.layerInput = layerInput;
+    t.checkpoint = checkpoint;
+    ops.saved.push_back(t);
+  }
+  /// A tensor no gradient needs, kept only where a saved-name policy names
+  /// it.
+  void keepIfNamed(const char *name, double bytes, uint16_t checkpoint) {
+    keep(name, bytes, Recompute::kAllModules, checkpoint);
+    ops.saved.back().onlyNamed = true;
   }
 
   /// Bytes of a kept linear-layer input: Transformer Engine keeps the FP8
@@ -47,6 +62,7 @@ public:
     Operator forward = gemmOp(name, m, n, k, groups, f);
     forward.grouped = groups > 1;
     forward.modules = current;
+    forward.makes = makes;
     ops.forward.push_back(forward);
     Operator data = gemmOp(name, m, k, n, groups, f);
     data.grouped = groups > 1;
@@ -67,6 +83,7 @@ public:
     Operator forward = gemmOp(name, m, n, k, groups, false);
     forward.attentionCore = true;
     forward.modules = current;
+    forward.makes = makes;
     ops.forward.push_back(forward);
     Operator a = gemmOp(name, m, k, n, groups, false);
     Operator b = gemmOp(name, k, n, m, groups, false);
@@ -84,6 +101,7 @@ public:
     op.flops = flops;
     op.latent = latent;
     op.modules = current;
+    op.makes = makes;
     ops.forward.push_back(op);
     op.flops = 2.5 * flops;
     op.backward = true;
@@ -99,6 +117,7 @@ public:
     op.kind = OperatorClass::MemoryBound;
     op.bytes = bytes;
     op.modules = current;
+    op.makes = makes;
     ops.forward.push_back(op);
     op.bytes = backwardBytes < 0 ? 2 * bytes : backwardBytes;
     ops.backwardInput.push_back(op);
@@ -107,14 +126,41 @@ public:
   /// Keeps the forward operators `recompute` runs again, and the tensors
   /// it does not drop.
   void finish(Recompute recompute) {
+    if (recompute.isNamed()) {
+      finishNamed(recompute);
+      return;
+    }
     ops.recompute.clear();
     for (const Operator &op : ops.forward)
       if (recompute.isFull() || (op.modules & recompute.moduleSet()))
         ops.recompute.push_back(op);
     llvm::erase_if(ops.saved, [&](const SavedTensor &t) {
+      if (t.onlyNamed)
+        return true;
       return recompute.isFull() ? !t.layerInput
                                 : (t.droppedBy & recompute.moduleSet()) != 0;
     });
+  }
+
+  /// A saved-name policy: a tensor stays when the policy names all it is
+  /// (in host memory when it names it `=offload`); an operator runs again
+  /// when it makes a tensor the backward needs and the policy drops. The
+  /// backward needs every saved tensor but those kept only when named.
+  void finishNamed(Recompute recompute) {
+    const uint16_t saved = recompute.savedNames();
+    uint16_t dropped = 0;
+    for (const SavedTensor &t : ops.saved)
+      if (!t.onlyNamed && (t.checkpoint & saved) != t.checkpoint)
+        dropped |= t.checkpoint;
+    ops.recompute.clear();
+    for (const Operator &op : ops.forward)
+      if (op.makes & dropped)
+        ops.recompute.push_back(op);
+    llvm::erase_if(ops.saved, [&](const SavedTensor &t) {
+      return (t.checkpoint & saved) != t.checkpoint;
+    });
+    for (SavedTensor &t : ops.saved)
+      t.onHost = (t.checkpoint & recompute.hostNames()) != 0;
   }
 
 private:
@@ -134,6 +180,7 @@ private:
   LayerOperators &ops;
   bool fp8;
   uint8_t current = 0;
+  uint16_t makes = 0;
 };
 
 /// Token counts of one microbatch on one device.
@@ -170,9 +217,12 @@ static void attentionBlock(LayerBuilder &b, const ModelSpec &model,
   // Pre-norm and the residual add: read h, write h; read 2h, write h. The
   // norm keeps its input (the layer's input, all a full recomputation
   // keeps); its output is the next GEMM's kept input.
+  using R = Recompute;
   b.inModules(Recompute::LayerNorm);
+  b.making(R::NormOutput);
   b.memory("norm+residual", t.local * h * kBf16 * 5);
-  b.keep("attention norm input", t.local * h * kBf16, 0, /*layerInput=*/true);
+  b.keep("attention norm input", t.local * h * kBf16, 0, R::LayerInput,
+         /*layerInput=*/true);
   double qkDim = 0, vDim = 0, ropeDim = 0;
   if (model.mla) {
     const MlaSpec &mla = *model.mla;
@@ -183,48 +233,64 @@ static void attentionBlock(LayerBuilder &b, const ModelSpec &model,
     const double kvLora = static_cast<double>(mla.kvLoraRank);
     // The down-projections are not split over tensor parallelism: they
     // keep the whole (gathered) input and make whole latents.
+    // To a saved-name policy the latents and the norms' outputs are
+    // unnamed and Q, K and V are query_proj, key_proj and value_proj.
+    const uint16_t qkv = R::QueryProj | R::KeyProj | R::ValueProj;
     b.keep("down-projection input", t.full * h * b.linearInput(),
-           Recompute::LayerNorm);
+           Recompute::LayerNorm, R::NormOutput);
     b.inModules(0);
     if (qLora > 0) {
+      b.making(R::Unnamed);
       b.gemm("q down", t.full, qLora, h);
-      b.keep("q latent", t.full * qLora * kBf16, 0);
+      b.keep("q latent", t.full * qLora * kBf16, 0, R::Unnamed);
       b.inModules(Recompute::LayerNorm);
       b.memory("q norm", t.full * qLora * kBf16 * 2);
       b.keep("q up input", t.full * qLora * b.linearInput(),
-             Recompute::LayerNorm);
+             Recompute::LayerNorm, R::Unnamed);
       b.inModules(Recompute::MlaUpProjection);
+      b.making(qkv);
       b.gemm("q up", t.full, heads * qkDim, qLora);
     } else {
+      b.making(qkv);
       b.gemm("q", t.full, heads * qkDim, h);
     }
     b.inModules(0);
+    b.making(R::Unnamed);
     b.gemm("kv down", t.full, kvLora + ropeDim, h);
-    b.keep("kv latent", t.full * (kvLora + ropeDim) * kBf16, 0);
+    b.keep("kv latent", t.full * (kvLora + ropeDim) * kBf16, 0, R::Unnamed);
     b.inModules(Recompute::LayerNorm);
     b.memory("kv norm", t.full * kvLora * kBf16 * 2);
     b.keep("kv up input", t.full * kvLora * b.linearInput(),
-           Recompute::LayerNorm);
+           Recompute::LayerNorm, R::Unnamed);
     b.inModules(Recompute::MlaUpProjection);
+    b.making(qkv);
     b.gemm("kv up", t.full,
            heads * static_cast<double>(mla.qkNopeHeadDim + mla.vHeadDim),
            kvLora);
     b.memory("rotary", t.full * (heads + 1) * ropeDim * kBf16 * 2);
     // Q, K (rotated) and V per head, kept by the attention core.
     b.keep("q, k, v", t.full * heads * (2 * qkDim + vDim) * kBf16,
-           Recompute::MlaUpProjection);
+           Recompute::MlaUpProjection, qkv);
   } else {
     const double d = static_cast<double>(model.headDim);
     const double kvHeads =
         std::max(1.0, static_cast<double>(model.kvHeads) / t.tp);
     qkDim = vDim = ropeDim = d;
-    b.keep("qkv input", t.local * h * b.linearInput(), Recompute::LayerNorm);
+    b.keep("qkv input", t.local * h * b.linearInput(), Recompute::LayerNorm,
+           R::NormOutput);
     b.inModules(0);
+    // One fused GEMM: a saved-name policy that drops any of Q, K and V
+    // runs all of it again (MaxText's separate projections would run only
+    // the dropped ones).
+    b.making(R::QueryProj | R::KeyProj | R::ValueProj);
     b.gemm("qkv", t.full, (heads + 2 * kvHeads) * d, h);
     b.memory("rotary", t.full * (heads + kvHeads) * d * kBf16 * 2);
-    b.keep("q, k, v", t.full * (heads + 2 * kvHeads) * d * kBf16, 0);
+    b.keep("q", t.full * heads * d * kBf16, 0, R::QueryProj);
+    b.keep("k", t.full * kvHeads * d * kBf16, 0, R::KeyProj);
+    b.keep("v", t.full * kvHeads * d * kBf16, 0, R::ValueProj);
   }
   b.inModules(Recompute::CoreAttention);
+  b.making(R::Context | R::AttentionStats);
   if (training.attention == AttentionKernel::Flash) {
     // Causal: each query meets seq/2 keys on average (Megatron counts it
     // so); two matmuls of 2 FLOPs per multiply-add.
@@ -235,15 +301,21 @@ static void attentionBlock(LayerBuilder &b, const ModelSpec &model,
     // output is also the output projection's input (one tensor in BF16;
     // in FP8 the projection keeps its own FP8 copy, and recomputing the
     // core frees the BF16 one).
+    // MaxText's splash attention names its output and its log-sum-exp
+    // `context` (residual_checkpoint_name, maxtext bd5d58296): a policy
+    // that keeps context runs no attention forward again.
     b.keep("softmax statistics", t.full * heads * 4,
-           Recompute::CoreAttention);
+           Recompute::CoreAttention, R::Context);
     // Under `dots` neither copy stays: the output is the kernel's, not a
     // weight GEMM's, and the core runs again.
     b.keep("attention output", t.full * heads * vDim * kBf16,
-           fp8 ? Recompute::CoreAttention | Recompute::Dots : Recompute::Dots);
+           fp8 ? Recompute::CoreAttention | Recompute::Dots : Recompute::Dots,
+           R::Context);
+    // The FP8 copy is Transformer Engine's; MaxText's `context` names the
+    // BF16 output alone, and a saved-name policy casts it again.
     if (fp8)
       b.keep("output projection input", t.full * heads * vDim,
-             Recompute::Dots);
+             Recompute::Dots, R::Unnamed);
   } else {
     // Megatron-LM before flash attention: QK^T and (QK^T)V as batched
     // GEMMs over the whole (masked) score matrix, with scale, mask,
@@ -259,11 +331,12 @@ static void attentionBlock(LayerBuilder &b, const ModelSpec &model,
              groups * queries * t.seq * 11);
     b.coreGemm("context", queries, vDim, t.seq, groups);
     b.keep("attention scores", groups * queries * t.seq * 5,
-           Recompute::CoreAttention);
+           Recompute::CoreAttention, R::AttentionStats);
     b.keep("output projection input", t.full * heads * vDim * b.linearInput(),
-           Recompute::Dots);
+           Recompute::Dots, R::Context);
   }
   b.inModules(0);
+  b.making(R::OutProj);
   b.gemm("attention out", t.full, h, heads * vDim);
 }
 
@@ -273,28 +346,43 @@ static void mlpNorm(LayerBuilder &b, const ModelSpec &model,
                     const Tokens &t) {
   const double h = static_cast<double>(model.hidden);
   b.inModules(Recompute::LayerNorm);
+  // The residual add makes the norm's input (the attention projection's
+  // output added to the layer's input: what out_proj keeps), the norm its
+  // unnamed output.
+  b.making(Recompute::OutProj | Recompute::NormOutput);
   b.memory("norm+residual", t.local * h * kBf16 * 5);
-  b.keep("mlp norm input", t.local * h * kBf16, 0);
+  b.keep("mlp norm input", t.local * h * kBf16, 0, Recompute::OutProj);
 }
 
 /// A dense MLP of `width` (per device) on every token, in recompute
 /// modules `modules`.
 static void denseMlp(LayerBuilder &b, const ModelSpec &model, const Tokens &t,
                      double width, const char *fc1, const char *fc2,
-                     uint8_t modules) {
+                     uint8_t modules, bool named) {
+  using R = Recompute;
   const double h = static_cast<double>(model.hidden);
   b.inModules(modules);
   const bool gated = model.mlp == MlpKind::Gated;
+  // To a saved-name policy the MLP's tensors are mlpwi (both halves of a
+  // gated fc1), its unnamed activation output and mlpwo; a shared expert's
+  // are all unnamed.
+  const uint16_t wi = named ? R::MlpWi0 | R::MlpWi1 : R::Unnamed;
+  b.making(wi);
   b.gemm(fc1, t.full, (gated ? 2 : 1) * width, h);
   // SwiGLU: read gate and up, write their product; GELU: read, write. The
   // activation function is no weight GEMM: `dots` runs it again.
   b.inModules(modules | Recompute::Dots);
+  b.making(named ? R::ActivationOutput : R::Unnamed);
   b.memory(gated ? "swiglu" : "gelu", t.full * (gated ? 3 : 2) * width * kBf16);
-  b.keep("fc1 output", t.full * (gated ? 2 : 1) * width * kBf16, modules);
+  b.keep("fc1 output", t.full * (gated ? 2 : 1) * width * kBf16, modules, wi);
   b.keep("fc2 input", t.full * width * b.linearInput(),
-         modules | Recompute::Dots);
+         modules | Recompute::Dots,
+         named ? R::ActivationOutput : R::Unnamed);
   b.inModules(modules);
+  b.making(named ? R::MlpWo : R::Unnamed);
   b.gemm(fc2, t.full, h, width);
+  if (named)
+    b.keepIfNamed("mlp output", t.local * h * kBf16, R::MlpWo);
 }
 
 static void moeMlp(LayerBuilder &b, const ModelSpec &model,
@@ -308,13 +396,18 @@ static void moeMlp(LayerBuilder &b, const ModelSpec &model,
   const double ep = static_cast<double>(layout.ep);
   const bool fp8 = training.precision == Precision::FP8;
   const uint8_t block = Recompute::Moe;
+  // No checkpoint name covers an MoE block's tensors: a saved-name policy
+  // runs the whole block again.
+  const uint16_t unnamed = Recompute::Unnamed;
+  b.making(unnamed);
   // The router (kept in higher precision by Megatron/TE and DeepSeek), its
   // softmax and top-k over the experts' FP32 scores.
-  b.keep("router input", t.routed * h * kBf16, Recompute::LayerNorm);
+  b.keep("router input", t.routed * h * kBf16, Recompute::LayerNorm,
+         Recompute::NormOutput);
   b.inModules(block);
   b.gemm("router", t.routed, experts, h, /*lowPrecision=*/false);
   b.memory("top-k", t.routed * experts * 4 * 3);
-  b.keep("router scores", t.routed * experts * 4, block);
+  b.keep("router scores", t.routed * experts * 4, block, unnamed);
   // Permute each token's top_k copies into expert order (FP8 when the
   // dispatch is FP8), unpermute and sum them back (BF16).
   b.memory("permute", t.routed * h * (1 + topK) * (fp8 ? 1 : kBf16));
@@ -328,29 +421,32 @@ static void moeMlp(LayerBuilder &b, const ModelSpec &model,
   const double copies = t.routed * topK * etp;
   const double slice = width / etp;
   const double gated = model.mlp == MlpKind::Gated ? 2 : 1;
-  b.keep("dispatched tokens", copies * h * b.linearInput(), block);
+  b.keep("dispatched tokens", copies * h * b.linearInput(), block, unnamed);
   b.gemm("experts fc1", rows, gated * slice, h, true, groups);
-  b.keep("experts fc1 output", copies * gated * slice * kBf16, block);
+  b.keep("experts fc1 output", copies * gated * slice * kBf16, block,
+         unnamed);
   b.inModules(block | Recompute::MoeActivation | Recompute::Dots);
   b.memory(model.mlp == MlpKind::Gated ? "swiglu" : "gelu",
            copies * (gated + 1) * slice * kBf16);
   b.keep("experts fc2 input", copies * slice * b.linearInput(),
-         block | Recompute::MoeActivation | Recompute::Dots);
+         block | Recompute::MoeActivation | Recompute::Dots, unnamed);
   // Megatron-Core weighs each copy by its routing probability inside the
   // activation (experts.py, activation_func_with_probs), which keeps the
   // FP32 probabilities; the unpermute is then a plain sum and keeps
   // nothing.
-  b.keep("routing probabilities", t.routed * topK * 4, block);
+  b.keep("routing probabilities", t.routed * topK * 4, block, unnamed);
   b.inModules(block);
   b.gemm("experts fc2", rows, h, slice, true, groups);
   b.memory("unpermute", t.routed * h * (topK + 1) * kBf16);
   if (moe.sharedExperts > 0) {
     if (fp8)
       b.keep("shared experts input", t.local * h,
-             Recompute::LayerNorm | Recompute::SharedExperts | block);
+             Recompute::LayerNorm | Recompute::SharedExperts | block,
+             unnamed);
     denseMlp(b, model, t,
              width * static_cast<double>(moe.sharedExperts) / t.tp,
-             "shared fc1", "shared fc2", Recompute::SharedExperts | block);
+             "shared fc1", "shared fc2", Recompute::SharedExperts | block,
+             /*named=*/false);
   }
 }
 
@@ -366,9 +462,10 @@ LayerOperators sched::layerOperators(const ModelSpec &model,
   if (moeLayer) {
     moeMlp(b, model, training, layout, t);
   } else {
-    b.keep("fc1 input", t.local * h * b.linearInput(), Recompute::LayerNorm);
+    b.keep("fc1 input", t.local * h * b.linearInput(), Recompute::LayerNorm,
+           Recompute::NormOutput);
     denseMlp(b, model, t, static_cast<double>(model.ffnHidden) / t.tp, "fc1",
-             "fc2", Recompute::Mlp);
+             "fc2", Recompute::Mlp, /*named=*/true);
   }
   b.finish(layout.recompute);
   return ops;
@@ -377,7 +474,14 @@ LayerOperators sched::layerOperators(const ModelSpec &model,
 double LayerOperators::savedBytes() const {
   double bytes = 0;
   for (const SavedTensor &t : saved)
-    bytes += t.bytes;
+    bytes += t.onHost ? 0 : t.bytes;
+  return bytes;
+}
+
+double LayerOperators::hostBytes() const {
+  double bytes = 0;
+  for (const SavedTensor &t : saved)
+    bytes += t.onHost ? t.bytes : 0;
   return bytes;
 }
 

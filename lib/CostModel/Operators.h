@@ -56,6 +56,9 @@ struct Operator {
   /// The recompute modules this forward operator belongs to (a
   /// Recompute::Module set; 0: only a full recomputation runs it again).
   uint8_t modules = 0;
+  /// The tensors it makes (a Recompute::Checkpoint set): a saved-name
+  /// policy runs it again when it drops one of them.
+  uint16_t makes = 0;
 };
 
 /// A tensor the forward keeps for the backward, per microbatch on one
@@ -70,6 +73,14 @@ struct SavedTensor {
   uint8_t droppedBy = 0;
   /// The layer's input, what a full recomputation keeps.
   bool layerInput = false;
+  /// Which tensor it is to a saved-name policy (a Recompute::Checkpoint
+  /// set): kept when the policy names every one of them.
+  uint16_t checkpoint = 0;
+  /// Needed by no gradient: kept only where a saved-name policy names it
+  /// (MaxText's `mlpwo`).
+  bool onlyNamed = false;
+  /// Kept in host memory (a saved-name policy's `=offload`).
+  bool onHost = false;
 };
 
 /// One layer (or the output head) per microbatch on one device, split as
@@ -85,7 +96,9 @@ struct LayerOperators {
   /// recomputation (the dropped tensors are left out).
   std::vector<SavedTensor> saved;
 
+  /// Bytes kept on the device, and in host memory.
   double savedBytes() const;
+  double hostBytes() const;
 };
 
 /// The operators of layer kind `moeLayer` for one microbatch of `layout`

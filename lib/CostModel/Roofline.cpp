@@ -53,7 +53,9 @@ static const MeasuredGemm *measured(const Operator &op,
 
 double sched::gemmCeiling(const Operator &op, const Efficiency &efficiency) {
   if (!op.fp8)
-    return efficiency.matmul;
+    return op.grouped && efficiency.groupedMatmul > 0
+               ? efficiency.groupedMatmul
+               : efficiency.matmul;
   // Grouped expert GEMMs measure below dense ones of the same precision
   // (DeepGEMM, torchao's grouped MXFP8: KERNELS.md 1e); the weight
   // gradient, grouped over K, lowest.

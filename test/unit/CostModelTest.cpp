@@ -155,8 +155,12 @@ TEST(CostModelMemory, UsableMemoryIsTheMeasuredReserveAndShare) {
   EXPECT_DOUBLE_EQ(expandable.memoryLimit(), (h100 - 1.333e9) * 0.988);
   CostModel gb200(m, cluster("gb200-nvl72"), training(4, 2048, 2048 * 4));
   EXPECT_DOUBLE_EQ(gb200.memoryLimit(), (189471.0 * 1048576 - 1.333e9) * 0.917);
+  // TPUs: XLA's compile-time HBM budget, 0.977 of a v5p's 95 GiB (the
+  // v6e's measured fraction) and 0.987 of TPU7x's 192 GiB.
   CostModel tpu(m, cluster("tpu-v5p"), training(4, 2048, 2048 * 4));
-  EXPECT_DOUBLE_EQ(tpu.memoryLimit(), 95.0 * (1 << 30) * 0.9);
+  EXPECT_DOUBLE_EQ(tpu.memoryLimit(), 95.0 * (1 << 30) * 0.977);
+  CostModel ironwood(m, cluster("tpu7x"), training(4, 2048, 2048 * 4));
+  EXPECT_DOUBLE_EQ(ironwood.memoryLimit(), 192.0 * (1 << 30) * 0.987);
 }
 
 TEST(CostModelMemory, ZeroStagesShardWhatTheySay) {
@@ -354,8 +358,8 @@ TEST(CostModelMemory, OffloadMovesLayersToTheHost) {
             "fewer than the model's 4 layers (the last layer's activations "
             "are needed at once)");
   layout.offloadLayers = 1;
-  // A TPU7x (Ironwood): no host link is published (a v5p has one).
-  ClusterSpec ironwood = cluster("tpu-v5p");
+  // A cluster file that gives no host link (a v5p has one).
+  ClusterSpec ironwood = cluster("tpu7x");
   ironwood.name = "ironwood";
   ironwood.efficiency.hostBandwidth = 0;
   CostModel tpu(m, ironwood, training(1, 2048, 2048));
@@ -372,6 +376,8 @@ TEST(CostModelMemory, OffloadMovesLayersToTheHost) {
 TEST(Recompute, NamesRoundTrip) {
   for (llvm::StringRef name :
        {"none", "full", "selective", "layernorm", "mla_up_proj,mlp", "block:3",
+        "save:", "save:qkv_proj,context", "save:key_proj,value_proj,mlpwi_0",
+        "save:decoder_layer_input=offload,out_proj,mlpwo=offload",
         "core_attn,layernorm,mla_up_proj,mlp,moe_act,shared_experts,moe"}) {
     llvm::Expected<Recompute> r = parseRecompute(name);
     ASSERT_TRUE(static_cast<bool>(r)) << name.str();
@@ -392,9 +398,9 @@ TEST(Recompute, NamesRoundTrip) {
   llvm::Expected<Recompute> bad = parseRecompute("mlp,attention");
   ASSERT_FALSE(static_cast<bool>(bad));
   EXPECT_EQ(llvm::toString(bad.takeError()),
-            "'attention' is not none, selective, full, block:N or a recompute "
-            "module (core_attn, layernorm, mla_up_proj, mlp, moe_act, "
-            "shared_experts, moe, dots, joined by commas)");
+            "'attention' is not none, selective, full, block:N, save:NAMES "
+            "or a recompute module (core_attn, layernorm, mla_up_proj, mlp, "
+            "moe_act, shared_experts, moe, dots, joined by commas)");
   EXPECT_FALSE(static_cast<bool>(parseRecompute("mlp,")));
   EXPECT_FALSE(static_cast<bool>(parseRecompute("block:")));
   EXPECT_FALSE(static_cast<bool>(parseRecompute("block:-1")));

@@ -147,12 +147,73 @@ TEST(Operators, DotsKeepsTheWeightGemmsOutputs) {
   }
   for (const Operator &op : ops.recompute)
     again.push_back(op.name);
-  EXPECT_EQ(kept, (std::vector<std::string>{"attention norm input", "q, k, v",
+  EXPECT_EQ(kept, (std::vector<std::string>{"attention norm input", "q", "k", "v",
                                             "mlp norm input", "fc1 output"}));
   EXPECT_EQ(again, (std::vector<std::string>{"norm+residual", "attention",
                                              "norm+residual", "swiglu"}));
   // Per token: 1024 + (8 + 2 x 2) x 128 + 1024 + 2 x 4096 values, BF16.
   EXPECT_EQ(bytes, 2048.0 * 2 * (1024 + 12 * 128 + 1024 + 8192));
+}
+
+TEST(Operators, SavedNamesKeepWhatTheyName) {
+  // MaxText's remat_policy custom on the same dense layer (hidden 1024, 8
+  // heads of 128, 2 KV heads, gated FFN 4096, BF16, no TP).
+  llvm::Expected<ModelSpec> m = smallDenseModel();
+  ASSERT_TRUE(static_cast<bool>(m));
+  TrainingSpec training;
+  training.seqLen = 2048;
+  Layout layout;
+  auto names = [](const LayerOperators &ops) {
+    std::vector<std::string> kept, again;
+    for (const SavedTensor &t : ops.saved)
+      kept.push_back(t.name);
+    for (const Operator &op : ops.recompute)
+      again.push_back(op.name);
+    return std::pair{kept, again};
+  };
+  // Q, K, V and `context` (the kernel's output and log-sum-exp) stay with
+  // the layer input; the norms, the output projection (out_proj unnamed),
+  // fc1 and SwiGLU run again; fc2 does not (no gradient needs its output)
+  // and neither does the attention core.
+  layout.recompute = llvm::cantFail(parseRecompute("save:qkv_proj,context"));
+  LayerOperators ops = layerOperators(*m, training, layout, false);
+  auto [kept, again] = names(ops);
+  EXPECT_EQ(kept, (std::vector<std::string>{"attention norm input", "q", "k",
+                                            "v", "softmax statistics",
+                                            "attention output"}));
+  EXPECT_EQ(again, (std::vector<std::string>{"norm+residual", "attention out",
+                                             "norm+residual", "fc1",
+                                             "swiglu"}));
+  // Per token: layer input 1024, Q 8 x 128, K and V 2 x 128 each, the
+  // output 8 x 128 values in BF16, and 8 FP32 statistics.
+  EXPECT_EQ(ops.savedBytes(),
+            2048.0 * (2 * (1024 + 1024 + 256 + 256 + 1024) + 8 * 4));
+  EXPECT_EQ(ops.hostBytes(), 0);
+
+  // Ironwood's Llama 3.1 405B recipe: the layer input and the MLP output
+  // in host memory, K and V on the device, the rest again (the fused QKV
+  // GEMM too, for its dropped Q); fc2 makes mlpwo, which stays: not again.
+  layout.recompute = llvm::cantFail(parseRecompute(
+      "save:decoder_layer_input=offload,key_proj,value_proj,mlpwo=offload"));
+  ops = layerOperators(*m, training, layout, false);
+  std::tie(kept, again) = names(ops);
+  EXPECT_EQ(kept, (std::vector<std::string>{"attention norm input", "k", "v",
+                                            "mlp output"}));
+  EXPECT_EQ(again,
+            (std::vector<std::string>{"norm+residual", "qkv", "rotary",
+                                      "attention", "attention out",
+                                      "norm+residual", "fc1", "swiglu"}));
+  EXPECT_EQ(ops.savedBytes(), 2048.0 * 2 * (256 + 256));
+  EXPECT_EQ(ops.hostBytes(), 2048.0 * 2 * (1024 + 1024));
+
+  // Module policies never keep the MLP output, which no gradient needs.
+  layout.recompute = Recompute::None;
+  ops = layerOperators(*m, training, layout, false);
+  EXPECT_EQ(llvm::count_if(ops.saved,
+                           [](const SavedTensor &t) {
+                             return std::string(t.name) == "mlp output";
+                           }),
+            0);
 }
 
 TEST(Operators, RecomputeModulesRunTheirOperatorsAgain) {
@@ -385,12 +446,25 @@ TEST(Efficiency, ProfilesByDeviceName) {
   EXPECT_EQ(efficiencyForDevice("GB300").profile,
             "Blackwell Ultra (B300, GB300)");
   EXPECT_EQ(efficiencyForDevice("TPU v5p").multiprocessors, 1);
-  // TPU host links, the scaling book's TPU chapter: v4 16 GB/s, v5p
-  // 1.5e10 B/s, v6e 32 GB/s; none published for Ironwood.
+  // TPU host links, the scaling book's TPU chapter: v4 16 GB/s, 1.6e10
+  // B/s "per TPU", 3.2e10 on v6e; Ironwood takes the per-TPU figure.
   EXPECT_EQ(efficiencyForDevice("TPU v4").hostBandwidth, 16e9);
-  EXPECT_EQ(efficiencyForDevice("TPU-v5p").hostBandwidth, 1.5e10);
-  EXPECT_EQ(efficiencyForDevice("TPU v6e").hostBandwidth, 32e9);
-  EXPECT_EQ(efficiencyForDevice("TPU7x-Ironwood").hostBandwidth, 0);
+  EXPECT_EQ(efficiencyForDevice("TPU-v5p").hostBandwidth, 1.6e10);
+  EXPECT_EQ(efficiencyForDevice("TPU v6e").hostBandwidth, 3.2e10);
+  EXPECT_EQ(efficiencyForDevice("TPU7x-Ironwood").hostBandwidth, 1.6e10);
+  // Ironwood's own profile: XLA's GEMM on one TensorCore (0.829), tokamax's
+  // splash attention (24.9% forward at 8k), an 8 GiB copy (0.87 of HBM).
+  const Efficiency ironwood = efficiencyForDevice("TPU7x (Ironwood)");
+  EXPECT_EQ(ironwood.profile, "TPU7x (Ironwood)");
+  EXPECT_EQ(ironwood.matmul, 0.829);
+  EXPECT_EQ(ironwood.groupedMatmul, 0.685);
+  EXPECT_DOUBLE_EQ(ironwood.attentionAt(8192, false, false), 0.249);
+  EXPECT_DOUBLE_EQ(ironwood.attentionAt(8192, true, true), 0.360);
+  EXPECT_EQ(ironwood.hbm, 0.87);
+  EXPECT_EQ(efficiencyForDevice("TPU v5p").profile, "TPU v5p");
+  EXPECT_DOUBLE_EQ(efficiencyForDevice("TPU v5p").attentionAt(16384, false,
+                                                              true),
+                   0.687);
   EXPECT_NE(efficiencyForDevice("MysteryChip").profile.find("generic"),
             std::string::npos);
   // Blackwell's dense ceilings: MAMF's best shape times Transformer

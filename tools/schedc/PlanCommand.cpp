@@ -490,7 +490,7 @@ static void explain(llvm::raw_ostream &os, const CostModel &model,
       "  usable = ({0} GB memory - {1} GB reserved) x {2:f3} ({3})\n",
       gb(model.getCluster().hbmBytes), gb(e.reservedMemory),
       expandable ? e.usableMemoryExpandable : e.usableMemory,
-      !e.measuredAllocator ? "a stated margin: no measurement for this device"
+      !e.measuredAllocator ? "XLA's compile-time HBM budget"
       : expandable         ? "expandable-segments allocator"
                            : "caching allocator");
   if (!c.fits)
