@@ -114,6 +114,7 @@ bench: build
 	$(BUILD_DIR)/bin/schedc-bench
 	$(BUILD_DIR)/bin/planner-bench
 	python3 bench/fidelity/fidelity.py $(BUILD_DIR)/bin/schedc
+	python3 bench/fidelity/fidelity.py --layout-only $(BUILD_DIR)/bin/schedc
 	@# The verifier against the torch executor on 2,000 mutated plans
 	@# (make test runs 300); skipped where python3-torch is missing.
 	@if /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null; then \

@@ -9,7 +9,12 @@ against, the iteration time. Prints each error, the median and worst, the
 mean over the Megatron A100 set, and whether each published pair keeps its
 order. These runs validate the cost model; nothing in it is set from them.
 
-Usage: fidelity.py SCHEDC [--runs runs.json] [--json OUT]
+With --layout-only each run keeps only what a layout table publishes
+(devices, layout, schedule, sequence, batch, precision, ZeRO stage): the
+recipe's recomputation, micro-batch size, kernels and optimizer precision
+are left to the planner's search, as for a run whose recipe is unknown.
+
+Usage: fidelity.py SCHEDC [--runs runs.json] [--layout-only] [--json OUT]
 """
 
 from __future__ import annotations
@@ -71,6 +76,23 @@ def plan_command(schedc: str, run: dict, model: Path, cluster: Path) -> list[str
     return cmd
 
 
+# What a recipe adds to a published layout; --layout-only drops it.
+RECIPE_KEYS = ("recompute", "microbatch_size", "attention", "tp_overlap",
+               "allocator", "p2p_overlap", "main_grads", "optimizer_moments",
+               "sp")
+# Recipe fields of the layout string itself (stage split, offload).
+RECIPE_LAYOUT_FIELDS = ("first", "last", "split", "offload")
+
+
+def layout_only(run: dict) -> dict:
+    """The run as a layout table gives it: no recipe."""
+    bare = {k: v for k, v in run.items() if k not in RECIPE_KEYS}
+    bare["layout"] = ",".join(
+        item for item in run["layout"].split(",")
+        if item.split("=")[0].strip() not in RECIPE_LAYOUT_FIELDS)
+    return bare
+
+
 def evaluate(schedc: str, run: dict, models: dict, clusters: dict,
              workdir: Path) -> Outcome:
     kind = "step_s" if "step_s" in run else "tflops"
@@ -113,6 +135,10 @@ def main() -> int:
     parser.add_argument("schedc", help="path of the schedc binary")
     parser.add_argument("--runs", default=str(Path(__file__).with_name("runs.json")),
                         help="published runs (default: runs.json beside this script)")
+    parser.add_argument("--layout-only", action="store_true",
+                        help="drop each run's recipe (recomputation, "
+                             "micro-batch size, kernels, optimizer precision, "
+                             "stage split, offload): the planner chooses")
     parser.add_argument("--json", help="also write the outcomes to this file")
     args = parser.parse_args()
 
@@ -120,6 +146,8 @@ def main() -> int:
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory() as tmp:
         for run in data["runs"]:
+            if args.layout_only:
+                run = layout_only(run)
             outcomes.append(evaluate(args.schedc, run, data["models"],
                                      data["clusters"], Path(tmp)))
 

@@ -10,6 +10,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
+
 using namespace sched;
 
 namespace {
@@ -261,6 +263,18 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
       d.adopt(p);
     }
     spec.hbmBytes = d.number("hbm_bytes", std::nullopt, kHbmBytesRange);
+    // A datasheet's "80 GB" is no count of bytes: the device's measured
+    // total stands for it.
+    if (std::optional<double> total =
+            labelledMemory(spec.deviceName, spec.hbmBytes)) {
+      const int64_t label = std::llround(spec.hbmBytes / 1e9);
+      spec.memoryNote =
+          llvm::formatv("hbm_bytes {0}e9 is the datasheet's \"{0} GB\" "
+                        "label: {1:f1} GB as the device reports it",
+                        label, *total / 1e9)
+              .str();
+      spec.hbmBytes = *total;
+    }
     spec.hbmBandwidth =
         d.number("hbm_bandwidth", std::nullopt, kBandwidthRange);
     spec.efficiency = efficiencyForDevice(spec.deviceName);

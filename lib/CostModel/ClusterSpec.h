@@ -43,6 +43,10 @@ struct ClusterSpec {
   double peakBf16 = 0;
   double peakFp8 = 0;
   double hbmBytes = 0;
+  /// Set when a cluster file's `hbm_bytes` was a datasheet's label read as
+  /// decimal bytes (80e9 for an H100's "80 GB") and the device's measured
+  /// total replaced it: says so for --explain.
+  std::string memoryNote;
   double hbmBandwidth = 0;
   int64_t domainSize = 1;
   /// Devices of each domain the launcher fills with ranks, in rank order

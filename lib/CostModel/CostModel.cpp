@@ -306,8 +306,8 @@ struct CostModel::LayerCostCache {
   std::map<Key, LayerCost> costs;
   /// The output layer's terms by (tp, cp, microbatch size, sp).
   std::map<std::tuple<int64_t, int64_t, int64_t, bool>, HeadTerms> heads;
-  /// Stage sizes by the layer costs' key and the number of stages.
-  std::map<std::pair<Key, int64_t>, std::vector<int64_t>> splits;
+  /// Stage sizes by the layer costs' key, the number of stages and pp.
+  std::map<std::tuple<Key, int64_t, int64_t>, std::vector<int64_t>> splits;
 };
 
 CostModel::LayerCostCache &CostModel::caches() const {
@@ -586,6 +586,73 @@ static std::vector<int64_t> balance(int64_t n, int64_t dense,
   return sizes;
 }
 
+/// The forward time of each device under `sizes` (a device holds the
+/// stages s with s mod pp equal to its rank, interleaved), the output head
+/// on the last stage: the most any device carries, and the most any stage
+/// does.
+static std::pair<double, double>
+splitLoad(const std::vector<int64_t> &sizes, int64_t dense, double denseCost,
+          double moeCost, int64_t pp, double last) {
+  std::vector<double> device(pp, 0);
+  double stageMax = 0;
+  int64_t layer = 0;
+  for (size_t s = 0; s < sizes.size(); ++s) {
+    const int64_t end = layer + sizes[s];
+    const int64_t denseHere =
+        std::max<int64_t>(0, std::min(end, dense) - layer);
+    double load = static_cast<double>(denseHere) * denseCost +
+                  static_cast<double>(sizes[s] - denseHere) * moeCost;
+    if (s + 1 == sizes.size())
+      load += last;
+    device[s % pp] += load;
+    stageMax = std::max(stageMax, load);
+    layer = end;
+  }
+  return {*std::max_element(device.begin(), device.end()), stageMax};
+}
+
+/// The default split: the balanced runs of balance(), or, where a device
+/// holds several stages (vpp > 1) and carries less that way, one of the
+/// splits Megatron's flags can state (even, or `first` / `last` layers on
+/// the end stages and the rest even): whichever leaves the busiest device
+/// the least forward time, then the busiest stage.
+static std::vector<int64_t> bestSplit(int64_t n, int64_t dense,
+                                      double denseCost, double moeCost,
+                                      int64_t parts, int64_t pp,
+                                      double last) {
+  std::vector<int64_t> best =
+      balance(n, dense, denseCost, moeCost, parts, 0, last);
+  if (parts == pp)
+    return best;
+  std::pair<double, double> bestLoad =
+      splitLoad(best, dense, denseCost, moeCost, pp, last);
+  // Megatron's end stages hold a few layers more or fewer than the others:
+  // up to twice an even share, and never more than 32 (a model of 2^24
+  // layers would otherwise try 2^40 pairs).
+  const int64_t most = std::min<int64_t>(32, 2 * ((n + parts - 1) / parts));
+  for (int64_t first = -1; first <= most; ++first) {
+    for (int64_t lastLayers = -1; lastLayers <= most; ++lastLayers) {
+      const int64_t middle = parts - (first >= 0) - (lastLayers >= 0);
+      const int64_t rest = n - std::max<int64_t>(first, 0) -
+                           std::max<int64_t>(lastLayers, 0);
+      if (middle <= 0 || rest < 0 || rest % middle != 0)
+        continue;
+      std::vector<int64_t> sizes(parts, rest / middle);
+      if (first >= 0)
+        sizes.front() = first;
+      if (lastLayers >= 0)
+        sizes.back() = lastLayers;
+      const std::pair<double, double> load =
+          splitLoad(sizes, dense, denseCost, moeCost, pp, last);
+      if (load < bestLoad) {
+        bestLoad = load;
+        best = std::move(sizes);
+      }
+    }
+  }
+  return best;
+}
+
 std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
   const int64_t numStages = layout.pp * layout.vpp;
   const LayerCost &dense = cachedLayerCost(layout, false);
@@ -644,11 +711,11 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
                 : model.layers;
   // The split depends on the layer and head costs only (not on dp, zero or
   // the schedule): the search's layouts share it.
-  const auto splitKey = std::make_pair(
+  const auto splitKey = std::make_tuple(
       LayerCostCache::Key{layout.tp, layout.cp, layout.ep, layout.etp,
                           layout.microbatchSize, layout.recompute,
                           layout.sequenceParallel, false},
-      numStages);
+      numStages, layout.pp);
   LayerCostCache &cache = caches();
   auto split = cache.splits.find(splitKey);
   std::vector<int64_t> megatron;
@@ -667,10 +734,11 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
   } else if (split == cache.splits.end()) {
     split = cache.splits
                 .emplace(splitKey,
-                         balance(model.layers, denseLayers, sum(dense.forward),
-                                 sum(moe.forward), numStages, 0,
-                                 sum(headForward) +
-                                     mtp * sum(mtpLayer.forward)))
+                         bestSplit(model.layers, denseLayers,
+                                   sum(dense.forward), sum(moe.forward),
+                                   numStages, layout.pp,
+                                   sum(headForward) +
+                                       mtp * sum(mtpLayer.forward)))
                 .first;
   }
   const std::vector<int64_t> &sizes =

@@ -131,6 +131,45 @@ static Family familyOf(llvm::StringRef deviceName) {
   return Family::Generic;
 }
 
+namespace {
+/// A datasheet's memory label (decimal GB, or GiB for a TPU) and what the
+/// device has, for devices whose name holds `part` (first match wins).
+struct MemoryLabel {
+  const char *part;
+  double label;
+  double bytes;
+};
+} // namespace
+
+static constexpr double kMiB = 1 << 20;
+static constexpr double kGiB = 1 << 30;
+
+/// nvidia-smi's memory.total (docs/cost-model.md, "Usable memory", lists
+/// the logs): A100 80GB 81,920 MiB and 40GB 40,960; H100 / H800 81,559;
+/// H200 (141 GB) 143,771; GB200 (186 GB) 189,471; B200 (180 or 192 GB)
+/// 183,359; GB300 (288 GB) 284,208; B300 (288 GB) 275,040. TPUs: the GiB
+/// of Google's tables (v4 32, v5p 95, TPU7x 192).
+static const MemoryLabel kMemoryLabels[] = {
+    {"gb300", 288, 284208 * kMiB}, {"b300", 288, 275040 * kMiB},
+    {"gb200", 186, 189471 * kMiB}, {"b200nvl", 186, 189471 * kMiB},
+    {"b200", 180, 183359 * kMiB},  {"b200", 192, 183359 * kMiB},
+    {"h200", 141, 143771 * kMiB},  {"h100", 80, 81559 * kMiB},
+    {"h800", 80, 81559 * kMiB},    {"a100", 80, 81920 * kMiB},
+    {"a100", 40, 40960 * kMiB},    {"v5p", 95, 95 * kGiB},
+    {"v4", 32, 32 * kGiB},         {"ironwood", 192, 192 * kGiB},
+    {"tpu7", 192, 192 * kGiB},
+};
+
+std::optional<double> sched::labelledMemory(llvm::StringRef deviceName,
+                                            double hbmBytes) {
+  const std::string name = normalizedName(deviceName);
+  for (const MemoryLabel &m : kMemoryLabels)
+    if (llvm::StringRef(name).contains(m.part) &&
+        std::abs(hbmBytes - m.label * 1e9) <= 1e-3 * m.label * 1e9)
+      return m.bytes;
+  return std::nullopt;
+}
+
 /// A TPU chip's PCIe link to its host, one way, as the scaling book's TPU
 /// chapter gives it (jax-ml/scaling-book tpus.md @54e2c43): 16 GB/s each
 /// way on v4, "typically around 1.6e10 bytes / second per TPU (3.2e10 for

@@ -19,6 +19,7 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -122,6 +123,13 @@ struct Efficiency {
   /// holding `sms` multiprocessors runs beside it.
   double computeShareBeside(int sms) const;
 };
+
+/// A device's memory as the driver reports it (nvidia-smi's memory.total;
+/// the GiB Google states for TPUs) when `hbmBytes` is its datasheet label
+/// read as decimal bytes: 80e9 for an H100's "80 GB" is 81,559 MiB
+/// (85.52e9 B). None when `hbmBytes` is no label of that device's.
+std::optional<double> labelledMemory(llvm::StringRef deviceName,
+                                     double hbmBytes);
 
 /// The measured defaults for a device, chosen by its name (case and
 /// punctuation ignored): A100; H100/H800/H200/GH200; B200 (HGX); GB200 (a

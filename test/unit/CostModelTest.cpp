@@ -163,6 +163,22 @@ TEST(CostModelMemory, UsableMemoryIsTheMeasuredReserveAndShare) {
   EXPECT_DOUBLE_EQ(ironwood.memoryLimit(), 192.0 * (1 << 30) * 0.987);
 }
 
+TEST(CostModelMemory, DatasheetLabelsReadAsTheDevicesMemory) {
+  // nvidia-smi's totals for the labels datasheets print; Google's GiB.
+  EXPECT_EQ(labelledMemory("H100-SXM", 80e9), 81559.0 * 1048576);
+  EXPECT_EQ(labelledMemory("B200-NVL72", 186e9), 189471.0 * 1048576);
+  EXPECT_EQ(labelledMemory("B200-HGX", 180e9), 183359.0 * 1048576);
+  EXPECT_EQ(labelledMemory("GB300", 288e9), 284208.0 * 1048576);
+  EXPECT_EQ(labelledMemory("B300", 288e9), 275040.0 * 1048576);
+  EXPECT_EQ(labelledMemory("TPU-v4", 32e9), 32.0 * (1 << 30));
+  EXPECT_EQ(labelledMemory("TPU7x Ironwood", 192e9), 192.0 * (1 << 30));
+  // Not a label of that device, or already bytes: nothing.
+  EXPECT_FALSE(labelledMemory("H100-SXM", 79e9));
+  EXPECT_FALSE(labelledMemory("H100-SXM", 81559.0 * 1048576));
+  EXPECT_FALSE(labelledMemory("H100-SXM", 141e9));
+  EXPECT_FALSE(labelledMemory("MysteryChip", 80e9));
+}
+
 TEST(CostModelMemory, ZeroStagesShardWhatTheySay) {
   ClusterSpec c = cluster("h100-ib");
   ModelSpec m = parse(kDense);

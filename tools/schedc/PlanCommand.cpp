@@ -493,6 +493,8 @@ static void explain(llvm::raw_ostream &os, const CostModel &model,
       !e.measuredAllocator ? "XLA's compile-time HBM budget"
       : expandable         ? "expandable-segments allocator"
                            : "caching allocator");
+  if (!model.getCluster().memoryNote.empty())
+    os << "  memory: " << model.getCluster().memoryNote << "\n";
   if (!c.fits)
     os << "  overflow: " << c.overflow << "\n";
   std::vector<StageEstimate> stages = candidateStages(model, c);
