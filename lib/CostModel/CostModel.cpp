@@ -951,6 +951,20 @@ CostModel::dataParallel(const Layout &layout,
     return std::max(0.0, comm - compute) +
            std::min(comm, compute) * (1 / share - 1);
   };
+  // Megatron-Core's DDP launches a bucket's collective once every
+  // gradient in it is ready (param_and_grad_buffer.py: register_grad_ready,
+  // start_grad_sync), in the order the backward makes them: the first
+  // bucket waits for 1/n of the backward and the last one's reduction
+  // comes after it; the gathers mirror that (the first bucket's weights
+  // before the forward can start). Of `comm` split over n buckets beside
+  // `compute`, max(comm / n, comm - compute (1 - 1/n)) is exposed.
+  const double buckets =
+      std::max(1.0, std::floor((denseParams + expertParams) / bucket));
+  auto exposedBucketed = [&](double comm, double compute) {
+    const double exposed =
+        std::max(comm / buckets, comm - compute * (1 - 1 / buckets));
+    return exposed + std::max(0.0, comm - exposed) * (1 / share - 1);
+  };
   const double m = static_cast<double>(layout.microbatches);
   DataParallelCost cost;
   switch (layout.zero) {
@@ -963,16 +977,17 @@ CostModel::dataParallel(const Layout &layout,
     {
       const double second = layout.zero == 0 ? reduce : gather;
       cost.total = reduce + second;
-      cost.exposed = exposedBeside(reduce, backwardPerMicrobatch) +
-                     exposedBeside(second, forwardPerMicrobatch);
+      cost.exposed = exposedBucketed(reduce, backwardPerMicrobatch) +
+                     exposedBucketed(second, forwardPerMicrobatch);
     }
     break;
   case 2:
     // Gradients stay sharded: a reduce-scatter after every microbatch.
     cost.total = m * reduceInGroup + reduceAcross + gather;
-    cost.exposed = (m - 1) * exposedBeside(reduceInGroup, backwardPerMicrobatch) +
-                   exposedBeside(reduce, backwardPerMicrobatch) +
-                   exposedBeside(gather, forwardPerMicrobatch);
+    cost.exposed =
+        (m - 1) * exposedBucketed(reduceInGroup, backwardPerMicrobatch) +
+        exposedBucketed(reduce, backwardPerMicrobatch) +
+        exposedBucketed(gather, forwardPerMicrobatch);
     break;
   default:
     // FSDP: gather for the forward and again for the backward, and a

@@ -616,6 +616,37 @@ TEST(CostModelCollectives, HierarchicalReduceScatterByHand) {
                    15.0 / 16 * bytes / 50e9);
 }
 
+/// Megatron-Core's DDP buckets: 400M parameters on 8 ranks in one node
+/// (ZeRO-1) make ten buckets of max(40M, 8 x 1M); the FP32 reduce-scatter
+/// of each starts when the backward has made its gradients, the BF16
+/// gather of each before the forward needs it. Beside a long backward
+/// only the last bucket's reduction shows (1/10), beside none all of it.
+TEST(DataParallel, BucketsExposeTheirLastCollective) {
+  ClusterSpec c = ideal(cluster("h100-ib"));
+  ModelSpec m = parse(kDense);
+  CostModel model(m, c, training(8, 2048, 2048 * 8));
+  Layout layout;
+  layout.dp = 8;
+  layout.zero = 1;
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+  StageEstimate s = model.stages(layout)[0];
+  s.denseParameters = 400e6;
+  s.expertParameters = 0;
+  const double reduce = 7.0 / 8 * 4 * 400e6 / 450e9;
+  const double gather = 7.0 / 8 * 2 * 400e6 / 450e9;
+  const DataParallelCost hidden = model.dataParallel(layout, {&s}, 10, 10);
+  EXPECT_NEAR(hidden.total, reduce + gather, 1e-12);
+  EXPECT_NEAR(hidden.exposed, (reduce + gather) / 10, 1e-12);
+  // A backward and forward of 2 ms: of the reduction's 3.1 ms what 0.9 x 2
+  // ms does not cover shows; the gather's 1.6 ms fits under 1.8 ms but for
+  // its first bucket.
+  const DataParallelCost short_ = model.dataParallel(layout, {&s}, 2e-3, 2e-3);
+  EXPECT_NEAR(short_.exposed, reduce - 1.8e-3 + gather / 10, 1e-12);
+  // No compute beside it: everything shows.
+  EXPECT_NEAR(model.dataParallel(layout, {&s}, 0, 0).exposed, reduce + gather,
+              1e-12);
+}
+
 TEST(ScalingBook, DataParallelThresholds) {
   // "How to Scale Your Model": C / W.
   ClusterSpec v5p = cluster("tpu-v5p");
