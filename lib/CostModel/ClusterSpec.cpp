@@ -333,7 +333,11 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
         e.fraction("domain_collective", out.domainCollective);
     out.scaleOutCollective =
         e.fraction("scale_out_collective", out.scaleOutCollective);
-    out.allToAll = e.fraction("all_to_all", out.allToAll);
+    if (e.has("all_to_all")) {
+      // The user's own dispatcher figure replaces the measured one's table.
+      out.allToAll = e.fraction("all_to_all", out.allToAll);
+      out.expertExchange.clear();
+    }
     out.usableMemory = e.fraction("usable_memory", out.usableMemory);
     out.usableMemoryExpandable =
         e.fraction("usable_memory_expandable", out.usableMemoryExpandable);

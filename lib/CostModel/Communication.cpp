@@ -5,7 +5,9 @@
 // at the measured bus-bandwidth fraction of the link, reduced for small
 // messages (the size at which the link's collectives reach half their
 // large-message bandwidth is a measured figure of Efficiency.h), plus a
-// latency per ring step.
+// latency per ring step. The expert all-to-all of a group inside one
+// NVLink domain runs at a measured dispatcher's fraction where the device
+// has one (HybridEP on Blackwell).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +18,10 @@
 #include <limits>
 
 using namespace sched;
+
+/// Bytes of a BF16 element: an expert exchange of narrower elements is an
+/// FP8 dispatch.
+static constexpr double kBf16Bytes = 2;
 
 /// The largest divisor of `n` that is at most `bound` (1 when none is).
 static int64_t largestDivisorAtMost(int64_t n, int64_t bound) {
@@ -80,11 +86,38 @@ double CostModel::reduceScatterTime(double bytes, int64_t size, int64_t stride,
   return time;
 }
 
+double CostModel::expertDestinationRanks(int64_t ep) const {
+  const MoeSpec &moe = *model.moe;
+  // A token's top_k distinct experts, uniform over the E experts, miss a
+  // given rank's E/ep when all fall among the others.
+  const double experts = static_cast<double>(moe.experts);
+  const double others = experts - experts / static_cast<double>(ep);
+  double missed = 1;
+  for (int64_t i = 0; i < moe.topK; ++i)
+    missed *= std::max(0.0, others - static_cast<double>(i)) /
+              (experts - static_cast<double>(i));
+  return static_cast<double>(ep) * (1 - missed);
+}
+
 double CostModel::expertAllToAllTime(double tokens, double elementBytes,
-                                     const Layout &layout) const {
+                                     const Layout &layout,
+                                     bool dispatch) const {
   const int64_t ep = layout.ep;
   // Expert-parallel peers sit etp ranks apart (the experts' grid).
   const int64_t local = membersPerDomain(ep, layout.etp);
+  const Efficiency &eff = cluster.efficiency;
+  if (!eff.expertExchange.empty() && local == ep && ep > 1) {
+    // A measured dispatcher for groups inside one NVLink domain (HybridEP
+    // on Blackwell): it sends each token once to every rank holding one of
+    // its experts, and its measured fraction counts those rows, its own
+    // included.
+    const double rows = tokens * expertDestinationRanks(ep);
+    const double fraction = eff.expertExchangeAt(
+        static_cast<double>(ep), dispatch, elementBytes < kBf16Bytes);
+    return rows * static_cast<double>(model.hidden) * elementBytes /
+               (domainBandwidth(ep, layout.etp) * fraction) +
+           cluster.latency;
+  }
   // The dispatcher forwards over NVLink inside groups of `peers` ranks and
   // sends between groups over the NIC; any group that divides ep and fits
   // in a domain will do (DeepEP's internode kernels use NVLink groups of 8

@@ -449,10 +449,14 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout,
     // (BF16) of every local token's top_k copies.
     const double element =
         training.precision == Precision::FP8 ? 1 : kBf16;
-    cost.forward.expertParallel = expertAllToAllTime(local, element, layout) +
-                                  expertAllToAllTime(local, kBf16, layout);
+    // The backward sends the combine's gradient out as a dispatch (BF16)
+    // and the dispatched copies' gradients back as a combine.
+    cost.forward.expertParallel =
+        expertAllToAllTime(local, element, layout, /*dispatch=*/true) +
+        expertAllToAllTime(local, kBf16, layout, /*dispatch=*/false);
     cost.backward.expertParallel =
-        2 * expertAllToAllTime(local, kBf16, layout);
+        expertAllToAllTime(local, kBf16, layout, /*dispatch=*/true) +
+        expertAllToAllTime(local, kBf16, layout, /*dispatch=*/false);
   }
   if (moeLayer && layout.etp > 1) {
     // Expert tensor parallelism: the etp ranks of an expert slice gather

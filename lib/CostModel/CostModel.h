@@ -176,12 +176,18 @@ public:
   static double messageShare(double message, double halfBytes) {
     return message <= 0 ? 1 : message / (message + halfBytes);
   }
-  /// One expert dispatch or combine of `tokens` local tokens (elements of
-  /// `elementBytes`) over the layout's `ep` consecutive ranks: the copies
-  /// for local experts over the domain link, one copy per remote domain
-  /// reached over scale-out (deduplicated, as DeepEP forwards it).
+  /// One expert dispatch (`dispatch`) or combine of `tokens` local tokens
+  /// (elements of `elementBytes`) over the layout's `ep` consecutive ranks:
+  /// the copies for local experts over the domain link, one copy per
+  /// remote domain reached over scale-out (deduplicated, as DeepEP
+  /// forwards it). A group inside one domain of a device with a measured
+  /// dispatcher (Efficiency::expertExchange) sends one copy per
+  /// destination rank at the measured fraction instead.
   double expertAllToAllTime(double tokens, double elementBytes,
-                            const Layout &layout) const;
+                            const Layout &layout, bool dispatch) const;
+  /// The ranks of an `ep`-way group a token's top_k experts sit on, on
+  /// average, under uniform routing.
+  double expertDestinationRanks(int64_t ep) const;
   /// The same over `ep` ranks, `local` of them on each domain, whose
   /// dispatcher forwards over NVLink inside groups of `peers` ranks (a
   /// divisor of ep, at most `local`) and crosses the NIC between groups.

@@ -41,6 +41,26 @@ double Efficiency::attentionAt(double seqLen, bool latent,
   return value(points.back());
 }
 
+double Efficiency::expertExchangeAt(double ranks, bool dispatch,
+                                    bool fp8) const {
+  auto value = [&](const ExpertExchangePoint &p) {
+    if (!dispatch)
+      return p.combine;
+    return fp8 ? p.fp8Dispatch : p.bf16Dispatch;
+  };
+  const std::vector<ExpertExchangePoint> &points = expertExchange;
+  if (ranks <= points.front().ranks)
+    return value(points.front());
+  for (size_t i = 1; i < points.size(); ++i) {
+    if (ranks > points[i].ranks)
+      continue;
+    const ExpertExchangePoint &a = points[i - 1], &b = points[i];
+    const double t = (ranks - a.ranks) / (b.ranks - a.ranks);
+    return value(a) + t * (value(b) - value(a));
+  }
+  return value(points.back());
+}
+
 double Efficiency::computeShareBeside(int sms) const {
   if (multiprocessors <= 1 || sms <= 0)
     return 1;
@@ -82,6 +102,32 @@ static std::vector<AttentionPoint> ironwoodLatentAttention() {
 /// fractions stand for it.
 static std::vector<AttentionPoint> tpuV5pAttention() {
   return {{2048, 0.297, 0.297}, {4096, 0.406, 0.406}, {16384, 0.687, 0.687}};
+}
+
+/// HybridEP (DeepEP's hybrid-ep branch, the dispatcher Megatron-Core's
+/// flex dispatcher runs on Blackwell) on GB200 inside one NVL72 rack, 32
+/// SMs (what Megatron-Bridge's performance recipes set:
+/// scripts/performance/utils/overrides.py), through its Torch API as
+/// Megatron calls it, 4096 tokens of hidden 7168, top-8 of 8 local experts
+/// per rank, uniform routing: FP8 dispatch / BF16 dispatch / combine
+/// 455.35 / 545.71 / 568.94 GB/s on 8 ranks, 444.67 / 523.48 / 521.55 on
+/// 16, 403.20 / 507.32 / 483.76 on 24, 392.70 / 484.22 / 464.54 on 32,
+/// 361.13 / 479.02 / 447.89 on 36 (deepseek-ai/DeepEP hybrid-ep
+/// docs/README_Hybrid-EP.md @7febc6e). Its test counts one received row per
+/// token and destination rank, FP8 rows at 1 + 4/128 bytes per element
+/// with their scales (tests/test_hybrid_ep.py): of NVLink 5's 900 GB/s, and
+/// FP8 per FP8 element. The HGX B200's 8-rank row at 16 SMs (409.71 /
+/// 535.94 / 530.86) is within 3% of GB200's at 16 SMs (421.67 / 550.10 /
+/// 538.44): the same link, one table.
+static std::vector<ExpertExchangePoint> blackwellExpertExchange() {
+  const double link = 900, fp8Row = 1 + 4.0 / 128;
+  auto point = [&](double ranks, double fp8, double bf16, double combine) {
+    return ExpertExchangePoint{ranks, fp8 / fp8Row / link, bf16 / link,
+                               combine / link};
+  };
+  return {point(8, 455.35, 545.71, 568.94), point(16, 444.67, 523.48, 521.55),
+          point(24, 403.20, 507.32, 483.76), point(32, 392.70, 484.22, 464.54),
+          point(36, 361.13, 479.02, 447.89)};
 }
 
 namespace {
@@ -290,6 +336,7 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
     e.domainHalfBytes = 37e6;
     // NCCL NVLS channels on SM100 in one NVLink domain (KERNELS.md 4e).
     e.collectiveMultiprocessors = 24;
+    e.expertExchange = blackwellExpertExchange();
     // cuDNN SDPA on GB200, causal BF16, Llama heads: 44/35% at 2k, 63/53%
     // at 8k, 65/49% at 32k; MLA: 56/42% at 4k, 67/45% at 16k (KERNELS.md
     // 2c). The HGX B200 runs the same chip.

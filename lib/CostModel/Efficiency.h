@@ -42,6 +42,19 @@ struct MeasuredGemm {
   double fraction = 0;
 };
 
+/// A measured expert dispatcher inside one NVLink domain at one group size:
+/// its "algorithm bandwidth" (the bytes of the token copies each rank
+/// receives, one per token and destination rank, its own included, over
+/// the time of one call) as a fraction of the domain link, for an FP8
+/// dispatch (bytes of the FP8 elements, scales not counted), a BF16
+/// dispatch and a BF16 combine.
+struct ExpertExchangePoint {
+  double ranks = 0;
+  double fp8Dispatch = 0;
+  double bf16Dispatch = 0;
+  double combine = 0;
+};
+
 struct Efficiency {
   /// Which measured profile the defaults come from ("Hopper (H100, H800,
   /// H200)", or "calibrated: ..." when a cluster file says so).
@@ -86,6 +99,11 @@ struct Efficiency {
   double scaleOutHalfBytes = 80e6;
   /// Expert dispatch / combine (DeepEP-style), of the bandwidth it uses.
   double allToAll = 0.8;
+  /// The dispatcher measured by group size when the whole expert-parallel
+  /// group sits in one NVLink domain (HybridEP on Blackwell), interpolated
+  /// linearly in the ranks and held at the ends; empty: `allToAll` on the
+  /// copy count of Communication.cpp applies.
+  std::vector<ExpertExchangePoint> expertExchange;
   /// SMs a communication kernel holds while it overlaps compute: the
   /// expert all-to-all (DeepEP) and NCCL's collectives.
   int allToAllMultiprocessors = 20;
@@ -119,6 +137,10 @@ struct Efficiency {
 
   /// Flash attention's forward or backward fraction at `seqLen`.
   double attentionAt(double seqLen, bool latent, bool backward) const;
+  /// The measured dispatcher's fraction of the domain link (see
+  /// ExpertExchangePoint) for a group of `ranks`: a dispatch (FP8 or BF16
+  /// elements) or a combine. Needs a non-empty `expertExchange`.
+  double expertExchangeAt(double ranks, bool dispatch, bool fp8) const;
   /// The share of compute throughput left while a communication kernel
   /// holding `sms` multiprocessors runs beside it.
   double computeShareBeside(int sms) const;

@@ -40,6 +40,7 @@ ClusterSpec ideal(ClusterSpec spec) {
   e.domainCollective = e.scaleOutCollective = 1;
   e.domainHalfBytes = e.scaleOutHalfBytes = 0;
   e.allToAll = 1;
+  e.expertExchange.clear();
   e.collectiveMultiprocessors = e.allToAllMultiprocessors = 0;
   spec.hbmBandwidth = 1e30;
   spec.latency = 0;
@@ -537,7 +538,7 @@ TEST(CostModelCollectives, ExpertAllToAllAcrossDomainsByHand) {
   layout.dp = 16;
   layout.ep = 8;
   const double row = 1024 * 2; // one BF16 token
-  EXPECT_DOUBLE_EQ(model.expertAllToAllTime(1000, 2, layout),
+  EXPECT_DOUBLE_EQ(model.expertAllToAllTime(1000, 2, layout, true),
                    1000 * 2 * row * 7.0 / 8 / 450e9);
   ModelSpec wide = parse(kMoe);
   wide.moe->experts = 16;
@@ -545,13 +546,92 @@ TEST(CostModelCollectives, ExpertAllToAllAcrossDomainsByHand) {
   layout.ep = 16;
   const double inside = 1000 * 2 * row * 7.0 / 16 / 450e9;
   const double outside = 1000 * row * 0.75 / 50e9;
-  EXPECT_DOUBLE_EQ(sixteen.expertAllToAllTime(1000, 2, layout),
+  EXPECT_DOUBLE_EQ(sixteen.expertAllToAllTime(1000, 2, layout, true),
                    std::max(inside, outside));
   // Node-limited routing caps the domains reached.
   wide.moe->nodeLimit = 1;
   CostModel limited(wide, c, training(16, 2048, 2048 * 16));
-  EXPECT_DOUBLE_EQ(limited.expertAllToAllTime(1000, 2, layout),
+  EXPECT_DOUBLE_EQ(limited.expertAllToAllTime(1000, 2, layout, true),
                    std::max(inside, 1000 * row * 0.5 / 50e9));
+}
+
+/// HybridEP on Blackwell, inside one NVLink domain: one row per token and
+/// destination rank at the measured fraction of the 900 GB/s link
+/// (DeepEP hybrid-ep README, GB200, 32 SMs, Torch API).
+TEST(CostModelCollectives, MeasuredExpertExchangeInsideOneDomainByHand) {
+  ClusterSpec c = cluster("b200-ib");
+  c.latency = 0;
+  CostModel model(preset("deepseek-v3"), c, training(8, 4096, 4096 * 8));
+  Layout layout;
+  layout.dp = 8;
+  layout.ep = 8;
+  // A token's 8 experts of 256 miss one rank's 32 with probability
+  // prod_{i<8} (224 - i) / (256 - i): 5.2947 of the 8 ranks receive it.
+  const double ranks = 5.294652000382481;
+  EXPECT_NEAR(model.expertDestinationRanks(8), ranks, 1e-12);
+  const double row = 4096 * ranks * 7168;
+  // FP8 dispatch: 455.35 GB/s counted at 1 + 4/128 bytes per element.
+  EXPECT_NEAR(model.expertAllToAllTime(4096, 1, layout, true),
+              row * (1 + 4.0 / 128) / 455.35e9, 1e-12);
+  EXPECT_NEAR(model.expertAllToAllTime(4096, 2, layout, true),
+              row * 2 / 545.71e9, 1e-12);
+  EXPECT_NEAR(model.expertAllToAllTime(4096, 2, layout, false),
+              row * 2 / 568.94e9, 1e-12);
+
+  // 64 ranks in one NVL72 rack: 7.6758 ranks per token, held at the
+  // largest group measured (36 ranks: combine 447.89 GB/s).
+  ClusterSpec rack = cluster("gb200-nvl72");
+  rack.latency = 0;
+  CostModel wide(preset("deepseek-v3"), rack, training(64, 4096, 4096 * 64));
+  layout.dp = layout.ep = 64;
+  EXPECT_NEAR(wide.expertDestinationRanks(64), 7.675750191770092, 1e-12);
+  EXPECT_NEAR(wide.expertAllToAllTime(4096, 2, layout, false),
+              4096 * 7.675750191770092 * 7168 * 2 / 447.89e9, 1e-12);
+
+  // Between measured sizes the fraction is linear in the ranks: 20 ranks
+  // are halfway from 16 (521.55) to 24 (483.76); 40 experts top-2 miss a
+  // rank's 2 with probability (38/40)(37/39).
+  ModelSpec small = parse(kMoe);
+  small.moe->experts = 40;
+  CostModel twenty(small, rack, training(20, 2048, 2048 * 20));
+  layout.dp = layout.ep = 20;
+  const double reached = 20 * (1 - 38.0 / 40 * 37 / 39);
+  EXPECT_NEAR(twenty.expertAllToAllTime(1000, 2, layout, false),
+              1000 * reached * 1024 * 2 / ((521.55e9 + 483.76e9) / 2), 1e-12);
+}
+
+/// A group that leaves its NVLink domain, and a cluster file's own
+/// all_to_all figure, keep the copy-count model at `all_to_all`.
+TEST(CostModelCollectives, UnmeasuredExpertExchangeKeepsCopyCount) {
+  ClusterSpec c = cluster("b200-ib");
+  c.latency = 0;
+  c.efficiency.allToAll = 1;
+  ModelSpec wide = parse(kMoe);
+  wide.moe->experts = 16;
+  CostModel sixteen(wide, c, training(16, 2048, 2048 * 16));
+  Layout layout;
+  layout.dp = 16;
+  layout.ep = 16;
+  const double row = 1024 * 2;
+  const double inside = 1000 * 2 * row * 7.0 / 16 / 900e9;
+  const double outside = 1000 * row * 0.75 / 50e9;
+  EXPECT_DOUBLE_EQ(sixteen.expertAllToAllTime(1000, 2, layout, true),
+                   std::max(inside, outside));
+
+  llvm::Expected<ClusterSpec> own = parseClusterSpec(R"({
+      "device": {"name": "B200", "peak_flops": {"bf16": 2.25e15},
+                 "hbm_bytes": 1.9e11, "hbm_bandwidth": 8e12},
+      "domain_size": 8, "domain_bandwidth": 9e11,
+      "scale_out_bandwidth": 5e10, "latency_s": 0,
+      "efficiency": {"all_to_all": 0.5}})");
+  ASSERT_TRUE(static_cast<bool>(own)) << llvm::toString(own.takeError());
+  EXPECT_TRUE(own->efficiency.expertExchange.empty());
+  CostModel eight(parse(kMoe), *own, training(8, 2048, 2048 * 8));
+  layout.dp = layout.ep = 8;
+  EXPECT_DOUBLE_EQ(eight.expertAllToAllTime(1000, 2, layout, false),
+                   1000 * 2 * row * 7.0 / 8 / (9e11 * 0.5));
+  // The preset keeps the measured table.
+  EXPECT_FALSE(cluster("b200-ib").efficiency.expertExchange.empty());
 }
 
 /// HSDP (hsdp=8 on 16 data-parallel ranks, two nodes of 8): the ZeRO-3
