@@ -962,8 +962,16 @@ CostModel::dataParallel(const Layout &layout,
   // comes after it; the gathers mirror that (the first bucket's weights
   // before the forward can start). Of `comm` split over n buckets beside
   // `compute`, max(comm / n, comm - compute (1 - 1/n)) is exposed.
+  // FSDP's unit is a layer: the first layer's gather precedes the forward
+  // and the last one's reduce-scatter (and, with HSDP, its all-reduce
+  // across the replicas) follows the backward.
+  double layers = 0;
+  for (const StageEstimate *stage : held)
+    layers += static_cast<double>(stage->numLayers);
   const double buckets =
-      std::max(1.0, std::floor((denseParams + expertParams) / bucket));
+      layout.zero >= 3
+          ? std::max(1.0, layers)
+          : std::max(1.0, std::floor((denseParams + expertParams) / bucket));
   auto exposedBucketed = [&](double comm, double compute) {
     const double exposed =
         std::max(comm / buckets, comm - compute * (1 - 1 / buckets));
@@ -998,9 +1006,10 @@ CostModel::dataParallel(const Layout &layout,
     // reduce-scatter, every microbatch, prefetched under its compute.
     cost.total = m * (2 * gather + reduceInGroup) + reduceAcross;
     cost.exposed =
-        m * exposedBeside(gather, forwardPerMicrobatch) +
-        (m - 1) * exposedBeside(gather + reduceInGroup, backwardPerMicrobatch) +
-        exposedBeside(gather + reduce, backwardPerMicrobatch);
+        m * exposedBucketed(gather, forwardPerMicrobatch) +
+        (m - 1) * exposedBucketed(gather + reduceInGroup,
+                                  backwardPerMicrobatch) +
+        exposedBucketed(gather + reduce, backwardPerMicrobatch);
     break;
   }
   cost.optimizer = recipe.optimizerTraffic * shardedParams /

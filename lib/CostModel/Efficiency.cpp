@@ -170,7 +170,7 @@ static Family familyOf(llvm::StringRef deviceName) {
     return Family::B200;
   if (n.contains("tpu") && n.contains("v4"))
     return Family::TpuV4;
-  if (n.contains("ironwood") || n.contains("tpu7"))
+  if (n.contains("ironwood") || n.contains("tpu7") || n.contains("tpuv7"))
     return Family::Ironwood;
   if (n.contains("tpu"))
     return Family::TpuV5p;
@@ -203,7 +203,7 @@ static const MemoryLabel kMemoryLabels[] = {
     {"h800", 80, 81559 * kMiB},    {"a100", 80, 81920 * kMiB},
     {"a100", 40, 40960 * kMiB},    {"v5p", 95, 95 * kGiB},
     {"v4", 32, 32 * kGiB},         {"ironwood", 192, 192 * kGiB},
-    {"tpu7", 192, 192 * kGiB},
+    {"tpu7", 192, 192 * kGiB},     {"tpuv7", 192, 192 * kGiB},
 };
 
 std::optional<double> sched::labelledMemory(llvm::StringRef deviceName,

@@ -725,6 +725,16 @@ TEST(DataParallel, BucketsExposeTheirLastCollective) {
   // No compute beside it: everything shows.
   EXPECT_NEAR(model.dataParallel(layout, {&s}, 0, 0).exposed, reduce + gather,
               1e-12);
+  // FSDP's unit is a layer: of 4 layers, the first one's gather before the
+  // forward, and the last one's gather and reduce-scatter after the
+  // backward (one microbatch here) show.
+  Layout fsdp = layout;
+  fsdp.zero = 3;
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(fsdp)));
+  ASSERT_EQ(fsdp.microbatches, 1);
+  s.numLayers = 4;
+  EXPECT_NEAR(model.dataParallel(fsdp, {&s}, 10, 10).exposed,
+              gather / 4 + (gather + reduce) / 4, 1e-12);
 }
 
 TEST(ScalingBook, DataParallelThresholds) {

@@ -461,6 +461,8 @@ TEST(Efficiency, ProfilesByDeviceName) {
   EXPECT_DOUBLE_EQ(ironwood.attentionAt(8192, false, false), 0.249);
   EXPECT_DOUBLE_EQ(ironwood.attentionAt(8192, true, true), 0.360);
   EXPECT_EQ(ironwood.hbm, 0.87);
+  EXPECT_EQ(efficiencyForDevice("TPU v7").profile, "TPU7x (Ironwood)");
+  EXPECT_EQ(efficiencyForDevice("tpu7x").profile, "TPU7x (Ironwood)");
   EXPECT_EQ(efficiencyForDevice("TPU v5p").profile, "TPU v5p");
   EXPECT_DOUBLE_EQ(efficiencyForDevice("TPU v5p").attentionAt(16384, false,
                                                               true),
