@@ -124,8 +124,10 @@ static cl::opt<std::string> recomputeFlag(
     "recompute", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("none, selective, full, block:N, or Megatron's recompute "
              "modules joined by commas: core_attn, layernorm, mla_up_proj, "
-             "mlp, moe_act, shared_experts, moe; or dots (JAX's "
-             "checkpoint_dots_with_no_batch_dims) (default: searched)"));
+             "mlp, moe_act, shared_experts, moe; dots (JAX's "
+             "checkpoint_dots_with_no_batch_dims); or save:NAME,... "
+             "(MaxText's remat_policy custom: checkpoint names kept, "
+             "NAME=offload in host memory) (default: searched)"));
 static cl::opt<bool> explainFlag(
     "explain", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("Break the recommended (or --layout) candidate's step time and "
