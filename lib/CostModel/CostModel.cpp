@@ -789,50 +789,37 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
       stage.denseParameters += times * cost->denseParams;
       stage.expertParameters += times * cost->expertParams;
     }
-    // Activation offload: the first layers' activations wait in host
+    // Activation offload: each offloaded layer's tensors wait in host
     // memory, one layer's worth staged on the device while it moves. Each
     // copy runs beside the next layer's compute (its forward on the way
     // out, its backward on the way back) and is exposed where longer.
+    // offload=N moves all the first N layers keep; a saved-name policy's
+    // `=offload` tensors move in every layer.
+    auto offloadCopies = [&](int64_t from, int64_t to, bool whole) {
+      const double link = cluster.efficiency.hostBandwidth;
+      double staged = 0;
+      for (auto [cost, count] : kinds(from, to)) {
+        const double bytes = whole ? cost->activationBytes : cost->hostBytes;
+        if (count == 0 || bytes <= 0)
+          continue;
+        const double times = static_cast<double>(count);
+        const double copy = bytes / link;
+        if (whole)
+          stage.activationBytes -= times * bytes;
+        staged = std::max(staged, bytes);
+        stage.forwardTerms.memoryBound +=
+            times * std::max(0.0, copy - sum(cost->forward));
+        stage.backwardTerms.memoryBound +=
+            times * std::max(0.0, copy - sum(cost->backward));
+      }
+      stage.activationBytes += staged;
+    };
     const int64_t offloaded =
         std::min(layout.offloadLayers, std::max<int64_t>(0, stage.numLayers - 1));
-    if (offloaded > 0) {
-      const double link = cluster.efficiency.hostBandwidth;
-      double staged = 0;
-      for (auto [cost, count] :
-           kinds(stage.firstLayer, stage.firstLayer + offloaded)) {
-        if (count == 0)
-          continue;
-        const double times = static_cast<double>(count);
-        const double copy = cost->activationBytes / link;
-        stage.activationBytes -= times * cost->activationBytes;
-        staged = std::max(staged, cost->activationBytes);
-        stage.forwardTerms.memoryBound +=
-            times * std::max(0.0, copy - sum(cost->forward));
-        stage.backwardTerms.memoryBound +=
-            times * std::max(0.0, copy - sum(cost->backward));
-      }
-      stage.activationBytes += staged;
-    }
-    // A saved-name policy's `=offload` tensors: every layer's go to host
-    // memory beside its forward and come back beside its backward, one
-    // layer's worth staged on the device, exposed where the copy is longer
-    // than the layer's compute (as offload=N above).
-    if (layout.recompute.hostNames() != 0) {
-      const double link = cluster.efficiency.hostBandwidth;
-      double staged = 0;
-      for (auto [cost, count] : kinds(stage.firstLayer, end)) {
-        if (count == 0 || cost->hostBytes <= 0)
-          continue;
-        const double times = static_cast<double>(count);
-        const double copy = cost->hostBytes / link;
-        staged = std::max(staged, cost->hostBytes);
-        stage.forwardTerms.memoryBound +=
-            times * std::max(0.0, copy - sum(cost->forward));
-        stage.backwardTerms.memoryBound +=
-            times * std::max(0.0, copy - sum(cost->backward));
-      }
-      stage.activationBytes += staged;
-    }
+    if (offloaded > 0)
+      offloadCopies(stage.firstLayer, stage.firstLayer + offloaded, true);
+    if (layout.recompute.hostNames() != 0)
+      offloadCopies(stage.firstLayer, end, false);
     if (s == 0)
       stage.denseParameters += embeddingParams;
     if (s == numStages - 1) {
