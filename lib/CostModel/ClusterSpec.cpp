@@ -41,9 +41,8 @@ static ClusterSpec cluster(llvm::StringRef name, llvm::StringRef device,
 }
 
 static ClusterSpec tpu(llvm::StringRef name, llvm::StringRef device,
-                       double bf16, double fp8, double hbm,
-                       double hbmBandwidth, int64_t pod, double linkOneWay,
-                       double dcnPerChip) {
+                       double bf16, double fp8, double hbm, double hbmBandwidth,
+                       int64_t pod, double linkOneWay, double dcnPerChip) {
   // Three torus axes, each a bidirectional ring: 2 links per axis.
   ClusterSpec spec = cluster(name, device, bf16, fp8, hbm, hbmBandwidth, pod,
                              3 * 2 * linkOneWay, dcnPerChip);
@@ -51,51 +50,54 @@ static ClusterSpec tpu(llvm::StringRef name, llvm::StringRef device,
   return spec;
 }
 
-/// A GPU's memory as nvidia-smi reports it (memory.total, MiB): what the
-/// driver manages, the figure the measured reserve is taken from
-/// (Efficiency.h; docs/cost-model.md lists the sources).
-static constexpr double mebibytes(double mib) { return mib * (1 << 20); }
+/// A device's memory as the driver reports it (nvidia-smi's memory.total;
+/// Google's GiB for TPUs), by its datasheet label in GB: labelledMemory's
+/// table (Efficiency.cpp) is the one place those totals are written.
+static double memoryOf(llvm::StringRef device, double gigabytes) {
+  return labelledMemory(device, gigabytes * 1e9).value_or(gigabytes * 1e9);
+}
 
 static const ClusterPreset kClusterPresets[] = {
     {"h100-ib",
      [] {
-       return cluster("h100-ib", "H100 SXM", 989e12, 1979e12, mebibytes(81559),
-                      3.35e12, 8, 450e9, 50e9);
+       return cluster("h100-ib", "H100 SXM", 989e12, 1979e12,
+                      memoryOf("H100 SXM", 80), 3.35e12, 8, 450e9, 50e9);
      }},
     {"h800-ib",
      [] {
-       return cluster("h800-ib", "H800 SXM", 989e12, 1979e12, mebibytes(81559),
-                      3.35e12, 8, 200e9, 50e9);
+       return cluster("h800-ib", "H800 SXM", 989e12, 1979e12,
+                      memoryOf("H800 SXM", 80), 3.35e12, 8, 200e9, 50e9);
      }},
     {"a100-ib",
      [] {
-       return cluster("a100-ib", "A100 SXM 80GB", 312e12, 0, mebibytes(81920),
-                      2.039e12, 8, 300e9, 25e9);
+       return cluster("a100-ib", "A100 SXM 80GB", 312e12, 0,
+                      memoryOf("A100 SXM 80GB", 80), 2.039e12, 8, 300e9, 25e9);
      }},
     {"h200-ib",
      [] {
-       return cluster("h200-ib", "H200 SXM", 989e12, 1979e12, mebibytes(143771),
-                      4.8e12, 8, 450e9, 50e9);
+       return cluster("h200-ib", "H200 SXM", 989e12, 1979e12,
+                      memoryOf("H200 SXM", 141), 4.8e12, 8, 450e9, 50e9);
      }},
     {"b200-ib",
      [] {
        return cluster("b200-ib", "B200 (HGX)", 2.25e15, 4.5e15,
-                      mebibytes(183359), 8e12, 8, 900e9, 50e9);
+                      memoryOf("B200 (HGX)", 180), 8e12, 8, 900e9, 50e9);
      }},
     {"gb200-nvl72",
      [] {
        return cluster("gb200-nvl72", "B200 (GB200 NVL72)", 2.5e15, 5e15,
-                      mebibytes(189471), 8e12, 72, 900e9, 50e9);
+                      memoryOf("B200 (GB200 NVL72)", 186), 8e12, 72, 900e9,
+                      50e9);
      }},
     {"tpu-v4",
      [] {
-       return tpu("tpu-v4", "TPU v4", 275e12, 0, 32.0 * (1 << 30), 1.2e12,
+       return tpu("tpu-v4", "TPU v4", 275e12, 0, memoryOf("TPU v4", 32), 1.2e12,
                   4096, 45e9, 25e9 / 4);
      }},
     {"tpu-v5p",
      [] {
-       return tpu("tpu-v5p", "TPU v5p", 459e12, 0, 95.0 * (1 << 30), 2.765e12,
-                  8960, 90e9, 25e9 / 4);
+       return tpu("tpu-v5p", "TPU v5p", 459e12, 0, memoryOf("TPU v5p", 95),
+                  2.765e12, 8960, 90e9, 25e9 / 4);
      }},
     // Google's TPU7x page: 2307 / 4614 TFLOP/s BF16 / FP8, 192 GiB, 7380
     // GB/s, 9216 chips a pod, ICI 1200 GB/s bidirectional per chip (6
@@ -103,7 +105,8 @@ static const ClusterPreset kClusterPresets[] = {
     {"tpu7x",
      [] {
        return tpu("tpu7x", "TPU7x (Ironwood)", 2307e12, 4614e12,
-                  192.0 * (1 << 30), 7.38e12, 9216, 100e9, 100e9 / 8);
+                  memoryOf("TPU7x (Ironwood)", 192), 7.38e12, 9216, 100e9,
+                  100e9 / 8);
      }},
 };
 

@@ -885,13 +885,14 @@ CostModel::dataParallel(const Layout &layout,
                         llvm::ArrayRef<const StageEstimate *> held,
                         double forwardPerMicrobatch,
                         double backwardPerMicrobatch) const {
-  double denseParams = 0, expertParams = 0, shardedParams = 0;
+  double denseParams = 0, expertParams = 0, shardedParams = 0, layers = 0;
   // Reductions and gathers run within the shard groups; with HSDP each
   // group's shard is then all-reduced across its replicas.
   const int64_t denseGroup = layout.denseShardGroup();
   const int64_t expertGroup = layout.expertShardGroup();
   const int64_t replicas = layout.shardReplicas();
   for (const StageEstimate *stage : held) {
+    layers += static_cast<double>(stage->numLayers);
     denseParams += stage->denseParameters;
     expertParams += stage->expertParameters;
     shardedParams += layout.zero >= 1
@@ -938,10 +939,6 @@ CostModel::dataParallel(const Layout &layout,
   // hidden x (1 / share - 1) of compute time.
   const double share = cluster.efficiency.computeShareBeside(
       cluster.efficiency.collectiveMultiprocessors);
-  auto exposedBeside = [&](double comm, double compute) {
-    return std::max(0.0, comm - compute) +
-           std::min(comm, compute) * (1 / share - 1);
-  };
   // Megatron-Core's DDP launches a bucket's collective once every
   // gradient in it is ready (param_and_grad_buffer.py: register_grad_ready,
   // start_grad_sync), in the order the backward makes them: the first
@@ -952,9 +949,6 @@ CostModel::dataParallel(const Layout &layout,
   // FSDP's unit is a layer: the first layer's gather precedes the forward
   // and the last one's reduce-scatter (and, with HSDP, its all-reduce
   // across the replicas) follows the backward.
-  double layers = 0;
-  for (const StageEstimate *stage : held)
-    layers += static_cast<double>(stage->numLayers);
   const double buckets =
       layout.zero >= 3
           ? std::max(1.0, layers)

@@ -102,7 +102,6 @@ public:
   /// always stays (the layer loop's carry).
   static constexpr Recompute saving(uint16_t saved, uint16_t host) {
     Recompute r;
-    r.named = true;
     r.saved = (saved | host | LayerInput) & kNameable;
     r.host = host & kNameable;
     return r;
@@ -112,7 +111,8 @@ public:
   static const Recompute Selective;
   static const Recompute Full;
 
-  bool isNamed() const { return named; }
+  /// A saved-name policy (its set always holds the layer input).
+  bool isNamed() const { return saved != 0; }
   uint16_t savedNames() const { return saved; }
   uint16_t hostNames() const { return host; }
 
@@ -120,7 +120,7 @@ public:
   bool isFull() const { return whole; }
   bool isBlock() const { return whole && blockLayers > 0; }
   int64_t blockSize() const { return blockLayers; }
-  bool isNone() const { return !whole && !named && set == 0; }
+  bool isNone() const { return !whole && !isNamed() && set == 0; }
   uint8_t moduleSet() const { return set; }
   /// Whether the backward runs `module`'s forward again in a layer this
   /// recomputation covers (a full recomputation runs every module again;
@@ -128,7 +128,7 @@ public:
   /// keeps `context` and a dense MLP where it keeps fc1's output, since no
   /// name covers the norms' outputs or an MoE block's tensors).
   bool recomputes(Module module) const {
-    if (named) {
+    if (isNamed()) {
       if (module == CoreAttention)
         return !(saved & Context);
       if (module == Mlp)
@@ -140,8 +140,8 @@ public:
 
   friend constexpr bool operator==(Recompute a, Recompute b) {
     return a.whole == b.whole && a.set == b.set &&
-           a.blockLayers == b.blockLayers && a.named == b.named &&
-           a.saved == b.saved && a.host == b.host;
+           a.blockLayers == b.blockLayers && a.saved == b.saved &&
+           a.host == b.host;
   }
   friend constexpr bool operator!=(Recompute a, Recompute b) {
     return !(a == b);
@@ -149,8 +149,6 @@ public:
   friend constexpr bool operator<(Recompute a, Recompute b) {
     if (a.whole != b.whole)
       return a.whole < b.whole;
-    if (a.named != b.named)
-      return a.named < b.named;
     if (a.saved != b.saved)
       return a.saved < b.saved;
     if (a.host != b.host)
@@ -161,7 +159,7 @@ public:
 private:
   bool whole = false;
   uint8_t set = 0;
-  bool named = false;
+  /// A saved-name policy's names (0: a module policy).
   uint16_t saved = 0;
   uint16_t host = 0;
   /// 0: every layer.
