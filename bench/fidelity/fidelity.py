@@ -14,12 +14,23 @@ With --layout-only each run keeps only what a layout table publishes
 recipe's recomputation, micro-batch size, kernels and optimizer precision
 are left to the planner's search, as for a run whose recipe is unknown.
 
-Usage: fidelity.py SCHEDC [--runs runs.json] [--layout-only] [--json OUT]
+The validation protocol (docs/fidelity-protocol.md): runs come in whole
+published tables (tables.json: every row schedc can express, by a rule
+written before any error was seen) and each table belongs to the
+development or the held-out split. Changes to the cost model are made
+against the development split only; the held-out split is only reported,
+and its errors per class (software stack, dense/MoE, device generation,
+context length) are the error bands the planner prints with every answer
+(--write-bands lib/Planner/error-bands.json).
+
+Usage: fidelity.py SCHEDC [--runs FILE ...] [--split SPLIT] [--layout-only]
+                          [--json OUT] [--write-bands OUT] [--jobs N]
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import dataclasses
 import json
 import os
@@ -41,6 +52,29 @@ class Outcome:
     error: Optional[str] = None
     explain: str = ""
     run_set: str = "published"
+    split: str = "development"
+    table: str = ""
+    model: str = ""
+    error_class: dict = dataclasses.field(default_factory=dict)
+    band: dict = dataclasses.field(default_factory=dict)
+    # The published figure's own kind of throughput, for auto pairs.
+    seq: int = 0
+
+    @property
+    def throughput(self) -> tuple[Optional[float], float]:
+        """(predicted, published) as throughputs (higher is faster)."""
+        if self.kind == "tflops":
+            return self.predicted, self.published
+        return (None if self.predicted is None else 1 / self.predicted,
+                1 / self.published)
+
+    @property
+    def covered(self) -> Optional[bool]:
+        """Whether the published value lies inside the predicted band."""
+        if self.predicted is None or not self.band.get("known"):
+            return None
+        low, high = self.band["error_low"], self.band["error_high"]
+        return low <= self.relative_error <= high
 
     @property
     def relative_error(self) -> Optional[float]:
@@ -63,6 +97,8 @@ def plan_command(schedc: str, run: dict, model: Path, cluster: Path) -> list[str
            "--global-batch-tokens", str(run["gbt"]),
            "--precision", run.get("precision", "bf16"), "--top", "1",
            "--json"]
+    if run.get("stack"):
+        cmd += ["--stack", run["stack"]]
     for key, flag in (("zero", "--zero"), ("recompute", "--recompute"),
                       ("microbatch_size", "--microbatch-size"),
                       ("attention", "--attention"),
@@ -97,7 +133,11 @@ def evaluate(schedc: str, run: dict, models: dict, clusters: dict,
              workdir: Path) -> Outcome:
     kind = "step_s" if "step_s" in run else "tflops"
     outcome = Outcome(run["name"], kind, float(run[kind]),
-                      run_set=run.get("set", "published"))
+                      run_set=run.get("set", run.get("table", "published")),
+                      split=run.get("split", "development"),
+                      table=run.get("table", run.get("set", "published")),
+                      model=run["model"], seq=int(run["seq"]))
+    workdir.mkdir(parents=True, exist_ok=True)
     model = workdir / f"model-{run['model']}.json"
     model.write_text(json.dumps(models[run["model"]]))
     cluster = workdir / f"cluster-{run['cluster']}.json"
@@ -108,6 +148,7 @@ def evaluate(schedc: str, run: dict, models: dict, clusters: dict,
         outcome.error = proc.stderr.strip().splitlines()[-1][:160]
         return outcome
     result = json.loads(proc.stdout)
+    outcome.error_class = result.get("error_class") or {}
     candidates = result.get("candidates") or []
     if not candidates:
         outcome.fits = False
@@ -116,6 +157,7 @@ def evaluate(schedc: str, run: dict, models: dict, clusters: dict,
             f": {overflow[0].get('overflow', '')}" if overflow else "")
         return outcome
     best = candidates[0]
+    outcome.band = best.get("band") or {}
     outcome.predicted = (best["tflops_per_device"] if kind == "tflops"
                          else best["step_time_s"])
     layout = best["layout"]
@@ -130,26 +172,180 @@ def format_value(kind: str, value: Optional[float]) -> str:
     return f"{value:.0f} TF" if kind == "tflops" else f"{value:.2f} s"
 
 
+def load_runs(paths: list[str]) -> tuple[list[dict], dict, dict, list]:
+    """The runs of every file, each with its table's split and stack, and
+    the models, clusters and pairs of all of them."""
+    runs: list[dict] = []
+    models: dict = {}
+    clusters: dict = {}
+    pairs: list = []
+    for path in paths:
+        data = json.loads(Path(path).read_text())
+        models.update(data.get("models", {}))
+        clusters.update(data.get("clusters", {}))
+        pairs += data.get("pairs", [])
+        tables = data.get("tables", {})
+        for run in data["runs"]:
+            table = tables.get(run.get("table", ""), {})
+            merged = {k: v for k, v in table.items()
+                      if k in ("split", "stack")} | run
+            runs.append(merged)
+    return runs, models, clusters, pairs
+
+
+def summary(label: str, subset: list[Outcome]) -> None:
+    errors = [abs(o.relative_error) for o in subset
+              if o.relative_error is not None]
+    missing = len(subset) - len(errors)
+    if not errors:
+        print(f"{label}: no run evaluated")
+        return
+    worst = max(subset, key=lambda o: abs(o.relative_error or 0))
+    optimistic = sum((o.relative_error or 0) > 0 for o in subset)
+    print(f"{label}: {len(errors)} runs, median |error| "
+          f"{100 * statistics.median(errors):.1f}%, mean "
+          f"{100 * statistics.mean(errors):.1f}%, worst "
+          f"{100 * abs(worst.relative_error):.1f}% ({worst.name}), "
+          f"{optimistic} optimistic"
+          + (f", {missing} not evaluated" if missing else ""))
+
+
+def coverage_line(label: str, subset: list[Outcome]) -> None:
+    judged = [o.covered for o in subset if o.covered is not None]
+    if judged:
+        print(f"band coverage ({label}): {sum(judged)} of {len(judged)} "
+              f"published values inside their band "
+              f"({100 * sum(judged) / len(judged):.0f}%)")
+
+
+def quantile(values: list[float], q: float) -> float:
+    """Linear interpolation between order statistics (numpy's default)."""
+    ordered = sorted(values)
+    position = q * (len(ordered) - 1)
+    lower = int(position)
+    upper = min(lower + 1, len(ordered) - 1)
+    return ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
+
+
+# The class fields in the order ErrorClass::key drops them (ErrorBands.cpp).
+CLASS_FIELDS = ("stack", "kind", "generation", "context")
+DROP_ORDER = ("stack", "context", "generation", "kind")
+BAND_QUANTILES = (0.05, 0.95)
+
+
+def class_key(error_class: dict, level: int) -> str:
+    dropped = set(DROP_ORDER[:level])
+    return "/".join("*" if f in dropped else str(error_class.get(f, "?"))
+                    for f in CLASS_FIELDS)
+
+
+def ratio_errors(pairs: list[tuple[Outcome, Outcome]]) -> list[float]:
+    """|predicted ratio / published ratio - 1| of each evaluated pair."""
+    out = []
+    for a, b in pairs:
+        (pa, ua), (pb, ub) = a.throughput, b.throughput
+        if pa is not None and pb is not None:
+            out.append(abs((pa / pb) / (ua / ub) - 1))
+    return out
+
+
+def auto_pairs(outcomes: list[Outcome]) -> list[tuple[Outcome, Outcome]]:
+    """Published pairs inside a table: two runs of one model and sequence
+    length whose published throughput per device differs by 10% or more,
+    faster first (the order a planner must keep)."""
+    pairs = []
+    for i, a in enumerate(outcomes):
+        for b in outcomes[i + 1:]:
+            if (a.table, a.model, a.seq, a.kind) != (b.table, b.model, b.seq,
+                                                     b.kind):
+                continue
+            ua, ub = a.throughput[1], b.throughput[1]
+            if max(ua, ub) < 1.1 * min(ua, ub):
+                continue
+            pairs.append((a, b) if ua > ub else (b, a))
+    return pairs
+
+
+def write_bands(path: str, held_out: list[Outcome]) -> None:
+    """The held-out errors per class at every level of ErrorClass::key,
+    and the spread of the held-out pairs' ratio errors."""
+    by_key: dict[str, list[float]] = {}
+    for o in held_out:
+        if o.relative_error is None or not o.error_class:
+            continue
+        for level in range(len(CLASS_FIELDS) + 1):
+            by_key.setdefault(class_key(o.error_class, level),
+                              []).append(o.relative_error)
+    classes = {
+        key: {"runs": len(errors),
+              "low": round(quantile(errors, BAND_QUANTILES[0]), 4),
+              "median": round(statistics.median(errors), 4),
+              "high": round(quantile(errors, BAND_QUANTILES[1]), 4)}
+        for key, errors in sorted(by_key.items())}
+    # The pairs' spread per class: pairs whose two runs share the key.
+    pair_list = auto_pairs(held_out)
+    comparison = {}
+    for level in range(len(CLASS_FIELDS) + 1):
+        grouped: dict[str, list] = {}
+        for a, b in pair_list:
+            if not a.error_class or not b.error_class:
+                continue
+            key = class_key(a.error_class, level)
+            if key == class_key(b.error_class, level):
+                grouped.setdefault(key, []).append((a, b))
+        for key, pairs in grouped.items():
+            errors = ratio_errors(pairs)
+            if errors:
+                comparison[key] = {"pairs": len(errors),
+                                   "spread": round(quantile(errors, 0.8), 4)}
+    spread = ratio_errors(pair_list)
+    table = {
+        "source": (f"bench/fidelity held-out split ({len(held_out)} runs), "
+                   f"signed error quantiles {BAND_QUANTILES[0]:g}-"
+                   f"{BAND_QUANTILES[1]:g}; written by fidelity.py "
+                   "--write-bands"),
+        "classes": classes,
+        "comparison": dict(sorted(comparison.items()))}
+    Path(path).write_text(json.dumps(table, indent=1) + "\n")
+    print(f"wrote {path}: {len(classes)} classes, {len(spread)} pairs")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("schedc", help="path of the schedc binary")
-    parser.add_argument("--runs", default=str(Path(__file__).with_name("runs.json")),
-                        help="published runs (default: runs.json beside this script)")
+    here = Path(__file__).parent
+    parser.add_argument("--runs", action="append",
+                        help="a runs file (repeatable; default: runs.json "
+                             "and tables.json beside this script)")
+    parser.add_argument("--split", choices=("development", "held-out", "all"),
+                        default="all",
+                        help="evaluate only this split (default: all; the "
+                             "held-out split is for reporting only)")
     parser.add_argument("--layout-only", action="store_true",
                         help="drop each run's recipe (recomputation, "
                              "micro-batch size, kernels, optimizer precision, "
                              "stage split, offload): the planner chooses")
     parser.add_argument("--json", help="also write the outcomes to this file")
+    parser.add_argument("--write-bands",
+                        help="write the held-out errors per class (the "
+                             "planner's error bands) to this file")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="runs planned at once (default: the CPUs)")
     args = parser.parse_args()
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
 
-    data = json.loads(Path(args.runs).read_text())
-    outcomes: list[Outcome] = []
+    paths = args.runs or [str(here / "runs.json"), str(here / "tables.json")]
+    runs, models, clusters, pairs_given = load_runs(paths)
+    if args.split != "all":
+        runs = [r for r in runs if r.get("split", "development") == args.split]
+    if args.layout_only:
+        runs = [layout_only(r) for r in runs]
     with tempfile.TemporaryDirectory() as tmp:
-        for run in data["runs"]:
-            if args.layout_only:
-                run = layout_only(run)
-            outcomes.append(evaluate(args.schedc, run, data["models"],
-                                     data["clusters"], Path(tmp)))
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            outcomes = list(pool.map(
+                lambda r: evaluate(args.schedc, r, models, clusters,
+                                   Path(tmp) / r["name"]), runs))
 
     print(f"{'run':34} {'published':>10} {'predicted':>10} {'error':>8}  chosen")
     for o in outcomes:
@@ -159,22 +355,16 @@ def main() -> int:
               f"{'-' if err is None else f'{100 * err:+.1f}%':>8}  "
               f"{o.error or o.explain}")
 
-    def summary(label: str, subset: list[Outcome]) -> None:
-        errors = [abs(o.relative_error) for o in subset
-                  if o.relative_error is not None]
-        missing = len(subset) - len(errors)
-        if not errors:
-            print(f"{label}: no run evaluated")
-            return
-        worst = max(subset, key=lambda o: abs(o.relative_error or 0))
-        print(f"{label}: {len(errors)} runs, median |error| "
-              f"{100 * statistics.median(errors):.1f}%, mean "
-              f"{100 * statistics.mean(errors):.1f}%, worst "
-              f"{100 * abs(worst.relative_error):.1f}% ({worst.name})"
-              + (f", {missing} not evaluated" if missing else ""))
-
     print()
     summary("all runs", outcomes)
+    splits = list(dict.fromkeys(o.split for o in outcomes))
+    for split in splits:
+        subset = [o for o in outcomes if o.split == split]
+        summary(f"{split} split", subset)
+        coverage_line(f"{split} split", subset)
+        refused = [o for o in subset if o.predicted is None]
+        print(f"fits ({split} split): {len(subset) - len(refused)} of "
+              f"{len(subset)} published layouts")
     sets = list(dict.fromkeys(o.run_set for o in outcomes))
     for name in sets:
         summary(f"{name} set", [o for o in outcomes if o.run_set == name])
@@ -182,36 +372,55 @@ def main() -> int:
         subset = [o for o in outcomes if o.run_set == name]
         print(f"fits ({name}): {sum(o.fits and o.error is None for o in subset)}"
               f" of {len(subset)} published layouts")
+    classes = sorted({class_key(o.error_class, 0) for o in outcomes
+                      if o.error_class})
+    for key in classes:
+        for split in splits:
+            subset = [o for o in outcomes if o.split == split and
+                      o.error_class and class_key(o.error_class, 0) == key]
+            if subset:
+                summary(f"class {key} ({split})", subset)
 
     # A pair is kept when the faster run is predicted faster, reversed when
     # it is not (a tie included), and not evaluated when a side has no
     # prediction; counted per set (the set of the pair's faster run).
     by_name = {o.name: o for o in outcomes}
-    pairs = [(f, s) for f, s in data.get("pairs", [])
+    pairs = [(by_name[f], by_name[s]) for f, s in pairs_given
              if f in by_name and s in by_name]
     counts: dict[str, list[int]] = {}
-    for faster, slower in pairs:
-        a, b = by_name[faster], by_name[slower]
+    for a, b in pairs:
         if a.predicted is None or b.predicted is None:
             verdict = "not evaluated"
         else:
-            verdict = "kept" if a.predicted > b.predicted else "REVERSED"
+            verdict = ("kept" if a.throughput[0] > b.throughput[0]
+                       else "REVERSED")
         tally = counts.setdefault(a.run_set, [0, 0, 0])
         tally[0] += verdict == "kept"
         tally[1] += verdict == "REVERSED"
         tally[2] += verdict == "not evaluated"
-        print(f"pair {faster} > {slower}: "
+        print(f"pair {a.name} > {b.name}: "
               f"{format_value(a.kind, a.predicted)} vs "
               f"{format_value(b.kind, b.predicted)}: {verdict}")
     for name, (kept, reversed_, unevaluated) in counts.items():
         print(f"pairs in order ({name}): {kept} of {kept + reversed_ + unevaluated}"
               + (f", {reversed_} reversed" if reversed_ else "")
               + (f", {unevaluated} not evaluated" if unevaluated else ""))
+    for split in splits:
+        inside = auto_pairs([o for o in outcomes if o.split == split])
+        judged = [(a, b) for a, b in inside
+                  if a.predicted is not None and b.predicted is not None]
+        if judged:
+            kept = sum(a.throughput[0] > b.throughput[0] for a, b in judged)
+            print(f"table pairs in order ({split} split): {kept} of "
+                  f"{len(judged)} (published throughputs 10% or more apart)")
 
     if args.json:
         Path(args.json).write_text(json.dumps(
             [dataclasses.asdict(o) | {"relative_error": o.relative_error}
              for o in outcomes], indent=1))
+    if args.write_bands:
+        write_bands(args.write_bands,
+                    [o for o in outcomes if o.split == "held-out"])
     return 0
 
 

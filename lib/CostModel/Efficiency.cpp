@@ -177,6 +177,26 @@ static Family familyOf(llvm::StringRef deviceName) {
   return Family::Generic;
 }
 
+llvm::StringRef sched::deviceGeneration(llvm::StringRef deviceName) {
+  switch (familyOf(deviceName)) {
+  case Family::A100:
+    return "ampere";
+  case Family::Hopper:
+    return "hopper";
+  case Family::B200:
+  case Family::GB200:
+  case Family::B300:
+    return "blackwell";
+  case Family::TpuV4:
+  case Family::TpuV5p:
+  case Family::Ironwood:
+    return "tpu";
+  case Family::Generic:
+    break;
+  }
+  return "other";
+}
+
 namespace {
 /// A datasheet's memory label (decimal GB, or GiB for a TPU) and what the
 /// device has, for devices whose name holds `part` (first match wins).

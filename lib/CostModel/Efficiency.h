@@ -159,6 +159,11 @@ std::optional<double> labelledMemory(llvm::StringRef deviceName,
 /// (Ironwood); anything else gets the generic profile, which says so.
 Efficiency efficiencyForDevice(llvm::StringRef deviceName);
 
+/// The device's generation, by the same name rules: "ampere" (A100),
+/// "hopper", "blackwell" (B200, GB200, B300, GB300), "tpu", or "other".
+/// The planner's error bands are kept per generation (ErrorBands.h).
+llvm::StringRef deviceGeneration(llvm::StringRef deviceName);
+
 } // namespace sched
 
 #endif // LIB_COSTMODEL_EFFICIENCY_H

@@ -13,12 +13,14 @@
 
 #include "lib/CostModel/ClusterSpec.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sched {
 
@@ -202,18 +204,34 @@ struct TrainingSpec {
   /// PyTorch's allocator runs with expandable segments (less fragmentation,
   /// Efficiency::usableMemoryExpandable) rather than its caching default.
   bool expandableSegments = false;
-  /// Point-to-point transfers between pipeline stages hold their sender
-  /// until they complete (`--p2p-overlap off`), as Megatron-Core's
+  /// The pipeline schedules (by name; "*" for all) whose point-to-point
+  /// transfers hold their rank until they complete, as Megatron-Core's
   /// non-interleaved 1F1B waits on its combined send/receive before the
-  /// next computation; by default they overlap what follows (PyTorch's
+  /// next computation (a software stack's fact, SoftwareStack.h; `--p2p-
+  /// overlap off` is "*"). Elsewhere they overlap what follows (PyTorch's
   /// runtime, Megatron's interleaved schedule with overlap_p2p_comm).
-  bool blockingPipelineSends = false;
+  std::vector<std::string> blockingSendSchedules;
   /// Bytes of a main gradient (4: FP32, Megatron's default; 2: BF16) and
   /// of each of Adam's moments (4 or 2): docs/cost-model.md, "Memory".
   double mainGradientBytes = 4;
   double optimizerMomentBytes = 4;
+  /// The software stack these facts came from (SoftwareStack.h; empty:
+  /// none named, the flags' defaults), and the pipeline schedules it runs
+  /// (by name; empty: any), which are all the planner searches.
+  std::string stack;
+  std::vector<std::string> schedules;
 
   int64_t globalBatchSequences() const { return globalBatchTokens / seqLen; }
+  /// Whether the stack runs schedule `strategy`.
+  bool runsSchedule(llvm::StringRef strategy) const {
+    return schedules.empty() || llvm::is_contained(schedules, strategy);
+  }
+  /// Whether schedule `strategy`'s transfers hold their rank.
+  bool blocksPipelineSends(llvm::StringRef strategy) const {
+    return llvm::any_of(blockingSendSchedules, [&](const std::string &name) {
+      return name == "*" || name == strategy;
+    });
+  }
 };
 
 /// How the devices are split. Ranks are laid out tp fastest, then cp, then

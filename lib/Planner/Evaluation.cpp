@@ -361,7 +361,8 @@ CandidateEvaluator::simulateStep(Candidate &candidate,
       model.p2pTime(candidate.layout, stages.front().outputBytes);
   SimulationOptions withComm;
   withComm.comm = p2p;
-  withComm.blockingSends = model.getTraining().blockingPipelineSends;
+  withComm.blockingSends =
+      model.getTraining().blocksPipelineSends(strategyName(candidate.strategy));
   llvm::Expected<Timeline> timeline = simulate(schedule, withComm);
   if (!timeline)
     return timeline.takeError();

@@ -2,6 +2,8 @@
 
 #include "lib/Planner/Recommendation.h"
 
+#include "lib/Planner/ErrorBands.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -158,6 +160,45 @@ static std::string reasonWithPipeline(const Candidate &rec,
       100 * (flat.stepTime / rec.stepTime - 1), detail);
 }
 
+std::string sched::confidenceNote(const PlanResult &result,
+                                  const ComparisonBand &band) {
+  if (result.recommended < 0 || result.ranked.empty())
+    return "";
+  const Candidate &rec = result.ranked[result.recommended];
+  std::string note;
+  // PP or not: decided only when the two best differ by more than
+  // published pairs' orders are held to.
+  if (band.pairs > 0 && result.bestWithPipeline &&
+      result.bestWithoutPipeline) {
+    const double margin = std::fabs(result.bestWithoutPipeline->stepTime /
+                                        result.bestWithPipeline->stepTime -
+                                    1);
+    if (margin < band.spread)
+      note += llvm::formatv("; undecided within the model's error: with "
+                            "and without PP are {0:f1}% apart, inside the "
+                            "{1:f1}% that {2} held-out published pairs of "
+                            "{3} keep their order to",
+                            100 * margin, 100 * band.spread, band.pairs,
+                            band.basis)
+                  .str();
+  }
+  // Why not the fastest row.
+  if (result.recommended > 0) {
+    const Candidate &fastest = result.ranked.front();
+    const double gain = rec.stepTime / fastest.stepTime - 1;
+    note += llvm::formatv("; picked over #1 ({0}, {1:f1}% faster) as the "
+                          "simpler layout within {2:f0}% (no PP before PP, "
+                          "fewer parallel dimensions, a lower ZeRO stage){3}",
+                          fastest.layout.str(), 100 * gain,
+                          100 * kRecommendationTie,
+                          band.pairs > 0 && gain < band.spread
+                              ? ", a difference inside the model's error"
+                              : "")
+                .str();
+  }
+  return note;
+}
+
 std::string sched::recommendationReason(const CostModel &model,
                                         const PlanOptions &options,
                                         const PlanResult &result) {
@@ -172,9 +213,13 @@ std::string sched::recommendationReason(const CostModel &model,
         "answer",
         options.maxEvaluations);
   const Candidate &rec = result.ranked[result.recommended];
+  std::string reason;
   if (!rec.hasPipeline())
-    return reasonWithoutPipeline(model.getCluster(), rec, result);
-  if (!result.bestWithoutPipeline)
+    reason = reasonWithoutPipeline(model.getCluster(), rec, result);
+  else if (!result.bestWithoutPipeline)
     return "PP: no layout without pipeline parallelism fits in memory";
-  return reasonWithPipeline(rec, *result.bestWithoutPipeline);
+  else
+    reason = reasonWithPipeline(rec, *result.bestWithoutPipeline);
+  return reason +
+         confidenceNote(result, comparisonBandFor(errorClassOf(model)));
 }

@@ -36,6 +36,14 @@ void recommend(const CostModel &model, CandidateEvaluator &evaluator,
 /// most from the best layout without PP for one with it; a search stopped
 /// by `options.maxEvaluations` says its answer is unproved. Empty without a
 /// recommendation.
+struct ComparisonBand;
+
+/// What the reason adds about confidence: "undecided within the model's
+/// error" when the best layouts with and without PP are closer than the
+/// spread of held-out published pairs, and why the pick is not row 1.
+std::string confidenceNote(const PlanResult &result,
+                           const ComparisonBand &band);
+
 std::string recommendationReason(const CostModel &model,
                                  const PlanOptions &options,
                                  const PlanResult &result);

@@ -397,6 +397,8 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
       if (spec.auxLoss == AuxLossScope::GlobalBatch &&
           !keepsGlobalBatchOrder(strategy))
         continue;
+      if (!model.getTraining().runsSchedule(strategyName(strategy)))
+        continue;
       Candidate candidate;
       candidate.layout = layout;
       candidate.strategy = strategy;

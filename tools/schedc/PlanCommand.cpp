@@ -13,7 +13,9 @@
 
 #include "dialects/Sched/SchedDialect.h"
 #include "lib/CostModel/CostModel.h"
+#include "lib/CostModel/SoftwareStack.h"
 #include "lib/PlanWriter/PlanWriter.h"
+#include "lib/Planner/ErrorBands.h"
 #include "lib/Planner/FewerDevices.h"
 #include "lib/Planner/Planner.h"
 #include "lib/Planner/Recommendation.h"
@@ -23,6 +25,7 @@
 #include "tools/schedc/OutputPrefix.h"
 
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -65,6 +68,15 @@ static cl::opt<std::string>
     precisionFlag("precision", cl::sub(planCommand), cl::cat(schedcOptions),
                   cl::desc("Matmul precision: bf16 or fp8 (default bf16)"),
                   cl::init("bf16"));
+static cl::opt<std::string> stackFlag(
+    "stack", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("The software stack the run uses: megatron-core, "
+             "megatron-lm-2022, torchtitan, deepspeed, maxtext, or a .json "
+             "stack file; sets the attention kernel, TP overlap, blocking "
+             "p2p, allocator, gradient and moment dtypes and the schedules "
+             "searched (docs/cost-model.md, \"Software stacks\"); the "
+             "flags below override single facts"),
+    cl::value_desc("name|file"));
 static cl::opt<std::string> attentionFlag(
     "attention", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("Attention kernel: flash (fused, the default) or unfused "
@@ -228,13 +240,40 @@ static void describeSetting(llvm::raw_ostream &os, const CostModel &model) {
   const TrainingSpec &t = model.getTraining();
   os << llvm::formatv(
       "{0} on {1} x {2} ({3}: {4}-device {5} domains at {6} GB/s, {7} GB/s "
-      "scale-out, {8} GB HBM), {9} tokens/step ({10} x {11}), {12}\n",
+      "scale-out, {8} GB HBM), {9} tokens/step ({10} x {11}), {12}{13}\n",
       model.getModel().name, t.devices, c.deviceName, c.name, c.domainSize,
       c.topology == Topology::Torus3D ? "torus" : "switched",
       llvm::formatv("{0:f0}", c.domainBandwidth / 1e9).str(),
       llvm::formatv("{0:f1}", c.scaleOutBandwidth / 1e9).str(),
       llvm::formatv("{0:f0}", c.hbmBytes / 1e9).str(), t.globalBatchTokens,
-      t.globalBatchSequences(), t.seqLen, precisionName(t.precision));
+      t.globalBatchSequences(), t.seqLen, precisionName(t.precision),
+      t.stack.empty() ? std::string() : ", stack " + t.stack);
+}
+
+/// How far to trust the recommendation's step time: the held-out errors
+/// of its class (ErrorBands.h).
+static std::string bandLine(const CostModel &model, const Candidate &rec) {
+  const ErrorClass errorClass = errorClassOf(model);
+  const ErrorBand band = errorBandFor(errorClass);
+  if (!band.known)
+    return "none (no held-out runs compiled in)";
+  std::string thin;
+  if (!band.validated())
+    thin = llvm::formatv("; class {0} unvalidated ({1} held-out runs)",
+                         errorClass.key(), band.exactRuns)
+               .str();
+  auto signedPercent = [](double fraction) {
+    return llvm::formatv("{0}{1:f0}%", fraction >= 0 ? "+" : "",
+                         100 * fraction)
+        .str();
+  };
+  return llvm::formatv("a published step of {0}-{1} s ({2} .. {3}) on the "
+                       "{4} held-out runs of {5}{6}",
+                       seconds(band.stepLow(rec.stepTime)),
+                       seconds(band.stepHigh(rec.stepTime)),
+                       signedPercent(band.low), signedPercent(band.high),
+                       band.runs, band.basis, thin)
+      .str();
 }
 
 static void printTable(llvm::raw_ostream &os, const CostModel &model,
@@ -285,6 +324,7 @@ static void printTable(llvm::raw_ostream &os, const CostModel &model,
                         rec.scheduleName(),
                         rec.verdict.empty() ? "not verified" : rec.verdict);
     os << "why: " << result.reason << "\n";
+    os << "band: " << bandLine(model, rec) << "\n";
   }
   if (!fewer)
     return;
@@ -303,7 +343,8 @@ static void printTable(llvm::raw_ostream &os, const CostModel &model,
                       gain);
 }
 
-static llvm::json::Object candidateJson(const Candidate &c) {
+static llvm::json::Object candidateJson(const Candidate &c,
+                                       const ErrorBand &band) {
   const StepBreakdown &t = c.time;
   return llvm::json::Object{
       {"layout",
@@ -341,6 +382,7 @@ static llvm::json::Object candidateJson(const Candidate &c) {
       {"fits", c.fits},
       {"verdict", c.verdict},
       {"bubble_ratio", c.bubbleRatio},
+      {"band", band.toJson(c.stepTime, c.tflopsPerDevice)},
       {"breakdown",
        llvm::json::Object{{"compute_s", t.compute},
                           {"bubble_s", t.bubble},
@@ -361,9 +403,11 @@ static llvm::json::Object candidateJson(const Candidate &c) {
 static void printJson(llvm::raw_ostream &os, const CostModel &model,
                       const PlanResult &result,
                       const std::optional<FewerDevices> &fewer) {
+  const ErrorClass errorClass = errorClassOf(model);
+  const ErrorBand band = errorBandFor(errorClass);
   llvm::json::Array candidates;
   for (const Candidate &c : result.ranked)
-    candidates.push_back(candidateJson(c));
+    candidates.push_back(candidateJson(c, band));
   llvm::json::Object out{
       {"model", model.getModel().name},
       {"cluster", model.getCluster().name},
@@ -371,15 +415,21 @@ static void printJson(llvm::raw_ostream &os, const CostModel &model,
       {"global_batch_tokens", model.getTraining().globalBatchTokens},
       {"seq_len", model.getTraining().seqLen},
       {"precision", precisionName(model.getTraining().precision)},
+      {"stack", model.getTraining().stack.empty()
+                    ? llvm::json::Value(nullptr)
+                    : llvm::json::Value(model.getTraining().stack)},
+      {"error_class", errorClass.toJson()},
+      {"band_source", errorBandSource()},
       {"candidates", std::move(candidates)},
       {"recommended",
        result.recommended >= 0
-           ? llvm::json::Value(candidateJson(result.ranked[result.recommended]))
+           ? llvm::json::Value(
+                 candidateJson(result.ranked[result.recommended], band))
            : llvm::json::Value(nullptr)},
       {"recommended_index", result.recommended},
       {"fewer_devices", fewer ? llvm::json::Value(llvm::json::Object{
                                     {"devices", fewer->devices},
-                                    {"best", candidateJson(fewer->best)}})
+                                    {"best", candidateJson(fewer->best, band)}})
                               : llvm::json::Value(nullptr)},
       {"reason", result.reason},
       {"search", llvm::json::Object{{"considered", result.considered},
@@ -635,6 +685,24 @@ static std::string checkPlanFlags() {
         !problem.empty())
       return "--write-plan: " + problem;
   return "";
+}
+
+/// The stack --stack names, its schedule names checked against the
+/// strategies there are.
+static llvm::Expected<SoftwareStack> loadStack() {
+  llvm::Expected<SoftwareStack> stack = loadSoftwareStack(stackFlag);
+  if (!stack)
+    return stack.takeError();
+  for (const std::vector<std::string> *names :
+       {&stack->schedules, &stack->blockingSendSchedules})
+    for (const std::string &name : *names)
+      if (name != "*" && !parseStrategy(name))
+        return llvm::createStringError(
+            llvm::formatv("unknown schedule '{0}' (known: {1})",
+                          llvm::StringRef(name).take_front(32),
+                          strategyNames())
+                .str());
+  return stack;
 }
 
 static PlanOptions planOptions() {
@@ -973,12 +1041,40 @@ int sched::runPlan() {
                     : model->seqLen > 0            ? model->seqLen
                                                    : 4096;
   training.precision = *parsePrecision(precisionFlag);
-  training.attention = *parseAttentionKernel(attentionFlag);
-  training.tensorParallelOverlap = tpOverlapFlag == "on";
-  training.expandableSegments = allocatorFlag == "expandable";
-  training.blockingPipelineSends = p2pOverlapFlag == "off";
-  training.mainGradientBytes = mainGradsFlag == "bf16" ? 2 : 4;
-  training.optimizerMomentBytes = optimizerMomentsFlag == "bf16" ? 2 : 4;
+  std::optional<SoftwareStack> stack;
+  if (stackFlag.getNumOccurrences()) {
+    llvm::Expected<SoftwareStack> loaded = loadStack();
+    if (!loaded)
+      return usageError("--stack: " + llvm::toString(loaded.takeError()));
+    stack = std::move(*loaded);
+    stack->apply(training);
+  }
+  // A flag given overrides the stack's fact; without a stack every flag
+  // (given or at its default) sets its fact.
+  auto sets = [&](const cl::Option &flag) {
+    return !stack || flag.getNumOccurrences() > 0;
+  };
+  if (sets(attentionFlag))
+    training.attention = *parseAttentionKernel(attentionFlag);
+  if (sets(tpOverlapFlag))
+    training.tensorParallelOverlap = tpOverlapFlag == "on";
+  if (sets(allocatorFlag))
+    training.expandableSegments = allocatorFlag == "expandable";
+  if (sets(p2pOverlapFlag))
+    training.blockingSendSchedules =
+        p2pOverlapFlag == "off" ? std::vector<std::string>{"*"}
+                                : std::vector<std::string>{};
+  if (sets(mainGradsFlag))
+    training.mainGradientBytes = mainGradsFlag == "bf16" ? 2 : 4;
+  if (sets(optimizerMomentsFlag))
+    training.optimizerMomentBytes = optimizerMomentsFlag == "bf16" ? 2 : 4;
+  if (stack && scheduleFlag.getNumOccurrences() &&
+      !training.runsSchedule(scheduleFlag))
+    return usageError(llvm::formatv("--schedule {0}: stack {1} does not run "
+                                    "it (its schedules: {2})",
+                                    scheduleFlag.getValue(), stack->name,
+                                    llvm::join(stack->schedules, ", "))
+                          .str());
   if (batchTokensFlag.getNumOccurrences())
     training.globalBatchTokens = batchTokensFlag;
   else if (batchFlag.getNumOccurrences())

@@ -1,0 +1,245 @@
+//===- SoftwareStack.cpp - what a training framework runs -----------------===//
+//
+// The built-in stacks and the stack file reader. The source of each fact is
+// in docs/cost-model.md, "Software stacks"; the comments name it briefly.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/CostModel/SoftwareStack.h"
+
+#include "lib/CostModel/DescriptionReader.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace sched;
+
+static const std::vector<SoftwareStack> &stacks() {
+  static const std::vector<SoftwareStack> all = [] {
+    std::vector<SoftwareStack> s;
+    // Megatron-Core as Megatron-Bridge 26.02 runs it: TE fused attention,
+    // userbuffers TP overlap (CommOverlapConfig tp_comm_overlap), the
+    // non-interleaved 1F1B waits on its combined send/receive
+    // (p2p_communication.py, wait_on_reqs=True) while the interleaved one
+    // overlaps (overlap_p2p_comm with vpp > 1); combined 1F1B is its
+    // expert all-to-all overlap (--overlap-moe-expert-parallel-comm).
+    SoftwareStack core;
+    core.name = "megatron-core";
+    core.version = "Megatron-Core 0.15 (Megatron-Bridge 26.02)";
+    core.blockingSendSchedules = {"1f1b"};
+    core.schedules = {"no-pp", "1f1b", "interleaved-1f1b", "combined-1f1b",
+                      "interleaved-combined-1f1b"};
+    s.push_back(core);
+
+    // Megatron-LM of 2021-22 (v3.0; Narayanan et al. 2021, Korthikanti et
+    // al. 2022): attention as baddbmm + fused softmax + bmm, no TP overlap
+    // (userbuffers came in 2023), and _communicate waits on every request
+    // of batch_isend_irecv and synchronizes the device in every schedule.
+    SoftwareStack lm;
+    lm.name = "megatron-lm-2022";
+    lm.version = "Megatron-LM v3.0 (2022)";
+    lm.attention = AttentionKernel::Unfused;
+    lm.tensorParallelOverlap = false;
+    lm.blockingSendSchedules = {"*"};
+    lm.schedules = {"no-pp", "1f1b", "interleaved-1f1b"};
+    s.push_back(lm);
+
+    // torchtitan: SDPA (flash), async TP off by default, PyTorch's
+    // pipelining runtime (sends waited at the end of the step), its
+    // schedule classes, expandable segments (run_train.sh), FSDP2's FP32
+    // gradient reduction (mixed_precision_reduce "float32").
+    SoftwareStack titan;
+    titan.name = "torchtitan";
+    titan.version = "torchtitan 0168bd5 (PyTorch 2.9 pipelining)";
+    titan.tensorParallelOverlap = false;
+    titan.schedules = {"no-pp",          "gpipe", "1f1b", "interleaved-1f1b",
+                       "looped-bfs",     "interleaved-zb", "zb-v",
+                       "dualpipe-v"};
+    titan.expandableSegments = true;
+    s.push_back(titan);
+
+    // DeepSpeed's pipeline engine (runtime/pipe): TrainSchedule is 1F1B and
+    // p2p.send/recv are blocking; Megatron-DeepSpeed's unfused attention.
+    SoftwareStack ds;
+    ds.name = "deepspeed";
+    ds.version = "DeepSpeed 0.x with Megatron-DeepSpeed (2021-22)";
+    ds.attention = AttentionKernel::Unfused;
+    ds.tensorParallelOverlap = false;
+    ds.blockingSendSchedules = {"*"};
+    ds.schedules = {"no-pp", "1f1b"};
+    s.push_back(ds);
+
+    // MaxText on XLA: no userbuffers (the TPU profile has no TP overlap
+    // either), no pipeline in its published recipes beyond its circular
+    // pipeline (looped BFS over num_pipeline_repeats), FP32 gradients and
+    // moments unless a recipe sets mu_dtype.
+    SoftwareStack maxtext;
+    maxtext.name = "maxtext";
+    maxtext.version = "MaxText (tpu-recipes tags)";
+    maxtext.tensorParallelOverlap = false;
+    maxtext.schedules = {"no-pp", "gpipe", "looped-bfs"};
+    s.push_back(maxtext);
+    return s;
+  }();
+  return all;
+}
+
+llvm::ArrayRef<SoftwareStack> sched::builtinStacks() { return stacks(); }
+
+std::string sched::builtinStackNames() {
+  return llvm::join(llvm::map_range(stacks(),
+                                    [](const SoftwareStack &s) -> std::string {
+                                      return s.name;
+                                    }),
+                    ", ");
+}
+
+void SoftwareStack::apply(TrainingSpec &training) const {
+  training.attention = attention;
+  training.tensorParallelOverlap = tensorParallelOverlap;
+  training.blockingSendSchedules = blockingSendSchedules;
+  training.expandableSegments = expandableSegments;
+  training.mainGradientBytes = mainGradientBytes;
+  training.optimizerMomentBytes = optimizerMomentBytes;
+  training.stack = name;
+  training.schedules = schedules;
+}
+
+llvm::json::Object SoftwareStack::toJson() const {
+  auto dtype = [](double bytes) { return bytes == 2 ? "bf16" : "fp32"; };
+  return llvm::json::Object{
+      {"name", name},
+      {"version", version},
+      {"attention", attentionKernelName(attention)},
+      {"tp_overlap", tensorParallelOverlap},
+      {"blocking_p2p", llvm::json::Array(blockingSendSchedules)},
+      {"schedules", llvm::json::Array(schedules)},
+      {"allocator", expandableSegments ? "expandable" : "caching"},
+      {"main_grads", dtype(mainGradientBytes)},
+      {"optimizer_moments", dtype(optimizerMomentBytes)}};
+}
+
+/// The most names a list field of a stack file holds: more than the
+/// strategies there are.
+static constexpr size_t kMaxStackList = 64;
+
+/// Reads a list of schedule names (or "all"/"none" when `allowWords`).
+static std::vector<std::string> readNames(DescriptionReader &reader,
+                                          const llvm::json::Object &object,
+                                          llvm::StringRef key,
+                                          std::vector<std::string> fallback,
+                                          bool allowWords) {
+  if (!reader.has(key))
+    return fallback;
+  if (allowWords) {
+    if (std::optional<llvm::StringRef> word = object.getString(key)) {
+      if (*word == "all")
+        return {"*"};
+      if (*word == "none")
+        return {};
+      reader.fail(key, "expected \"all\", \"none\" or a list of schedules");
+      return fallback;
+    }
+  }
+  const llvm::json::Array *list = reader.array(key, kMaxStackList);
+  if (!list)
+    return fallback;
+  std::vector<std::string> names;
+  for (const llvm::json::Value &item : *list) {
+    std::optional<llvm::StringRef> name = item.getAsString();
+    if (!name || name->empty()) {
+      reader.fail(key, "expected schedule names (strings)");
+      return fallback;
+    }
+    names.push_back(name->str());
+  }
+  return names;
+}
+
+/// Reads an enumerated string field: `fallback` when absent.
+static std::string readChoice(DescriptionReader &reader, llvm::StringRef key,
+                              llvm::ArrayRef<llvm::StringRef> choices,
+                              llvm::StringRef fallback) {
+  std::string value = reader.string(key, fallback.str());
+  if (reader.ok() && !llvm::is_contained(choices, value))
+    reader.fail(key, "expected " + llvm::join(choices, " or ") + ", got '" +
+                         llvm::StringRef(value).take_front(32) + "'");
+  return value;
+}
+
+static llvm::Expected<SoftwareStack>
+readStackFile(const llvm::json::Object &object) {
+  DescriptionReader reader(object);
+  SoftwareStack stack;
+  std::string base = reader.string("base", std::string());
+  if (!base.empty()) {
+    auto found = llvm::find_if(
+        stacks(), [&](const SoftwareStack &s) { return s.name == base; });
+    if (found == stacks().end())
+      return llvm::createStringError(
+          "base: unknown stack '" + llvm::StringRef(base).take_front(32) +
+          "' (built-in stacks: " + builtinStackNames() + ")");
+    stack = *found;
+  }
+  stack.name = reader.string("name");
+  stack.version = reader.string("version", stack.version);
+  std::string attention =
+      readChoice(reader, "attention", {"flash", "unfused"},
+                 attentionKernelName(stack.attention));
+  stack.tensorParallelOverlap =
+      reader.boolean("tp_overlap", stack.tensorParallelOverlap);
+  stack.blockingSendSchedules =
+      readNames(reader, object, "blocking_p2p", stack.blockingSendSchedules,
+                /*allowWords=*/true);
+  stack.schedules =
+      readNames(reader, object, "schedules", stack.schedules, false);
+  std::string allocator =
+      readChoice(reader, "allocator", {"caching", "expandable"},
+                 stack.expandableSegments ? "expandable" : "caching");
+  auto dtype = [](double bytes) { return bytes == 2 ? "bf16" : "fp32"; };
+  std::string grads = readChoice(reader, "main_grads", {"fp32", "bf16"},
+                                 dtype(stack.mainGradientBytes));
+  std::string moments =
+      readChoice(reader, "optimizer_moments", {"fp32", "bf16"},
+                 dtype(stack.optimizerMomentBytes));
+  if (llvm::Error error = reader.takeError())
+    return std::move(error);
+  if (stack.name.empty())
+    return llvm::createStringError("name: expected a non-empty string");
+  stack.attention = *parseAttentionKernel(attention);
+  stack.expandableSegments = allocator == "expandable";
+  stack.mainGradientBytes = grads == "bf16" ? 2 : 4;
+  stack.optimizerMomentBytes = moments == "bf16" ? 2 : 4;
+  return stack;
+}
+
+llvm::Expected<SoftwareStack>
+sched::loadSoftwareStack(llvm::StringRef nameOrPath) {
+  for (const SoftwareStack &stack : stacks())
+    if (stack.name == nameOrPath)
+      return stack;
+  if (!nameOrPath.ends_with(".json"))
+    return llvm::createStringError(
+        llvm::formatv("unknown stack '{0}' (built-in stacks: {1}; or a "
+                      ".json stack file)",
+                      nameOrPath.take_front(64), builtinStackNames())
+            .str());
+  llvm::Expected<std::string> text = readDescriptionFile(nameOrPath);
+  if (!text)
+    return text.takeError();
+  auto named = [&](llvm::Error error) {
+    return llvm::createStringError(nameOrPath.take_front(200).str() + ": " +
+                                   llvm::toString(std::move(error)));
+  };
+  llvm::Expected<llvm::json::Value> json = parseDescriptionJson(*text);
+  if (!json)
+    return named(json.takeError());
+  const llvm::json::Object *object = json->getAsObject();
+  if (!object)
+    return named(llvm::createStringError("expected a JSON object"));
+  llvm::Expected<SoftwareStack> stack = readStackFile(*object);
+  if (!stack)
+    return named(stack.takeError());
+  return stack;
+}

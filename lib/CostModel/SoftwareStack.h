@@ -1,0 +1,69 @@
+//===- SoftwareStack.h - what a training framework runs ---------*- C++ -*-===//
+//
+// A software stack is what one framework version runs beneath a layout:
+// its attention kernel, whether tensor-parallel collectives overlap their
+// GEMMs, which pipeline schedules it has and which of them hold a rank on
+// its point-to-point transfers, its allocator and the dtypes of its main
+// gradients and Adam moments. Each fact of a built-in stack is read from
+// the framework's source or documentation; docs/cost-model.md, "Software
+// stacks", cites each. `schedc plan --stack NAME|FILE` applies one; the
+// single-fact flags (--attention, --p2p-overlap, ...) override a fact.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_COSTMODEL_SOFTWARESTACK_H
+#define LIB_COSTMODEL_SOFTWARESTACK_H
+
+#include "lib/CostModel/Layout.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+
+#include <string>
+#include <vector>
+
+namespace sched {
+
+struct SoftwareStack {
+  /// "megatron-core", or the `name` of a stack file.
+  std::string name;
+  /// The framework version the facts were read from.
+  std::string version;
+  AttentionKernel attention = AttentionKernel::Flash;
+  bool tensorParallelOverlap = true;
+  /// Pipeline schedules whose transfers hold the rank until they complete
+  /// (TrainingSpec::blockingSendSchedules; "*" for every schedule).
+  std::vector<std::string> blockingSendSchedules;
+  /// The pipeline schedules the framework runs ("no-pp" included when it
+  /// runs without a pipeline); empty: any.
+  std::vector<std::string> schedules;
+  bool expandableSegments = false;
+  double mainGradientBytes = 4;
+  double optimizerMomentBytes = 4;
+
+  /// Sets the facts on `training`.
+  void apply(TrainingSpec &training) const;
+  /// The stack as JSON (what --json reports).
+  llvm::json::Object toJson() const;
+};
+
+/// The built-in stacks: megatron-core, megatron-lm-2022, torchtitan,
+/// deepspeed, maxtext.
+llvm::ArrayRef<SoftwareStack> builtinStacks();
+/// Their names, joined by ", ".
+std::string builtinStackNames();
+
+/// A built-in stack by name, or a stack file (.json): an object with
+/// `name`, optional `base` (a built-in stack whose facts it starts from)
+/// and any of `attention` ("flash"/"unfused"), `tp_overlap` (bool),
+/// `blocking_p2p` ("all", "none" or a list of schedule names),
+/// `schedules` (a list), `allocator` ("caching"/"expandable"),
+/// `main_grads` and `optimizer_moments` ("fp32"/"bf16"). Errors name the
+/// field, or list the built-in stacks.
+llvm::Expected<SoftwareStack> loadSoftwareStack(llvm::StringRef nameOrPath);
+
+} // namespace sched
+
+#endif // LIB_COSTMODEL_SOFTWARESTACK_H

@@ -1,0 +1,280 @@
+//===- SoftwareStackTest.cpp - stacks' facts and the error bands ----------===//
+//
+// Each built-in stack's facts as their sources state them
+// (docs/cost-model.md, "Software stacks"), a stack file's overrides and
+// errors, the planner's use of a stack (schedules searched, blocking
+// transfers by schedule), and the error bands' class keys and fallback.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/CostModel/SoftwareStack.h"
+#include "lib/Planner/ErrorBands.h"
+#include "lib/Planner/Planner.h"
+#include "lib/Planner/Recommendation.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "gtest/gtest.h"
+
+using namespace sched;
+
+namespace {
+
+SoftwareStack stack(llvm::StringRef name) {
+  llvm::Expected<SoftwareStack> s = loadSoftwareStack(name);
+  EXPECT_TRUE(bool(s)) << name.str();
+  if (!s) {
+    llvm::consumeError(s.takeError());
+    return SoftwareStack();
+  }
+  return *s;
+}
+
+TrainingSpec applied(const SoftwareStack &s) {
+  TrainingSpec t;
+  s.apply(t);
+  return t;
+}
+
+std::string loadError(llvm::StringRef text) {
+  llvm::SmallString<128> path;
+  EXPECT_FALSE(llvm::sys::fs::createTemporaryFile("stack", "json", path));
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    os << text;
+  }
+  llvm::Expected<SoftwareStack> s = loadSoftwareStack(path);
+  llvm::sys::fs::remove(path);
+  if (s)
+    return "";
+  return llvm::toString(s.takeError());
+}
+
+} // namespace
+
+// Megatron-LM of 2022: _communicate waits on every request in every
+// schedule; Megatron-Core: only the non-interleaved 1F1B; torchtitan
+// (PyTorch's runtime): none.
+TEST(SoftwareStack, BlockingTransfersFollowTheFrameworksCode) {
+  TrainingSpec lm = applied(stack("megatron-lm-2022"));
+  EXPECT_TRUE(lm.blocksPipelineSends("1f1b"));
+  EXPECT_TRUE(lm.blocksPipelineSends("interleaved-1f1b"));
+  TrainingSpec core = applied(stack("megatron-core"));
+  EXPECT_TRUE(core.blocksPipelineSends("1f1b"));
+  EXPECT_FALSE(core.blocksPipelineSends("interleaved-1f1b"));
+  TrainingSpec titan = applied(stack("torchtitan"));
+  EXPECT_FALSE(titan.blocksPipelineSends("1f1b"));
+  EXPECT_FALSE(titan.blocksPipelineSends("dualpipe-v"));
+  EXPECT_TRUE(applied(stack("deepspeed")).blocksPipelineSends("1f1b"));
+}
+
+TEST(SoftwareStack, KernelsAllocatorAndSchedulesAsStated) {
+  TrainingSpec lm = applied(stack("megatron-lm-2022"));
+  EXPECT_EQ(lm.attention, AttentionKernel::Unfused);
+  EXPECT_FALSE(lm.tensorParallelOverlap);
+  EXPECT_TRUE(lm.runsSchedule("interleaved-1f1b"));
+  EXPECT_FALSE(lm.runsSchedule("zb-h1"));
+  TrainingSpec core = applied(stack("megatron-core"));
+  EXPECT_EQ(core.attention, AttentionKernel::Flash);
+  EXPECT_TRUE(core.tensorParallelOverlap);
+  EXPECT_TRUE(core.runsSchedule("combined-1f1b"));
+  EXPECT_FALSE(core.runsSchedule("dualpipe"));
+  EXPECT_EQ(core.mainGradientBytes, 4);
+  TrainingSpec titan = applied(stack("torchtitan"));
+  EXPECT_TRUE(titan.expandableSegments);
+  EXPECT_FALSE(titan.tensorParallelOverlap);
+  EXPECT_TRUE(titan.runsSchedule("dualpipe-v"));
+  EXPECT_FALSE(titan.runsSchedule("dualpipe"));
+  EXPECT_EQ(titan.stack, "torchtitan");
+  // No stack: any schedule, nothing blocks.
+  TrainingSpec none;
+  EXPECT_TRUE(none.runsSchedule("dualpipe"));
+  EXPECT_FALSE(none.blocksPipelineSends("1f1b"));
+}
+
+TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("stack", "json", path));
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    os << R"({"name": "core-bf16", "base": "megatron-core",
+              "main_grads": "bf16", "optimizer_moments": "bf16",
+              "allocator": "expandable", "blocking_p2p": "all"})";
+  }
+  llvm::Expected<SoftwareStack> s = loadSoftwareStack(path);
+  llvm::sys::fs::remove(path);
+  ASSERT_TRUE(bool(s)) << llvm::toString(s.takeError());
+  TrainingSpec t = applied(*s);
+  EXPECT_EQ(t.stack, "core-bf16");
+  EXPECT_EQ(t.mainGradientBytes, 2);
+  EXPECT_EQ(t.optimizerMomentBytes, 2);
+  EXPECT_TRUE(t.expandableSegments);
+  EXPECT_TRUE(t.blocksPipelineSends("interleaved-1f1b"));
+  // Kept from the base.
+  EXPECT_FALSE(t.runsSchedule("dualpipe"));
+  EXPECT_EQ(t.attention, AttentionKernel::Flash);
+}
+
+TEST(SoftwareStack, ErrorsNameTheField) {
+  EXPECT_NE(loadError(R"({"name": "x", "base": "nemo"})").find("base: unknown"),
+            std::string::npos);
+  EXPECT_NE(loadError(R"({"name": "x", "attention": "sdpa"})")
+                .find("attention: expected flash or unfused"),
+            std::string::npos);
+  EXPECT_NE(loadError(R"({"name": "x", "blocking_p2p": "some"})")
+                .find("blocking_p2p"),
+            std::string::npos);
+  EXPECT_NE(loadError(R"({"name": "x", "schedules": [1]})").find("schedules"),
+            std::string::npos);
+  EXPECT_NE(loadError(R"({"attention": "flash"})").find("name"),
+            std::string::npos);
+  EXPECT_NE(loadError("[1]").find("expected a JSON object"),
+            std::string::npos);
+  llvm::Expected<SoftwareStack> unknown = loadSoftwareStack("nemo");
+  ASSERT_FALSE(bool(unknown));
+  EXPECT_NE(llvm::toString(unknown.takeError()).find("built-in stacks"),
+            std::string::npos);
+}
+
+// The planner searches only the stack's schedules, and its transfers block
+// where the stack says: on one interleaved layout, Megatron-LM of 2022
+// (blocking) is slower than Megatron-Core (overlapped) when the kernels
+// are set equal, and no faster schedule of another framework appears.
+TEST(SoftwareStack, PlannerSearchesTheStacksSchedules) {
+  std::optional<ModelSpec> model = modelPreset("llama3-8b");
+  std::optional<ClusterSpec> cluster = clusterPreset("h100-ib");
+  ASSERT_TRUE(model && cluster);
+  auto best = [&](llvm::StringRef name, std::optional<Strategy> only) {
+    TrainingSpec t;
+    t.devices = 16;
+    t.seqLen = 8192;
+    t.globalBatchTokens = 64 * 8192;
+    stack(name).apply(t);
+    t.attention = AttentionKernel::Flash;
+    t.tensorParallelOverlap = true;
+    CostModel costs(*model, *cluster, t);
+    PlanOptions options;
+    options.verify = false;
+    options.top = 50;
+    if (only) {
+      options.layout = llvm::cantFail(parseLayout("dp=2,tp=2,pp=4,vpp=2"));
+      options.strategy = only;
+    }
+    llvm::Expected<PlanResult> r = plan(costs, options);
+    EXPECT_TRUE(bool(r));
+    return r ? std::move(*r) : PlanResult();
+  };
+  PlanResult core = best("megatron-core", std::nullopt);
+  for (const Candidate &c : core.ranked)
+    EXPECT_TRUE(llvm::is_contained(
+        llvm::ArrayRef<llvm::StringRef>{"no-pp", "1f1b", "interleaved-1f1b",
+                                        "combined-1f1b",
+                                        "interleaved-combined-1f1b"},
+        c.scheduleName()))
+        << c.scheduleName().str();
+  PlanResult overlapped =
+      best("megatron-core", Strategy::Interleaved1F1B);
+  PlanResult blocking = best("megatron-lm-2022", Strategy::Interleaved1F1B);
+  ASSERT_FALSE(overlapped.ranked.empty());
+  ASSERT_FALSE(blocking.ranked.empty());
+  EXPECT_GT(blocking.ranked.front().stepTime,
+            overlapped.ranked.front().stepTime);
+}
+
+// Keys drop the stack first, then the context, the generation, the kind.
+TEST(ErrorBands, ClassKeysCoarsenInOrder) {
+  ErrorClass c{"megatron-core", "moe", "blackwell", "8k"};
+  EXPECT_EQ(c.key(0), "megatron-core/moe/blackwell/8k");
+  EXPECT_EQ(c.key(1), "*/moe/blackwell/8k");
+  EXPECT_EQ(c.key(2), "*/moe/blackwell/*");
+  EXPECT_EQ(c.key(3), "*/moe/*/*");
+  EXPECT_EQ(c.key(4), "*/*/*/*");
+}
+
+// A class with fewer than five held-out runs borrows the nearest coarser
+// class's band and is unvalidated; the band turns into step times as
+// step x (1 + error).
+TEST(ErrorBands, ThinClassesBorrowACoarserBand) {
+  llvm::Expected<ErrorBandTable> table = parseErrorBandTable(R"({
+    "source": "test",
+    "classes": {
+      "megatron-core/moe/blackwell/8k": {"runs": 3, "low": -0.5, "high": 0.5},
+      "*/moe/blackwell/8k": {"runs": 7, "low": -0.1, "high": 0.3},
+      "*/*/*/*": {"runs": 40, "low": -0.2, "high": 0.2}},
+    "comparison": {"*/moe/blackwell/*": {"pairs": 6, "spread": 0.12},
+                   "*/*/*/*": {"pairs": 12, "spread": 0.08}}})");
+  ASSERT_TRUE(bool(table)) << llvm::toString(table.takeError());
+  ErrorBand moe =
+      table->bandFor(ErrorClass{"megatron-core", "moe", "blackwell", "8k"});
+  EXPECT_TRUE(moe.known);
+  EXPECT_EQ(moe.basis, "*/moe/blackwell/8k");
+  EXPECT_EQ(moe.runs, 7);
+  EXPECT_EQ(moe.exactRuns, 3);
+  EXPECT_FALSE(moe.validated());
+  EXPECT_DOUBLE_EQ(moe.stepLow(10), 9);
+  EXPECT_DOUBLE_EQ(moe.stepHigh(10), 13);
+  ErrorBand dense =
+      table->bandFor(ErrorClass{"torchtitan", "dense", "hopper", "8k"});
+  EXPECT_EQ(dense.basis, "*/*/*/*");
+  ComparisonBand moePairs =
+      table->comparisonFor(ErrorClass{"megatron-core", "moe", "blackwell", "8k"});
+  EXPECT_EQ(moePairs.basis, "*/moe/blackwell/*");
+  EXPECT_EQ(moePairs.pairs, 6);
+  EXPECT_DOUBLE_EQ(moePairs.spread, 0.12);
+  ComparisonBand densePairs =
+      table->comparisonFor(ErrorClass{"torchtitan", "dense", "hopper", "8k"});
+  EXPECT_EQ(densePairs.basis, "*/*/*/*");
+  EXPECT_EQ(densePairs.pairs, 12);
+  llvm::Expected<ErrorBandTable> empty =
+      parseErrorBandTable(R"({"classes": {}})");
+  ASSERT_TRUE(bool(empty));
+  EXPECT_FALSE(empty->bandFor(ErrorClass{"a", "b", "c", "d"}).known);
+  llvm::Expected<ErrorBandTable> bad = parseErrorBandTable(
+      R"({"classes": {"x": {"runs": 2, "low": 0.3, "high": 0.1}}})");
+  ASSERT_FALSE(bool(bad));
+  llvm::consumeError(bad.takeError());
+}
+
+// The reason's confidence note, by hand: best with PP 10 s, without 10.3 s
+// (3% apart); published pairs keep their order to 5%: undecided. The pick
+// is row 2, 2% slower than row 1: said, and inside the model's error.
+TEST(ErrorBands, ComparisonsInsideTheSpreadAreUndecided) {
+  Candidate piped;
+  piped.layout = llvm::cantFail(parseLayout("dp=2,tp=1,pp=4"));
+  piped.strategy = Strategy::OneFOneB;
+  piped.stepTime = 10;
+  Candidate flat;
+  flat.layout = llvm::cantFail(parseLayout("dp=8,tp=1,pp=1"));
+  flat.strategy = Strategy::NoPipeline;
+  flat.stepTime = 10.3;
+  Candidate simpler = piped;
+  simpler.layout = llvm::cantFail(parseLayout("dp=2,tp=1,pp=4,vpp=1"));
+  simpler.stepTime = 10.2;
+  PlanResult result;
+  result.ranked = {piped, simpler};
+  result.recommended = 1;
+  result.bestWithPipeline = piped;
+  result.bestWithoutPipeline = flat;
+  ComparisonBand band{40, 0.05, "*/dense/*/*"};
+  std::string note = confidenceNote(result, band);
+  EXPECT_NE(note.find("undecided within the model's error: with and without "
+                      "PP are 3.0% apart, inside the 5.0% that 40 held-out "
+                      "published pairs of */dense/*/* keep their order to"),
+            std::string::npos)
+      << note;
+  EXPECT_NE(note.find("picked over #1 (dp=2,tp=1,pp=4,vpp=1,ep=1,cp=1, 2.0% "
+                      "faster)"),
+            std::string::npos)
+      << note;
+  EXPECT_NE(note.find("inside the model's error"), std::string::npos);
+  // 8% apart is decided; row 1 picked needs no word.
+  result.bestWithoutPipeline->stepTime = 10.8;
+  result.recommended = 0;
+  EXPECT_EQ(confidenceNote(result, band), "");
+  // No pairs compiled in: nothing is claimed either way.
+  result.bestWithoutPipeline->stepTime = 10.1;
+  EXPECT_EQ(confidenceNote(result, ComparisonBand()), "");
+}
