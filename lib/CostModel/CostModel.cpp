@@ -212,10 +212,35 @@ llvm::Error CostModel::checkLayout(Layout &layout) const {
                                 layout.etp, model.moe->expertFfnHidden)
                       .str());
   }
-  if (layout.pp * layout.vpp > model.layers)
-    return fail(llvm::formatv("{0} stages (pp x vpp) for {1} layers",
-                              layout.pp * layout.vpp, model.layers)
-                    .str());
+  // Megatron counts the embedding and the loss as a pipeline unit each
+  // (account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_
+  // split): pp x vpp may reach the layers + 2, the first stage then holding
+  // only the embedding and the last only the output layer and loss. Without
+  // a split given, that is the split (first=0, and last=0 at layers + 2).
+  const int64_t numStages = layout.pp * layout.vpp;
+  if (!layout.megatronSplit && numStages > model.layers &&
+      numStages <= model.layers + 2) {
+    layout.megatronSplit = true;
+    layout.firstStageLayers = 0;
+    layout.lastStageLayers = numStages == model.layers + 2 ? 0 : -1;
+  }
+  const int64_t layerlessStages =
+      layout.megatronSplit
+          ? (layout.firstStageLayers == 0) + (layout.lastStageLayers == 0)
+          : 0;
+  if (numStages > model.layers + layerlessStages)
+    return fail(
+        llvm::formatv("{0} stages (pp x vpp) for {1} layers{2}", numStages,
+                      model.layers,
+                      layerlessStages > 0
+                          ? llvm::formatv(" and {0} embedding- or loss-only "
+                                          "stage(s) (first=0, last=0)",
+                                          layerlessStages)
+                                .str()
+                          : std::string(" (at most layers + 2 with an "
+                                        "embedding-only first and a "
+                                        "loss-only last stage)"))
+            .str());
   if (layout.zero < 0 || layout.zero > 3)
     return fail("--zero must be 0, 1, 2 or 3");
   if (layout.shardGroup > 0) {
@@ -252,7 +277,6 @@ llvm::Error CostModel::checkLayout(Layout &layout) const {
                               layout.offloadLayers, model.layers)
                     .str());
   if (layout.megatronSplit) {
-    const int64_t numStages = layout.pp * layout.vpp;
     const bool first = layout.firstStageLayers >= 0;
     const bool last = layout.lastStageLayers >= 0;
     if ((first || last) && numStages < 2)
