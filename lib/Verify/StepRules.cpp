@@ -419,16 +419,30 @@ void StepRules::rereadClass(
     }
     return true;
   };
+  // Past the search's limits a reading may exist that matching missed:
+  // the verdict is left undecided rather than violated.
+  auto undecide = [&](std::string why) {
+    undecided.push_back(llvm::formatv(
+        "matching reads the {0} action{5} of stage {1} on rank {2} that {3} "
+        "declarations share without issuing each on time, and {4}: a reading "
+        "that does may exist",
+        actions.size(), stage, rankId(rank), shared.size(), why,
+        actions.size() == 1 ? "" : "s"));
+  };
+  if (actions.size() > kMaxExactReading)
+    return undecide(llvm::formatv("the exact search stops at {0} actions",
+                                  kMaxExactReading));
   // A whole step issues every declaration. A fragment issues any of them
   // that ask for as many instances as there are actions (every one
-  // first); past a dozen shared declarations those sets are not searched,
-  // and the verdict stays matching's, which Z3 does not confirm.
-  constexpr size_t kMaxSubsetSearch = 12;
-  if (wholeStep || shared.size() > kMaxSubsetSearch) {
-    if (wholeStep)
-      read(shared);
+  // first); past a dozen shared declarations those sets are not searched.
+  if (wholeStep) {
+    read(shared);
     return;
   }
+  if (shared.size() > kMaxSubsetSearch)
+    return undecide(llvm::formatv("a fragment's search of their sets stops "
+                                  "at {0} declarations",
+                                  kMaxSubsetSearch));
   for (uint32_t subset = (1u << shared.size()) - 1; subset > 0; --subset) {
     std::vector<int32_t> chosen;
     for (size_t b = 0; b < shared.size(); ++b)

@@ -47,6 +47,14 @@ public:
   /// say what they do: reported as unchecked (warnings), not violations.
   std::vector<Violation> unchecked() const;
 
+  /// The stages whose shared declarations matching left without an on-time
+  /// reading where the exact search was not run (past kMaxExactReading
+  /// actions, or in a fragment past kMaxSubsetSearch declarations), each
+  /// with why: a reading may exist, so a violation they cause is no proof.
+  const std::vector<std::string> &undecidedReadings() const {
+    return undecided;
+  }
+
   /// Calls `edge(from, to, reason)` for each "from before to" the rules
   /// impose, between actions of one rank.
   void addOrders(
@@ -67,6 +75,9 @@ private:
   /// The most actions of one stage exactReading searches (its augmenting
   /// paths recurse once per action).
   static constexpr size_t kMaxExactReading = 8192;
+  /// The most declarations sharing actions whose subsets a fragment's
+  /// search tries (2^n sets).
+  static constexpr size_t kMaxSubsetSearch = 12;
   /// rereadShared for one class of declarations that share actions:
   /// `members` are the positions of its actions in `stageActions` (the
   /// stage's, with their `stageCandidates`).
@@ -215,6 +226,8 @@ private:
   /// Per declaration: the index of the aux head whose bias update it is,
   /// or -1.
   std::vector<int32_t> biasHeadOf;
+  /// undecidedReadings().
+  std::vector<std::string> undecided;
 };
 
 } // namespace sched

@@ -15,6 +15,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
@@ -1000,6 +1001,34 @@ static bool confirm(const Z3Query &query, Z3Answer expected,
   return false;
 }
 
+/// Where matching left a reading of shared declarations undecided (past
+/// the exact search's limits), the violations it causes prove nothing: the
+/// verdict is unknown, unless a violation no reading changes (memory, which
+/// no collective's reading moves) stands. Returns true when it set the
+/// verdict.
+static bool leaveUndecided(const StepRules &rules,
+                           const VerifyOptions &options,
+                           VerifyResult &result) {
+  const std::vector<std::string> &undecided = rules.undecidedReadings();
+  if (undecided.empty() ||
+      llvm::any_of(result.violations, [](const Violation &v) {
+        return v.kind == ViolationKind::Memory;
+      }))
+    return false;
+  result.verdict = Verdict::Unknown;
+  result.unknownReason = llvm::join(undecided, "; ");
+  // What matching reported stays visible, as warnings: each may be wrong.
+  for (Violation &v : result.violations) {
+    v.message = "unproved (past the exact reading's limits): " + v.message;
+    result.unchecked.push_back(std::move(v));
+  }
+  result.violations.clear();
+  // No encoding decides an unknown verdict: the file says so instead.
+  if (options.emitSmtlib)
+    result.smtlib = "; verdict unknown: " + result.unknownReason + "\n";
+  return true;
+}
+
 VerifyResult sched::verifySchedule(const Schedule &schedule,
                                    const VerifyOptions &options) {
   VerifyResult result;
@@ -1030,6 +1059,8 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
     // Structural violations: Z3 refutes the facts they state.
     result.violations = sink.take();
     result.graphSeconds = secondsSince(begin);
+    if (rules && leaveUndecided(*rules, options, result))
+      return result;
     Z3Query facts = structuralQuery(index, result.violations);
     emitSmtlib(facts, options, result);
     result.verdict = Verdict::Violated;
@@ -1054,6 +1085,8 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
   result.graphSeconds = secondsSince(begin);
   const bool clean = sink.empty();
   result.violations = sink.take();
+  if (!clean && leaveUndecided(*rules, options, result))
+    return result;
 
   // The full encoding: written out when asked, and checked against the
   // candidate (or solved) when the graph path found nothing.
