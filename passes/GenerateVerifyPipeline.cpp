@@ -90,13 +90,21 @@ mlir::LogicalResult sched::buildGenerateVerifyPipeline(
   return mlir::success();
 }
 
+/// The help of the `strategy` option. llvm::cl::desc keeps a StringRef,
+/// so the text must outlive every option built with it (a temporary here
+/// printed freed memory in --help).
+static llvm::StringRef strategyOptionHelp() {
+  static const std::string help = "Pipeline strategy: " + strategyNames();
+  return help;
+}
+
 namespace {
 /// The textual options of sched-generate-verify.
 struct GenerateVerifyPipelineOptions
     : mlir::PassPipelineOptions<GenerateVerifyPipelineOptions> {
   Option<std::string> strategy{
       *this, "strategy",
-      llvm::cl::desc("Pipeline strategy: " + strategyNames()),
+      llvm::cl::desc(strategyOptionHelp()),
       llvm::cl::init("1f1b")};
   Option<std::string> p2p{
       *this, "p2p",

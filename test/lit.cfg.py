@@ -72,6 +72,8 @@ config.substitutions.append(
     ("%schedc-python", "env PYTHONPATH=" + os.path.join(config.schedc_obj_root, "python")
      + " /usr/bin/python3"))
 config.substitutions.append(("%schedc-obj-root", config.schedc_obj_root))
+# The project's version (CMake's project(VERSION)), which --version prints.
+config.substitutions.append(("%schedc-version", config.schedc_version))
 config.substitutions.append(("%schedc-src-root", config.schedc_src_root))
 # The example's build goes through ccache, as ours does, when there is one.
 config.substitutions.append(

@@ -10,6 +10,7 @@
 #include "dialects/Sched/SchedDialect.h"
 #include "lib/Limits/DiagnosticExcerpt.h"
 #include "lib/Limits/NestingDepth.h"
+#include "lib/Version/Version.h"
 #include "passes/GenerateVerifyPipeline.h"
 #include "passes/Passes.h"
 
@@ -17,13 +18,38 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+/// --list-passes with every description past the longest pass name.
+/// MLIR's printRegisteredPasses aligns descriptions by the widest pass
+/// *option* only, so a long name ran into its description
+/// ("--sched-lower-interleaved-combined-1f1b-   Lower ..."). The option
+/// that takes the pass names prints the same list for a width we choose:
+/// the widest of its own and the longest name's (a pass entry pads its
+/// name to the width less 10: 6 of indent, "--" and "-  ").
+static void printPassList() {
+  const auto &options = llvm::cl::getRegisteredOptions();
+  auto it = options.find("sched-verify");
+  if (it == options.end()) {
+    mlir::printRegisteredPasses();
+    return;
+  }
+  llvm::cl::Option &passes = *it->second;
+  llvm::SmallVector<llvm::StringRef> names;
+  passes.getExtraOptionNames(names);
+  size_t width = passes.getOptionWidth();
+  for (llvm::StringRef name : names)
+    width = std::max(width, name.size() + 12);
+  passes.printOptionInfo(width);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  sched::installVersionPrinter("sched-opt");
   mlir::DialectRegistry registry;
   sched::registerSchedDialect(registry);
   sched::registerSchedPasses();
@@ -42,7 +68,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (config.shouldListPasses()) {
-    mlir::printRegisteredPasses();
+    printPassList();
     return 0;
   }
 

@@ -16,6 +16,7 @@
 #include "lib/Lower/InsertTransfers.h"
 #include "lib/Render/TextGrid.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
+#include "lib/Version/Version.h"
 #include "lib/VerifyIR/VerifyIR.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -277,6 +278,7 @@ int main(int argc, char **argv) {
         return scheduleToTorchCsv(op, os,
                                   sched::TorchCsvContent::ComputeAndComms);
       });
+  sched::installVersionPrinter("sched-translate");
   if (failed(mlirTranslateMain(argc, argv, "schedc translation driver")))
     return importFailed ? 2 : 1;
   return 0;

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/schedc/Commands.h"
+#include "lib/Version/Version.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -160,6 +161,7 @@ static int runSubcommand() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  installVersionPrinter("schedc");
   for (llvm::cl::SubCommand *command :
        {&llvm::cl::SubCommand::getTopLevel(), &generateCommand, &verifyCommand,
         &simulateCommand, &showCommand, &planCommand})
