@@ -66,12 +66,12 @@ mlir::LogicalResult sched::buildGenerateVerifyPipeline(
   if (options.p2p != "eager" && options.p2p != "rendezvous")
     return errorHandler("sched-generate-verify: unknown p2p semantics '" +
                         options.p2p + "'; expected eager or rendezvous");
-  if (options.memoryBudget <= 0)
-    return errorHandler("sched-generate-verify: memory-budget must be "
-                        "positive, got " +
-                        llvm::Twine(options.memoryBudget));
-  pm.addPass(createLowering(*strategy, options.memoryBudget));
-  pm.addPass(createInsertP2P({options.memoryBudget, /*group=*/true}));
+  llvm::Expected<int64_t> budget = memoryBudgetBytes(options.memoryBudget);
+  if (!budget)
+    return errorHandler("sched-generate-verify: " +
+                        llvm::toString(budget.takeError()));
+  pm.addPass(createLowering(*strategy, *budget));
+  pm.addPass(createInsertP2P({*budget, /*group=*/true}));
   pm.addPass(createInsertCollectives());
   VerifySchedulesOptions verify;
   verify.p2p = options.p2p;
@@ -120,9 +120,10 @@ struct GenerateVerifyPipelineOptions
       llvm::cl::desc("Stage times for the simulation (f=1,b=2); empty: the "
                      "declared ones"),
       llvm::cl::init("")};
-  Option<int64_t> memoryBudget{
+  Option<MemoryBudgetOption> memoryBudget{
       *this, "memory-budget",
-      llvm::cl::desc("Working memory lowering may use, in bytes"),
+      llvm::cl::desc("Working memory lowering may use: bytes, or a number "
+                     "with a K, M, G or T suffix (default 2G)"),
       llvm::cl::init(kDefaultMemoryBudget)};
 
   GenerateVerifyOptions toOptions() const {

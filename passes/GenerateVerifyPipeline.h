@@ -8,6 +8,7 @@
 #ifndef PASSES_GENERATEVERIFYPIPELINE_H
 #define PASSES_GENERATEVERIFYPIPELINE_H
 
+#include "lib/Limits/MemoryBudgetOption.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/Twine.h"
@@ -33,8 +34,9 @@ struct GenerateVerifyOptions {
   double memoryLimit = -1;
   /// Stage times for the simulation (`f=1,b=2`); empty: the declared ones.
   std::string cost;
-  /// Working memory lowering and insertion may use, in bytes.
-  int64_t memoryBudget = int64_t(2) << 30;
+  /// Working memory lowering and insertion may use: bytes, or the text of
+  /// the pass option (`2G`), read by memoryBudgetBytes.
+  MemoryBudgetOption memoryBudget = kDefaultMemoryBudget;
 };
 
 /// Adds to `pm` (on builtin.module): sched-lower-<strategy>,

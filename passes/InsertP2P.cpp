@@ -108,6 +108,14 @@ struct InsertP2PPass : sched::impl::InsertP2PBase<InsertP2PPass> {
   using InsertP2PBase::InsertP2PBase;
 
   void runOnOperation() override {
+    llvm::Expected<int64_t> bytes = memoryBudgetBytes(memoryBudget);
+    if (!bytes) {
+      // At no location, as the lowerings' (lib/ScheduleIR/ScheduleIR.cpp).
+      mlir::emitError(mlir::UnknownLoc::get(&getContext()))
+          << "sched-insert-p2p: " << llvm::toString(bytes.takeError());
+      return signalPassFailure();
+    }
+    budget = *bytes;
     InsertTransfersOptions options;
     options.group = group;
     for (auto scheduleOp : getOperation().getOps<ScheduleOp>())
@@ -115,10 +123,13 @@ struct InsertP2PPass : sched::impl::InsertP2PBase<InsertP2PPass> {
         return signalPassFailure();
   }
 
+  /// The memory-budget option in bytes, read when the pass starts.
+  int64_t budget = kDefaultMemoryBudget;
+
   /// Refuses a request of `size` over the budget.
   LogicalResult checkBudget(ScheduleOp scheduleOp, const RequestSize &size) {
     llvm::Error error = checkMemoryBudget(MemoryPath::InsertTransfers, size,
-                                          memoryBudget, "inserting transfers",
+                                          budget, "inserting transfers",
                                           "the pass option memory-budget=SIZE");
     if (!error)
       return success();

@@ -8,6 +8,7 @@
 #define PASSES_PASSES_H
 
 #include "dialects/Sched/SchedDialect.h"
+#include "lib/Limits/MemoryBudgetOption.h"
 #include "lib/Limits/ResourceLimits.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

@@ -23,9 +23,10 @@ class LowerPass<string flag, string name, string what>
   }];
   let dependentDialects = ["::sched::SchedDialect"];
   let options = [
-    Option<"memoryBudget", "memory-budget", "int64_t",
+    Option<"memoryBudget", "memory-budget", "::sched::MemoryBudgetOption",
            /*default=*/"::sched::kDefaultMemoryBudget",
-           "Working memory the lowering may use, in bytes (default 2 GiB)">,
+           "Working memory the lowering may use: bytes, or a number with a "
+           "K, M, G or T suffix (default 2G)">,
     Option<"auxConflicts", "aux-conflicts", "std::string",
            /*default=*/"\"error\"",
            "A global-batch aux head the order breaks: error (fail at the "
@@ -767,9 +768,10 @@ def InsertP2P : Pass<"sched-insert-p2p", "mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::sched::SchedDialect"];
   let options = [
-    Option<"memoryBudget", "memory-budget", "int64_t",
+    Option<"memoryBudget", "memory-budget", "::sched::MemoryBudgetOption",
            /*default=*/"::sched::kDefaultMemoryBudget",
-           "Working memory the pass may use, in bytes (default 2 GiB)">,
+           "Working memory the pass may use: bytes, or a number with a K, M, "
+           "G or T suffix (default 2G)">,
     Option<"group", "group", "bool", /*default=*/"true",
            "Issue transfers between the same two ranks that are adjacent "
            "on both as one sched.p2p_group">,

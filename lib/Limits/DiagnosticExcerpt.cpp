@@ -3,6 +3,8 @@
 #include "lib/Limits/DiagnosticExcerpt.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace sched;
 
@@ -26,6 +28,28 @@ std::string sched::clipExcerpt(llvm::StringRef line, size_t column,
   if (begin + width < line.size())
     excerpt += "...";
   return excerpt;
+}
+
+std::string sched::clipForMessage(llvm::StringRef value) {
+  std::string clipped;
+  llvm::raw_string_ostream os(clipped);
+  const size_t width = kMaxExcerptColumns - 3;
+  for (char c : value) {
+    if (clipped.size() >= width) {
+      clipped += "...";
+      return clipped;
+    }
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n')
+      os << "\\n";
+    else if (c == '\t')
+      os << "\\t";
+    else if (byte < 0x20 || byte == 0x7f)
+      os << llvm::formatv("\\x{0:x-2}", unsigned(byte));
+    else
+      os << c;
+  }
+  return clipped;
 }
 
 void sched::printNoOpOnDiagnosticByDefault() {

@@ -26,6 +26,11 @@ inline constexpr size_t kMaxExcerptColumns = 80;
 std::string clipExcerpt(llvm::StringRef line, size_t column,
                         size_t &caretColumn);
 
+/// `value` as an error message quotes it: on one line (a newline, tab or
+/// other control character written as an escape: `\n`, `\x01`), and at
+/// most kMaxExcerptColumns characters of it, with "..." where it was cut.
+std::string clipForMessage(llvm::StringRef value);
+
 /// Makes MLIR's --mlir-print-op-on-diagnostic default to false, so that an
 /// error emitted on a module or a schedule does not print it whole; the
 /// flag still turns it on. Call after mlir::registerMLIRContextCLOptions()

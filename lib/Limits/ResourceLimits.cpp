@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Limits/ResourceLimits.h"
+#include "lib/Limits/DiagnosticExcerpt.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -163,6 +164,14 @@ uint64_t sched::estimateMemory(MemoryPath path, const RequestSize &size) {
 llvm::Error sched::checkMemoryBudget(MemoryPath path, const RequestSize &size,
                                      int64_t budget, llvm::StringRef what,
                                      llvm::StringRef raise) {
+  // A budget under 1 byte must not wrap to a huge unsigned one: that
+  // switched the check off (a negative memory-budget pass option).
+  if (budget < 1)
+    return llvm::createStringError(
+        llvm::formatv("{0}: the memory budget must be at least 1 byte, got "
+                      "{1}; set it with {2} (docs/limits.md)",
+                      what, budget, raise)
+            .str());
   const uint64_t need = estimateMemory(path, size);
   if (need <= static_cast<uint64_t>(budget))
     return llvm::Error::success();
@@ -190,6 +199,12 @@ llvm::Error sched::checkMemoryBudget(MemoryPath path, const RequestSize &size,
 
 llvm::Error sched::checkJsonBudget(int64_t containers, int64_t budget,
                                    llvm::StringRef what) {
+  if (budget < 1)
+    return llvm::createStringError(
+        llvm::formatv("{0}: the memory budget must be at least 1 byte, got "
+                      "{1} (docs/limits.md)",
+                      what, budget)
+            .str());
   const int64_t each = bytesPerAction(MemoryPath::ReadJson);
   const uint64_t need = llvm::SaturatingMultiply(
       static_cast<uint64_t>(std::max<int64_t>(containers, 0)),
@@ -224,8 +239,9 @@ llvm::Expected<int64_t> sched::parseMemorySize(llvm::StringRef text) {
   auto invalid = [&] {
     return llvm::createStringError(
         llvm::formatv("invalid memory size '{0}': expected bytes, or a "
-                      "number with a K, M, G or T suffix (e.g. 512M, 4G)",
-                      text)
+                      "number with a K, M, G or T suffix (e.g. 512M, 4G), "
+                      "from 1 byte to 8 EiB",
+                      clipForMessage(text))
             .str());
   };
   if (rest.consumeInteger(10, value) || value == 0)

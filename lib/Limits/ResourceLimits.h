@@ -112,7 +112,8 @@ uint64_t estimateMemory(MemoryPath path, const RequestSize &size);
 /// memory is over `budget` bytes. The message is one line: `what` (e.g.
 /// "lowering @p with 1f1b") needs about X of working memory (each count at
 /// its bytes), more than the budget; raise it with `raise` (e.g.
-/// "--memory-budget=SIZE").
+/// "--memory-budget=SIZE"). A budget under 1 byte is refused too (as a
+/// huge unsigned one it would switch the check off).
 llvm::Error checkMemoryBudget(MemoryPath path, const RequestSize &size,
                               int64_t budget, llvm::StringRef what,
                               llvm::StringRef raise);
@@ -132,7 +133,9 @@ llvm::Error checkOutputBudget(int64_t bytes, int64_t budget,
 
 /// Parses a memory size: bytes, or a number with a binary suffix K, M, G
 /// or T (optionally followed by "iB" or "B"): "1073741824", "512M", "2GiB".
-/// It must be at least 1 byte.
+/// It must be at least 1 byte and fit int64_t (under 8 EiB); the one
+/// validation of every --memory-budget flag and memory-budget pass option
+/// (lib/Limits/MemoryBudgetOption.h).
 llvm::Expected<int64_t> parseMemorySize(llvm::StringRef text);
 
 /// A size for messages: "2 GiB", "26.4 GiB", "300 MiB", "512 bytes".

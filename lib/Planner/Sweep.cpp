@@ -23,9 +23,14 @@ std::vector<double> sched::defaultSweepValues(SweepAxis axis,
                                               const TrainingSpec &training) {
   std::vector<double> values;
   if (axis == SweepAxis::DomainSize) {
+    const double devices = static_cast<double>(training.devices);
     for (double v : {8.0, 16.0, 32.0, 64.0, 72.0, 128.0, 256.0, 512.0})
-      if (v <= static_cast<double>(training.devices) &&
-          (v != 72.0 || cluster.topology != Topology::Torus3D))
+      if (v <= devices && (v != 72.0 || cluster.topology != Topology::Torus3D))
+        values.push_back(v);
+    // Fewer than 8 devices: the powers of two up to them (1, 2, 4), so that
+    // a small job sweeps something too.
+    if (values.empty())
+      for (double v = 1; v <= devices; v *= 2)
         values.push_back(v);
     return values;
   }
@@ -83,6 +88,8 @@ llvm::Expected<std::vector<SweepPoint>>
 sched::sweep(const ModelSpec &model, const ClusterSpec &cluster,
              const TrainingSpec &training, SweepAxis axis,
              llvm::ArrayRef<double> values, PlanOptions options) {
+  if (values.empty())
+    return llvm::createStringError("a sweep needs at least one value");
   options.top = 1;
   options.verify = false;
   std::vector<SweepPoint> points;

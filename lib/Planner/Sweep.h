@@ -28,8 +28,9 @@ llvm::StringRef sweepAxisName(SweepAxis axis);
 std::optional<SweepAxis> parseSweepAxis(llvm::StringRef name);
 
 /// The values swept when none are given: domain sizes 8 to 512 (at most
-/// the devices; powers of two on a torus), or 1/4x to 8x the cluster's
-/// scale-out bandwidth.
+/// the devices; powers of two on a torus; 1, 2, 4 up to the devices when
+/// fewer than 8), or 1/4x to 8x the cluster's scale-out bandwidth. Never
+/// empty for a job of at least one device.
 std::vector<double> defaultSweepValues(SweepAxis axis,
                                        const ClusterSpec &cluster,
                                        const TrainingSpec &training);
@@ -54,7 +55,7 @@ struct SweepPoint {
 /// Searches at each of `values` with `options` (the report cut to the
 /// best, nothing proved); on a torus, along the domain size, a value also
 /// keeps the best of the smaller values that divide it, run on slices of
-/// that size. Fails as plan() does.
+/// that size. Fails as plan() does, and on no values.
 llvm::Expected<std::vector<SweepPoint>>
 sweep(const ModelSpec &model, const ClusterSpec &cluster,
       const TrainingSpec &training, SweepAxis axis,

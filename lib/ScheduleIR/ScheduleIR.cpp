@@ -3,6 +3,7 @@
 #include "lib/ScheduleIR/ScheduleIR.h"
 
 #include "lib/AuxLoss/AuxLossOrder.h"
+#include "lib/Limits/DiagnosticExcerpt.h"
 #include "lib/Limits/ResourceLimits.h"
 #include "lib/Schedule/DataParallelAxes.h"
 
@@ -518,15 +519,22 @@ LogicalResult sched::lowerPipeline(PipelineOp pipeline, Strategy strategy,
 }
 
 LogicalResult sched::lowerPipelines(ModuleOp module, Strategy strategy,
-                                    int64_t memoryBudget,
+                                    const MemoryBudgetOption &memoryBudget,
                                     llvm::StringRef auxConflicts) {
+  llvm::Expected<int64_t> budget = memoryBudgetBytes(memoryBudget);
+  // At no location: the option is wrong, not the module, and an error on
+  // the module would print it (mlir-opt prints the op of a diagnostic).
+  if (!budget)
+    return mlir::emitError(mlir::UnknownLoc::get(module.getContext()))
+           << "sched-lower-" << strategyName(strategy) << ": "
+           << llvm::toString(budget.takeError());
   if (auxConflicts != "error" && auxConflicts != "keep")
     return module.emitError()
            << "sched-lower-" << strategyName(strategy)
            << ": aux-conflicts must be 'error' or 'keep', got '"
-           << auxConflicts << "'";
+           << clipForMessage(auxConflicts) << "'";
   for (auto pipeline : llvm::make_early_inc_range(module.getOps<PipelineOp>()))
-    if (failed(lowerPipeline(pipeline, strategy, memoryBudget,
+    if (failed(lowerPipeline(pipeline, strategy, *budget,
                              auxConflicts == "keep")))
       return failure();
   return success();

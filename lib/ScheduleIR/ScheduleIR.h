@@ -11,6 +11,7 @@
 #include "dialects/Sched/SchedOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "lib/Generate/Strategy.h"
+#include "lib/Limits/MemoryBudgetOption.h"
 #include "lib/Schedule/RuntimePlan.h"
 #include "lib/Schedule/Schedule.h"
 
@@ -66,11 +67,13 @@ mlir::LogicalResult lowerPipeline(PipelineOp pipeline, Strategy strategy,
                                   bool keepAuxConflicts = false);
 
 /// Lowers every `sched.pipeline` directly inside `module` with `strategy`.
-/// `auxConflicts` is the passes' option: "error" (a head the order breaks
-/// fails the lowering) or "keep" (lower anyway, for
-/// sched-legalize-aux-loss); anything else is an error.
+/// `memoryBudget` and `auxConflicts` are the passes' options, checked
+/// first (even when there is nothing to lower): the budget as
+/// memoryBudgetBytes reads it; "error" (a head the order breaks fails the
+/// lowering) or "keep" (lower anyway, for sched-legalize-aux-loss). Each
+/// is refused with one error on the module.
 mlir::LogicalResult lowerPipelines(mlir::ModuleOp module, Strategy strategy,
-                                   int64_t memoryBudget,
+                                   const MemoryBudgetOption &memoryBudget,
                                    llvm::StringRef auxConflicts = "error");
 
 } // namespace sched

@@ -30,7 +30,7 @@
 // RUN: not sched-opt %s --sched-generate-verify="p2p=maybe" 2>&1 | FileCheck %s --check-prefix=P2P
 // P2P: error: sched-generate-verify: unknown p2p semantics 'maybe'; expected eager or rendezvous
 // RUN: not sched-opt %s --sched-generate-verify="memory-budget=0" 2>&1 | FileCheck %s --check-prefix=BUDGET
-// BUDGET: error: sched-generate-verify: memory-budget must be positive, got 0
+// BUDGET: error: sched-generate-verify: memory-budget: invalid memory size '0': expected bytes, or a number with a K, M, G or T suffix (e.g. 512M, 4G), from 1 byte to 8 EiB
 // RUN: not sched-opt %s --sched-generate-verify="strategy=interleaved-1f1b" 2>&1 | FileCheck %s --check-prefix=SHAPE
 // SHAPE: error: 'sched.pipeline' op cannot be lowered: strategy interleaved-1f1b needs vpp >= 2, got vpp = 1
 

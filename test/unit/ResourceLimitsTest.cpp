@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Limits/ResourceLimits.h"
+#include "lib/Limits/DiagnosticExcerpt.h"
+#include "lib/Limits/MemoryBudgetOption.h"
 #include "lib/Generate/Strategy.h"
 
 #include "gtest/gtest.h"
@@ -98,6 +100,59 @@ TEST(ResourceLimits, ActionCountsAreExact) {
               << strategyName(strategy).str() << " pp " << pp << " vpp " << vpp
               << " microbatches " << m;
         }
+}
+
+// A budget under 1 byte is refused, not compared as a huge unsigned one
+// (a negative memory-budget pass option switched the check off).
+TEST(ResourceLimits, RefusesBudgetsUnderOneByte) {
+  for (int64_t budget : {int64_t(0), int64_t(-1), INT64_MIN}) {
+    llvm::Error error = checkMemoryBudget(MemoryPath::Lower, {/*actions=*/1},
+                                          budget, "lowering", "memory-budget");
+    ASSERT_TRUE(static_cast<bool>(error)) << budget;
+    EXPECT_NE(llvm::toString(std::move(error)).find("at least 1 byte"),
+              std::string::npos);
+    llvm::Error json = checkJsonBudget(1, budget, "plan");
+    ASSERT_TRUE(static_cast<bool>(json)) << budget;
+    llvm::consumeError(std::move(json));
+  }
+}
+
+// The pass option reads what the command line reads, suffixes included,
+// and refuses the same values.
+TEST(ResourceLimits, MemoryBudgetOptionReadsAsTheFlag) {
+  auto bytes = [](const MemoryBudgetOption &option) -> int64_t {
+    llvm::Expected<int64_t> value = memoryBudgetBytes(option);
+    if (!value) {
+      llvm::consumeError(value.takeError());
+      return -1;
+    }
+    return *value;
+  };
+  EXPECT_EQ(bytes(MemoryBudgetOption()), kDefaultMemoryBudget);
+  EXPECT_EQ(bytes(MemoryBudgetOption(4096)), 4096);
+  EXPECT_EQ(bytes(MemoryBudgetOption::fromText("2G")), kDefaultMemoryBudget);
+  EXPECT_EQ(bytes(MemoryBudgetOption::fromText("512MiB")), int64_t(512) << 20);
+  for (llvm::StringRef bad : {"-1", "0", "", "abc", "1.5G", "99999999T"})
+    EXPECT_EQ(bytes(MemoryBudgetOption::fromText(bad)), -1) << bad.str();
+  EXPECT_EQ(bytes(MemoryBudgetOption(-1)), -1);
+  llvm::Expected<int64_t> negative =
+      memoryBudgetBytes(MemoryBudgetOption::fromText("-1"));
+  ASSERT_FALSE(static_cast<bool>(negative));
+  EXPECT_EQ(llvm::toString(negative.takeError()),
+            "memory-budget: invalid memory size '-1': expected bytes, or a "
+            "number with a K, M, G or T suffix (e.g. 512M, 4G), from 1 byte "
+            "to 8 EiB");
+}
+
+// A value an error quotes stays on one screen line.
+TEST(ResourceLimits, ClipsQuotedValues) {
+  EXPECT_EQ(clipForMessage("2G"), "2G");
+  EXPECT_EQ(clipForMessage("a\nb\tc\x01"), "a\\nb\\tc\\x01");
+  const std::string clipped = clipForMessage(std::string(1 << 20, 'x'));
+  EXPECT_EQ(clipped.size(), kMaxExcerptColumns);
+  EXPECT_EQ(clipped.substr(clipped.size() - 3), "...");
+  EXPECT_EQ(clipForMessage(std::string(kMaxExcerptColumns, 'y')).size(),
+            kMaxExcerptColumns);
 }
 
 } // namespace

@@ -863,7 +863,13 @@ static int runSweep(const ModelSpec &model, const ClusterSpec &cluster,
       pipelineStopsPaying(*points, kRecommendationTie);
   const std::string tie = percent(kRecommendationTie);
   std::string verdict;
-  if (!stops)
+  const bool nothingFits =
+      llvm::none_of(*points, [](const SweepPoint &point) {
+        return point.withoutPipeline || point.withPipeline;
+      });
+  if (nothingFits)
+    verdict = "no layout fits at any value of the sweep";
+  else if (!stops)
     verdict = "PP pays over the whole range: at " +
               sweptValueName(axis, points->back().value) +
               (points->back().withoutPipeline
