@@ -65,6 +65,11 @@ mlir::LogicalResult lowerPipeline(PipelineOp pipeline, Strategy strategy,
                                   int64_t memoryBudget,
                                   bool keepAuxConflicts = false);
 
+/// Replaces `pipeline` by a `sched.schedule` of the same name (and memory
+/// limit) that runs `schedule`; the declarations move into it, ahead of the
+/// rank programs. `schedule` is of the pipeline's shape.
+ScheduleOp replacePipeline(PipelineOp pipeline, const Schedule &schedule);
+
 /// Lowers every `sched.pipeline` directly inside `module` with `strategy`.
 /// `auxConflicts` is the passes' option: "error" (a head the order breaks
 /// fails the lowering) or "keep" (lower anyway, for
