@@ -115,7 +115,8 @@ static std::optional<std::string> parseCommandLine(int argc, char **argv) {
       "  schedc generate --strategy 1f1b --pp 4 --microbatches 8\n"
       "  schedc verify schedule.csv --memory-limit 4\n"
       "  schedc show plan.json -o plan.svg\n"
-      "  schedc plan --model deepseek-v3 --cluster h800-ib --devices 2048\n\n"
+      "  schedc plan --model deepseek-v3 --cluster h800-ib --devices 2048\n"
+      "  schedc synthesize --pp 4 --microbatches 8 --memory-limit 4\n\n"
       "Run 'schedc <subcommand> --help' for the options of each.\n",
       &errorStream);
   std::string printed;
@@ -155,6 +156,8 @@ static int runSubcommand() {
     return runShow();
   if (planCommand)
     return runPlan();
+  if (synthesizeCommand)
+    return runSynthesize();
   return usageError("no subcommand given; try 'schedc --help'");
 }
 
@@ -162,7 +165,8 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   for (llvm::cl::SubCommand *command :
        {&llvm::cl::SubCommand::getTopLevel(), &generateCommand, &verifyCommand,
-        &simulateCommand, &showCommand, &planCommand})
+        &simulateCommand, &showCommand, &planCommand,
+        &synthesizeCommand})
     llvm::cl::HideUnrelatedOptions(schedcOptions, *command);
   if (std::optional<std::string> error = parseCommandLine(argc, argv))
     return usageError(*error);
