@@ -589,6 +589,73 @@ def LowerInterleavedCombinedOneFOneB
     }
     ```}]>;
 
+def Synthesize : Pass<"sched-synthesize", "mlir::ModuleOp"> {
+  let summary = "Replace each sched.pipeline by a schedule solved for its "
+                "costs and memory, with a certified gap";
+  let description = [{
+    Solves for the schedule instead of choosing a strategy
+    (docs/synthesis.md): the pipeline's F, I and W (or B) per stage and
+    microbatch, with the stage times and sizes its `sched.stage`
+    declarations give, a transfer time between ranks (`comm`), one compute
+    stream per rank, and a memory limit per rank (`memory-limit`, else the
+    pipeline's `memory_limit`, else none), on the pipeline's placement
+    (loop or v). A list scheduler with local search finds a schedule; a
+    lower bound (critical path, each rank's work with heads and tails,
+    memory-forced round trips) states how far from optimal it can be; while
+    that gap is open, Z3 searches for a shorter schedule or a proof that
+    none is (`solver=exact`, within `time-limit`). The result replaces the
+    pipeline like every lowering, so `sched-insert-p2p`,
+    `sched-insert-collectives` and `sched-verify` run unchanged; the
+    schedule's `sched.synthesis` attribute records makespan, bound, gap,
+    solvers and why Z3 stopped (`z3`: optimal, gap reached, time limit). Memory counts parameters and activations (F allocates, I frees
+    all but the weight-gradient part, W or B the rest); receive buffers are
+    left to the verifier. A limit below what one microbatch needs is one
+    error naming the smallest feasible limit. Global-batch aux heads are
+    not synthesized yet (an error at the head).
+
+    ```mlir
+    // sched-opt --sched-synthesize="memory-limit=4"
+    sched.pipeline @p pp 2 microbatches 2 {}
+    // becomes
+    sched.schedule @p stages 2 microbatches 2 attributes {sched.synthesis =
+        {gap = 0.0 : f64, lower_bound = 7.0 : f64, makespan = 7.0 : f64,
+         optimal = true, solvers = "list"}} {
+      sched.rank 0 {
+        sched.forward stage 0 mb 0
+        sched.forward stage 0 mb 1
+        ...
+      }
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::sched::SchedDialect"];
+  let options = [
+    Option<"memoryLimit", "memory-limit", "std::string", /*default=*/"\"\"",
+           "Device memory per rank: bytes, or stage activations when no "
+           "stage declares sizes, read exactly as written (4, 3.5, 8e10; "
+           "inf: none); empty: the pipeline's memory_limit">,
+    Option<"comm", "comm", "double", /*default=*/"0",
+           "Time of one transfer between two ranks">,
+    Option<"backward", "backward", "std::string", /*default=*/"\"split\"",
+           "split: input and weight gradients as I and W; full: one B">,
+    Option<"solver", "solver", "std::string", /*default=*/"\"exact\"",
+           "list: the list scheduler and the bound; exact: then Z3 while "
+           "the gap is open">,
+    Option<"timeLimit", "time-limit", "double", /*default=*/"10",
+           "Seconds for the local search and for Z3 each">,
+    Option<"gap", "gap", "double", /*default=*/"0.01",
+           "Z3 stops once the gap is at most this (0: prove optimality)">,
+    Option<"weightGradFraction", "weight-grad-fraction", "double",
+           /*default=*/"0.5",
+           "Part of an activation kept from I until W when stages have no "
+           "sizes">,
+    Option<"memoryBudget", "memory-budget", "int64_t",
+           /*default=*/"::sched::kDefaultMemoryBudget",
+           "Working memory the synthesis may use, in bytes (default 2 GiB)">,
+  ];
+}
+
 def LegalizeAuxLoss : Pass<"sched-legalize-aux-loss", "mlir::ModuleOp"> {
   let summary = "Make a schedule keep its global-batch aux-loss heads";
   let description = [{

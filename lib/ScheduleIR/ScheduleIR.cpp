@@ -498,24 +498,30 @@ LogicalResult sched::lowerPipeline(PipelineOp pipeline, Strategy strategy,
     return refuse(schedule.takeError());
   if (!keepAuxConflicts && failed(checkAuxHeads(pipeline, strategy, *schedule)))
     return failure();
+  replacePipeline(pipeline, *schedule);
+  return success();
+}
+
+ScheduleOp sched::replacePipeline(PipelineOp pipeline,
+                                  const Schedule &schedule) {
   OpBuilder builder(pipeline);
   auto op = ScheduleOp::create(
       builder, pipeline.getLoc(), pipeline.getSymName(),
-      static_cast<uint64_t>(schedule->numStages),
-      static_cast<uint64_t>(schedule->numMicrobatches),
-      static_cast<uint64_t>(schedule->replicas),
+      static_cast<uint64_t>(schedule.numStages),
+      static_cast<uint64_t>(schedule.numMicrobatches),
+      static_cast<uint64_t>(schedule.replicas),
       pipeline.getMemoryLimitAttr(), /*whole_step=*/false);
   Block *body = builder.createBlock(&op.getBody());
   // Declarations keep their order and move into the schedule ahead of the
   // rank programs.
   body->getOperations().splice(body->end(),
                                pipeline.getBody().front().getOperations());
-  if (schedule->replicas > 1)
-    copyStageDeclarations(*body, schedule->stagesPerReplica(),
-                          schedule->replicas);
-  writeRankPrograms(builder, op, *schedule);
+  if (schedule.replicas > 1)
+    copyStageDeclarations(*body, schedule.stagesPerReplica(),
+                          schedule.replicas);
+  writeRankPrograms(builder, op, schedule);
   pipeline.erase();
-  return success();
+  return op;
 }
 
 LogicalResult sched::lowerPipelines(ModuleOp module, Strategy strategy,

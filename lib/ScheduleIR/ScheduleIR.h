@@ -66,6 +66,11 @@ mlir::LogicalResult lowerPipeline(PipelineOp pipeline, Strategy strategy,
                                   int64_t memoryBudget,
                                   bool keepAuxConflicts = false);
 
+/// Replaces `pipeline` by a `sched.schedule` of the same name (and memory
+/// limit) that runs `schedule`; the declarations move into it, ahead of the
+/// rank programs. `schedule` is of the pipeline's shape.
+ScheduleOp replacePipeline(PipelineOp pipeline, const Schedule &schedule);
+
 /// Lowers every `sched.pipeline` directly inside `module` with `strategy`.
 /// `memoryBudget` and `auxConflicts` are the passes' options, checked
 /// first (even when there is nothing to lower): the budget as

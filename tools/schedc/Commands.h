@@ -55,6 +55,10 @@ extern llvm::cl::SubCommand generateCommand;
 /// Runs `schedc generate` with the parsed options.
 int runGenerate();
 
+extern llvm::cl::SubCommand synthesizeCommand;
+/// Runs `schedc synthesize` with the parsed options.
+int runSynthesize();
+
 extern llvm::cl::SubCommand planCommand;
 /// Runs `schedc plan` with the parsed options.
 int runPlan();

@@ -116,7 +116,8 @@ static std::optional<std::string> parseCommandLine(int argc, char **argv) {
       "  schedc generate --strategy 1f1b --pp 4 --microbatches 8\n"
       "  schedc verify schedule.csv --memory-limit 4\n"
       "  schedc show plan.json -o plan.svg\n"
-      "  schedc plan --model deepseek-v3 --cluster h800-ib --devices 2048\n\n"
+      "  schedc plan --model deepseek-v3 --cluster h800-ib --devices 2048\n"
+      "  schedc synthesize --pp 4 --microbatches 8 --memory-limit 4\n\n"
       "Run 'schedc <subcommand> --help' for the options of each.\n",
       &errorStream);
   std::string printed;
@@ -156,6 +157,8 @@ static int runSubcommand() {
     return runShow();
   if (planCommand)
     return runPlan();
+  if (synthesizeCommand)
+    return runSynthesize();
   return usageError("no subcommand given; try 'schedc --help'");
 }
 
@@ -164,7 +167,8 @@ int main(int argc, char **argv) {
   installVersionPrinter("schedc");
   for (llvm::cl::SubCommand *command :
        {&llvm::cl::SubCommand::getTopLevel(), &generateCommand, &verifyCommand,
-        &simulateCommand, &showCommand, &planCommand})
+        &simulateCommand, &showCommand, &planCommand,
+        &synthesizeCommand})
     llvm::cl::HideUnrelatedOptions(schedcOptions, *command);
   if (std::optional<std::string> error = parseCommandLine(argc, argv))
     return usageError(*error);

@@ -1,0 +1,370 @@
+//===- ExactSolver.cpp - the exact solver of a pipeline problem -----------===//
+//
+// Each query "a schedule no longer than T" is a fresh encoding: the windows
+// [head, T - tail] of the operations decide the order of most pairs before
+// Z3 sees them (a pair that fits neither way proves the query unsat at
+// once), and only the pairs left open get an order literal. Every operation
+// kind of a stage runs its microbatches in order (no schedule is lost:
+// relabelling microbatches in the order a stage runs them keeps every
+// dependence and every rank's memory), which removes the symmetric
+// solutions. The windows come from floating-point path lengths and are
+// widened by a relative 1e-9, so they never cut off a schedule.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Synthesis/ExactSolver.h"
+#include "lib/Synthesis/LowerBound.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <z3++.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+
+using namespace sched;
+
+namespace {
+
+/// The exact decimal a double was written as ("1.2"), for Z3's reals.
+std::string exactDecimal(double value) {
+  char buffer[400];
+  auto [end, ec] =
+      std::to_chars(buffer, buffer + sizeof(buffer), value,
+                    std::chars_format::fixed);
+  if (ec != std::errc())
+    return "0";
+  return std::string(buffer, end);
+}
+
+/// Which (kind, stage) reaches which, within one microbatch; a pair of
+/// operations is ordered by the dependences when the first's microbatch is
+/// no later and its (kind, stage) reaches the second's.
+class StageReach {
+public:
+  explicit StageReach(const PipelineProblem &problem)
+      : numStages(problem.getNumStages()) {
+    const size_t n = 3 * size_t(numStages);
+    reach.assign(n * n, false);
+    llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
+    std::vector<std::vector<size_t>> next(n);
+    for (const ProblemDependence &dep : problem.getDependences())
+      if (ops[dep.from].microbatch == 0)
+        next[node(ops[dep.from])].push_back(node(ops[dep.to]));
+    for (size_t from = 0; from < n; ++from) {
+      std::vector<size_t> stack = {from};
+      while (!stack.empty()) {
+        const size_t at = stack.back();
+        stack.pop_back();
+        if (reach[from * n + at])
+          continue;
+        reach[from * n + at] = true;
+        for (size_t to : next[at])
+          stack.push_back(to);
+      }
+    }
+  }
+
+  /// Whether every schedule with each kind's microbatches in order runs
+  /// `a` before `b`.
+  bool precedes(const ProblemOperation &a, const ProblemOperation &b) const {
+    const size_t n = 3 * size_t(numStages);
+    return a.microbatch <= b.microbatch && reach[node(a) * n + node(b)] &&
+           !(a.microbatch == b.microbatch && node(a) == node(b));
+  }
+
+private:
+  size_t node(const ProblemOperation &op) const {
+    const size_t slot = op.kind == ActionKind::Forward          ? 0
+                        : op.kind == ActionKind::BackwardWeight ? 2
+                                                                : 1;
+    return slot * numStages + op.stage;
+  }
+  int32_t numStages;
+  std::vector<bool> reach;
+};
+
+enum class QueryAnswer { Sat, Unsat, Unknown };
+
+/// One query: is there a schedule with makespan <= T?
+class MakespanQuery {
+public:
+  MakespanQuery(const PipelineProblem &problem, const PathLengths &paths,
+                const StageReach &reach)
+      : problem(problem), paths(paths), reach(reach),
+        ops(problem.getOperations()) {}
+
+  /// Asks Z3; on Sat, `found` is the model's schedule.
+  QueryAnswer ask(double bound, double seconds,
+                  size_t maxLiterals, ProblemSolution &found,
+                  size_t &literals, std::string &reason);
+
+private:
+  /// Order literal of the open pair (a, b), a < b on one rank: true when
+  /// a runs first.
+  struct Pair {
+    uint32_t a, b;
+    int32_t literal;
+  };
+  const PipelineProblem &problem;
+  const PathLengths &paths;
+  const StageReach &reach;
+  llvm::ArrayRef<ProblemOperation> ops;
+};
+
+} // namespace
+
+QueryAnswer MakespanQuery::ask(double bound, double seconds,
+                               size_t maxLiterals, ProblemSolution &found,
+                               size_t &literals, std::string &reason) {
+  const double slack = 1e-9 * std::max(1.0, bound);
+  // Latest start of each operation within the bound, widened.
+  auto latestStart = [&](uint32_t op) {
+    return bound - paths.tail[op] - ops[op].duration + slack;
+  };
+  auto canPrecede = [&](uint32_t a, uint32_t b) {
+    return paths.head[a] + ops[a].duration <= latestStart(b);
+  };
+  for (uint32_t op = 0; op < ops.size(); ++op)
+    if (paths.head[op] > latestStart(op))
+      return QueryAnswer::Unsat;
+
+  // Decide what the windows decide; literals for the rest.
+  std::vector<std::vector<uint32_t>> onRank(problem.getNumRanks());
+  for (uint32_t op = 0; op < ops.size(); ++op)
+    onRank[ops[op].rank].push_back(op);
+  std::vector<std::pair<uint32_t, uint32_t>> forced;
+  std::vector<Pair> open;
+  for (const std::vector<uint32_t> &rankOps : onRank)
+    for (size_t i = 0; i < rankOps.size(); ++i)
+      for (size_t j = i + 1; j < rankOps.size(); ++j) {
+        const uint32_t a = rankOps[i], b = rankOps[j];
+        if (reach.precedes(ops[a], ops[b]) || reach.precedes(ops[b], ops[a]))
+          continue;
+        const bool ab = canPrecede(a, b), ba = canPrecede(b, a);
+        if (!ab && !ba)
+          return QueryAnswer::Unsat;
+        if (ab && ba) {
+          open.push_back({a, b, static_cast<int32_t>(open.size())});
+          continue;
+        }
+        forced.push_back(ab ? std::pair{a, b} : std::pair{b, a});
+      }
+  literals = open.size();
+  if (open.size() > maxLiterals) {
+    reason = "too large";
+    return QueryAnswer::Unknown;
+  }
+
+  z3::context context;
+  z3::solver solver(context, "QF_LRA");
+  z3::params params(context);
+  params.set("timeout", static_cast<unsigned>(std::max(1.0, seconds * 1000)));
+  solver.set(params);
+  auto real = [&](double value) {
+    return context.real_val(exactDecimal(value).c_str());
+  };
+  z3::expr_vector start(context);
+  for (uint32_t op = 0; op < ops.size(); ++op)
+    start.push_back(context.real_const(("s" + std::to_string(op)).c_str()));
+  auto end = [&](uint32_t op) { return start[op] + real(ops[op].duration); };
+  const z3::expr limit = real(bound);
+  for (uint32_t op = 0; op < ops.size(); ++op) {
+    solver.add(start[op] >= 0);
+    solver.add(end(op) <= limit);
+  }
+  for (const ProblemDependence &dep : problem.getDependences())
+    solver.add(start[dep.to] >= end(dep.from) + real(dep.latency));
+  // Each kind of a stage runs its microbatches in order.
+  const int32_t m = problem.getNumMicrobatches();
+  for (uint32_t op = 0; op < ops.size(); ++op)
+    if (ops[op].microbatch + 1 < m)
+      solver.add(start[problem.getOperation(ops[op].kind, ops[op].stage,
+                                            ops[op].microbatch + 1)] >=
+                 end(op));
+  for (auto [a, b] : forced)
+    solver.add(start[b] >= end(a));
+  z3::expr_vector order(context);
+  for (const Pair &pair : open) {
+    z3::expr x = context.bool_const(
+        ("o" + std::to_string(pair.a) + "_" + std::to_string(pair.b)).c_str());
+    order.push_back(x);
+    solver.add(z3::implies(x, start[pair.b] >= end(pair.a)));
+    solver.add(z3::implies(!x, start[pair.a] >= end(pair.b)));
+  }
+
+  // Memory after each forward: its own chain's earlier forwards, every
+  // operation that precedes it for sure, and the open ones that run first.
+  std::vector<llvm::SmallVector<std::pair<uint32_t, int32_t>, 8>> openWith(
+      ops.size());
+  for (const Pair &pair : open) {
+    openWith[pair.a].push_back({pair.b, pair.literal});
+    openWith[pair.b].push_back({pair.a, pair.literal});
+  }
+  std::vector<std::vector<bool>> before(ops.size());
+  for (int32_t r = 0; r < problem.getNumRanks(); ++r) {
+    std::optional<int64_t> cap = problem.getMemoryLimit(r);
+    if (!cap)
+      continue;
+    int64_t all = problem.getStaticMemory(r);
+    for (uint32_t op : onRank[r])
+      all += std::max<int64_t>(0, ops[op].memoryDelta);
+    if (all <= *cap)
+      continue;
+    std::vector<bool> forcedBefore(ops.size(), false);
+    for (uint32_t f : onRank[r]) {
+      if (ops[f].kind != ActionKind::Forward)
+        continue;
+      int64_t fixed = problem.getStaticMemory(r) + ops[f].memoryDelta;
+      z3::expr_vector terms(context);
+      std::vector<bool> isOpen(ops.size(), false);
+      for (auto [other, literal] : openWith[f]) {
+        isOpen[other] = true;
+        // The literal says "the lower index runs first".
+        z3::expr first = other < f ? order[literal] : !order[literal];
+        terms.push_back(z3::ite(first, context.real_val(std::to_string(
+                                           ops[other].memoryDelta)
+                                                            .c_str()),
+                                context.real_val(0)));
+      }
+      for (uint32_t other : onRank[r]) {
+        if (other == f || isOpen[other])
+          continue;
+        const bool first =
+            reach.precedes(ops[other], ops[f]) ||
+            (ops[other].kind == ops[f].kind &&
+             ops[other].stage == ops[f].stage &&
+             ops[other].microbatch < ops[f].microbatch) ||
+            (!reach.precedes(ops[f], ops[other]) && !canPrecede(f, other));
+        if (first)
+          fixed += ops[other].memoryDelta;
+      }
+      const z3::expr room =
+          context.real_val(std::to_string(*cap - fixed).c_str());
+      if (terms.empty()) {
+        if (fixed > *cap)
+          return QueryAnswer::Unsat;
+        continue;
+      }
+      solver.add(z3::sum(terms) <= room);
+    }
+  }
+
+  const z3::check_result answer = solver.check();
+  if (answer == z3::unsat)
+    return QueryAnswer::Unsat;
+  if (answer == z3::unknown) {
+    reason = solver.reason_unknown();
+    return QueryAnswer::Unknown;
+  }
+  z3::model model = solver.get_model();
+  std::vector<double> times(ops.size());
+  for (uint32_t op = 0; op < ops.size(); ++op)
+    times[op] = model.eval(start[op], true).as_double();
+  // Ties (zero durations) by the order literals, then by the dependences.
+  llvm::DenseMap<std::pair<uint32_t, uint32_t>, bool> firstOf;
+  for (const Pair &pair : open)
+    firstOf[{pair.a, pair.b}] = model.eval(order[pair.literal], true).is_true();
+  std::vector<std::vector<uint32_t>> sequence(problem.getNumRanks());
+  for (int32_t r = 0; r < problem.getNumRanks(); ++r) {
+    sequence[r] = onRank[r];
+    std::stable_sort(sequence[r].begin(), sequence[r].end(),
+                     [&](uint32_t a, uint32_t b) {
+                       if (times[a] != times[b])
+                         return times[a] < times[b];
+                       if (auto it = firstOf.find({std::min(a, b),
+                                                   std::max(a, b)});
+                           it != firstOf.end())
+                         return it->second == (a < b);
+                       return reach.precedes(ops[a], ops[b]);
+                     });
+  }
+  llvm::Expected<ProblemSolution> timed =
+      problem.timeOrder(std::move(sequence));
+  if (!timed) {
+    reason = llvm::toString(timed.takeError());
+    return QueryAnswer::Unknown;
+  }
+  found = std::move(*timed);
+  return QueryAnswer::Sat;
+}
+
+ExactSolverResult sched::solveExactly(const PipelineProblem &problem,
+                                      const ProblemSolution &incumbent,
+                                      double lowerBound,
+                                      const ExactSolverOptions &options) {
+  const auto begin = std::chrono::steady_clock::now();
+  auto elapsed = [&]() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         begin)
+        .count();
+  };
+  llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
+  ExactSolverResult result;
+  result.solution = incumbent;
+  result.makespan = incumbent.makespan(ops);
+  result.lowerBound = std::min(lowerBound, result.makespan);
+  const PathLengths paths = computePathLengths(problem);
+  const StageReach reach(problem);
+  MakespanQuery query(problem, paths, reach);
+  auto gap = [&]() { return relativeGap(result.makespan, result.lowerBound); };
+  // Doubles time the schedules and Z3 reasons on the decimals they print
+  // as, so a makespan within a relative 1e-9 of the incumbent is the same.
+  const double rounding = 1e-9;
+  try {
+    while (true) {
+      // The gap a refuted bound leaves is the target, up to rounding.
+      if (gap() <= options.targetGap + 1e-12) {
+        result.optimal = gap() <= 0;
+        result.stopReason = result.optimal ? "optimal" : "gap reached";
+        break;
+      }
+      const double left = options.timeLimitSeconds - elapsed();
+      if (left <= 0) {
+        result.stopReason = "time limit";
+        break;
+      }
+      // Certify the target gap, or, for 0, that nothing is shorter.
+      const bool exact = options.targetGap <= 0;
+      const double bound =
+          result.makespan * (1 - (exact ? rounding : options.targetGap));
+      ProblemSolution found;
+      std::string reason;
+      ++result.queries;
+      const QueryAnswer answer =
+          query.ask(bound, left, options.maxOrderLiterals, found,
+                    result.orderLiterals, reason);
+      if (answer == QueryAnswer::Unknown) {
+        result.stopReason =
+            reason == "timeout" || reason == "canceled" ? "time limit"
+                                                        : reason;
+        break;
+      }
+      if (answer == QueryAnswer::Unsat) {
+        result.lowerBound =
+            exact ? result.makespan : std::max(result.lowerBound, bound);
+        continue;
+      }
+      if (llvm::Error error = problem.verify(found)) {
+        result.stopReason = "z3's model does not verify: " +
+                            llvm::toString(std::move(error));
+        break;
+      }
+      const double makespan = found.makespan(ops);
+      if (makespan >= result.makespan * (1 - rounding)) {
+        result.stopReason = "z3's model is no shorter when timed";
+        break;
+      }
+      result.solution = std::move(found);
+      result.makespan = makespan;
+      ++result.improvements;
+    }
+  } catch (const z3::exception &error) {
+    result.stopReason = std::string("z3: ") + error.msg();
+  }
+  result.seconds = elapsed();
+  return result;
+}

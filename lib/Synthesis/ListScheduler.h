@@ -1,0 +1,93 @@
+//===- ListScheduler.h - the fast solver of a pipeline problem --*- C++ -*-===//
+//
+// List scheduling with priorities: ranks take the operation that can start
+// first, input gradients before forwards before weight gradients, under
+// several policies (when weight gradients run, how many microbatches may be
+// in flight, whether a microbatch reserves its memory on every rank when it
+// enters the pipeline), and the best schedule found is then improved by a
+// local search that moves one operation at a time in a rank's order. With
+// reservation a microbatch enters only when all its activations fit on
+// every rank, so the search always finds a schedule when the limits are at
+// least PipelineProblem::getSmallestFeasibleLimit.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_SYNTHESIS_LISTSCHEDULER_H
+#define LIB_SYNTHESIS_LISTSCHEDULER_H
+
+#include "lib/Synthesis/PipelineProblem.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sched {
+
+/// When a list schedule runs weight gradients.
+enum class WeightGradPolicy : uint8_t {
+  /// Only when nothing else can start (they fill bubbles).
+  Fill,
+  /// Right after their input gradient (as a full backward would).
+  Eager,
+  /// To fill bubbles, and first when memory holds back a forward.
+  MemoryFirst,
+};
+
+/// One list-scheduling policy.
+struct ListPolicy {
+  /// A microbatch enters (its first forward runs) only when its
+  /// activations fit on every rank beside those of the microbatches in
+  /// flight; otherwise a forward runs when it fits on its own rank.
+  bool reserve = true;
+  WeightGradPolicy weightGrad = WeightGradPolicy::Fill;
+  /// At most this many microbatches between the first stage's forwards and
+  /// its backwards (0: no cap).
+  int32_t inFlightCap = 0;
+  /// Among forwards ready together, the one with the longest path ahead
+  /// (else the oldest microbatch).
+  bool forwardByTail = true;
+};
+
+/// Runs one policy; fails when it gets stuck (possible only without
+/// reservation: every rank's memory full of microbatches that wait for
+/// each other).
+llvm::Expected<ProblemSolution> runListPolicy(const PipelineProblem &problem,
+                                              const ListPolicy &policy);
+
+struct ListSchedulerOptions {
+  /// Wall-clock budget of the local search, in seconds.
+  double searchSeconds = 1;
+  /// Stop as soon as the makespan reaches this (a lower bound).
+  double target = 0;
+};
+
+struct ListSchedulerResult {
+  ProblemSolution solution;
+  double makespan = 0;
+  /// Where the schedule the local search improved came from: "list" (a
+  /// policy) or the strategy whose order seeded it ("zb-h1").
+  std::string origin;
+  /// Policies run, and moves of the local search that improved.
+  int32_t policies = 0;
+  int32_t improvingMoves = 0;
+};
+
+/// The orders of the zoo strategies that apply to `problem`'s shape and
+/// placement and fit its memory, timed by the problem, by strategy name. A
+/// full backward becomes I then W when the problem splits it; strategies
+/// that overlap a forward with a backward (DualPipe, combined 1F1B) or
+/// split a backward the problem does not are left out.
+std::vector<std::pair<std::string, ProblemSolution>>
+strategySeeds(const PipelineProblem &problem);
+
+/// The best schedule of every policy and of the strategies that fit
+/// (strategySeeds), improved by local search: never slower than a zoo
+/// strategy that fits the same memory. Fails only
+/// when no schedule exists (checkMemory fails).
+llvm::Expected<ListSchedulerResult>
+solveWithListScheduling(const PipelineProblem &problem,
+                        const ListSchedulerOptions &options);
+
+} // namespace sched
+
+#endif // LIB_SYNTHESIS_LISTSCHEDULER_H

@@ -1,0 +1,58 @@
+//===- LowerBound.h - lower bounds on a pipeline problem's makespan -*- C++ -*-===//
+//
+// Bounds every schedule of a PipelineProblem from below, so that a solver's
+// answer carries its gap, (makespan - bound) / makespan: the critical path
+// of one microbatch, each rank's work as a one-machine problem with heads
+// and tails (Jackson's preemptive schedule), and the wait memory forces on
+// a rank that cannot hold enough forwards to cover its first backward.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_SYNTHESIS_LOWERBOUND_H
+#define LIB_SYNTHESIS_LOWERBOUND_H
+
+#include "lib/Synthesis/PipelineProblem.h"
+
+#include <vector>
+
+namespace sched {
+
+/// Earliest start (head) and the longest path after the end (tail) of each
+/// operation, ignoring that a rank runs one operation at a time.
+struct PathLengths {
+  std::vector<double> head;
+  std::vector<double> tail;
+};
+
+/// The heads and tails of `problem`'s operations (its dependences are
+/// acyclic by construction).
+PathLengths computePathLengths(const PipelineProblem &problem);
+
+/// A lower bound on the makespan and where it comes from.
+struct LowerBound {
+  /// The largest of the bounds below.
+  double value = 0;
+  /// The longest dependence path (one microbatch through every stage and
+  /// back).
+  double criticalPath = 0;
+  /// The largest one-machine bound of a rank: its operations with their
+  /// heads and tails, run preemptively, most urgent tail first.
+  double rankWork = 0;
+  /// The largest memory-forced bound: a rank runs only forwards before its
+  /// first backward can start, no more of them than its memory holds, and
+  /// all its other work after.
+  double memoryWait = 0;
+  /// The rank of the rank bound that gives `value` (-1: the critical path).
+  int32_t bindingRank = -1;
+};
+
+/// Bounds the makespan of every schedule of `problem`.
+LowerBound computeLowerBound(const PipelineProblem &problem);
+
+/// (makespan - bound) / makespan; 0 when the makespan is 0 and below 1e-9
+/// (the rounding of times summed in doubles).
+double relativeGap(double makespan, double bound);
+
+} // namespace sched
+
+#endif // LIB_SYNTHESIS_LOWERBOUND_H

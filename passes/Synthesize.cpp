@@ -1,0 +1,151 @@
+//===- Synthesize.cpp - the sched-synthesize pass -------------------------===//
+//
+// Replaces each sched.pipeline by the schedule lib/Synthesis solves for its
+// stage costs, transfer time and memory limit, and records the schedule's
+// makespan, lower bound and gap on it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/ScheduleIR/ScheduleIR.h"
+#include "lib/Synthesis/Synthesizer.h"
+#include "lib/Verify/MemoryLimit.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+namespace sched {
+#define GEN_PASS_DEF_SYNTHESIZE
+#include "passes/Passes.h.inc"
+} // namespace sched
+
+using namespace sched;
+using namespace mlir;
+
+namespace {
+struct SynthesizePass : sched::impl::SynthesizeBase<SynthesizePass> {
+  using SynthesizeBase::SynthesizeBase;
+
+  void runOnOperation() override;
+
+private:
+  /// Checks the options; emits an error at `loc` and fails on a bad one.
+  LogicalResult checkOptions(Location loc);
+  LogicalResult synthesize(PipelineOp pipeline);
+
+  SynthesisOptions options;
+  std::optional<MemoryLimit> limit;
+};
+} // namespace
+
+LogicalResult SynthesizePass::checkOptions(Location loc) {
+  auto fail = [&](const llvm::Twine &message) {
+    return emitError(loc) << "sched-synthesize: " << message;
+  };
+  auto number = [](double value) {
+    return llvm::formatv("{0}", value).str();
+  };
+  std::optional<SynthesisSolver> parsed = parseSynthesisSolver(solver);
+  if (!parsed)
+    return fail("unknown solver '" + solver + "'; expected list or exact");
+  options.solver = *parsed;
+  if (backward != "split" && backward != "full")
+    return fail("unknown backward '" + backward + "'; expected split or full");
+  if (!(timeLimit > 0 && std::isfinite(timeLimit)))
+    return fail("time-limit must be a finite number of seconds > 0, got " +
+                number(timeLimit));
+  options.timeLimitSeconds = timeLimit;
+  if (!(gap >= 0 && gap < 1))
+    return fail("gap must be a number in [0, 1), got " + number(gap));
+  options.targetGap = gap;
+  if (!(comm >= 0 && std::isfinite(comm)))
+    return fail("comm must be a finite number >= 0, got " +
+                number(comm));
+  if (!(weightGradFraction >= 0 && weightGradFraction <= 1))
+    return fail("weight-grad-fraction must be a number in [0, 1], got " +
+                number(weightGradFraction));
+  if (!memoryLimit.empty()) {
+    llvm::Expected<MemoryLimit> parsedLimit = MemoryLimit::parse(memoryLimit);
+    if (!parsedLimit)
+      return fail("memory-limit " + llvm::toString(parsedLimit.takeError()));
+    limit = *parsedLimit;
+  }
+  return success();
+}
+
+LogicalResult SynthesizePass::synthesize(PipelineOp pipeline) {
+  for (auto head : pipeline.getBody().front().getOps<AuxHeadOp>())
+    if (head.getScope() == AuxScope::GlobalBatch)
+      return head.emitError()
+             << "sched-synthesize does not synthesize around a global_batch "
+                "aux head yet; lower with a strategy and "
+                "sched-legalize-aux-loss, or use scope aux_free, microbatch "
+                "or sequence";
+  SynthesisRequest request;
+  request.splitBackward = backward == "split";
+  request.comm = comm;
+  request.weightGradFraction = weightGradFraction;
+  request.memoryLimit = limit;
+  if (!request.memoryLimit && pipeline.getMemoryLimit())
+    request.memoryLimit = MemoryLimit::fromInteger(*pipeline.getMemoryLimit());
+  const SynthesisSpec spec =
+      makeSynthesisSpec(readPipelineShape(pipeline), request);
+  RequestSize size;
+  size.actions = int64_t(spec.pp) * spec.vpp * spec.microbatches *
+                 (spec.splitBackward ? 3 : 2);
+  size.microbatches = spec.microbatches;
+  if (llvm::Error error = checkMemoryBudget(
+          MemoryPath::Lower, size, memoryBudget,
+          "synthesizing @" + pipeline.getSymName().str(),
+          "the pass option memory-budget=SIZE"))
+    return pipeline.emitOpError()
+           << "cannot be synthesized: " << llvm::toString(std::move(error));
+  llvm::Expected<PipelineProblem> problem = PipelineProblem::build(spec);
+  if (!problem)
+    return pipeline.emitOpError()
+           << "cannot be synthesized: " << llvm::toString(problem.takeError());
+  llvm::Expected<SynthesisResult> result =
+      synthesizeSchedule(*problem, options);
+  if (!result)
+    return pipeline.emitOpError()
+           << "cannot be synthesized: " << llvm::toString(result.takeError());
+
+  Builder builder(pipeline.getContext());
+  llvm::SmallVector<NamedAttribute> record = {
+      builder.getNamedAttr("makespan", builder.getF64FloatAttr(result->makespan)),
+      builder.getNamedAttr("lower_bound",
+                           builder.getF64FloatAttr(result->lowerBound)),
+      builder.getNamedAttr("gap", builder.getF64FloatAttr(result->gap)),
+      builder.getNamedAttr("optimal", builder.getBoolAttr(result->optimal)),
+      builder.getNamedAttr("solvers",
+                           builder.getStringAttr(result->solvers))};
+  if (!result->exactStop.empty())
+    record.push_back(builder.getNamedAttr(
+        "z3", builder.getStringAttr(result->exactStop)));
+  IntegerAttr scheduleLimit = pipeline.getMemoryLimitAttr();
+  // The schedule keeps the limit it was solved for, when it is a whole
+  // number (the verifier then checks the same one).
+  if (limit && !limit->isUnbounded()) {
+    const __int128 whole = limit->floorScaled(1);
+    if (whole < (__int128(1) << 62) &&
+        MemoryLimit::fromInteger(static_cast<uint64_t>(whole)).str() ==
+            limit->str())
+      scheduleLimit = builder.getI64IntegerAttr(static_cast<int64_t>(whole));
+  }
+  ScheduleOp op =
+      replacePipeline(pipeline, problem->toSchedule(result->solution));
+  op.setMemoryLimitAttr(scheduleLimit);
+  op->setAttr("sched.synthesis", builder.getDictionaryAttr(record));
+  return success();
+}
+
+void SynthesizePass::runOnOperation() {
+  if (failed(checkOptions(getOperation().getLoc())))
+    return signalPassFailure();
+  for (auto pipeline :
+       llvm::make_early_inc_range(getOperation().getOps<PipelineOp>()))
+    if (failed(synthesize(pipeline)))
+      return signalPassFailure();
+}

@@ -1,0 +1,417 @@
+//===- SynthesisTest.cpp - the synthesis problem, bounds and solvers ------===//
+//
+// The problem's timing agrees with lib/Simulate on generated schedules;
+// verify() rejects each kind of broken solution; the lower bound equals the
+// known optima (1F1B's makespan with a full backward, the zero-bubble
+// makespan with a split one) and never exceeds a schedule's makespan; the
+// list scheduler reaches the bound where the optimum is known, always
+// returns a verified schedule down to the smallest feasible limit, and is
+// never slower than the zoo strategies that fit its memory; the exact
+// solver's optimum equals an exhaustive search over every order of small
+// instances.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Generate/Strategy.h"
+#include "lib/Simulate/Simulate.h"
+#include "lib/Synthesis/ExactSolver.h"
+#include "lib/Synthesis/ListScheduler.h"
+#include "lib/Synthesis/LowerBound.h"
+#include "lib/Synthesis/PipelineProblem.h"
+#include "lib/Synthesis/Synthesizer.h"
+
+#include "gtest/gtest.h"
+
+#include <algorithm>
+
+using namespace sched;
+
+namespace {
+
+SynthesisSpec uniformSpec(int32_t pp, int32_t m, bool split, double f = 1,
+                          double i = 1, double w = 1) {
+  SynthesisSpec spec;
+  spec.pp = pp;
+  spec.microbatches = m;
+  spec.splitBackward = split;
+  spec.stages.assign(pp, StageCost());
+  for (StageCost &c : spec.stages) {
+    c.forward = f;
+    c.backwardInput = i;
+    c.backwardWeight = w;
+  }
+  return spec;
+}
+
+PipelineProblem buildProblem(const SynthesisSpec &spec) {
+  llvm::Expected<PipelineProblem> problem = PipelineProblem::build(spec);
+  EXPECT_TRUE(static_cast<bool>(problem));
+  if (!problem) {
+    llvm::consumeError(problem.takeError());
+    std::abort();
+  }
+  return std::move(*problem);
+}
+
+/// `strategy`'s schedule of the problem's pipeline, timed by the problem.
+ProblemSolution zooSolution(const PipelineProblem &problem,
+                            Strategy strategy) {
+  const SynthesisSpec &spec = problem.getSpec();
+  PipelineShape shape;
+  shape.pp = spec.pp;
+  shape.vpp = spec.vpp;
+  shape.microbatches = spec.microbatches;
+  shape.placement = spec.placement;
+  shape.stageCosts = spec.stages;
+  llvm::Expected<Schedule> schedule = generateSchedule(strategy, shape);
+  EXPECT_TRUE(static_cast<bool>(schedule));
+  auto order = problem.orderOf(*schedule);
+  EXPECT_TRUE(static_cast<bool>(order));
+  auto solution = problem.timeOrder(std::move(*order));
+  EXPECT_TRUE(static_cast<bool>(solution));
+  return std::move(*solution);
+}
+
+std::string errorText(llvm::Error error) {
+  return llvm::toString(std::move(error));
+}
+
+TEST(SynthesisProblem, OperationsAndDependences) {
+  PipelineProblem split = buildProblem(uniformSpec(4, 8, true));
+  EXPECT_EQ(split.getOperations().size(), 4u * 8 * 3);
+  // F chain 3 + last-stage F->I 1 + I chain 3 + I->W 4, per microbatch.
+  EXPECT_EQ(split.getDependences().size(), 8u * (3 + 1 + 3 + 4));
+  PipelineProblem full = buildProblem(uniformSpec(4, 8, false));
+  EXPECT_EQ(full.getOperations().size(), 4u * 8 * 2);
+  EXPECT_EQ(full.getDependences().size(), 8u * 7);
+}
+
+TEST(SynthesisProblem, TimingAgreesWithTheSimulator) {
+  for (double comm : {0.0, 0.5})
+    for (Strategy strategy : {Strategy::OneFOneB, Strategy::ZBH1,
+                              Strategy::ZBH2, Strategy::GPipe}) {
+      SynthesisSpec spec = uniformSpec(4, 8, strategy != Strategy::OneFOneB &&
+                                                 strategy != Strategy::GPipe,
+                                       1, 1.5, 0.5);
+      spec.comm = comm;
+      PipelineProblem problem = buildProblem(spec);
+      ProblemSolution solution = zooSolution(problem, strategy);
+      EXPECT_FALSE(static_cast<bool>(problem.verify(solution)));
+      SimulationOptions options;
+      options.comm = comm;
+      llvm::Expected<Timeline> timeline =
+          simulate(problem.toSchedule(solution), options);
+      ASSERT_TRUE(static_cast<bool>(timeline));
+      EXPECT_DOUBLE_EQ(solution.makespan(problem.getOperations()),
+                       timeline->makespan)
+          << strategyName(strategy).str() << " comm " << comm;
+    }
+}
+
+TEST(SynthesisProblem, VerifyRejectsBrokenSolutions) {
+  SynthesisSpec spec = uniformSpec(2, 2, true);
+  spec.memoryLimit = {2 * kActivationUnit};
+  PipelineProblem problem = buildProblem(spec);
+  const ProblemSolution good = zooSolution(problem, Strategy::ZBH1);
+  ASSERT_FALSE(static_cast<bool>(problem.verify(good)));
+
+  ProblemSolution missing = good;
+  missing.order[1].pop_back();
+  EXPECT_NE(errorText(problem.verify(missing)).find("is not scheduled"),
+            std::string::npos);
+
+  ProblemSolution wrongRank = good;
+  wrongRank.order[0].push_back(wrongRank.order[1].back());
+  wrongRank.order[1].pop_back();
+  EXPECT_NE(errorText(problem.verify(wrongRank)).find("belongs to rank 1"),
+            std::string::npos);
+
+  ProblemSolution early = good;
+  // Rank 1's first operation is F(stage 1, mb 0): start it at once.
+  early.start[early.order[1].front()] = 0;
+  EXPECT_NE(errorText(problem.verify(early)).find("before its input"),
+            std::string::npos);
+
+  ProblemSolution overlapping = good;
+  overlapping.start[overlapping.order[0][1]] = 0.5;
+  EXPECT_NE(errorText(problem.verify(overlapping)).find("is busy until"),
+            std::string::npos);
+
+  SynthesisSpec tight = spec;
+  tight.memoryLimit = {1 * kActivationUnit};
+  PipelineProblem small = buildProblem(tight);
+  EXPECT_NE(errorText(small.verify(good)).find("over its limit"),
+            std::string::npos);
+}
+
+TEST(SynthesisProblem, SmallestFeasibleLimit) {
+  SynthesisSpec spec = uniformSpec(4, 8, true);
+  spec.placement = StagePlacement::V;
+  spec.vpp = 2;
+  spec.pp = 2;
+  spec.stages.assign(4, StageCost());
+  for (int32_t s = 0; s < 4; ++s) {
+    spec.stages[s].activation = 100 * (s + 1);
+    spec.stages[s].weightGrad = 10;
+    spec.stages[s].parameters = 1000;
+  }
+  PipelineProblem problem = buildProblem(spec);
+  // Rank 0 holds stages 0 and 3, rank 1 stages 1 and 2.
+  EXPECT_EQ(problem.getSmallestFeasibleLimit(0), 2000 + 100 + 400);
+  EXPECT_EQ(problem.getSmallestFeasibleLimit(1), 2000 + 200 + 300);
+  spec.memoryLimit = {2499};
+  PipelineProblem tight = buildProblem(spec);
+  const std::string message = errorText(tight.checkMemory());
+  EXPECT_NE(message.find("the smallest feasible limit is 2500 bytes"),
+            std::string::npos)
+      << message;
+  spec.memoryLimit = {2500};
+  EXPECT_FALSE(static_cast<bool>(buildProblem(spec).checkMemory()));
+}
+
+TEST(SynthesisBound, EqualsTheKnownOptima) {
+  for (int32_t pp : {2, 4, 8})
+    for (int32_t m : {1, pp, 2 * pp + 1}) {
+      // A full backward: 1F1B's (M + P - 1)(F + B) is optimal.
+      PipelineProblem full = buildProblem(uniformSpec(pp, m, false));
+      EXPECT_DOUBLE_EQ(computeLowerBound(full).value, (m + pp - 1) * 3.0);
+      // Split: every rank works 3M, the last starts after P - 1 forwards;
+      // one microbatch alone takes P F, P I and a W.
+      PipelineProblem split = buildProblem(uniformSpec(pp, m, true));
+      EXPECT_DOUBLE_EQ(computeLowerBound(split).value,
+                       std::max(pp - 1 + 3.0 * m, 2.0 * pp + 1));
+    }
+}
+
+TEST(SynthesisBound, NeverAboveAZooSchedule) {
+  for (double comm : {0.0, 0.3})
+    for (double last : {1.0, 1.5, 2.0}) {
+      SynthesisSpec spec = uniformSpec(4, 8, true, 1, 1, 0.5);
+      spec.comm = comm;
+      spec.stages.back().forward *= last;
+      spec.stages.back().backwardInput *= last;
+      spec.memoryLimit = {4 * kActivationUnit};
+      PipelineProblem problem = buildProblem(spec);
+      const double bound = computeLowerBound(problem).value;
+      for (Strategy strategy : {Strategy::ZBH1, Strategy::ZBH2}) {
+        ProblemSolution solution = zooSolution(problem, strategy);
+        EXPECT_LE(bound, solution.makespan(problem.getOperations()) + 1e-9);
+      }
+    }
+}
+
+TEST(SynthesisBound, MemoryForcesRoundTrips) {
+  // One activation of room on rank 0: the next forward waits until the
+  // microbatch before it has come back and its W freed the residue (9
+  // steps: 4 F, 4 I, 1 W), so the microbatches run one at a time.
+  SynthesisSpec spec = uniformSpec(4, 4, true);
+  spec.memoryLimit = {1 * kActivationUnit};
+  PipelineProblem problem = buildProblem(spec);
+  const LowerBound bound = computeLowerBound(problem);
+  EXPECT_DOUBLE_EQ(bound.memoryWait, 4 * 9.0);
+  EXPECT_EQ(bound.bindingRank, 0);
+  auto result = solveWithListScheduling(problem, {});
+  ASSERT_TRUE(static_cast<bool>(result));
+  EXPECT_DOUBLE_EQ(result->makespan, bound.value);
+  // Two activations: before the first I (at 7) rank 0 runs at most 2
+  // forwards, then the other 10 of its 12 steps of work.
+  spec.memoryLimit = {2 * kActivationUnit};
+  PipelineProblem wider = buildProblem(spec);
+  EXPECT_GE(computeLowerBound(wider).memoryWait, 7 + 12 - 2);
+}
+
+TEST(SynthesisList, ReachesTheKnownOptima) {
+  for (int32_t pp : {2, 4, 8})
+    for (int32_t m : {pp, 2 * pp, 4 * pp}) {
+      // 1F1B's memory and a full backward: 1F1B's makespan.
+      SynthesisSpec full = uniformSpec(pp, m, false);
+      full.memoryLimit = {pp * kActivationUnit};
+      PipelineProblem fullProblem = buildProblem(full);
+      auto fullResult = solveWithListScheduling(fullProblem, {});
+      ASSERT_TRUE(static_cast<bool>(fullResult));
+      EXPECT_FALSE(
+          static_cast<bool>(fullProblem.verify(fullResult->solution)));
+      EXPECT_DOUBLE_EQ(fullResult->makespan, (m + pp - 1) * 3.0);
+      // Split backward and ZB-H2's memory: zero bubble.
+      SynthesisSpec split = uniformSpec(pp, m, true);
+      split.memoryLimit = {(2 * pp - 1) * kActivationUnit};
+      PipelineProblem splitProblem = buildProblem(split);
+      auto splitResult = solveWithListScheduling(splitProblem, {});
+      ASSERT_TRUE(static_cast<bool>(splitResult));
+      EXPECT_FALSE(
+          static_cast<bool>(splitProblem.verify(splitResult->solution)));
+      EXPECT_DOUBLE_EQ(splitResult->makespan,
+                       computeLowerBound(splitProblem).value)
+          << "pp=" << pp << " m=" << m;
+    }
+}
+
+TEST(SynthesisList, FeasibleDownToTheSmallestLimit) {
+  for (Strategy placementOf : {Strategy::ZBH1, Strategy::ZBV}) {
+    SynthesisSpec spec = uniformSpec(4, 8, true, 1, 1.2, 0.6);
+    if (placementOf == Strategy::ZBV) {
+      spec.vpp = 2;
+      spec.placement = StagePlacement::V;
+      spec.stages.assign(8, spec.stages.front());
+    }
+    spec.comm = 0.25;
+    PipelineProblem unlimited = buildProblem(spec);
+    const int64_t least = unlimited.getSmallestFeasibleLimit(0);
+    for (int64_t limit : {least, least + kActivationUnit / 2,
+                          least + 3 * kActivationUnit}) {
+      spec.memoryLimit = {limit};
+      PipelineProblem problem = buildProblem(spec);
+      auto result = solveWithListScheduling(problem, {});
+      ASSERT_TRUE(static_cast<bool>(result));
+      EXPECT_FALSE(static_cast<bool>(problem.verify(result->solution)));
+      EXPECT_GE(result->makespan + 1e-9, computeLowerBound(problem).value);
+    }
+  }
+}
+
+TEST(SynthesisList, NeverSlowerThanTheZooThatFits) {
+  // Heterogeneous: the last stage heavier, transfers cost time.
+  for (double last : {1.2, 1.5, 2.0})
+    for (double wRatio : {0.3, 1.0})
+      for (double comm : {0.0, 0.5}) {
+        SynthesisSpec spec = uniformSpec(4, 12, true, 1, 1, wRatio);
+        spec.comm = comm;
+        spec.stages.back().forward *= last;
+        spec.stages.back().backwardInput *= last;
+        spec.stages.back().backwardWeight *= last;
+        PipelineProblem unlimited = buildProblem(spec);
+        for (Strategy strategy : {Strategy::ZBH1, Strategy::ZBH2}) {
+          ProblemSolution zoo = zooSolution(unlimited, strategy);
+          const std::vector<int64_t> peaks = unlimited.peakMemory(zoo);
+          spec.memoryLimit = {*std::max_element(peaks.begin(), peaks.end())};
+          PipelineProblem problem = buildProblem(spec);
+          auto result = solveWithListScheduling(problem, {});
+          ASSERT_TRUE(static_cast<bool>(result));
+          EXPECT_FALSE(static_cast<bool>(problem.verify(result->solution)));
+          EXPECT_LE(result->makespan,
+                    zoo.makespan(problem.getOperations()) + 1e-9)
+              << strategyName(strategy).str() << " last " << last << " w "
+              << wRatio << " comm " << comm;
+        }
+      }
+}
+
+/// The least makespan over every order of every rank (each rank's
+/// permutations that keep its own dependences), by exhaustive search.
+double exhaustiveOptimum(const PipelineProblem &problem) {
+  llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
+  std::vector<std::vector<std::vector<uint32_t>>> perRank(
+      problem.getNumRanks());
+  for (int32_t r = 0; r < problem.getNumRanks(); ++r) {
+    std::vector<uint32_t> mine;
+    for (uint32_t op = 0; op < ops.size(); ++op)
+      if (ops[op].rank == r)
+        mine.push_back(op);
+    std::sort(mine.begin(), mine.end());
+    do {
+      std::vector<size_t> at(ops.size());
+      for (size_t i = 0; i < mine.size(); ++i)
+        at[mine[i]] = i;
+      bool keeps = true;
+      for (const ProblemDependence &dep : problem.getDependences())
+        if (ops[dep.from].rank == r && ops[dep.to].rank == r &&
+            at[dep.from] > at[dep.to])
+          keeps = false;
+      if (keeps)
+        perRank[r].push_back(mine);
+    } while (std::next_permutation(mine.begin(), mine.end()));
+  }
+  double best = std::numeric_limits<double>::infinity();
+  std::vector<size_t> pick(problem.getNumRanks(), 0);
+  while (true) {
+    std::vector<std::vector<uint32_t>> order;
+    for (int32_t r = 0; r < problem.getNumRanks(); ++r)
+      order.push_back(perRank[r][pick[r]]);
+    llvm::Expected<ProblemSolution> timed = problem.timeOrder(order);
+    if (!timed) {
+      llvm::consumeError(timed.takeError());
+    } else if (llvm::Error error = problem.verify(*timed)) {
+      llvm::consumeError(std::move(error));
+    } else {
+      best = std::min(best, timed->makespan(ops));
+    }
+    int32_t r = 0;
+    while (r < problem.getNumRanks() && ++pick[r] == perRank[r].size())
+      pick[r++] = 0;
+    if (r == problem.getNumRanks())
+      return best;
+  }
+}
+
+TEST(SynthesisExact, EqualsExhaustiveSearch) {
+  struct Case {
+    int32_t pp, m;
+    double last, w, comm;
+    int64_t limit;
+  };
+  for (const Case &c : {Case{2, 2, 1.5, 0.5, 0.3, 1}, Case{2, 2, 2.0, 1.0, 0, 2},
+                        Case{3, 2, 1.2, 0.3, 0.5, 2},
+                        Case{3, 2, 2.0, 0.6, 1.0, 1}}) {
+    SynthesisSpec spec = uniformSpec(c.pp, c.m, true, 1, 1, c.w);
+    spec.stages.back().forward *= c.last;
+    spec.stages.back().backwardInput *= c.last;
+    spec.stages.back().backwardWeight *= c.last;
+    spec.comm = c.comm;
+    spec.memoryLimit = {c.limit * kActivationUnit};
+    PipelineProblem problem = buildProblem(spec);
+    const double optimum = exhaustiveOptimum(problem);
+    auto list = solveWithListScheduling(problem, {});
+    ASSERT_TRUE(static_cast<bool>(list));
+    const LowerBound bound = computeLowerBound(problem);
+    EXPECT_LE(bound.value, optimum + 1e-9);
+    ExactSolverOptions options;
+    options.targetGap = 0;
+    options.timeLimitSeconds = 30;
+    ExactSolverResult exact =
+        solveExactly(problem, list->solution, bound.value, options);
+    EXPECT_TRUE(exact.optimal) << exact.stopReason;
+    EXPECT_NEAR(exact.makespan, optimum, 1e-9)
+        << "pp " << c.pp << " last " << c.last << " limit " << c.limit;
+    EXPECT_FALSE(static_cast<bool>(problem.verify(exact.solution)));
+  }
+}
+
+TEST(SynthesisExact, CertifiesTheTargetGap) {
+  // A heavier last stage, transfers, two activations per rank: the list
+  // schedule is above the bound; Z3 closes the gap to the target or proves
+  // the incumbent optimal, and the answer stays verified.
+  SynthesisSpec spec = uniformSpec(4, 6, true, 1, 1, 0.5);
+  spec.stages.back().forward = 1.5;
+  spec.stages.back().backwardInput = 1.5;
+  spec.comm = 0.2;
+  spec.memoryLimit = {2 * kActivationUnit};
+  PipelineProblem problem = buildProblem(spec);
+  SynthesisOptions options;
+  options.timeLimitSeconds = 20;
+  options.targetGap = 0.01;
+  auto result = synthesizeSchedule(problem, options);
+  ASSERT_TRUE(static_cast<bool>(result));
+  EXPECT_FALSE(static_cast<bool>(problem.verify(result->solution)));
+  EXPECT_LE(result->gap, 0.01 + 1e-12) << result->exactStop;
+  EXPECT_LE(result->lowerBound, result->makespan + 1e-9);
+  EXPECT_GE(result->lowerBound, result->bound.value);
+}
+
+TEST(SynthesisExact, TooLargeKeepsTheIncumbent) {
+  SynthesisSpec spec = uniformSpec(4, 8, true, 1, 1.3, 0.4);
+  spec.comm = 0.25;
+  spec.memoryLimit = {2 * kActivationUnit};
+  PipelineProblem problem = buildProblem(spec);
+  auto list = solveWithListScheduling(problem, {});
+  ASSERT_TRUE(static_cast<bool>(list));
+  ExactSolverOptions options;
+  options.maxOrderLiterals = 0;
+  ExactSolverResult exact = solveExactly(
+      problem, list->solution, computeLowerBound(problem).value, options);
+  if (exact.queries > 0 && !exact.optimal) {
+    EXPECT_EQ(exact.stopReason, "too large");
+    EXPECT_DOUBLE_EQ(exact.makespan, list->makespan);
+  }
+}
+
+} // namespace
