@@ -53,9 +53,10 @@ struct ErrorBand {
   /// Held-out runs behind `basis`, and in the exact class.
   int runs = 0;
   int exactRuns = 0;
-  /// Quantiles of the signed throughput error (predicted / published - 1)
-  /// of those runs; the published value of a prediction T lies in
-  /// [T / (1 + high), T / (1 + low)] as often as the quantiles say.
+  /// The range of the throughput error (predicted / published - 1) the
+  /// runs' errors fall in (fidelity.py: +- the 90th percentile of their
+  /// magnitudes); the published value of a prediction T is expected in
+  /// [T / (1 + high), T / (1 + low)].
   double low = 0;
   double high = 0;
   /// False when no band table is present (then nothing is claimed).
