@@ -33,6 +33,7 @@ import argparse
 import concurrent.futures
 import dataclasses
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -230,7 +231,9 @@ def quantile(values: list[float], q: float) -> float:
 # The class fields in the order ErrorClass::key drops them (ErrorBands.cpp).
 CLASS_FIELDS = ("stack", "kind", "generation", "context")
 DROP_ORDER = ("stack", "context", "generation", "kind")
-# A band is symmetric: +- this quantile of the class's |error|. The sign
+# A band is symmetric in the ratio predicted / published: within a factor
+# exp(a) either way, a the class's BAND_QUANTILE of |ln(ratio)| (never an
+# impossible ratio below zero, as an additive band past -100% would be). The sign
 # of a class's error flips between tables (Megatron-LM of 2022: the
 # held-out Narayanan 2021 runs come out +5..+13%, the development
 # Korthikanti 2022 runs -13..+4%), so a band from signed quantiles keeps
@@ -284,10 +287,11 @@ def write_bands(path: str, held_out: list[Outcome]) -> None:
                               []).append(o.relative_error)
     classes = {}
     for key, errors in sorted(by_key.items()):
-        spread = round(quantile([abs(e) for e in errors], BAND_QUANTILE), 4)
-        classes[key] = {"runs": len(errors), "low": -spread,
+        spread = quantile([abs(math.log1p(e)) for e in errors], BAND_QUANTILE)
+        classes[key] = {"runs": len(errors),
+                        "low": round(math.expm1(-spread), 4),
                         "median": round(statistics.median(errors), 4),
-                        "high": spread}
+                        "high": round(math.expm1(spread), 4)}
     # The pairs' spread per class: pairs whose two runs share the key.
     pair_list = auto_pairs(held_out)
     comparison = {}
@@ -307,7 +311,8 @@ def write_bands(path: str, held_out: list[Outcome]) -> None:
     spread = ratio_errors(pair_list)
     table = {
         "source": (f"bench/fidelity held-out split ({len(held_out)} runs), "
-                   f"+- the {BAND_QUANTILE:g} quantile of |error| per class; "
+                   f"ratio within exp(+-a), a the {BAND_QUANTILE:g} quantile "
+                   "of |ln(predicted/published)| per class; "
                    "written by fidelity.py --write-bands"),
         "classes": classes,
         "comparison": dict(sorted(comparison.items()))}

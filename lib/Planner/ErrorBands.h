@@ -54,8 +54,8 @@ struct ErrorBand {
   int runs = 0;
   int exactRuns = 0;
   /// The range of the throughput error (predicted / published - 1) the
-  /// runs' errors fall in (fidelity.py: +- the 90th percentile of their
-  /// magnitudes); the published value of a prediction T is expected in
+  /// runs' errors fall in (fidelity.py: the ratio within exp(+-a), a the
+  /// 90th percentile of |ln ratio|); the published value of a prediction T is expected in
   /// [T / (1 + high), T / (1 + low)].
   double low = 0;
   double high = 0;

@@ -278,3 +278,18 @@ TEST(ErrorBands, ComparisonsInsideTheSpreadAreUndecided) {
   result.bestWithoutPipeline->stepTime = 10.1;
   EXPECT_EQ(confidenceNote(result, ComparisonBand()), "");
 }
+
+// The compiled-in table (lib/Planner/error-bands.json, written by
+// fidelity.py --write-bands) parses: an unreadable one would leave every
+// answer without a band.
+TEST(ErrorBands, CompiledTableParses) {
+  EXPECT_NE(errorBandSource().find("held-out"), std::string::npos)
+      << errorBandSource();
+  ErrorBand any = errorBandFor(ErrorClass{"none", "dense", "hopper", "8k"});
+  EXPECT_TRUE(any.known);
+  EXPECT_GT(any.runs, 0);
+  EXPECT_LT(any.low, 0);
+  EXPECT_GT(any.high, 0);
+  // The band is symmetric in the ratio: (1 + low)(1 + high) = 1.
+  EXPECT_NEAR((1 + any.low) * (1 + any.high), 1, 1e-3);
+}
