@@ -15,6 +15,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/EquivalenceClasses.h"
 
 #include <map>
 #include <tuple>
@@ -208,6 +209,10 @@ struct LegalizeAuxLossPass
 
   /// The bias group: the schedule's, or a data-parallel group in which each
   /// rank stands alone (its peers are the same rank of the other replicas).
+  /// With pipeline replicas (DualPipe) the ranks that hold copies of one
+  /// model stage share a member set: each copy sees only its replica's
+  /// microbatches, and a bias reduced apart from the other copies' diverges
+  /// (docs/verifier.md, section 5).
   FailureOr<GroupOp> biasGroupOf(ScheduleOp op) {
     const std::string name = biasGroup;
     Operation *symbol = SymbolTable::lookupSymbolIn(op, name);
@@ -225,11 +230,43 @@ struct LegalizeAuxLossPass
     else
       builder.setInsertionPoint(*ranks.begin());
     SmallVector<Attribute> members;
-    for (RankOp rank : ranks)
-      members.push_back(builder.getDenseI64ArrayAttr(
-          {static_cast<int64_t>(rank.getId())}));
+    for (const SmallVector<int64_t> &set : copyRankSets(op))
+      members.push_back(builder.getDenseI64ArrayAttr(set));
     return GroupOp::create(builder, op.getLoc(), name,
                            builder.getArrayAttr(members));
+  }
+
+  /// The ranks of `op` in sets, in rank order: each rank alone, or with
+  /// several pipeline replicas the ranks that hold copies of one model stage
+  /// together.
+  static SmallVector<SmallVector<int64_t>> copyRankSets(ScheduleOp op) {
+    const int64_t replicas = std::max<int64_t>(op.getReplicas(), 1);
+    const int64_t perReplica = std::max<int64_t>(op.getStages() / replicas, 1);
+    llvm::EquivalenceClasses<int64_t> sets;
+    std::map<int64_t, int64_t> holderOfModelStage;
+    for (RankOp rank : op.getBody().front().getOps<RankOp>()) {
+      const int64_t id = static_cast<int64_t>(rank.getId());
+      sets.insert(id);
+      rank.walk([&](Operation *inner) {
+        if (!isa<ForwardOp, BackwardOp, BackwardInputOp, BackwardWeightOp>(
+                inner))
+          return;
+        const int64_t stage = cast<IntegerAttr>(inner->getAttr("stage")).getInt();
+        auto [it, first] = holderOfModelStage.try_emplace(stage % perReplica, id);
+        if (!first && replicas > 1)
+          sets.unionSets(it->second, id);
+      });
+    }
+    std::map<int64_t, SmallVector<int64_t>> byLeader;
+    for (RankOp rank : op.getBody().front().getOps<RankOp>()) {
+      const int64_t id = static_cast<int64_t>(rank.getId());
+      byLeader[sets.getLeaderValue(id)].push_back(id);
+    }
+    SmallVector<SmallVector<int64_t>> result;
+    for (auto &[leader, set] : byLeader)
+      result.push_back(set);
+    llvm::sort(result);
+    return result;
   }
 
   LogicalResult makeAuxFree(ScheduleOp op) {

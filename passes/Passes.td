@@ -685,7 +685,10 @@ def LegalizeAuxLoss : Pass<"sched-legalize-aux-loss", "mlir::ModuleOp"> {
       becomes `scope aux_free` with a bias update, an all-reduce of the
       per-expert load (`bias-bytes`) on `bias-group` (created with each
       rank alone when the schedule has none: the data-parallel peers of a
-      rank are the same rank of the other replicas). No order changes, so
+      rank are the same rank of the other replicas; with pipeline replicas,
+      DualPipe's, the ranks of a model stage's copies together, since each
+      copy sees only its replica's microbatches and their biases must be
+      reduced together). No order changes, so
       the peak is the strategy's. On a schedule that already holds more
       than compute the pass inserts the all-reduce after the op that
       completes the stage's last gradient; on a compute-only one

@@ -115,11 +115,15 @@ void MemoryCheck::visitChanges(
     return bytes ? cost(stage).weightGrad
                  : std::llround(options.weightGradFraction * scale);
   };
-  // A sharded stage keeps its shard (a ceil(1/dp) part of its parameters)
-  // and, between UNSHARD and RESHARD, the full buffer FSDP gathers into
-  // (torch's FSDP allocates it beside the shard; the shard is not a view
-  // of it).
-  const MemoryAmount dp = std::max<int64_t>(schedule.dataParallel, 1);
+  // A sharded stage keeps its shard (a ceil(1/n) part of its parameters,
+  // n the replicas it is sharded over) and, between UNSHARD and RESHARD,
+  // the full buffer FSDP gathers into (torch's FSDP allocates it beside the
+  // shard; the shard is not a view of it). With hybrid sharding FSDP2's
+  // 2-D mesh shards over `dp_shard` only and replicates across
+  // `dp_replicate`, so n is the shard group's size, not dp.
+  const MemoryAmount dp = schedule.shardGroupSize > 0
+                              ? schedule.shardGroupSize
+                              : std::max<int64_t>(schedule.dataParallel, 1);
   auto shard = [&](int32_t stage) -> MemoryAmount {
     const MemoryAmount parameters = cost(stage).parameters;
     return sharded[stage] ? (parameters + dp - 1) / dp : parameters;

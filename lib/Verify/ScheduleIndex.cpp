@@ -588,15 +588,22 @@ void ScheduleIndex::checkCollectives(ViolationSink &sink) {
     const Action &a = action(x), &b = action(y);
     const bool stageMatters =
         collectiveStageIsKey(schedule, a) || collectiveStageIsKey(schedule, b);
+    // A size not stated is a size of its own, never a wildcard: the
+    // engine passes some count for it (the executor one element per
+    // member), and gloo and NCCL fail or hang on counts that differ.
     return a.kind == b.kind &&
            (!stageMatters || modelStage(a.stage) == modelStage(b.stage)) &&
-           (a.bytes < 0 || b.bytes < 0 || a.bytes == b.bytes);
+           a.bytes == b.bytes;
   };
-  auto describe = [&](ActionRef ref) {
+  // `other` is the action `ref` is compared with: a size not stated is
+  // named only where the other states one.
+  auto describe = [&](ActionRef ref, ActionRef other) {
     const Action &a = action(ref);
     std::string text = describeAction(schedule, a);
     if (a.bytes >= 0)
       text += llvm::formatv(" of {0} bytes", a.bytes).str();
+    else if (other.index >= 0 && action(other).bytes >= 0)
+      text += " (size not stated)";
     return text;
   };
   for (size_t g = 0; g < schedule.groups.size(); ++g) {
@@ -620,9 +627,9 @@ void ScheduleIndex::checkCollectives(ViolationSink &sink) {
         const ActionRef there = k < leadOps.size() ? ActionRef{lead, leadOps[k]}
                                                    : ActionRef{lead, -1};
         std::string mine =
-            memberShort ? std::string("nothing") : describe(here);
-        std::string theirs =
-            k < leadOps.size() ? describe(there) : std::string("nothing");
+            memberShort ? std::string("nothing") : describe(here, there);
+        std::string theirs = k < leadOps.size() ? describe(there, here)
+                                                : std::string("nothing");
         if (Violation *v = sink.add(
                 ViolationKind::Collective, here,
                 llvm::formatv("collective #{0} on group @{1}: rank {2} issues "

@@ -1077,6 +1077,88 @@ bool StepRules::checkStructuralReductions(ViolationSink &sink) const {
     v->rule.premiseName = "replicas";
     v->rule.premiseValue = schedule.replicas;
   }
+  return checkBiasSpansCopies(sink) && ok;
+}
+
+bool StepRules::checkBiasSpansCopies(ViolationSink &sink) const {
+  if (schedule.replicas < 2)
+    return true;
+  bool ok = true;
+  const int32_t perReplica = schedule.stagesPerReplica();
+  for (size_t d = 0; d < declarations.size(); ++d) {
+    if (biasHeadOf[d] < 0)
+      continue;
+    const CollectiveDeclaration &bias = declarations[d];
+    const int32_t stage = bias.stage;
+    if (stage < 0 || stage >= index.numStages || index.stageRank[stage] < 0)
+      continue;
+    const int32_t rank = index.stageRank[stage];
+    // Each pipeline copy of the stage balances its experts on its own
+    // block of microbatches; only a bias all-reduce whose member set joins
+    // every copy's rank gives the copies one bias.
+    const std::vector<int32_t> &members = memberSet(bias.group, rank);
+    std::vector<int32_t> holds;
+    std::string outside;
+    for (int32_t k = 0; k < schedule.replicas; ++k) {
+      const int32_t copy = stage % perReplica + k * perReplica;
+      const int32_t copyRank = index.stageRank[copy];
+      if (copyRank < 0)
+        continue;
+      holds.push_back(copyRank);
+      if (llvm::is_contained(members, copyRank))
+        continue;
+      if (!outside.empty())
+        outside += ", ";
+      outside += llvm::formatv("rank {0} (stage {1})", rankId(copyRank), copy);
+    }
+    if (outside.empty())
+      continue;
+    ok = false;
+    std::string memberWords;
+    for (int32_t m : members)
+      memberWords += (memberWords.empty() ? "" : ", ") +
+                     std::to_string(rankId(m));
+    const std::vector<ActionRef> &refs = issued(d, stage);
+    Violation *v = sink.add(
+        ViolationKind::Missing,
+        refs.empty() ? ActionRef{rank, -1} : refs.front(),
+        llvm::formatv("the bias update of aux head at stage {0} (scope "
+                      "aux_free) runs on @{1}, whose member set on rank {2} "
+                      "([{3}]) does not hold {4}, another copy of model stage "
+                      "{5}: each of the {6} pipeline replicas would update "
+                      "the expert bias from its own microbatches and the "
+                      "copies' biases diverge; the bias all_reduce needs a "
+                      "group whose member set holds every copy's rank",
+                      stage, schedule.groups[bias.group].name, rankId(rank),
+                      memberWords, outside, stage % perReplica,
+                      schedule.replicas),
+        /*observed=*/0, /*required=*/1);
+    if (!v)
+      continue;
+    v->auxHeadStage = stage;
+    ActionPattern pattern;
+    pattern.kind = bias.kind;
+    pattern.stage = stage;
+    pattern.group = bias.group;
+    pattern.ofBytes = true;
+    pattern.bytes = bias.bytes;
+    pattern.declarations.push_back(-1);
+    pattern.members = members;
+    pattern.holds = holds;
+    std::string words = patternWords(pattern);
+    v->rule = StructuralRule::selection(
+        rank, {std::move(pattern)},
+        llvm::formatv("the bias updates of aux head at stage {0} ({1}) on a "
+                      "group whose member set holding rank index {2} (the "
+                      "constants member) holds the rank index of every copy "
+                      "of model stage {3} (the constants holds)",
+                      stage, words, rank, stage % perReplica)
+            .str(),
+        1);
+    v->rule.atLeast = true;
+    v->rule.premiseName = "replicas";
+    v->rule.premiseValue = schedule.replicas;
+  }
   return ok;
 }
 

@@ -128,6 +128,9 @@ private:
   /// it: a gradient reduction over the data-parallel replicas of every
   /// stage, and a sum over the pipeline replicas of every stage.
   bool checkStructuralReductions(ViolationSink &sink) const;
+  /// With pipeline replicas, an aux-free head's bias update runs on a group
+  /// whose member set holds the rank of every copy of its model stage.
+  bool checkBiasSpansCopies(ViolationSink &sink) const;
   /// Each stage's gradients are reduced once per group: a second action the
   /// engine takes for a reduction over the same group sums them again.
   bool checkReducedOnce(ViolationSink &sink) const;

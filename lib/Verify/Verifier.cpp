@@ -526,8 +526,8 @@ static bool addRankRule(const ScheduleIndex &index, const Violation &v,
           "the collectives of rank {0} and rank {1} on group @{2} (group {3}) "
           "are as many, and the k-th of each agree on kind, model stage "
           "(stage mod {4}, where either's key is 1: a gradient reduction, a "
-          "bias update or an undeclared collective) and bytes (when both "
-          "are known, >= 0){5}",
+          "bias update or an undeclared collective) and bytes (equal; -1, "
+          "a size not stated, equals only another -1){5}",
           rankId(rule.rank), rankId(rule.otherRank),
           schedule.groups[rule.group].name, rule.group,
           pairing.stagesPerReplica, scope.comment());

@@ -266,7 +266,10 @@ private:
       z3::expr rStage = attribute("stage", r.stage, constraints);
       z3::expr lBytes = attribute("bytes", l.bytes, constraints);
       z3::expr rBytes = attribute("bytes", r.bytes, constraints);
-      z3::expr agree = lBytes < 0 || rBytes < 0 || lBytes == rBytes;
+      // A message's size not stated is its pair's; a collective's is a size
+      // of its own (-1), equal only to another not stated.
+      z3::expr agree = message ? lBytes < 0 || rBytes < 0 || lBytes == rBytes
+                               : lBytes == rBytes;
       if (message) {
         z3::expr lDir = attribute("dir", l.direction, constraints);
         z3::expr rDir = attribute("dir", r.direction, constraints);
