@@ -8,6 +8,7 @@
 
 #include "dialects/Sched/SchedOps.h"
 #include "lib/Limits/ActionTime.h"
+#include "lib/Limits/PipelineLimits.h"
 #include "lib/Schedule/DataParallelAxes.h"
 
 #include "mlir/IR/Builders.h"
@@ -23,10 +24,10 @@ using namespace sched;
 
 #include "dialects/Sched/SchedEnums.cpp.inc"
 
-/// The largest number of stages, ranks or microbatches a pipeline may name;
-/// anything larger is a typo, not a training job.
-static constexpr int64_t kMaxStages = 1 << 20;
-static constexpr int64_t kMaxMicrobatches = 1 << 26;
+/// The largest number of stages, ranks or microbatches a pipeline may name
+/// (lib/Limits/PipelineLimits.h, shared with the generators).
+static constexpr int64_t kMaxStages = kMaxPipelineStages;
+static constexpr int64_t kMaxMicrobatches = kMaxPipelineMicrobatches;
 
 //===----------------------------------------------------------------------===//
 // Custom directives

@@ -23,8 +23,10 @@ measured tables instead of its analytical defaults (docs/cost-model.md,
 On a CPU the figures describe the CPU (float32 stands in for BF16): the
 run checks the format and the flow, not a GPU's numbers.
 
-Exit status: 0 written, 2 bad input (the message names it), 3 a
-measurement failed.
+Exit status: 0 written, 2 bad input (the message names it; shapes past
+what one device measures included), 3 a measurement failed. An all-reduce
+fit that timing noise makes unreliable is a warning: the file is written
+without its figures.
 """
 
 from __future__ import annotations
@@ -66,6 +68,14 @@ def positive_int(obj: dict, key: str, where: str) -> int:
     return value
 
 
+def optional_positive_int(obj: dict, key: str, where: str,
+                          default: int) -> int:
+    """An optional positive integer field (at most 2^24, as the model
+    reader's); `default` when absent. A string `kv_heads` was only noticed
+    after seconds of measuring, as a traceback."""
+    return positive_int(obj, key, where) if key in obj else default
+
+
 def positive_number(obj: dict, key: str, where: str) -> float:
     value = obj.get(key)
     if (not isinstance(value, (int, float)) or isinstance(value, bool)
@@ -74,9 +84,51 @@ def positive_number(obj: dict, key: str, where: str) -> float:
     return float(value)
 
 
+# The limits of what the cluster and model readers take (docs/limits.md):
+# integers of at most 20 digits (int64), finite numbers, fractions in
+# [0.001, 1] (kMinFraction), sizes and dimensions up to 2^24, tables of at
+# most 4,096 entries, half-bandwidth sizes of 0 to 1e12 bytes.
+MAX_INTEGER_DIGITS = 20
+MIN_FRACTION = 1e-3
+MAX_DIMENSION = 1 << 24
+MAX_TABLE_ENTRIES = 4096
+MAX_HALF_BYTES = 1e12
+# The largest operand one measurement allocates, in elements: past it a
+# shape is an input error (--seq-len x --microbatch-size, or the model's
+# sizes), not a measurement that fails for want of memory.
+MAX_OPERAND_ELEMENTS = 1 << 32
+
+
+def _parse_int(text: str) -> int:
+    # Before int(): Python refuses 4,300 digits and more with a ValueError
+    # of its own.
+    if len(text.lstrip("-")) > MAX_INTEGER_DIGITS:
+        raise CalibrationError(f"a number of {len(text)} digits; integers "
+                               f"have at most {MAX_INTEGER_DIGITS}")
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise CalibrationError(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _parse_constant(name: str) -> float:
+    raise CalibrationError(f"{name} is not JSON")
+
+
 def read_json(path: str, what: str) -> dict:
+    """The JSON object in `path`: finite numbers, int64-sized integers, each
+    key once; CalibrationError (one line naming the file) otherwise."""
     try:
-        data = strict_json.loads(Path(path).read_text())
+        data = strict_json.loads(Path(path).read_text(),
+                                 parse_int=_parse_int,
+                                 parse_float=_parse_float,
+                                 parse_constant=_parse_constant)
+    except CalibrationError as e:
+        raise CalibrationError(f"{path}: {e}")
     except OSError as e:
         raise CalibrationError(f"{path}: cannot read the {what}: {e.strerror}")
     except strict_json.DuplicateKeyError as e:
@@ -95,8 +147,9 @@ def layer_gemms(model: dict, tokens: int, tp: int) -> list[Gemm]:
     1/tp of the columns; row-parallel: 1/tp of the inner dimension)."""
     h = positive_int(model, "hidden", "model")
     heads = positive_int(model, "heads", "model")
-    kv_heads = model.get("kv_heads", heads)
-    head_dim = model.get("head_dim", h // heads)
+    kv_heads = optional_positive_int(model, "kv_heads", "model", heads)
+    head_dim = optional_positive_int(model, "head_dim", "model",
+                                     max(1, h // heads))
     vocab = positive_int(model, "vocab", "model")
     if heads % tp:
         raise CalibrationError(f"--tp {tp} does not divide the {heads} heads")
@@ -109,7 +162,9 @@ def layer_gemms(model: dict, tokens: int, tp: int) -> list[Gemm]:
     if isinstance(moe, dict):
         experts = positive_int(moe, "experts", "model.moe")
         top_k = positive_int(moe, "top_k", "model.moe")
-        width = moe.get("expert_ffn_hidden", model.get("ffn_hidden", 4 * h))
+        width = optional_positive_int(
+            moe, "expert_ffn_hidden", "model.moe",
+            optional_positive_int(model, "ffn_hidden", "model", 4 * h))
         rows = max(1, tokens // tp * top_k // experts)
         gemms += [Gemm("experts fc1", rows, (2 if gated else 1) * width, h),
                   Gemm("experts fc2", rows, h, width)]
@@ -123,7 +178,21 @@ def layer_gemms(model: dict, tokens: int, tp: int) -> list[Gemm]:
     for g in gemms:
         backward.append(Gemm(g.name + " dgrad", g.m, g.k, g.n))
         backward.append(Gemm(g.name + " wgrad", g.k, g.n, g.m))
+    for g in gemms:
+        check_operand(f"GEMM {g.name} ({g.m} x {g.n} x {g.k})",
+                      max(g.m * g.k, g.k * g.n, g.m * g.n))
     return gemms + backward
+
+
+def check_operand(what: str, elements: int) -> None:
+    """Refuses a measurement whose largest operand is past
+    MAX_OPERAND_ELEMENTS: an input error, where allocating it failed as a
+    measurement (exit 3)."""
+    if elements > MAX_OPERAND_ELEMENTS:
+        raise CalibrationError(
+            f"{what}: an operand of {elements} elements, more than the 2^32 "
+            f"one device measures (--seq-len x --microbatch-size, --tp or "
+            f"the model's sizes)")
 
 
 def median_seconds(run: Callable[[], None], sync: Callable[[], None],
@@ -146,6 +215,33 @@ def fraction(measured: float, peak: float, what: str) -> float:
             f"{what}: measured {measured:.4g}/s exceeds the cluster's peak "
             f"{peak:.4g}/s; is --cluster this machine's datasheet?")
     return value
+
+
+def floor_fractions(efficiency: dict) -> list[str]:
+    """Raises the measured fractions below MIN_FRACTION to it, in place, and
+    returns a warning line for each: the cluster reader refuses a fraction
+    below 0.001 (a device that does no work), and a loaded machine measures
+    one now and then (the CPU attention backward at 0.0006 of the peak)."""
+    lines = []
+
+    def floor(entry: dict, key: str, what: str) -> None:
+        value = entry.get(key)
+        if isinstance(value, float) and value < MIN_FRACTION:
+            lines.append(f"{what}: measured {value:.3g} of the peak, below "
+                         f"the cluster reader's {MIN_FRACTION:g}; written "
+                         f"as {MIN_FRACTION:g} (the measurement is "
+                         f"unreliable on this machine)")
+            entry[key] = MIN_FRACTION
+
+    for key in ("matmul", "matmul_fp8", "hbm", "grouped_matmul_fp8",
+                "grouped_matmul_fp8_weight"):
+        floor(efficiency, key, key)
+    for g in efficiency.get("gemms", []):
+        floor(g, "fraction", f"GEMM {g.get('op')} {g.get('dtype')}")
+    for point in efficiency.get("attention_table", []):
+        for key in ("forward", "backward"):
+            floor(point, key, f"attention {key} at {point['seq_len']}")
+    return lines
 
 
 def measure_gemms(torch, device, gemms: list[Gemm], dtype, label: str,
@@ -217,8 +313,10 @@ def measure_grouped(torch, device, model: dict, tokens: int, tp: int,
     moe = model["moe"]
     experts = positive_int(moe, "experts", "model.moe")
     top_k = positive_int(moe, "top_k", "model.moe")
-    width = moe.get("expert_ffn_hidden", model.get("ffn_hidden"))
     h = model["hidden"]
+    width = optional_positive_int(
+        moe, "expert_ffn_hidden", "model.moe",
+        optional_positive_int(model, "ffn_hidden", "model", 4 * h))
     gated = model.get("mlp", "gated") == "gated"
     n = (2 if gated else 1) * width // tp
     groups = experts // ep
@@ -302,10 +400,10 @@ def collective_worker(rank: int, ranks: int, store_path: str, sizes: list,
     dist.destroy_process_group()
 
 
-def measure_collectives(ranks: int, repeats: int, domain_bandwidth: float,
-                        sizes: list) -> tuple[float, float]:
-    """All-reduce times fitted to t = c0 + c1·S; the cost model's form
-    t = 2(n-1)/n · (S + S½) / (B · e) gives e and S½."""
+def measure_collectives(
+        ranks: int, repeats: int, domain_bandwidth: float,
+        sizes: list) -> tuple[Optional[tuple[float, float]], str]:
+    """All-reduce times over `ranks` processes, fitted by fit_all_reduce."""
     import torch.multiprocessing as mp
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "times.json")
@@ -313,17 +411,37 @@ def measure_collectives(ranks: int, repeats: int, domain_bandwidth: float,
                  args=(ranks, os.path.join(tmp, "store"), sizes, repeats, out),
                  nprocs=ranks, join=True)
         times = {int(k): v for k, v in json.loads(Path(out).read_text()).items()}
+    return fit_all_reduce(times, ranks, domain_bandwidth)
+
+
+def fit_all_reduce(times: dict, ranks: int,
+                   bandwidth: float) -> tuple[Optional[tuple[float, float]],
+                                              str]:
+    """Fits all-reduce `times` (seconds by bytes) to t = c0 + c1·S and
+    returns ((e, S½), "") for the cost model's t = 2(n-1)/n · (S + S½) /
+    (B · e), or (None, why) when the fit is unreliable: the times do not
+    grow with the size, or the fit gives a fraction or a half size the
+    cluster reader refuses. Timing noise does that on a loaded machine
+    (gloo on loopback, small sizes): it is a warning, not a failure."""
     xs = sorted(times)
+    if len(xs) < 2:
+        return None, "fewer than two sizes measured"
     mean_x = statistics.mean(xs)
     mean_t = statistics.mean(times[x] for x in xs)
     c1 = (sum((x - mean_x) * (times[x] - mean_t) for x in xs)
           / sum((x - mean_x) ** 2 for x in xs))
-    if c1 <= 0:
-        raise RuntimeError("all-reduce time does not grow with its size")
+    if not c1 > 0:
+        return None, "the time does not grow with the size"
     c0 = max(0.0, mean_t - c1 * mean_x)
-    factor = 2 * (ranks - 1) / ranks
-    efficiency = fraction(factor / c1, domain_bandwidth, "all-reduce")
-    return efficiency, c0 / c1
+    efficiency = 2 * (ranks - 1) / ranks / c1 / bandwidth
+    if not MIN_FRACTION <= efficiency <= 1:
+        return None, (f"it gives {efficiency:.3g} of the domain bandwidth, "
+                      f"outside [{MIN_FRACTION:g}, 1]")
+    half = c0 / c1
+    if not 0 <= half <= MAX_HALF_BYTES:
+        return None, (f"it gives a half-bandwidth size of {half:.3g} bytes, "
+                      f"outside [0, {MAX_HALF_BYTES:g}]")
+    return (efficiency, half), ""
 
 
 def main(argv: list) -> int:
@@ -371,6 +489,14 @@ def main(argv: list) -> int:
         domain_bw = positive_number(cluster, "domain_bandwidth", "cluster")
         tokens = args.seq_len * args.microbatch_size
         gemms = layer_gemms(model, tokens, args.tp)
+        heads = model["heads"] // args.tp
+        head_dim = optional_positive_int(
+            model, "head_dim", "model", max(1, model["hidden"] // model["heads"]))
+        # The attention core holds q, k, v of heads x seq x dim and, without
+        # a fused kernel, the seq x seq scores and mask.
+        check_operand(f"attention at --seq-len {args.seq_len}",
+                      max(heads * args.seq_len * head_dim,
+                          heads * args.seq_len * args.seq_len))
         moe = model.get("moe")
         if not isinstance(moe, dict):
             if args.ep > 1:
@@ -394,8 +520,6 @@ def main(argv: list) -> int:
     sync = torch.cuda.synchronize if gpu else (lambda: None)
     dtype = torch.bfloat16 if gpu else torch.float32
     name = torch.cuda.get_device_name() if gpu else "CPU"
-    heads = model["heads"] // args.tp
-    head_dim = model.get("head_dim", model["hidden"] // model["heads"])
     try:
         with torch.no_grad():
             table = measure_gemms(torch, device, gemms, dtype, "bf16",
@@ -448,12 +572,23 @@ def main(argv: list) -> int:
                     efficiency[key] = grouped[key]
             for key, value in grouped.items():
                 grouped_lines.append(f"{key}: {value:.3f} of the peak")
+        collective = ""
         if args.ranks > 1:
             sizes = [1 << 20, 4 << 20, 16 << 20] + ([64 << 20] if gpu else [])
-            eff, half = measure_collectives(args.ranks, args.repeats,
-                                            domain_bw, sizes)
-            efficiency["domain_collective"] = round(eff, 6)
-            efficiency["domain_half_bytes"] = round(half)
+            fit, why = measure_collectives(args.ranks, args.repeats,
+                                           domain_bw, sizes)
+            if fit is None:
+                print(f"calibrate.py: warning: the all-reduce fit is "
+                      f"unreliable on this machine ({why}); "
+                      f"domain_collective and domain_half_bytes are not "
+                      f"written, the cost model keeps its own",
+                      file=sys.stderr)
+                collective = ", all-reduce not fitted (unreliable)"
+            else:
+                efficiency["domain_collective"] = round(fit[0], 6)
+                efficiency["domain_half_bytes"] = round(fit[1])
+                collective = (f", all-reduce {fit[0]:.3f} of the domain "
+                              f"bandwidth")
     except CalibrationError as e:
         print(f"calibrate.py: error: {e}", file=sys.stderr)
         return 2
@@ -462,9 +597,18 @@ def main(argv: list) -> int:
               file=sys.stderr)
         return 3
 
+    for line in floor_fractions(efficiency):
+        print(f"calibrate.py: warning: {line}", file=sys.stderr)
     cluster["efficiency"] = efficiency
     try:
-        Path(args.output).write_text(json.dumps(cluster, indent=1) + "\n")
+        # Only finite numbers: NaN and Infinity are not JSON.
+        text = json.dumps(cluster, indent=1, allow_nan=False) + "\n"
+    except ValueError:
+        print("calibrate.py: measurement failed: a measured figure is not a "
+              "finite number", file=sys.stderr)
+        return 3
+    try:
+        Path(args.output).write_text(text)
     except OSError as e:
         print(f"calibrate.py: error: cannot write {args.output}: {e.strerror}",
               file=sys.stderr)
@@ -474,9 +618,7 @@ def main(argv: list) -> int:
     print(f"calibrate.py: wrote {args.output}: {len(table)} GEMMs (best "
           f"{efficiency['matmul']:.3f} of the bf16 peak), attention at "
           f"{', '.join(str(a['seq_len']) for a in attention)}, memory-bound "
-          f"{hbm_fraction:.3f} of HBM"
-          + (f", all-reduce {efficiency['domain_collective']:.3f} of the "
-             f"domain bandwidth" if args.ranks > 1 else ""))
+          f"{hbm_fraction:.3f} of HBM{collective}")
     return 0
 
 

@@ -30,7 +30,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from calibrate import CalibrationError, read_json  # noqa: E402
+from calibrate import (MAX_DIMENSION, MAX_HALF_BYTES,  # noqa: E402
+                       MAX_TABLE_ENTRIES, MIN_FRACTION, CalibrationError,
+                       read_json)
 
 MEDIAN_KEYS = ("hbm", "grouped_matmul_fp8", "grouped_matmul_fp8_weight",
                "domain_collective", "domain_half_bytes",
@@ -40,6 +42,61 @@ BEST_KEYS = ("matmul", "matmul_fp8")
 
 class MergeError(Exception):
     """Bad input: one line, exit 2."""
+
+
+def _number(obj: dict, key: str, where: str, low: float,
+            high: float) -> float:
+    value = obj.get(key)
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or \
+            not low <= value <= high:
+        raise MergeError(f"{where}.{key}: expected a number in [{low:g}, "
+                         f"{high:g}], got {str(value)[:40]}")
+    return value
+
+
+def _dimension(obj: dict, key: str, where: str) -> int:
+    value = obj.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or \
+            not 1 <= value <= MAX_DIMENSION:
+        raise MergeError(f"{where}.{key}: expected an integer in [1, 2^24], "
+                         f"got {str(value)[:40]}")
+    return value
+
+
+def _table(efficiency: dict, key: str, where: str) -> list:
+    table = efficiency.get(key, [])
+    if not isinstance(table, list) or len(table) > MAX_TABLE_ENTRIES:
+        raise MergeError(f"{where}.{key}: expected an array of at most "
+                         f"{MAX_TABLE_ENTRIES} entries")
+    for i, entry in enumerate(table):
+        if not isinstance(entry, dict):
+            raise MergeError(f"{where}.{key}[{i}]: expected an object")
+    return table
+
+
+def check_efficiency(path: str, efficiency: dict) -> None:
+    """The measured figures merge reads, in the ranges the cluster reader
+    takes (lib/CostModel/ClusterSpec.cpp): fractions in [0.001, 1],
+    half-bandwidth sizes in [0, 1e12], dimensions in [1, 2^24]. A fraction
+    of 7.5 or -3 was merged, and written."""
+    where = f"{path}: efficiency"
+    for key in BEST_KEYS + MEDIAN_KEYS:
+        if key in efficiency:
+            high = MAX_HALF_BYTES if key.endswith("_bytes") else 1
+            low = 0 if key.endswith("_bytes") else MIN_FRACTION
+            _number(efficiency, key, where, low, high)
+    for i, g in enumerate(_table(efficiency, "gemms", where)):
+        at = f"{where}.gemms[{i}]"
+        for dim in ("m", "n", "k"):
+            _dimension(g, dim, at)
+        if g.get("dtype", "bf16") not in ("bf16", "fp8"):
+            raise MergeError(f"{at}.dtype: expected \"bf16\" or \"fp8\"")
+        _number(g, "fraction", at, MIN_FRACTION, 1)
+    for i, point in enumerate(_table(efficiency, "attention_table", where)):
+        at = f"{where}.attention_table[{i}]"
+        _dimension(point, "seq_len", at)
+        for key in ("forward", "backward"):
+            _number(point, key, at, MIN_FRACTION, 1)
 
 
 def read(path: str) -> dict:
@@ -52,6 +109,7 @@ def read(path: str) -> dict:
             efficiency.get("gemms"), list):
         raise MergeError(f"{path}: no measured efficiency tables (write it "
                          f"with calibrate.py)")
+    check_efficiency(path, efficiency)
     return data
 
 
@@ -122,7 +180,15 @@ def main(argv: list) -> int:
         print(f"merge_calibrations.py: error: {message}", file=sys.stderr)
         return 2
     try:
-        Path(args.output).write_text(json.dumps(merged, indent=1) + "\n")
+        # Only finite numbers: NaN and Infinity are not JSON (the inputs are
+        # checked, so this is a last guard).
+        text = json.dumps(merged, indent=1, allow_nan=False) + "\n"
+    except ValueError:
+        print("merge_calibrations.py: error: a merged figure is not a finite "
+              "number", file=sys.stderr)
+        return 2
+    try:
+        Path(args.output).write_text(text)
     except OSError as e:
         print(f"merge_calibrations.py: error: cannot write {args.output}: "
               f"{e.strerror}", file=sys.stderr)

@@ -171,7 +171,7 @@ static constexpr NumberRange kPeakFlopsRange{1e9, 1e18};
 /// 1 MiB to 1 PiB (memory limits are 64-bit integers in the IR).
 static constexpr NumberRange kHbmBytesRange{1 << 20, 1125899906842624.0};
 /// 1 MB/s to 1 PB/s per device.
-static constexpr NumberRange kBandwidthRange{1e6, 1e15};
+static constexpr NumberRange kBandwidthRange{kMinBandwidth, kMaxBandwidth};
 /// 0 (none), or 1 ps to 1 s per message.
 static constexpr NumberRange kLatencyRange{1e-12, 1, /*allowZero=*/true};
 /// 0 (no small-message loss), or 1 byte to 1 TB.
@@ -289,7 +289,7 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
     in.adopt(d);
   }
   spec.domainSize =
-      in.integer("domain_size", 1, std::nullopt, int64_t(1) << 24);
+      in.integer("domain_size", 1, std::nullopt, kMaxDomainSize);
   spec.domainBandwidth =
       in.number("domain_bandwidth", std::nullopt, kBandwidthRange);
   spec.scaleOutBandwidth =
@@ -309,6 +309,7 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
   else
     in.fail("topology",
             "expected \"switch\" or \"torus3d\", got \"" + topology + "\"");
+  bool reserveGiven = false;
   if (const llvm::json::Object *eff = in.nested("efficiency")) {
     DescriptionReader e(*eff, "efficiency.");
     Efficiency &out = spec.efficiency;
@@ -345,6 +346,7 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
     out.usableMemoryExpandable =
         e.fraction("usable_memory_expandable", out.usableMemoryExpandable);
     if (e.has("reserved_memory")) {
+      reserveGiven = true;
       out.reservedMemory =
           e.number("reserved_memory", out.reservedMemory, kReservedMemoryRange);
       if (e.ok() && out.reservedMemory >= spec.hbmBytes)
@@ -356,6 +358,19 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
     }
     in.adopt(e);
   }
+  // The device profile's reserve (CUDA context and libraries, Efficiency.h)
+  // applies when the file gives none: a device no bigger than it has
+  // nothing left for training ("0.0 GB usable").
+  if (in.ok() && !reserveGiven &&
+      spec.efficiency.reservedMemory >= spec.hbmBytes)
+    in.fail("device.hbm_bytes",
+            llvm::formatv("{0:f3} GB is not more than the {1:f3} GB the "
+                          "device's runtime and libraries take (its "
+                          "profile's reserve; efficiency.reserved_memory "
+                          "sets another)",
+                          spec.hbmBytes / 1e9,
+                          spec.efficiency.reservedMemory / 1e9)
+                .str());
   if (llvm::Error error = in.takeError())
     return std::move(error);
   return spec;

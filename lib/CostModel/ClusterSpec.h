@@ -26,6 +26,18 @@ namespace sched {
 
 enum class Precision : uint8_t { BF16, FP8 };
 
+/// The range of a cluster's bandwidths (`hbm_bandwidth`, `domain_bandwidth`,
+/// `scale_out_bandwidth`, and a sweep's values of the last), bytes/s per
+/// device one way: 1 MB/s to 1 PB/s, an order of magnitude or more around
+/// any device built. Below it a step's transfer times grow past any
+/// training run (1e-3 B/s gave a 360-year step) and then overflow.
+inline constexpr double kMinBandwidth = 1e6;
+inline constexpr double kMaxBandwidth = 1e15;
+
+/// The largest high-bandwidth domain (`domain_size`, and a sweep's values
+/// of it): the most devices --devices takes.
+inline constexpr int64_t kMaxDomainSize = int64_t(1) << 24;
+
 /// How the devices of one domain are wired.
 enum class Topology : uint8_t {
   /// Any-to-any through switches (NVSwitch): every group gets the full

@@ -303,6 +303,23 @@ llvm::Error CostModel::checkLayout(Layout &layout) const {
                               sequences, layout.dp, layout.microbatchSize)
                     .str());
   layout.microbatches = sequences / (layout.dp * layout.microbatchSize);
+  if (layout.offloadLayers > 0) {
+    // Each stage keeps its last layer's activations on the device (stages()
+    // offloads at most numLayers - 1): more would be ignored, not offloaded.
+    // Only a layout that names offload pays for the split here.
+    const std::vector<StageEstimate> split = stages(layout);
+    const auto fewest = llvm::min_element(
+        split, [](const StageEstimate &x, const StageEstimate &y) {
+          return x.numLayers < y.numLayers;
+        });
+    if (fewest != split.end() && fewest->numLayers <= layout.offloadLayers)
+      return fail(llvm::formatv("offload={0} needs fewer layers than each "
+                                "stage has: stage {1} has {2} (its last "
+                                "layer's activations are needed at once)",
+                                layout.offloadLayers, fewest - split.begin(),
+                                fewest->numLayers)
+                      .str());
+  }
   return llvm::Error::success();
 }
 

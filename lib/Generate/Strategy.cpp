@@ -1,6 +1,7 @@
 //===- Strategy.cpp - pipeline strategies and their generators ------------===//
 
 #include "lib/Generate/Strategy.h"
+#include "lib/Limits/PipelineLimits.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -165,6 +166,19 @@ llvm::Error sched::checkPipelineShape(Strategy strategy,
   if (shape.pp < 1 || shape.vpp < 1 || shape.microbatches < 1)
     return llvm::createStringError(
         "pipeline needs pp >= 1, vpp >= 1 and microbatches >= 1");
+  // The sched dialect's limits (PipelineOp's verifier), for every way in.
+  if (int64_t(shape.pp) * shape.vpp > kMaxPipelineStages)
+    return llvm::createStringError(
+        llvm::formatv("pipeline has {0} x {1} stages; at most {2} are "
+                      "supported",
+                      shape.pp, shape.vpp, kMaxPipelineStages)
+            .str());
+  if (shape.microbatches > kMaxPipelineMicrobatches)
+    return llvm::createStringError(
+        llvm::formatv("pipeline has {0} microbatches; at most {1} are "
+                      "supported",
+                      shape.microbatches, kMaxPipelineMicrobatches)
+            .str());
   if (llvm::Error err = checkStageRules(infoOf(strategy), shape))
     return err;
   if (!shape.stageCosts.empty() &&

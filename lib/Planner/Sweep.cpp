@@ -2,6 +2,9 @@
 
 #include "lib/Planner/Sweep.h"
 
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -37,6 +40,28 @@ std::vector<double> sched::defaultSweepValues(SweepAxis axis,
   for (double f : {0.25, 0.5, 1.0, 2.0, 4.0, 8.0})
     values.push_back(f * cluster.scaleOutBandwidth);
   return values;
+}
+
+llvm::Error sched::checkSweepValue(SweepAxis axis, double value) {
+  if (axis == SweepAxis::DomainSize) {
+    if (value >= 1 && value <= static_cast<double>(kMaxDomainSize) &&
+        value == std::floor(value))
+      return llvm::Error::success();
+    return llvm::createStringError(
+        llvm::formatv("domain size {0} is not an integer in [1, 2^24] (a "
+                      "cluster's domain_size)",
+                      llvm::format("%.12g", value))
+            .str());
+  }
+  if (value >= kMinBandwidth && value <= kMaxBandwidth)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::formatv("scale-out bandwidth {0} bytes/s is outside [1e6, 1e15] "
+                    "(1 MB/s to 1 PB/s per device, a cluster's "
+                    "scale_out_bandwidth: below it a step takes longer than "
+                    "any training run; docs/limits.md)",
+                    llvm::format("%.12g", value))
+          .str());
 }
 
 ClusterSpec sched::sweptCluster(const ClusterSpec &cluster, SweepAxis axis,
@@ -90,6 +115,9 @@ sched::sweep(const ModelSpec &model, const ClusterSpec &cluster,
              llvm::ArrayRef<double> values, PlanOptions options) {
   if (values.empty())
     return llvm::createStringError("a sweep needs at least one value");
+  for (double value : values)
+    if (llvm::Error error = checkSweepValue(axis, value))
+      return std::move(error);
   options.top = 1;
   options.verify = false;
   std::vector<SweepPoint> points;

@@ -14,6 +14,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <optional>
 #include <vector>
@@ -35,6 +36,13 @@ std::vector<double> defaultSweepValues(SweepAxis axis,
                                        const ClusterSpec &cluster,
                                        const TrainingSpec &training);
 
+/// Refuses a value `axis` cannot take, with one line naming it and the
+/// range: a domain size is an integer in [1, kMaxDomainSize], a scale-out
+/// bandwidth a number of bytes/s in [kMinBandwidth, kMaxBandwidth] (a
+/// cluster file's ranges, lib/CostModel/ClusterSpec.h). sweep() checks
+/// each value with it; `schedc plan --sweep-values` too, as it reads them.
+llvm::Error checkSweepValue(SweepAxis axis, double value);
+
 /// `cluster` with its figure on `axis` set to `value`.
 ClusterSpec sweptCluster(const ClusterSpec &cluster, SweepAxis axis,
                          double value);
@@ -55,7 +63,8 @@ struct SweepPoint {
 /// Searches at each of `values` with `options` (the report cut to the
 /// best, nothing proved); on a torus, along the domain size, a value also
 /// keeps the best of the smaller values that divide it, run on slices of
-/// that size. Fails as plan() does, and on no values.
+/// that size. Fails as plan() does, on no values, and on a value
+/// checkSweepValue refuses.
 llvm::Expected<std::vector<SweepPoint>>
 sweep(const ModelSpec &model, const ClusterSpec &cluster,
       const TrainingSpec &training, SweepAxis axis,

@@ -324,8 +324,11 @@ int sched::runGenerate() {
     costs = *parsed;
   }
   const Strategy strategy = *parseStrategy(strategyFlag);
-  const int64_t vpp =
-      vppFlag.getNumOccurrences() ? vppFlag : defaultVpp(strategy);
+  // Both arms int64_t: with the flag against defaultVpp's int32_t the
+  // conditional took int32_t, and --vpp 4294967298 wrapped to 2.
+  const int64_t vpp = vppFlag.getNumOccurrences()
+                          ? static_cast<int64_t>(vppFlag)
+                          : static_cast<int64_t>(defaultVpp(strategy));
 
   MLIRContext context;
   context.getOrLoadDialect<SchedDialect>();

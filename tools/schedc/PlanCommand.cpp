@@ -14,6 +14,7 @@
 #include "dialects/Sched/SchedDialect.h"
 #include "lib/CostModel/CostModel.h"
 #include "lib/CostModel/SoftwareStack.h"
+#include "lib/Limits/DiagnosticExcerpt.h"
 #include "lib/PlanWriter/PlanWriter.h"
 #include "lib/Planner/ErrorBands.h"
 #include "lib/Planner/FewerDevices.h"
@@ -791,12 +792,11 @@ static int runSweep(const ModelSpec &model, const ClusterSpec &cluster,
     for (llvm::StringRef item : items) {
       double v = 0;
       if (item.trim().getAsDouble(v) || !(v > 0) || !std::isfinite(v))
-        return usageError("--sweep-values: '" + item +
+        return usageError("--sweep-values: '" + clipForMessage(item) +
                           "' is not a positive number");
-      if (axis == SweepAxis::DomainSize &&
-          (v != std::floor(v) || v > (1 << 24)))
-        return usageError("--sweep-values: domain size '" + item +
-                          "' is not an integer in [1, 2^24]");
+      if (llvm::Error error = checkSweepValue(axis, v))
+        return usageError("--sweep-values: " +
+                          llvm::toString(std::move(error)));
       values.push_back(v);
     }
     // In increasing order: where PP stops paying reads along it.

@@ -59,6 +59,17 @@ MAX_COLLECTIVE_PAYLOAD = 1 << 20
 MAX_BYTES = (1 << 62) - 1
 # Integers of a plan fit in an int64: 19 digits and a sign.
 MAX_INTEGER_DIGITS = 20
+# The largest buffer slot index the verifier's reader takes (kMaxIndex in
+# lib/Import/JsonPlan.cpp).
+MAX_SLOT = 1 << 40
+
+# When a declared collective runs (docs/runtime-plan.md; the schema's
+# "when").
+COLLECTIVE_TIMINGS = ("before_forward", "after_forward", "before_backward",
+                      "after_backward", "step")
+# The keys of a collective declaration (the schema's, all required but
+# "stage").
+DECLARATION_KEYS = ("kind", "group", "bytes", "when", "stage")
 
 # The mesh axes of data parallelism (docs/runtime-plan.md, "Data
 # parallelism"; lib/Schedule/DataParallelAxes.h): one axis `dp`, or hybrid
@@ -246,6 +257,7 @@ def _instruction(obj: object, where: str, groups: Dict[str, list],
         group = obj.get("group")
         if not isinstance(group, str) or group not in groups:
             raise PlanError(f"{where}: group {group!r} is not declared")
+    _check_stream_and_slots(obj, op, where)
     return Instruction(op=op, stage=stage, microbatch=microbatch,
                        direction=direction, peer=peer, group=group,
                        bytes=_int(obj, "bytes", where, -1, low=-1,
@@ -256,6 +268,63 @@ def _instruction(obj: object, where: str, groups: Dict[str, list],
                                     high=MAX_BYTES, why="an int64"),
                        declaration=_int(obj, "declaration", where, -1,
                                         low=-1))
+
+
+def _check_stream_and_slots(obj: dict, op: str, where: str) -> None:
+    """"stream" is the one the op runs on (compute for computation and the
+    optimizer step, comm for the rest) and "slot", "recv_slot" are buffer
+    indices, as the verifier's reader and the schema check them: the
+    executor said PASS on "slot": [] and "stream": "replicas"."""
+    expected = "compute" if op in COMPUTE_OPS or op == "optimizer_step" \
+        else "comm"
+    stream = obj.get("stream", expected)
+    if stream != expected:
+        raise PlanError(f"{where}: a {op} runs on the {expected} stream, "
+                        f"not {_clip(stream)}")
+    for key in ("slot", "recv_slot"):
+        if key in obj:
+            _int(obj, key, where, low=0, high=MAX_SLOT,
+                 why="a buffer slot index")
+
+
+def _clip(value: object) -> str:
+    """`value` as a message quotes it: its repr, at most 80 characters."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _declaration(obj: object, k: int, groups: Dict[str, list],
+                 stages: int) -> Declaration:
+    """A collective declaration, checked as the verifier's reader checks
+    it: its keys, a known kind and "when", a declared group, bytes and
+    stage in range. An unknown kind made a worker abort inside gloo, an
+    unknown "when" results that differ."""
+    where = f"collectives[{k}]"
+    if not isinstance(obj, dict):
+        raise PlanError(f"{where}: must be an object")
+    for key in obj:
+        if key not in DECLARATION_KEYS:
+            raise PlanError(f"{where}: unknown key {_clip(key)}")
+    for key in ("kind", "group", "when"):
+        if not isinstance(obj.get(key), str):
+            raise PlanError(f"{where}: \"{key}\" must be a string")
+    if obj["kind"] not in COLLECTIVE_OPS:
+        raise PlanError(f"{where}: unknown collective kind "
+                        f"{_clip(obj['kind'])}; expected "
+                        f"{', '.join(COLLECTIVE_OPS)}")
+    if obj["when"] not in COLLECTIVE_TIMINGS:
+        raise PlanError(f"{where}: unknown \"when\" {_clip(obj['when'])}; "
+                        f"expected {', '.join(COLLECTIVE_TIMINGS)}")
+    if obj["group"] not in groups:
+        raise PlanError(f"{where}: names group {_clip(obj['group'])}, which "
+                        f"the plan does not declare")
+    return Declaration(
+        kind=obj["kind"], group=obj["group"], when=obj["when"],
+        stage=_int(obj, "stage", where, -1, low=0, high=stages - 1,
+                   why=f"the plan has {stages} stages")
+        if "stage" in obj else -1,
+        bytes=_int(obj, "bytes", where, low=0, high=MAX_BYTES,
+                   why="an int64"))
 
 
 def _mesh_error(axes: List[Tuple[str, int]]) -> str:
@@ -373,17 +442,8 @@ def parse_plan(data: object) -> Plan:
                 for s in members):
             raise PlanError(f"groups[{k}]: members must be lists of rank ids")
         groups[g["name"]] = members
-    declarations = []
-    for k, d in enumerate(_list(data, "collectives", "plan")):
-        if not isinstance(d, dict) or not isinstance(d.get("group"), str) \
-                or d["group"] not in groups:
-            raise PlanError(f"collectives[{k}]: must name a declared group")
-        declarations.append(Declaration(
-            kind=str(d.get("kind")), group=d["group"],
-            when=str(d.get("when")),
-            stage=_int(d, "stage", f"collectives[{k}]", -1, low=-1),
-            bytes=_int(d, "bytes", f"collectives[{k}]", -1, low=-1,
-                       high=MAX_BYTES, why="an int64")))
+    declarations = [_declaration(d, k, groups, stages) for k, d in
+                    enumerate(_list(data, "collectives", "plan"))]
     programs = []
     for r, rank in enumerate(ranks):
         instructions = rank.get("instructions")

@@ -67,6 +67,20 @@ class GenerateTest(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "pp must be an int, not str"):
             schedc.generate("1f1b", pp="2", microbatches=2)
 
+    def test_limits_are_the_command_lines(self) -> None:
+        # schedc generate's limits (the sched dialect's): more than 2^20
+        # stages or 2^26 microbatches was generated here, refused there.
+        with self.assertRaisesRegex(ValueError, "pipeline has 2097152 x 1 "
+                                    "stages; at most 1048576 are supported"):
+            schedc.generate("gpipe", pp=1 << 21, microbatches=1)
+        with self.assertRaisesRegex(ValueError, "pipeline has 2 x 1048576 "
+                                    "stages; at most 1048576"):
+            schedc.generate("interleaved-1f1b", pp=2, vpp=1 << 20,
+                            microbatches=2)
+        with self.assertRaisesRegex(ValueError, "pipeline has 67108865 "
+                                    "microbatches; at most 67108864"):
+            schedc.generate("gpipe", pp=1, microbatches=(1 << 26) + 1)
+
     def test_dualpipe_v_is_linear_in_ranks(self) -> None:
         # Each rank's prefix grew with pp: quadratic in all, 714 MB at pp
         # 8,192 and "LLVM ERROR: out of memory" at 16,384, which killed the
