@@ -110,9 +110,10 @@ fuzz: fuzz-build
 	if [ -n "$$failed" ]; then echo "fuzzers with findings:$$failed"; exit 1; fi
 
 bench: build
-	ninja -C $(BUILD_DIR) -j $(JOBS) schedc-bench planner-bench
+	ninja -C $(BUILD_DIR) -j $(JOBS) schedc-bench planner-bench synthesis-bench
 	$(BUILD_DIR)/bin/schedc-bench
 	$(BUILD_DIR)/bin/planner-bench
+	$(BUILD_DIR)/bin/synthesis-bench
 	python3 bench/fidelity/fidelity.py $(BUILD_DIR)/bin/schedc
 	python3 bench/fidelity/fidelity.py --layout-only $(BUILD_DIR)/bin/schedc
 	@# The verifier against the torch executor on 2,000 mutated plans
