@@ -113,9 +113,10 @@ fuzz: fuzz-build
 	if [ -n "$$failed" ]; then echo "fuzzers with findings:$$failed"; exit 1; fi
 
 bench: build
-	ninja -C $(BUILD_DIR) -j $(JOBS) schedc-bench planner-bench
+	ninja -C $(BUILD_DIR) -j $(JOBS) schedc-bench planner-bench synthesis-bench
 	$(BUILD_DIR)/bin/schedc-bench
 	$(BUILD_DIR)/bin/planner-bench
+	$(BUILD_DIR)/bin/synthesis-bench
 	@# Every run: the recipe runs (runs.json) and the whole published tables
 	@# (tables.json), development and held-out splits reported apart
 	@# (docs/fidelity-protocol.md); then the recipe runs without recipes.

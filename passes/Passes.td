@@ -600,16 +600,17 @@ def Synthesize : Pass<"sched-synthesize", "mlir::ModuleOp"> {
     stream per rank, and a memory limit per rank (`memory-limit`, else the
     pipeline's `memory_limit`, else none), on the pipeline's placement
     (loop or v). A list scheduler with local search finds a schedule; a
-    lower bound (critical path, each rank's work with heads and tails,
-    memory-forced round trips) states how far from optimal it can be; while
+    lower bound (critical path, the round trips memory forces, each
+    rank's work with heads and tails) states how far from optimal it can be; while
     that gap is open, Z3 searches for a shorter schedule or a proof that
     none is (`solver=exact`, within `time-limit`). The result replaces the
     pipeline like every lowering, so `sched-insert-p2p`,
     `sched-insert-collectives` and `sched-verify` run unchanged; the
     schedule's `sched.synthesis` attribute records makespan, bound, gap,
-    solvers and why Z3 stopped (`z3`: optimal, gap reached, time limit). Memory counts parameters and activations (F allocates, I frees
-    all but the weight-gradient part, W or B the rest); receive buffers are
-    left to the verifier. A limit below what one microbatch needs is one
+    solvers and why Z3 stopped (`z3`: optimal, gap reached, time limit).
+    Memory counts parameters and activations (F allocates, I frees all but
+    the weight-gradient part, W or B the rest); receive buffers are left
+    to the verifier. A limit below what one microbatch needs is one
     error naming the smallest feasible limit. Global-batch aux heads are
     not synthesized yet (an error at the head).
 
@@ -650,9 +651,10 @@ def Synthesize : Pass<"sched-synthesize", "mlir::ModuleOp"> {
            /*default=*/"0.5",
            "Part of an activation kept from I until W when stages have no "
            "sizes">,
-    Option<"memoryBudget", "memory-budget", "int64_t",
+    Option<"memoryBudget", "memory-budget", "::sched::MemoryBudgetOption",
            /*default=*/"::sched::kDefaultMemoryBudget",
-           "Working memory the synthesis may use, in bytes (default 2 GiB)">,
+           "Working memory the synthesis may use: bytes, or a number with a "
+           "K, M, G or T suffix (default 2G)">,
   ];
 }
 

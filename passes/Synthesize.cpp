@@ -37,6 +37,7 @@ private:
 
   SynthesisOptions options;
   std::optional<MemoryLimit> limit;
+  int64_t budgetBytes = kDefaultMemoryBudget;
 };
 } // namespace
 
@@ -66,6 +67,10 @@ LogicalResult SynthesizePass::checkOptions(Location loc) {
   if (!(weightGradFraction >= 0 && weightGradFraction <= 1))
     return fail("weight-grad-fraction must be a number in [0, 1], got " +
                 number(weightGradFraction));
+  llvm::Expected<int64_t> budget = memoryBudgetBytes(memoryBudget);
+  if (!budget)
+    return fail(llvm::toString(budget.takeError()));
+  budgetBytes = *budget;
   if (!memoryLimit.empty()) {
     llvm::Expected<MemoryLimit> parsedLimit = MemoryLimit::parse(memoryLimit);
     if (!parsedLimit)
@@ -97,7 +102,7 @@ LogicalResult SynthesizePass::synthesize(PipelineOp pipeline) {
                  (spec.splitBackward ? 3 : 2);
   size.microbatches = spec.microbatches;
   if (llvm::Error error = checkMemoryBudget(
-          MemoryPath::Lower, size, memoryBudget,
+          MemoryPath::Lower, size, budgetBytes,
           "synthesizing @" + pipeline.getSymName().str(),
           "the pass option memory-budget=SIZE"))
     return pipeline.emitOpError()

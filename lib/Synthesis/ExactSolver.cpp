@@ -307,7 +307,8 @@ ExactSolverResult sched::solveExactly(const PipelineProblem &problem,
   result.solution = incumbent;
   result.makespan = incumbent.makespan(ops);
   result.lowerBound = std::min(lowerBound, result.makespan);
-  const PathLengths paths = computePathLengths(problem);
+  // The canonical model's windows: the search is over canonical schedules.
+  const PathLengths paths = computePathLengths(problem, PathModel::Canonical);
   const StageReach reach(problem);
   MakespanQuery query(problem, paths, reach);
   auto gap = [&]() { return relativeGap(result.makespan, result.lowerBound); };

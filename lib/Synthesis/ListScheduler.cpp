@@ -305,12 +305,7 @@ rankBoundCriticalPairs(const PipelineProblem &problem,
 std::vector<std::pair<std::string, ProblemSolution>>
 sched::strategySeeds(const PipelineProblem &problem) {
   const SynthesisSpec &spec = problem.getSpec();
-  PipelineShape shape;
-  shape.pp = spec.pp;
-  shape.vpp = spec.vpp;
-  shape.microbatches = spec.microbatches;
-  shape.placement = spec.placement;
-  shape.stageCosts = spec.stages;
+  const PipelineShape shape = spec.shape();
   std::vector<std::pair<std::string, ProblemSolution>> seeds;
   for (Strategy strategy : allStrategies()) {
     if (llvm::Error error = checkPipelineShape(strategy, shape)) {

@@ -2,51 +2,101 @@
 
 #include "lib/Synthesis/LowerBound.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <algorithm>
 #include <limits>
 #include <queue>
 
 using namespace sched;
 
-/// The operations of `problem` in an order where every dependence points
-/// forward.
-static std::vector<uint32_t> topologicalOrder(const PipelineProblem &problem) {
-  const size_t n = problem.getOperations().size();
-  std::vector<uint32_t> waiting(n, 0), order;
-  order.reserve(n);
+namespace {
+/// A precedence: `to` starts `latency` after `from` ends.
+struct Edge {
+  uint32_t to;
+  double latency;
+};
+} // namespace
+
+/// The precedences of `model`, by the operation they leave.
+static std::vector<llvm::SmallVector<Edge, 4>>
+precedences(const PipelineProblem &problem, PathModel model) {
+  llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
+  std::vector<llvm::SmallVector<Edge, 4>> out(ops.size());
   for (const ProblemDependence &dep : problem.getDependences())
-    ++waiting[dep.to];
-  for (uint32_t op = 0; op < n; ++op)
+    out[dep.from].push_back({dep.to, dep.latency});
+  if (model == PathModel::Dependences)
+    return out;
+  const int32_t m = problem.getNumMicrobatches();
+  for (uint32_t op = 0; op < ops.size(); ++op)
+    if (ops[op].microbatch + 1 < m)
+      out[op].push_back({problem.getOperation(ops[op].kind, ops[op].stage,
+                                              ops[op].microbatch + 1),
+                         0.0});
+  const ActionKind backward = problem.getBackwardKinds().front();
+  for (int32_t r = 0; r < problem.getNumRanks(); ++r) {
+    const std::optional<int64_t> limit = problem.getMemoryLimit(r);
+    if (!limit)
+      continue;
+    const int64_t room = *limit - problem.getStaticMemory(r);
+    for (int32_t s : problem.getStagesOf(r)) {
+      const int64_t activation =
+          ops[problem.getOperation(ActionKind::Forward, s, 0)].memoryDelta;
+      if (activation <= 0 || room < activation)
+        continue;
+      const int64_t k = room / activation;
+      if (k >= m)
+        continue;
+      ActionKind frees = backward;
+      if (problem.getSpec().splitBackward) {
+        const int64_t residue =
+            -ops[problem.getOperation(ActionKind::BackwardWeight, s, 0)]
+                 .memoryDelta;
+        if (__int128(activation) + __int128(residue) * k > room)
+          frees = ActionKind::BackwardWeight;
+      }
+      for (int32_t j = 0; j + k < m; ++j)
+        out[problem.getOperation(frees, s, j)].push_back(
+            {problem.getOperation(ActionKind::Forward, s,
+                                  static_cast<int32_t>(j + k)),
+             0.0});
+    }
+  }
+  return out;
+}
+
+PathLengths sched::computePathLengths(const PipelineProblem &problem,
+                                      PathModel model) {
+  llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
+  const std::vector<llvm::SmallVector<Edge, 4>> out =
+      precedences(problem, model);
+  // Kahn's order: every edge stays within a microbatch (the dependences
+  // are acyclic) or goes to a later one.
+  std::vector<uint32_t> waiting(ops.size(), 0), order;
+  order.reserve(ops.size());
+  for (const auto &edges : out)
+    for (const Edge &e : edges)
+      ++waiting[e.to];
+  for (uint32_t op = 0; op < ops.size(); ++op)
     if (waiting[op] == 0)
       order.push_back(op);
   for (size_t i = 0; i < order.size(); ++i)
-    for (uint32_t dep : problem.getSuccessors(order[i])) {
-      const uint32_t to = problem.getDependences()[dep].to;
-      if (--waiting[to] == 0)
-        order.push_back(to);
-    }
-  return order;
-}
-
-PathLengths sched::computePathLengths(const PipelineProblem &problem) {
-  llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
-  llvm::ArrayRef<ProblemDependence> deps = problem.getDependences();
-  const std::vector<uint32_t> order = topologicalOrder(problem);
+    for (const Edge &e : out[order[i]])
+      if (--waiting[e.to] == 0)
+        order.push_back(e.to);
   PathLengths paths;
   paths.head.assign(ops.size(), 0);
   paths.tail.assign(ops.size(), 0);
   for (uint32_t op : order)
-    for (uint32_t dep : problem.getSuccessors(op))
-      paths.head[deps[dep].to] =
-          std::max(paths.head[deps[dep].to],
-                   paths.head[op] + ops[op].duration + deps[dep].latency);
+    for (const Edge &e : out[op])
+      paths.head[e.to] = std::max(paths.head[e.to], paths.head[op] +
+                                                        ops[op].duration +
+                                                        e.latency);
   for (auto it = order.rbegin(); it != order.rend(); ++it)
-    for (uint32_t dep : problem.getSuccessors(*it)) {
-      const uint32_t to = deps[dep].to;
-      paths.tail[*it] = std::max(paths.tail[*it], deps[dep].latency +
-                                                      ops[to].duration +
-                                                      paths.tail[to]);
-    }
+    for (const Edge &e : out[*it])
+      paths.tail[*it] = std::max(paths.tail[*it], e.latency +
+                                                      ops[e.to].duration +
+                                                      paths.tail[e.to]);
   return paths;
 }
 
@@ -110,13 +160,18 @@ static double memoryWaitBound(const PipelineProblem &problem, int32_t r,
     firstForward = std::min(firstForward, paths.head[f]);
     items.push_back({ops[f].duration, ops[f].memoryDelta});
     work += m * ops[f].duration;
-    shortestTail = std::min(shortestTail, paths.tail[f]);
+    // The last microbatch's tails are the shortest (in the canonical
+    // model later microbatches have less after them).
+    shortestTail = std::min(
+        shortestTail,
+        paths.tail[problem.getOperation(ActionKind::Forward, s, m - 1)]);
     for (ActionKind kind : problem.getBackwardKinds()) {
       const uint32_t b = problem.getOperation(kind, s, 0);
       if (kind != ActionKind::BackwardWeight)
         firstBackward = std::min(firstBackward, paths.head[b]);
       work += m * ops[b].duration;
-      shortestTail = std::min(shortestTail, paths.tail[b]);
+      shortestTail = std::min(
+          shortestTail, paths.tail[problem.getOperation(kind, s, m - 1)]);
     }
   }
   // The most forward time the memory holds: a fractional knapsack, most
@@ -140,68 +195,26 @@ static double memoryWaitBound(const PipelineProblem &problem, int32_t r,
   return firstBackward + (work - forwardWork) + shortestTail;
 }
 
-/// Rank `r` holds at most floor(room / activation) forwards of stage `s`
-/// whose input gradient has not run, so (microbatches of a stage running
-/// in order loses no schedule) the forward of microbatch j + K waits for
-/// the input gradient of microbatch j, K = floor(room / activation): a
-/// round trip down the pipeline and back. When the weight-gradient residues
-/// of K microbatches do not fit either, it waits for W too.
-static double memoryRoundTripBound(const PipelineProblem &problem, int32_t r,
-                                   const PathLengths &paths) {
-  const std::optional<int64_t> limit = problem.getMemoryLimit(r);
-  if (!limit)
-    return 0;
-  llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
-  const int64_t room = *limit - problem.getStaticMemory(r);
-  const int32_t m = problem.getNumMicrobatches();
-  const ActionKind backward = problem.getBackwardKinds().front();
-  double bound = 0;
-  for (int32_t s : problem.getStagesOf(r)) {
-    const uint32_t f = problem.getOperation(ActionKind::Forward, s, 0);
-    const int64_t activation = ops[f].memoryDelta;
-    if (activation <= 0)
-      continue;
-    const int64_t k = room / activation;
-    if (k < 1 || k >= m)
-      continue;
-    const uint32_t b = problem.getOperation(backward, s, 0);
-    double trip = paths.head[b] + ops[b].duration - paths.head[f];
-    double tail = paths.tail[b];
-    if (problem.getSpec().splitBackward) {
-      const uint32_t w =
-          problem.getOperation(ActionKind::BackwardWeight, s, 0);
-      const int64_t residue = -ops[w].memoryDelta;
-      // With I of microbatches j .. j+K-1 run and W of j not, the forward
-      // of j + K would hold one activation and K residues.
-      if (__int128(activation) + __int128(residue) * k > room) {
-        trip += ops[w].duration;
-        tail = std::max(0.0, tail - ops[w].duration);
-      }
-    }
-    const int64_t rounds = (m - 1) / k, rest = (m - 1) % k;
-    const double lastForward =
-        paths.head[f] + rounds * trip + rest * ops[f].duration;
-    bound = std::max(bound, lastForward + trip + tail);
-  }
-  return bound;
-}
-
 LowerBound sched::computeLowerBound(const PipelineProblem &problem) {
   llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
-  const PathLengths paths = computePathLengths(problem);
+  const PathLengths plain = computePathLengths(problem);
+  const PathLengths paths =
+      computePathLengths(problem, PathModel::Canonical);
   LowerBound bound;
-  for (uint32_t op = 0; op < ops.size(); ++op)
+  for (uint32_t op = 0; op < ops.size(); ++op) {
     bound.criticalPath =
         std::max(bound.criticalPath,
-                 paths.head[op] + ops[op].duration + paths.tail[op]);
-  bound.value = bound.criticalPath;
+                 plain.head[op] + ops[op].duration + plain.tail[op]);
+    bound.memoryPath = std::max(
+        bound.memoryPath, paths.head[op] + ops[op].duration + paths.tail[op]);
+  }
+  bound.value = std::max(bound.criticalPath, bound.memoryPath);
   std::vector<std::vector<uint32_t>> onRank(problem.getNumRanks());
   for (uint32_t op = 0; op < ops.size(); ++op)
     onRank[ops[op].rank].push_back(op);
   for (int32_t r = 0; r < problem.getNumRanks(); ++r) {
     const double work = jacksonPreemptive(onRank[r], ops, paths);
-    const double memory = std::max(memoryWaitBound(problem, r, paths),
-                                   memoryRoundTripBound(problem, r, paths));
+    const double memory = memoryWaitBound(problem, r, paths);
     bound.rankWork = std::max(bound.rankWork, work);
     bound.memoryWait = std::max(bound.memoryWait, memory);
     if (std::max(work, memory) > bound.value) {

@@ -3,8 +3,9 @@
 // Bounds every schedule of a PipelineProblem from below, so that a solver's
 // answer carries its gap, (makespan - bound) / makespan: the critical path
 // of one microbatch, each rank's work as a one-machine problem with heads
-// and tails (Jackson's preemptive schedule), and the wait memory forces on
-// a rank that cannot hold enough forwards to cover its first backward.
+// and tails (Jackson's preemptive schedule), and the waits memory forces:
+// a rank that cannot hold enough forwards to cover its first backward, and
+// the round trips a microbatch makes before its memory is free again.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,9 +25,24 @@ struct PathLengths {
   std::vector<double> tail;
 };
 
-/// The heads and tails of `problem`'s operations (its dependences are
-/// acyclic by construction).
-PathLengths computePathLengths(const PipelineProblem &problem);
+/// Which precedences path lengths follow.
+enum class PathModel : uint8_t {
+  /// The problem's dependences.
+  Dependences,
+  /// Those, plus what every schedule in canonical form obeys: each kind of
+  /// a stage runs its microbatches in order (no schedule is lost,
+  /// docs/synthesis.md), and memory forces round trips: a rank whose room
+  /// holds K activations of stage s cannot run F(s, j + K) before I(s, j)
+  /// (or B) has freed one, nor before W(s, j) when one activation and K
+  /// weight-gradient residues do not fit. Bounds computed on these hold for
+  /// the optimum, since some optimal schedule is canonical.
+  Canonical,
+};
+
+/// The heads and tails of `problem`'s operations under `model` (acyclic:
+/// every edge stays within a microbatch or goes to a later one).
+PathLengths computePathLengths(const PipelineProblem &problem,
+                               PathModel model = PathModel::Dependences);
 
 /// A lower bound on the makespan and where it comes from.
 struct LowerBound {
@@ -35,10 +51,13 @@ struct LowerBound {
   /// The longest dependence path (one microbatch through every stage and
   /// back).
   double criticalPath = 0;
+  /// The longest path of the canonical model (PathModel::Canonical): the
+  /// microbatches in order and the round trips memory forces.
+  double memoryPath = 0;
   /// The largest one-machine bound of a rank: its operations with their
-  /// heads and tails, run preemptively, most urgent tail first.
+  /// canonical heads and tails, run preemptively, most urgent tail first.
   double rankWork = 0;
-  /// The largest memory-forced bound: a rank runs only forwards before its
+  /// The largest memory-forced wait: a rank runs only forwards before its
   /// first backward can start, no more of them than its memory holds, and
   /// all its other work after.
   double memoryWait = 0;

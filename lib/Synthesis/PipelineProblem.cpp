@@ -19,6 +19,16 @@ double ProblemSolution::makespan(
   return end;
 }
 
+PipelineShape SynthesisSpec::shape() const {
+  PipelineShape result;
+  result.pp = pp;
+  result.vpp = vpp;
+  result.microbatches = microbatches;
+  result.placement = placement;
+  result.stageCosts = stages;
+  return result;
+}
+
 bool sched::declaresSizes(llvm::ArrayRef<StageCost> stages) {
   for (const StageCost &cost : stages)
     if (cost.activation > 0 || cost.parameters > 0)

@@ -51,6 +51,8 @@ struct SynthesisSpec {
   double weightGradFraction = 0.5;
 
   int32_t numStages() const { return pp * vpp; }
+  /// The pipeline's shape, as the generators take it.
+  PipelineShape shape() const;
 };
 
 /// How a pipeline is to be synthesized, besides its shape.
