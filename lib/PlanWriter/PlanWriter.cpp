@@ -6,6 +6,8 @@
 #include "dialects/Sched/SchedOps.h"
 #include "lib/CostModel/Memory.h"
 #include "lib/Export/JsonPlan.h"
+#include "lib/Render/ChromeTrace.h"
+#include "lib/Render/PictureLabels.h"
 #include "lib/Planner/Evaluation.h"
 #include "lib/Render/SvgTimeline.h"
 #include "lib/Schedule/DataParallelAxes.h"
@@ -18,6 +20,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <fmt/format.h>
 
 #include <cmath>
 
@@ -138,6 +142,15 @@ static void declareDataParallel(OpBuilder &builder, Location loc,
   }
 }
 
+std::string sched::planTitle(const CostModel &model, const Candidate &c) {
+  const TrainingSpec &t = model.getTraining();
+  const ClusterSpec &cluster = model.getCluster();
+  return fmt::format("{} on {} x {} ({}): {}, {}, step {:.2f} s",
+                     model.getModel().name, groupThousands(t.devices),
+                     cluster.deviceName, cluster.name, c.layout.str(),
+                     c.scheduleName().str(), c.stepTime);
+}
+
 bool sched::gathersParameters(const Candidate &candidate) {
   const Layout &layout = candidate.layout;
   if (layout.zero < 3 || layout.dp <= 1)
@@ -190,6 +203,11 @@ static OwningOpRef<ModuleOp> buildPipeline(MLIRContext &context,
       static_cast<uint64_t>(c.layout.pp), static_cast<uint64_t>(vpp),
       static_cast<uint64_t>(c.layout.microbatches), Placement::Loop,
       memoryLimit);
+  // Times in seconds and the planner's transfer time, so that a simulation
+  // of the written plan (schedc simulate, show) is the planner's.
+  pipeline->setAttr(kTimeUnitAttr, builder.getStringAttr("s"));
+  pipeline->setAttr(kTransferTimeAttr,
+                    builder.getF64FloatAttr(planned.transferTime));
   builder.createBlock(&pipeline.getBody());
   const int64_t numStages = c.layout.pp * vpp;
   if (c.layout.dp > 1)
@@ -215,6 +233,9 @@ llvm::Error sched::writePlan(MLIRContext &context, const CostModel &model,
   llvm::Expected<Schedule> planned = buildSchedule(model, c);
   if (!planned)
     return planned.takeError();
+  planned->secondsPerUnit = 1;
+  planned->transferTime =
+      model.p2pTime(c.layout, candidateStages(model, c).front().outputBytes);
   OwningOpRef<ModuleOp> module =
       buildPipeline(context, model, c, *planned, *hybrid);
   registerSchedPasses();
@@ -226,8 +247,8 @@ llvm::Error sched::writePlan(MLIRContext &context, const CostModel &model,
       "},sched-assign-buffers,sched-verify";
   if (failed(parsePassPipeline(passes, pm)) || failed(pm.run(*module)))
     return llvm::make_error<PlanDiagnosedError>(/*rejected=*/true);
-  FailureOr<RuntimePlan> runtimePlan =
-      readRuntimePlan(*module->getOps<ScheduleOp>().begin());
+  ScheduleOp scheduleOp = *module->getOps<ScheduleOp>().begin();
+  FailureOr<RuntimePlan> runtimePlan = readRuntimePlan(scheduleOp);
   if (failed(runtimePlan))
     return llvm::make_error<PlanDiagnosedError>(/*rejected=*/false);
   runtimePlan->verdict.verified = true;
@@ -235,16 +256,30 @@ llvm::Error sched::writePlan(MLIRContext &context, const CostModel &model,
   if (!gathersParameters(c))
     runtimePlan->verdict.memoryLimit = model.memoryLimit();
 
-  module->print(outputs.ir);
-  if (llvm::Error error = writeJsonPlan(outputs.runtimePlan, *runtimePlan))
-    return error;
+  if (outputs.ir)
+    module->print(*outputs.ir);
+  if (outputs.runtimePlan)
+    if (llvm::Error error = writeJsonPlan(*outputs.runtimePlan, *runtimePlan))
+      return error;
+  if (!outputs.timeline && !outputs.trace)
+    return llvm::Error::success();
+  // The pictures show the lowered schedule, collectives and optimizer
+  // steps included, at the times the IR declares.
+  FailureOr<Schedule> lowered = readSchedule(scheduleOp);
+  if (failed(lowered))
+    return llvm::make_error<PlanDiagnosedError>(/*rejected=*/false);
   SimulationOptions timing;
-  timing.comm = model.p2pTime(c.layout,
-                              candidateStages(model, c).front().outputBytes);
+  timing.blockingSends = model.getTraining().blockingPipelineSends;
   timing.recordMemory = true;
-  llvm::Expected<Timeline> timeline = simulate(*planned, timing);
+  llvm::Expected<Timeline> timeline = simulate(*lowered, timing);
   if (!timeline)
     return timeline.takeError();
-  writeSvgTimeline(outputs.timeline, "plan", *planned, *timeline);
+  PictureLabels labels;
+  labels.title = planTitle(model, c);
+  labels.tail = std::max(0.0, c.stepTime - c.makespan);
+  if (outputs.timeline)
+    writeSvgTimeline(*outputs.timeline, "plan", *lowered, *timeline, labels);
+  if (outputs.trace)
+    writeChromeTrace(*outputs.trace, "plan", *lowered, *timeline, labels);
   return llvm::Error::success();
 }

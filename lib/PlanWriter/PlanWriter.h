@@ -25,15 +25,23 @@ class MLIRContext;
 
 namespace sched {
 
-/// Where writePlan writes each form of the plan.
+/// Where writePlan writes each form of the plan; a form without a stream
+/// is not written.
 struct PlanOutputs {
   /// The lowered and verified module (PREFIX.mlir).
-  llvm::raw_ostream &ir;
+  llvm::raw_ostream *ir = nullptr;
   /// The verified runtime plan (PREFIX.json).
-  llvm::raw_ostream &runtimePlan;
-  /// An SVG timeline at the simulated times (PREFIX.svg).
-  llvm::raw_ostream &timeline;
+  llvm::raw_ostream *runtimePlan = nullptr;
+  /// An SVG timeline of the lowered schedule at the simulated times, in
+  /// seconds, with the step's time after the pipeline (PREFIX.svg).
+  llvm::raw_ostream *timeline = nullptr;
+  /// The same as a Chrome trace in real time (PREFIX.trace).
+  llvm::raw_ostream *trace = nullptr;
 };
+
+/// The title of a plan's pictures: model, devices, cluster, layout,
+/// schedule and step time.
+std::string planTitle(const CostModel &model, const Candidate &candidate);
 
 /// A failure already reported as diagnostics through the MLIR context:
 /// the passes rejected the plan (`rejected`), or its lowered IR could not
@@ -63,7 +71,10 @@ bool gathersParameters(const Candidate &candidate);
 
 /// Lowers `candidate` through the IR in `context` (which must have the
 /// sched dialect loaded and a diagnostic handler), verifies it, and writes
-/// its three forms to `outputs`. Fails with PlanDiagnosedError, or with a
+/// the forms `outputs` asks for. The stage times are seconds
+/// (`sched.time_unit = "s"`) and the pipeline declares the planner's
+/// transfer time (`sched.transfer_time`), so that simulating the written IR
+/// gives the planner's makespan. Fails with PlanDiagnosedError, or with a
 /// one-line message when the schedule cannot be built or drawn.
 llvm::Error writePlan(mlir::MLIRContext &context, const CostModel &model,
                       const Candidate &candidate, PlanOutputs outputs);
