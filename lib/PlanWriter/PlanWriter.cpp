@@ -6,6 +6,7 @@
 #include "dialects/Sched/SchedOps.h"
 #include "lib/CostModel/Memory.h"
 #include "lib/Export/JsonPlan.h"
+#include "lib/Export/TorchCsv.h"
 #include "lib/Render/ChromeTrace.h"
 #include "lib/Render/PictureLabels.h"
 #include "lib/Planner/Evaluation.h"
@@ -151,6 +152,88 @@ std::string sched::planTitle(const CostModel &model, const Candidate &c) {
                      c.scheduleName().str(), c.stepTime);
 }
 
+LaunchPlan sched::launchPlan(const CostModel &model, const Candidate &c) {
+  const Layout &layout = c.layout;
+  const TrainingSpec &training = model.getTraining();
+  LaunchPlan plan;
+  plan.title = planTitle(model, c);
+  plan.dp = layout.dp;
+  plan.tp = layout.tp;
+  plan.pp = layout.pp;
+  plan.vpp = c.strategy == Strategy::DualPipe ? 1 : layout.vpp;
+  plan.ep = layout.ep;
+  plan.etp = layout.etp;
+  plan.cp = layout.cp;
+  plan.strategy = c.scheduleName().str();
+  plan.vPlacement = c.strategy != Strategy::DualPipe &&
+                    defaultVpp(c.strategy) == 2 && plan.vpp == 2;
+  plan.replicas = c.strategy == Strategy::DualPipe ? 2 : 1;
+  plan.sequenceParallel = layout.sequenceParallel;
+  plan.zero = layout.zero;
+  plan.shardGroup = layout.shardGroup;
+  plan.microbatchSize = layout.microbatchSize;
+  plan.microbatches = layout.microbatches;
+  plan.globalBatchSequences = training.globalBatchSequences();
+  plan.seqLen = training.seqLen;
+  for (const StageEstimate &stage : candidateStages(model, c))
+    plan.stageLayers.push_back(stage.numLayers);
+  plan.numLayers = model.getModel().layers;
+  plan.mtpLayers = model.getModel().mtpLayers;
+  plan.moe = model.getModel().moe.has_value();
+  const Recompute recompute = layout.recompute;
+  if (recompute.isNamed()) {
+    plan.recompute = "named";
+  } else if (recompute.isBlock()) {
+    plan.recompute = "block";
+    plan.blockLayers = recompute.blockSize();
+  } else if (recompute.isFull()) {
+    plan.recompute = "full";
+  } else if (!recompute.isNone()) {
+    plan.recompute = "modules";
+    const std::string names = recompute == Recompute::Selective
+                                  ? std::string("core_attn")
+                                  : recomputeName(recompute);
+    llvm::SmallVector<llvm::StringRef> modules;
+    llvm::StringRef(names).split(modules, ',');
+    for (llvm::StringRef module : modules)
+      plan.recomputeModules.push_back(module.str());
+  }
+  plan.offloadLayers = layout.offloadLayers;
+  plan.fp8 = training.precision == Precision::FP8;
+  plan.tensorParallelOverlap = training.tensorParallelOverlap;
+  plan.bf16MainGrads = training.mainGradientBytes == 2;
+  plan.bf16Moments = training.optimizerMomentBytes == 2;
+  return plan;
+}
+
+/// Writes the lowered `schedule` as PyTorch pipelining CSV with its
+/// transfers. The data-parallel reductions and the optimizer step are not
+/// cells: PyTorch's training loop runs them (DDP or FSDP, then
+/// optimizer.step()). What else the CSV cannot say (pipeline replicas) is
+/// refused by writeTorchCsv.
+static llvm::Error writePlanCsv(llvm::raw_ostream &os,
+                                const Schedule &schedule) {
+  Schedule cells = schedule;
+  for (RankProgram &rank : cells.ranks)
+    llvm::erase_if(rank.actions, [](const Action &action) {
+      switch (action.kind) {
+      case ActionKind::AllReduce:
+      case ActionKind::ReduceScatter:
+      case ActionKind::AllGather:
+      case ActionKind::Barrier:
+      case ActionKind::OptimizerStep:
+        return true;
+      default:
+        return false;
+      }
+    });
+  if (llvm::Error error =
+          writeTorchCsv(os, cells, TorchCsvContent::ComputeAndComms))
+    return llvm::createStringError("--emit torch-csv: " +
+                                   llvm::toString(std::move(error)));
+  return llvm::Error::success();
+}
+
 bool sched::gathersParameters(const Candidate &candidate) {
   const Layout &layout = candidate.layout;
   if (layout.zero < 3 || layout.dp <= 1)
@@ -261,13 +344,21 @@ llvm::Error sched::writePlan(MLIRContext &context, const CostModel &model,
   if (outputs.runtimePlan)
     if (llvm::Error error = writeJsonPlan(*outputs.runtimePlan, *runtimePlan))
       return error;
-  if (!outputs.timeline && !outputs.trace)
+  if (!outputs.timeline && !outputs.trace && !outputs.torchCsv)
     return llvm::Error::success();
-  // The pictures show the lowered schedule, collectives and optimizer
-  // steps included, at the times the IR declares.
+  // The pictures and the CSV show the lowered schedule, collectives and
+  // optimizer steps included, at the times the IR declares.
   FailureOr<Schedule> lowered = readSchedule(scheduleOp);
   if (failed(lowered))
     return llvm::make_error<PlanDiagnosedError>(/*rejected=*/false);
+  if (outputs.torchCsv)
+    if (llvm::Error error = writePlanCsv(*outputs.torchCsv, *lowered)) {
+      if (!outputs.refusals)
+        return error;
+      outputs.refusals->push_back(llvm::toString(std::move(error)));
+    }
+  if (!outputs.timeline && !outputs.trace)
+    return llvm::Error::success();
   SimulationOptions timing;
   timing.blockingSends = model.getTraining().blockingPipelineSends;
   timing.recordMemory = true;

@@ -14,6 +14,7 @@
 #define LIB_PLANWRITER_PLANWRITER_H
 
 #include "lib/CostModel/CostModel.h"
+#include "lib/Export/LaunchPlan.h"
 #include "lib/Planner/Candidate.h"
 
 #include "llvm/Support/Error.h"
@@ -37,7 +38,19 @@ struct PlanOutputs {
   llvm::raw_ostream *timeline = nullptr;
   /// The same as a Chrome trace in real time (PREFIX.trace).
   llvm::raw_ostream *trace = nullptr;
+  /// PyTorch pipelining CSV with a SEND/RECV cell per transfer
+  /// (PREFIX.csv): the lowered schedule without the data-parallel
+  /// reductions and the optimizer step, which PyTorch's training loop runs
+  /// (DDP/FSDP and optimizer.step()).
+  llvm::raw_ostream *torchCsv = nullptr;
+  /// Where a form the plan cannot be stated in (a CSV of DualPipe's two
+  /// replicas) says why, "--emit torch-csv: ..."; that form is then not
+  /// written and the others are. Without it, such a form fails writePlan.
+  std::vector<std::string> *refusals = nullptr;
 };
+
+/// `candidate` in the terms launchers take (lib/Export/LaunchPlan.h).
+LaunchPlan launchPlan(const CostModel &model, const Candidate &candidate);
 
 /// The title of a plan's pictures: model, devices, cluster, layout,
 /// schedule and step time.

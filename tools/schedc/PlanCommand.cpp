@@ -13,6 +13,8 @@
 
 #include "dialects/Sched/SchedDialect.h"
 #include "lib/CostModel/CostModel.h"
+#include "lib/Export/MegatronArgs.h"
+#include "lib/Export/TorchtitanConfig.h"
 #include "lib/PlanWriter/PlanWriter.h"
 #include "lib/Planner/FewerDevices.h"
 #include "lib/Planner/Planner.h"
@@ -163,7 +165,10 @@ static cl::opt<std::string> emitPlanFlag(
     cl::desc("With --write-plan, the forms to write, comma-separated: mlir "
              "(PREFIX.mlir), json (runtime plan, PREFIX.json), svg "
              "(timeline, PREFIX.svg), trace (Chrome trace in real time, "
-             "PREFIX.trace); default mlir,json,svg"),
+             "PREFIX.trace), torch-csv (PyTorch pipelining CSV with "
+             "transfers, PREFIX.csv), megatron (Megatron-Core flags, "
+             "PREFIX.megatron.sh), torchtitan (job config, "
+             "PREFIX.torchtitan.toml); default mlir,json,svg"),
     cl::value_desc("forms"), cl::init("mlir,json,svg"));
 static cl::opt<bool> verifyAllFlag(
     "verify-all", cl::sub(planCommand), cl::cat(schedcOptions),
@@ -573,7 +578,10 @@ static constexpr std::pair<llvm::StringLiteral, llvm::StringLiteral>
     kPlanForms[] = {{"mlir", ".mlir"},
                     {"json", ".json"},
                     {"svg", ".svg"},
-                    {"trace", ".trace"}};
+                    {"trace", ".trace"},
+                    {"torch-csv", ".csv"},
+                    {"megatron", ".megatron.sh"},
+                    {"torchtitan", ".torchtitan.toml"}};
 
 /// The forms of --emit, or why it names one we do not write.
 static llvm::Expected<llvm::SmallVector<llvm::StringRef>> planForms() {
@@ -585,7 +593,8 @@ static llvm::Expected<llvm::SmallVector<llvm::StringRef>> planForms() {
                       [&](const auto &known) { return known.first == form; }))
       return llvm::createStringError(
           "--emit: unknown form '" + form.take_front(64) +
-          "'; expected mlir, json, svg or trace");
+          "'; expected mlir, json, svg, trace, torch-csv, megatron or "
+          "torchtitan");
   }
   if (forms.empty())
     return llvm::createStringError("--emit: no form given");
@@ -593,7 +602,10 @@ static llvm::Expected<llvm::SmallVector<llvm::StringRef>> planForms() {
 }
 
 /// Writes `c` lowered and verified in the forms --emit asks for, to
-/// PREFIX plus each form's suffix (lib/PlanWriter/PlanWriter.h).
+/// PREFIX plus each form's suffix (lib/PlanWriter/PlanWriter.h, and
+/// lib/Export for the launchers' forms). A launcher's form the plan cannot
+/// be stated in is refused with an error naming why, after the others are
+/// written (exit status 2).
 static int writePlanFiles(const CostModel &model, const Candidate &c,
                           llvm::StringRef prefix) {
   llvm::SmallVector<llvm::StringRef> forms = llvm::cantFail(planForms());
@@ -613,8 +625,9 @@ static int writePlanFiles(const CostModel &model, const Candidate &c,
     auto it = files.find(form.str());
     return it == files.end() ? nullptr : &it->second->os();
   };
-  PlanOutputs outputs{stream("mlir"), stream("json"), stream("svg"),
-                      stream("trace")};
+  std::vector<std::string> refusals;
+  PlanOutputs outputs{stream("mlir"),  stream("json"),      stream("svg"),
+                      stream("trace"), stream("torch-csv"), &refusals};
   int status = ExitOk;
   llvm::handleAllErrors(
       writePlan(context, model, c, outputs),
@@ -626,10 +639,32 @@ static int writePlanFiles(const CostModel &model, const Candidate &c,
       });
   if (status != ExitOk)
     return status;
+  // A form the plan cannot be stated in is refused, naming why; the
+  // others are written.
+  std::vector<std::string> refused;
+  for (const std::string &refusal : refusals) {
+    refused.push_back("torch-csv");
+    status = usageError(refusal);
+  }
+  const LaunchPlan launch = launchPlan(model, c);
+  auto launcher = [&](llvm::StringRef form, llvm::Error written) {
+    if (!written)
+      return;
+    refused.push_back(form.str());
+    status = usageError(llvm::toString(std::move(written)));
+  };
+  if (llvm::raw_ostream *os = stream("megatron"))
+    launcher("megatron", writeMegatronArgs(*os, launch));
+  const bool csvWritten =
+      stream("torch-csv") && !llvm::is_contained(refused, "torch-csv");
+  if (llvm::raw_ostream *os = stream("torchtitan"))
+    launcher("torchtitan",
+             writeTorchtitanConfig(*os, launch,
+                                   csvWritten ? (prefix + ".csv").str() : ""));
   std::vector<std::string> written;
   for (const auto &[form, suffix] : kPlanForms) {
     auto it = files.find(form.str());
-    if (it == files.end())
+    if (it == files.end() || llvm::is_contained(refused, form.str()))
       continue;
     if (int keep = keepOutput(*it->second))
       return keep;
