@@ -1075,6 +1075,9 @@ int sched::runPlan() {
   llvm::Expected<ModelSpec> model = loadModelSpec(modelFlag);
   if (!model)
     return usageError(llvm::toString(model.takeError()));
+  // A HuggingFace config: which of its fields were used, and which not.
+  if (!model->importNote.empty())
+    llvm::errs() << "schedc: note: " << model->importNote << "\n";
   std::vector<ClusterSpec> clusters;
   llvm::SmallVector<llvm::StringRef> names;
   llvm::StringRef(clusterFlag).split(names, ',', -1, /*KeepEmpty=*/false);
