@@ -21,9 +21,9 @@ enum class Family { Dense, Mixtral, QwenMoe, DeepSeek, GptOss };
 
 /// Fields that describe the file, not the model: neither used nor worth
 /// naming as unused.
-constexpr llvm::StringLiteral kMetadata[] = {
-    "architectures", "model_type", "transformers_version", "_name_or_path",
-    "auto_map"};
+constexpr llvm::StringLiteral kMetadata[] = {"architectures", "model_type",
+                                             "transformers_version",
+                                             "_name_or_path", "auto_map"};
 
 /// Reads the fields of one config, remembering which it used.
 class ConfigReader {
@@ -69,7 +69,8 @@ public:
   std::vector<std::string> unused() const {
     std::vector<std::string> names;
     for (const auto &[key, value] : config)
-      if (!used.contains(key) && !llvm::is_contained(kMetadata, llvm::StringRef(key)))
+      if (!used.contains(key) &&
+          !llvm::is_contained(kMetadata, llvm::StringRef(key)))
         names.push_back(key.str());
     llvm::sort(names);
     return names;
@@ -97,6 +98,45 @@ static std::optional<Family> familyOf(llvm::StringRef type) {
   if (type == "gpt_oss")
     return Family::GptOss;
   return std::nullopt;
+}
+
+/// A field of the description's `moe` object and the HF field it comes
+/// from.
+struct MoeField {
+  llvm::StringLiteral ours;
+  llvm::StringLiteral theirs;
+  bool required;
+};
+
+/// The MoE fields of `family`, in the order they are reported.
+static llvm::ArrayRef<MoeField> moeFieldsOf(Family family) {
+  static constexpr MoeField kLocalExperts[] = {
+      {"experts", "num_local_experts", true},
+      {"top_k", "num_experts_per_tok", true}};
+  static constexpr MoeField kQwen[] = {
+      {"experts", "num_experts", true},
+      {"top_k", "num_experts_per_tok", true},
+      {"expert_ffn_hidden", "moe_intermediate_size", true}};
+  // Node-limited routing: a token's experts lie in topk_group groups.
+  static constexpr MoeField kDeepSeek[] = {
+      {"experts", "n_routed_experts", true},
+      {"top_k", "num_experts_per_tok", true},
+      {"expert_ffn_hidden", "moe_intermediate_size", true},
+      {"shared_experts", "n_shared_experts", false},
+      {"dense_layers", "first_k_dense_replace", false},
+      {"node_limit", "topk_group", false}};
+  switch (family) {
+  case Family::Dense:
+    return {};
+  case Family::Mixtral:
+  case Family::GptOss:
+    return kLocalExperts;
+  case Family::QwenMoe:
+    return kQwen;
+  case Family::DeepSeek:
+    return kDeepSeek;
+  }
+  return {};
 }
 
 /// Sets `out[ours]` from the required HF field `theirs`.
@@ -164,42 +204,25 @@ sched::translateHuggingFaceConfig(const llvm::json::Object &config,
     if (!*value) {
       if (!required)
         return llvm::Error::success();
-      return llvm::createStringError(
-          fmt::format("{}: missing (a {} config has it)", theirs.str(),
-                      type.str()));
+      return llvm::createStringError(fmt::format(
+          "{}: missing (a {} config has it)", theirs.str(), type.str()));
     }
     moe[ours] = **value;
     mapped.push_back(theirs.str() + " -> moe." + ours.str());
     return llvm::Error::success();
   };
+  // Every family here has a dense FFN width (Mixtral's and GPT-OSS's is
+  // each expert's too).
+  SCHEDC_MAP("ffn_hidden", "intermediate_size");
+  for (const MoeField &field : moeFieldsOf(*family))
+    if (llvm::Error e = mapMoe(field.ours, field.theirs, field.required))
+      return e;
   switch (*family) {
   case Family::Dense:
-    SCHEDC_MAP("ffn_hidden", "intermediate_size");
-    break;
   case Family::Mixtral:
-    // Each expert is a whole FFN of intermediate_size.
-    SCHEDC_MAP("ffn_hidden", "intermediate_size");
-    if (llvm::Error e = mapMoe("experts", "num_local_experts", true))
-      return e;
-    if (llvm::Error e = mapMoe("top_k", "num_experts_per_tok", true))
-      return e;
-    break;
   case Family::GptOss:
-    SCHEDC_MAP("ffn_hidden", "intermediate_size");
-    if (llvm::Error e = mapMoe("experts", "num_local_experts", true))
-      return e;
-    if (llvm::Error e = mapMoe("top_k", "num_experts_per_tok", true))
-      return e;
     break;
   case Family::QwenMoe: {
-    SCHEDC_MAP("ffn_hidden", "intermediate_size");
-    if (llvm::Error e = mapMoe("experts", "num_experts", true))
-      return e;
-    if (llvm::Error e = mapMoe("top_k", "num_experts_per_tok", true))
-      return e;
-    if (llvm::Error e =
-            mapMoe("expert_ffn_hidden", "moe_intermediate_size", true))
-      return e;
     // Qwen2-MoE's shared expert: one FFN of its own width, counted in
     // routed-expert widths.
     llvm::Expected<std::optional<int64_t>> shared =
@@ -226,30 +249,13 @@ sched::translateHuggingFaceConfig(const llvm::json::Object &config,
     break;
   }
   case Family::DeepSeek: {
-    SCHEDC_MAP("ffn_hidden", "intermediate_size");
-    if (llvm::Error e = mapMoe("experts", "n_routed_experts", true))
-      return e;
-    if (llvm::Error e = mapMoe("top_k", "num_experts_per_tok", true))
-      return e;
-    if (llvm::Error e =
-            mapMoe("expert_ffn_hidden", "moe_intermediate_size", true))
-      return e;
-    if (llvm::Error e = mapMoe("shared_experts", "n_shared_experts", false))
-      return e;
-    if (llvm::Error e =
-            mapMoe("dense_layers", "first_k_dense_replace", false))
-      return e;
-    // Node-limited routing: a token's experts lie in topk_group groups.
-    if (llvm::Error e = mapMoe("node_limit", "topk_group", false))
-      return e;
     llvm::json::Object mla;
-    for (auto [ours, theirs] :
-         {std::pair<llvm::StringRef, llvm::StringRef>{"q_lora_rank",
-                                                      "q_lora_rank"},
-          {"kv_lora_rank", "kv_lora_rank"},
-          {"qk_nope_head_dim", "qk_nope_head_dim"},
-          {"qk_rope_head_dim", "qk_rope_head_dim"},
-          {"v_head_dim", "v_head_dim"}}) {
+    for (auto [ours, theirs] : {std::pair<llvm::StringRef, llvm::StringRef>{
+                                    "q_lora_rank", "q_lora_rank"},
+                                {"kv_lora_rank", "kv_lora_rank"},
+                                {"qk_nope_head_dim", "qk_nope_head_dim"},
+                                {"qk_rope_head_dim", "qk_rope_head_dim"},
+                                {"v_head_dim", "v_head_dim"}}) {
       llvm::Expected<std::optional<int64_t>> value = in.optional(theirs);
       if (!value)
         return value.takeError();
@@ -275,8 +281,8 @@ sched::translateHuggingFaceConfig(const llvm::json::Object &config,
     // (topk_method noaux_tc), else a per-microbatch auxiliary loss where
     // the router has a coefficient (the transformers implementations
     // compute it over each forward's tokens).
-    if (config.getString("topk_method") == std::optional<llvm::StringRef>(
-                                               "noaux_tc")) {
+    if (config.getString("topk_method") ==
+        std::optional<llvm::StringRef>("noaux_tc")) {
       in.use("topk_method");
       out["aux_loss"] = llvm::json::Object{{"scope", "aux_free"}};
       mapped.push_back("topk_method -> aux_loss.scope aux_free");

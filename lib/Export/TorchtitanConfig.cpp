@@ -102,10 +102,10 @@ static std::string torchtitanRefusal(const LaunchPlan &plan,
            "selective per op; the plan recomputes " +
            (plan.recompute == "block"
                 ? fmt::format("{} layers per stage", plan.blockLayers)
-                : plan.recompute == "named"
-                      ? std::string("by MaxText's saved names")
-                      : fmt::format("Megatron's modules {}",
-                                    fmt::join(plan.recomputeModules, ",")));
+            : plan.recompute == "named"
+                ? std::string("by MaxText's saved names")
+                : fmt::format("Megatron's modules {}",
+                              fmt::join(plan.recomputeModules, ",")));
   return "";
 }
 

@@ -28,8 +28,7 @@ llvm::StringRef torchScheduleName(llvm::StringRef strategy);
 /// Writes `plan` as a torchtitan TOML job config; `csvPath` is where the
 /// plan's PyTorch CSV is, for a schedule PyTorch has no class for (empty:
 /// none was written). Fails naming what torchtitan cannot state.
-llvm::Error writeTorchtitanConfig(llvm::raw_ostream &os,
-                                  const LaunchPlan &plan,
+llvm::Error writeTorchtitanConfig(llvm::raw_ostream &os, const LaunchPlan &plan,
                                   llvm::StringRef csvPath);
 
 } // namespace sched

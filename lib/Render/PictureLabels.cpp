@@ -8,9 +8,7 @@
 
 using namespace sched;
 
-/// The "nice" step (1, 2 or 5 times a power of ten) that cuts `span` into
-/// about `parts` intervals.
-static double niceStep(double span, double parts) {
+double sched::niceTickStep(double span, double parts) {
   const double raw = span / parts;
   const double power = std::pow(10.0, std::floor(std::log10(raw)));
   for (double factor : {1.0, 2.0, 5.0})
@@ -35,14 +33,15 @@ TimeAxis::TimeAxis(double end, double secondsPerUnit) {
   }
   if (!(end > 0) || !std::isfinite(end))
     return;
-  const double step = niceStep(end * scale, 10) / scale;
+  const double step = niceTickStep(end * scale, 10) / scale;
   for (double tick = 0; tick <= end * (1 + 1e-9); tick += step)
     tickTimes.push_back(tick);
 }
 
 std::string sched::groupThousands(long long value) {
-  std::string digits = fmt::format("{}", value < 0 ? -(value + 1) + 1ull
-                                                   : static_cast<unsigned long long>(value));
+  std::string digits =
+      fmt::format("{}", value < 0 ? -(value + 1) + 1ull
+                                  : static_cast<unsigned long long>(value));
   std::string out;
   for (size_t i = 0; i < digits.size(); ++i) {
     if (i > 0 && (digits.size() - i) % 3 == 0)
@@ -75,8 +74,8 @@ static std::string significant(double value) {
   const int decimals =
       magnitude == 0 || magnitude >= 1000
           ? 0
-          : std::max(0, std::min(3, 3 - static_cast<int>(
-                                            std::floor(std::log10(magnitude)))));
+          : std::max(0, std::min(3, 3 - static_cast<int>(std::floor(
+                                            std::log10(magnitude)))));
   if (magnitude >= 1000)
     return groupThousands(std::llround(value));
   return fmt::format("{:.{}f}", value, decimals);

@@ -18,6 +18,10 @@
 
 namespace sched {
 
+/// The tick step, 1, 2 or 5 times a power of ten, that cuts `span` into
+/// about `parts` intervals (a time axis, the sweep plot's axes).
+double niceTickStep(double span, double parts);
+
 /// `value` with a comma between groups of three digits: "62,914,560".
 std::string groupThousands(long long value);
 

@@ -16,7 +16,8 @@
 #include "lib/Render/XmlText.h"
 #include "lib/Schedule/RuntimePlan.h"
 
-#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <fmt/format.h>
@@ -94,26 +95,21 @@ static double highestPeak(const Timeline &timeline) {
   return peak;
 }
 
-/// Per rank, the chunk of each stage it runs: 0 for its first, 1 for its
-/// second (the V's way back, an interleaved rank's next stage), ...; with
-/// pipeline replicas (DualPipe), the replica.
-static std::vector<llvm::DenseMap<int32_t, int32_t>>
-chunksOf(const Schedule &schedule) {
-  std::vector<llvm::DenseMap<int32_t, int32_t>> chunks(schedule.ranks.size());
+/// Per rank, the stages it computes, in increasing order: a stage's
+/// position is its chunk there (0 the first, 1 the V's way back or an
+/// interleaved rank's next stage). A few per rank, so no map.
+using RankStages = llvm::SmallVector<int32_t, 2>;
+static std::vector<RankStages> stagesByRank(const Schedule &schedule) {
+  std::vector<RankStages> ranks(schedule.ranks.size());
   for (size_t r = 0; r < schedule.ranks.size(); ++r) {
-    std::vector<int32_t> stages;
+    RankStages &stages = ranks[r];
     for (const Action &action : schedule.ranks[r].actions)
-      if (isCompute(action.kind) && action.stage >= 0)
+      if (isCompute(action.kind) && action.stage >= 0 &&
+          !llvm::is_contained(stages, action.stage))
         stages.push_back(action.stage);
     llvm::sort(stages);
-    stages.erase(std::unique(stages.begin(), stages.end()), stages.end());
-    for (size_t i = 0; i < stages.size(); ++i)
-      chunks[r][stages[i]] =
-          schedule.replicas > 1 && schedule.stagesPerReplica() > 0
-              ? schedule.replicaOfStage(stages[i])
-              : static_cast<int32_t>(i);
   }
-  return chunks;
+  return ranks;
 }
 
 class SvgWriter {
@@ -124,7 +120,7 @@ public:
       : os(os), name(name), schedule(schedule), timeline(timeline),
         labels(labels), end(timeline.makespan + std::max(0.0, labels.tail)),
         scale(end > 0 ? kPlotWidth / end : 1), peakLive(highestPeak(timeline)),
-        axis(end, schedule.secondsPerUnit), chunks(chunksOf(schedule)) {}
+        axis(end, schedule.secondsPerUnit), stages(stagesByRank(schedule)) {}
 
   void write() {
     const double ranksBottom = kTop + kRowHeight * schedule.ranks.size();
@@ -194,10 +190,9 @@ private:
     int64_t peakBytes = 0;
     for (int64_t bytes : timeline.peakActivationBytes)
       peakBytes = std::max(peakBytes, bytes);
-    figures += peakBytes > 0
-                   ? formatBytes(static_cast<double>(peakBytes)) +
-                         " of activations"
-                   : formatNumber(peakLive) + " activations";
+    figures += peakBytes > 0 ? formatBytes(static_cast<double>(peakBytes)) +
+                                   " of activations"
+                             : formatNumber(peakLive) + " activations";
     os << "<text class=\"title\" x=\"" << px(kLeft) << "\" y=\"20\" "
        << "font-size=\"14\">" << xmlEscaped(title) << "</text>\n";
     os << "<text class=\"figures\" x=\"" << px(kLeft) << "\" y=\"38\" "
@@ -237,10 +232,20 @@ private:
       os << "<text class=\"tick\" x=\"" << px(x) << "\" y=\"" << px(y + 15)
          << "\">" << xmlEscaped(axis.tickLabel(tick)) << "</text>\n";
     }
-    os << "<text class=\"caption\" x=\"" << px(kLeft + kPlotWidth)
-       << "\" y=\"" << px(y + 29) << "\" text-anchor=\"end\">"
-       << xmlEscaped(axis.caption()) << "</text>\n";
+    os << "<text class=\"caption\" x=\"" << px(kLeft + kPlotWidth) << "\" y=\""
+       << px(y + 29) << "\" text-anchor=\"end\">" << xmlEscaped(axis.caption())
+       << "</text>\n";
     os << "</g>\n";
+  }
+
+  /// The chunk of `stage` on rank `r`: its place among the rank's stages,
+  /// or with pipeline replicas (DualPipe) its replica.
+  int32_t chunkOf(size_t r, int32_t stage) const {
+    if (schedule.replicas > 1 && schedule.stagesPerReplica() > 0)
+      return schedule.replicaOfStage(stage);
+    const RankStages &held = stages[r];
+    return static_cast<int32_t>(llvm::lower_bound(held, stage) -
+                                held.begin());
   }
 
   /// A time in a tooltip: with its unit where the schedule has one, else
@@ -257,7 +262,7 @@ private:
     const double w = std::max(kMinBox, (time.end - time.start) * scale);
     int32_t chunk = 0;
     if (isCompute(action.kind))
-      chunk = chunks[r].lookup(action.stage);
+      chunk = chunkOf(r, action.stage);
     os << "<rect class=\"" << style.cls << (chunk > 0 ? " chunk1" : "")
        << "\" x=\"" << px(x) << "\" y=\"" << px(y) << "\" width=\"" << px(w)
        << "\" height=\"" << px(height) << "\"><title>"
@@ -267,8 +272,7 @@ private:
        << "</title></rect>\n";
     if (chunk > 0)
       os << "<rect class=\"hatch\" x=\"" << px(x) << "\" y=\"" << px(y)
-         << "\" width=\"" << px(w) << "\" height=\"" << px(height)
-         << "\"/>\n";
+         << "\" width=\"" << px(w) << "\" height=\"" << px(height) << "\"/>\n";
     if (isCompute(action.kind) && action.microbatch >= 0 && w >= 8)
       os << "<text class=\"mb\" x=\"" << px(x + w / 2) << "\" y=\""
          << px(y + height / 2) << "\">" << action.microbatch << "</text>\n";
@@ -360,8 +364,8 @@ private:
     x = kLeft;
     y = top + 32;
     os << "<rect class=\"F chunk1\" x=\"" << px(x) << "\" y=\"" << px(y)
-       << "\" width=\"10\" height=\"10\"/><rect class=\"hatch\" x=\""
-       << px(x) << "\" y=\"" << px(y) << "\" width=\"10\" height=\"10\"/>";
+       << "\" width=\"10\" height=\"10\"/><rect class=\"hatch\" x=\"" << px(x)
+       << "\" y=\"" << px(y) << "\" width=\"10\" height=\"10\"/>";
     os << "<text x=\"" << px(x + 14) << "\" y=\"" << px(y + 9)
        << "\">lighter, hatched: a rank's second chunk (or DualPipe's second "
           "replica)</text>\n";
@@ -389,14 +393,13 @@ private:
   /// 21 s at 131,072).
   double peakLive;
   TimeAxis axis;
-  std::vector<llvm::DenseMap<int32_t, int32_t>> chunks;
+  std::vector<RankStages> stages;
 };
 
 } // namespace
 
 void sched::writeSvgTimeline(llvm::raw_ostream &os, llvm::StringRef name,
-                             const Schedule &schedule,
-                             const Timeline &timeline,
+                             const Schedule &schedule, const Timeline &timeline,
                              const PictureLabels &labels) {
   SvgWriter(os, name, schedule, timeline, labels).write();
 }

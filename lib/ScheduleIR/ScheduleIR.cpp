@@ -275,9 +275,9 @@ static LogicalResult readTiming(Operation *op, Schedule &schedule) {
     auto time = dyn_cast<FloatAttr>(transfer);
     const double value = time ? time.getValueAsDouble() : -1;
     if (!time || !std::isfinite(value) || value < 0)
-      return op->emitOpError() << kTransferTimeAttr
-                               << " must be a finite number >= 0, got "
-                               << transfer;
+      return op->emitOpError()
+             << kTransferTimeAttr << " must be a finite number >= 0, got "
+             << transfer;
     schedule.transferTime = value;
   }
   return success();

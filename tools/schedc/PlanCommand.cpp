@@ -476,8 +476,8 @@ static void explainStages(llvm::raw_ostream &os, const CostModel &model,
                             "overlapped partner; alone in ()"
                           : "");
   os << fmt::format("  {:>5} {:>8} {:>19} {:>19} {:>9} {:>11} {:>10}\n",
-                    "stage", "layers", "F (ms)", "I (ms)", "W (ms)",
-                    "act (MB)", "static (GB)");
+                    "stage", "layers", "F (ms)", "I (ms)", "W (ms)", "act (MB)",
+                    "static (GB)");
   auto withAlone = [&](double asRun, double alone) {
     std::string text = fmt::format("{:.2f}", asRun * 1e3);
     if (hides)
@@ -488,10 +488,9 @@ static void explainStages(llvm::raw_ostream &os, const CostModel &model,
     const StageEstimate &e = stages[s];
     os << fmt::format(
         "  {:>5} {:>8} {:>19} {:>19} {:>9.2f} {:>11} {:>10.1f}\n", s,
-        e.numLayers == 0
-            ? std::string("-")
-            : fmt::format("{}-{}", e.firstLayer,
-                          e.firstLayer + e.numLayers - 1),
+        e.numLayers == 0 ? std::string("-")
+                         : fmt::format("{}-{}", e.firstLayer,
+                                       e.firstLayer + e.numLayers - 1),
         withAlone(run[s].forward, e.forward),
         withAlone(run[s].backwardInput, e.backwardInput),
         run[s].backwardWeight * 1e3,
