@@ -33,7 +33,7 @@ endfunction()
 
 # schedc_link_with_mlir_dylib(target root...): links the archives of the
 # schedc libraries `root...` and of everything of ours they need into
-# `target`, then libMLIR.so, libLLVM.so and Z3.
+# `target`, then libMLIR.so, libLLVM.so, Z3 and fmt.
 function(schedc_link_with_mlir_dylib target)
   schedc_library_closure(libs ${ARGN})
   set(archives)
@@ -43,7 +43,7 @@ function(schedc_link_with_mlir_dylib target)
   endforeach()
   target_link_libraries(${target} PRIVATE
     -Wl,--start-group ${archives} -Wl,--end-group
-    MLIR LLVM z3)
+    MLIR LLVM z3 fmt::fmt)
   # Installed, it still finds the shared libraries it was linked against.
   set_property(TARGET ${target} PROPERTY INSTALL_RPATH "${LLVM_LIBRARY_DIR}")
 endfunction()

@@ -62,6 +62,7 @@ struct SimulatePass : impl::SimulateSchedulesBase<SimulatePass> {
     if (spec) {
       applyCostSpec(*schedule, *spec);
       options.comm = spec->comm.value_or(0);
+      options.declaredTransfers = !spec->comm;
     }
     llvm::Expected<Timeline> timeline = simulate(*schedule, options);
     if (!timeline)

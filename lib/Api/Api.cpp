@@ -282,6 +282,7 @@ static llvm::Expected<Metrics> simulateWith(const Schedule &schedule,
       return spec.takeError();
     applyCostSpec(costed, *spec);
     options.comm = spec->comm.value_or(0);
+    options.declaredTransfers = !spec->comm;
   }
   llvm::Expected<Timeline> timeline = simulate(costed, options);
   if (!timeline)

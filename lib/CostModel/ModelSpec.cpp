@@ -7,8 +7,11 @@
 
 #include "lib/CostModel/ModelSpec.h"
 #include "lib/CostModel/DescriptionReader.h"
+#include "lib/CostModel/HuggingFaceConfig.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Path.h"
 
 using namespace sched;
 
@@ -202,6 +205,47 @@ llvm::Expected<ModelSpec> sched::parseModelSpec(llvm::StringRef jsonText) {
   return model;
 }
 
+/// The model of `text` when it is a HuggingFace config.json (its
+/// importNote set), a ModelSpec with an empty importNote when it is not,
+/// or why it cannot be read.
+static llvm::Expected<ModelSpec> loadHuggingFaceModel(llvm::StringRef path,
+                                                      llvm::StringRef text) {
+  llvm::Expected<llvm::json::Value> json = parseDescriptionJson(text);
+  if (!json) {
+    // parseModelSpec reports it in its own words.
+    llvm::consumeError(json.takeError());
+    return ModelSpec();
+  }
+  const llvm::json::Object *object = json->getAsObject();
+  if (!object || !isHuggingFaceConfig(*object))
+    return ModelSpec();
+  // The model's name: the checkpoint's directory, else the file's stem.
+  llvm::StringRef name = llvm::sys::path::filename(
+      llvm::sys::path::parent_path(path));
+  if (name.empty() || name == ".")
+    name = llvm::sys::path::stem(path);
+  llvm::Expected<HuggingFaceTranslation> translation =
+      translateHuggingFaceConfig(*object, name);
+  if (!translation)
+    return llvm::createStringError(path + ": " +
+                                   llvm::toString(translation.takeError()));
+  std::string description;
+  llvm::raw_string_ostream os(description);
+  os << llvm::json::Value(std::move(translation->description));
+  llvm::Expected<ModelSpec> model = parseModelSpec(description);
+  if (!model)
+    return llvm::createStringError(
+        path + ": the HuggingFace config's model: " +
+        llvm::toString(model.takeError()));
+  model->importNote =
+      "read " + path.str() + " as a HuggingFace " +
+      object->getString("model_type")->str() + " config; used " +
+      llvm::join(translation->mapped, ", ") + "; not used: " +
+      (translation->unused.empty() ? std::string("none")
+                                   : llvm::join(translation->unused, ", "));
+  return model;
+}
+
 llvm::Expected<ModelSpec> sched::loadModelSpec(llvm::StringRef nameOrPath) {
   if (std::optional<ModelSpec> preset = modelPreset(nameOrPath))
     return *preset;
@@ -216,6 +260,9 @@ llvm::Expected<ModelSpec> sched::loadModelSpec(llvm::StringRef nameOrPath) {
   llvm::Expected<std::string> text = readDescriptionFile(nameOrPath);
   if (!text)
     return text.takeError();
+  if (llvm::Expected<ModelSpec> hf = loadHuggingFaceModel(nameOrPath, *text);
+      !hf || !hf->importNote.empty())
+    return hf;
   llvm::Expected<ModelSpec> model = parseModelSpec(*text);
   if (!model)
     return llvm::createStringError(nameOrPath + ": " +

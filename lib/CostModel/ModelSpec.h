@@ -68,6 +68,10 @@ struct ModelSpec {
   /// with, used when `schedc plan` is not given them; 0 when unknown.
   int64_t seqLen = 0;
   int64_t globalBatchTokens = 0;
+  /// For a model read from a HuggingFace config.json: which of its fields
+  /// were used and which the cost model cannot use (schedc plan prints it);
+  /// empty otherwise.
+  std::string importNote;
 
   /// Whether layer `layer` (0-based) has a mixture-of-experts MLP.
   bool isMoeLayer(int64_t layer) const {

@@ -6,7 +6,10 @@
 #include "dialects/Sched/SchedOps.h"
 #include "lib/CostModel/Memory.h"
 #include "lib/Export/JsonPlan.h"
+#include "lib/Export/TorchCsv.h"
 #include "lib/Planner/Evaluation.h"
+#include "lib/Render/ChromeTrace.h"
+#include "lib/Render/PictureLabels.h"
 #include "lib/Render/SvgTimeline.h"
 #include "lib/Schedule/DataParallelAxes.h"
 #include "lib/ScheduleIR/ScheduleIR.h"
@@ -18,6 +21,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <fmt/format.h>
 
 #include <cmath>
 
@@ -138,6 +143,97 @@ static void declareDataParallel(OpBuilder &builder, Location loc,
   }
 }
 
+std::string sched::planTitle(const CostModel &model, const Candidate &c) {
+  const TrainingSpec &t = model.getTraining();
+  const ClusterSpec &cluster = model.getCluster();
+  return fmt::format("{} on {} x {} ({}): {}, {}, step {:.2f} s",
+                     model.getModel().name, groupThousands(t.devices),
+                     cluster.deviceName, cluster.name, c.layout.str(),
+                     c.scheduleName().str(), c.stepTime);
+}
+
+LaunchPlan sched::launchPlan(const CostModel &model, const Candidate &c) {
+  const Layout &layout = c.layout;
+  const TrainingSpec &training = model.getTraining();
+  LaunchPlan plan;
+  plan.title = planTitle(model, c);
+  plan.dp = layout.dp;
+  plan.tp = layout.tp;
+  plan.pp = layout.pp;
+  plan.vpp = c.strategy == Strategy::DualPipe ? 1 : layout.vpp;
+  plan.ep = layout.ep;
+  plan.etp = layout.etp;
+  plan.cp = layout.cp;
+  plan.strategy = c.scheduleName().str();
+  plan.vPlacement = c.strategy != Strategy::DualPipe &&
+                    defaultVpp(c.strategy) == 2 && plan.vpp == 2;
+  plan.replicas = c.strategy == Strategy::DualPipe ? 2 : 1;
+  plan.sequenceParallel = layout.sequenceParallel;
+  plan.zero = layout.zero;
+  plan.shardGroup = layout.shardGroup;
+  plan.microbatchSize = layout.microbatchSize;
+  plan.microbatches = layout.microbatches;
+  plan.globalBatchSequences = training.globalBatchSequences();
+  plan.seqLen = training.seqLen;
+  for (const StageEstimate &stage : candidateStages(model, c))
+    plan.stageLayers.push_back(stage.numLayers);
+  plan.numLayers = model.getModel().layers;
+  plan.mtpLayers = model.getModel().mtpLayers;
+  plan.moe = model.getModel().moe.has_value();
+  const Recompute recompute = layout.recompute;
+  if (recompute.isNamed()) {
+    plan.recompute = "named";
+  } else if (recompute.isBlock()) {
+    plan.recompute = "block";
+    plan.blockLayers = recompute.blockSize();
+  } else if (recompute.isFull()) {
+    plan.recompute = "full";
+  } else if (!recompute.isNone()) {
+    plan.recompute = "modules";
+    const std::string names = recompute == Recompute::Selective
+                                  ? std::string("core_attn")
+                                  : recomputeName(recompute);
+    llvm::SmallVector<llvm::StringRef> modules;
+    llvm::StringRef(names).split(modules, ',');
+    for (llvm::StringRef module : modules)
+      plan.recomputeModules.push_back(module.str());
+  }
+  plan.offloadLayers = layout.offloadLayers;
+  plan.fp8 = training.precision == Precision::FP8;
+  plan.tensorParallelOverlap = training.tensorParallelOverlap;
+  plan.bf16MainGrads = training.mainGradientBytes == 2;
+  plan.bf16Moments = training.optimizerMomentBytes == 2;
+  return plan;
+}
+
+/// Writes the lowered `schedule` as PyTorch pipelining CSV with its
+/// transfers. The data-parallel reductions and the optimizer step are not
+/// cells: PyTorch's training loop runs them (DDP or FSDP, then
+/// optimizer.step()). What else the CSV cannot say (pipeline replicas) is
+/// refused by writeTorchCsv.
+static llvm::Error writePlanCsv(llvm::raw_ostream &os,
+                                const Schedule &schedule) {
+  Schedule cells = schedule;
+  for (RankProgram &rank : cells.ranks)
+    llvm::erase_if(rank.actions, [](const Action &action) {
+      switch (action.kind) {
+      case ActionKind::AllReduce:
+      case ActionKind::ReduceScatter:
+      case ActionKind::AllGather:
+      case ActionKind::Barrier:
+      case ActionKind::OptimizerStep:
+        return true;
+      default:
+        return false;
+      }
+    });
+  if (llvm::Error error =
+          writeTorchCsv(os, cells, TorchCsvContent::ComputeAndComms))
+    return llvm::createStringError("--emit torch-csv: " +
+                                   llvm::toString(std::move(error)));
+  return llvm::Error::success();
+}
+
 bool sched::gathersParameters(const Candidate &candidate) {
   const Layout &layout = candidate.layout;
   if (layout.zero < 3 || layout.dp <= 1)
@@ -190,6 +286,11 @@ static OwningOpRef<ModuleOp> buildPipeline(MLIRContext &context,
       static_cast<uint64_t>(c.layout.pp), static_cast<uint64_t>(vpp),
       static_cast<uint64_t>(c.layout.microbatches), Placement::Loop,
       memoryLimit);
+  // Times in seconds and the planner's transfer time, so that a simulation
+  // of the written plan (schedc simulate, show) is the planner's.
+  pipeline->setAttr(kTimeUnitAttr, builder.getStringAttr("s"));
+  pipeline->setAttr(kTransferTimeAttr,
+                    builder.getF64FloatAttr(planned.transferTime));
   builder.createBlock(&pipeline.getBody());
   const int64_t numStages = c.layout.pp * vpp;
   if (c.layout.dp > 1)
@@ -215,6 +316,9 @@ llvm::Error sched::writePlan(MLIRContext &context, const CostModel &model,
   llvm::Expected<Schedule> planned = buildSchedule(model, c);
   if (!planned)
     return planned.takeError();
+  planned->secondsPerUnit = 1;
+  planned->transferTime =
+      model.p2pTime(c.layout, candidateStages(model, c).front().outputBytes);
   OwningOpRef<ModuleOp> module =
       buildPipeline(context, model, c, *planned, *hybrid);
   registerSchedPasses();
@@ -226,8 +330,8 @@ llvm::Error sched::writePlan(MLIRContext &context, const CostModel &model,
       "},sched-assign-buffers,sched-verify";
   if (failed(parsePassPipeline(passes, pm)) || failed(pm.run(*module)))
     return llvm::make_error<PlanDiagnosedError>(/*rejected=*/true);
-  FailureOr<RuntimePlan> runtimePlan =
-      readRuntimePlan(*module->getOps<ScheduleOp>().begin());
+  ScheduleOp scheduleOp = *module->getOps<ScheduleOp>().begin();
+  FailureOr<RuntimePlan> runtimePlan = readRuntimePlan(scheduleOp);
   if (failed(runtimePlan))
     return llvm::make_error<PlanDiagnosedError>(/*rejected=*/false);
   runtimePlan->verdict.verified = true;
@@ -235,16 +339,38 @@ llvm::Error sched::writePlan(MLIRContext &context, const CostModel &model,
   if (!gathersParameters(c))
     runtimePlan->verdict.memoryLimit = model.memoryLimit();
 
-  module->print(outputs.ir);
-  if (llvm::Error error = writeJsonPlan(outputs.runtimePlan, *runtimePlan))
-    return error;
+  if (outputs.ir)
+    module->print(*outputs.ir);
+  if (outputs.runtimePlan)
+    if (llvm::Error error = writeJsonPlan(*outputs.runtimePlan, *runtimePlan))
+      return error;
+  if (!outputs.timeline && !outputs.trace && !outputs.torchCsv)
+    return llvm::Error::success();
+  // The pictures and the CSV show the lowered schedule, collectives and
+  // optimizer steps included, at the times the IR declares.
+  FailureOr<Schedule> lowered = readSchedule(scheduleOp);
+  if (failed(lowered))
+    return llvm::make_error<PlanDiagnosedError>(/*rejected=*/false);
+  if (outputs.torchCsv)
+    if (llvm::Error error = writePlanCsv(*outputs.torchCsv, *lowered)) {
+      if (!outputs.refusals)
+        return error;
+      outputs.refusals->push_back(llvm::toString(std::move(error)));
+    }
+  if (!outputs.timeline && !outputs.trace)
+    return llvm::Error::success();
   SimulationOptions timing;
-  timing.comm = model.p2pTime(c.layout,
-                              candidateStages(model, c).front().outputBytes);
+  timing.blockingSends = model.getTraining().blockingPipelineSends;
   timing.recordMemory = true;
-  llvm::Expected<Timeline> timeline = simulate(*planned, timing);
+  llvm::Expected<Timeline> timeline = simulate(*lowered, timing);
   if (!timeline)
     return timeline.takeError();
-  writeSvgTimeline(outputs.timeline, "plan", *planned, *timeline);
+  PictureLabels labels;
+  labels.title = planTitle(model, c);
+  labels.tail = std::max(0.0, c.stepTime - c.makespan);
+  if (outputs.timeline)
+    writeSvgTimeline(*outputs.timeline, "plan", *lowered, *timeline, labels);
+  if (outputs.trace)
+    writeChromeTrace(*outputs.trace, "plan", *lowered, *timeline, labels);
   return llvm::Error::success();
 }

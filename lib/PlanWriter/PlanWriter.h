@@ -14,6 +14,7 @@
 #define LIB_PLANWRITER_PLANWRITER_H
 
 #include "lib/CostModel/CostModel.h"
+#include "lib/Export/LaunchPlan.h"
 #include "lib/Planner/Candidate.h"
 
 #include "llvm/Support/Error.h"
@@ -25,15 +26,35 @@ class MLIRContext;
 
 namespace sched {
 
-/// Where writePlan writes each form of the plan.
+/// Where writePlan writes each form of the plan; a form without a stream
+/// is not written.
 struct PlanOutputs {
   /// The lowered and verified module (PREFIX.mlir).
-  llvm::raw_ostream &ir;
+  llvm::raw_ostream *ir = nullptr;
   /// The verified runtime plan (PREFIX.json).
-  llvm::raw_ostream &runtimePlan;
-  /// An SVG timeline at the simulated times (PREFIX.svg).
-  llvm::raw_ostream &timeline;
+  llvm::raw_ostream *runtimePlan = nullptr;
+  /// An SVG timeline of the lowered schedule at the simulated times, in
+  /// seconds, with the step's time after the pipeline (PREFIX.svg).
+  llvm::raw_ostream *timeline = nullptr;
+  /// The same as a Chrome trace in real time (PREFIX.trace).
+  llvm::raw_ostream *trace = nullptr;
+  /// PyTorch pipelining CSV with a SEND/RECV cell per transfer
+  /// (PREFIX.csv): the lowered schedule without the data-parallel
+  /// reductions and the optimizer step, which PyTorch's training loop runs
+  /// (DDP/FSDP and optimizer.step()).
+  llvm::raw_ostream *torchCsv = nullptr;
+  /// Where a form the plan cannot be stated in (a CSV of DualPipe's two
+  /// replicas) says why, "--emit torch-csv: ..."; that form is then not
+  /// written and the others are. Without it, such a form fails writePlan.
+  std::vector<std::string> *refusals = nullptr;
 };
+
+/// `candidate` in the terms launchers take (lib/Export/LaunchPlan.h).
+LaunchPlan launchPlan(const CostModel &model, const Candidate &candidate);
+
+/// The title of a plan's pictures: model, devices, cluster, layout,
+/// schedule and step time.
+std::string planTitle(const CostModel &model, const Candidate &candidate);
 
 /// A failure already reported as diagnostics through the MLIR context:
 /// the passes rejected the plan (`rejected`), or its lowered IR could not
@@ -63,7 +84,10 @@ bool gathersParameters(const Candidate &candidate);
 
 /// Lowers `candidate` through the IR in `context` (which must have the
 /// sched dialect loaded and a diagnostic handler), verifies it, and writes
-/// its three forms to `outputs`. Fails with PlanDiagnosedError, or with a
+/// the forms `outputs` asks for. The stage times are seconds
+/// (`sched.time_unit = "s"`) and the pipeline declares the planner's
+/// transfer time (`sched.transfer_time`), so that simulating the written IR
+/// gives the planner's makespan. Fails with PlanDiagnosedError, or with a
 /// one-line message when the schedule cannot be built or drawn.
 llvm::Error writePlan(mlir::MLIRContext &context, const CostModel &model,
                       const Candidate &candidate, PlanOutputs outputs);

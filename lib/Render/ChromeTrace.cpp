@@ -34,16 +34,27 @@ static void metadata(llvm::json::OStream &json, llvm::StringRef what,
   });
 }
 
+double sched::traceMicrosPerUnit(const Schedule &schedule) {
+  return schedule.secondsPerUnit > 0 ? schedule.secondsPerUnit * 1e6
+                                     : kTraceMicrosPerUnit;
+}
+
 void sched::writeChromeTrace(llvm::raw_ostream &os, llvm::StringRef name,
-                             const Schedule &schedule,
-                             const Timeline &timeline) {
+                             const Schedule &schedule, const Timeline &timeline,
+                             const PictureLabels &labels) {
+  const double micros = traceMicrosPerUnit(schedule);
   llvm::json::OStream json(os, 1);
   json.object([&] {
     json.attribute("displayTimeUnit", "ms");
     json.attributeObject("otherData", [&] {
       json.attribute("schedule", name);
+      if (!labels.title.empty())
+        json.attribute("title", labels.title);
       json.attribute("makespan", timeline.makespan);
-      json.attribute("time_unit_us", kTraceMicrosPerUnit);
+      if (labels.tail > 0)
+        json.attribute("step", timeline.makespan + labels.tail);
+      json.attribute("time_unit", schedule.secondsPerUnit > 0 ? "s" : "unit");
+      json.attribute("time_unit_us", micros);
     });
     json.attributeArray("traceEvents", [&] {
       for (size_t r = 0; r < schedule.ranks.size(); ++r) {
@@ -68,9 +79,8 @@ void sched::writeChromeTrace(llvm::raw_ostream &os, llvm::StringRef name,
             json.attribute("ph", "X");
             json.attribute("pid", rank.id);
             json.attribute("tid", threadOf(action));
-            json.attribute("ts", time.start * kTraceMicrosPerUnit);
-            json.attribute("dur",
-                           (time.end - time.start) * kTraceMicrosPerUnit);
+            json.attribute("ts", time.start * micros);
+            json.attribute("dur", (time.end - time.start) * micros);
             json.attributeObject("args", [&] {
               json.attribute("action", describeAction(schedule, action));
               if (action.stage >= 0)
@@ -80,6 +90,20 @@ void sched::writeChromeTrace(llvm::raw_ostream &os, llvm::StringRef name,
             });
           });
         }
+        if (labels.tail > 0)
+          json.object([&] {
+            json.attribute("name", "after the pipeline");
+            json.attribute("cat", "step");
+            json.attribute("ph", "X");
+            json.attribute("pid", rank.id);
+            json.attribute("tid", 1);
+            json.attribute("ts", timeline.makespan * micros);
+            json.attribute("dur", labels.tail * micros);
+            json.attributeObject("args", [&] {
+              json.attribute("action", "data-parallel reduction and "
+                                       "optimizer step not hidden");
+            });
+          });
       }
     });
   });

@@ -9,6 +9,7 @@
 #ifndef LIB_RENDER_CHROMETRACE_H
 #define LIB_RENDER_CHROMETRACE_H
 
+#include "lib/Render/PictureLabels.h"
 #include "lib/Schedule/Schedule.h"
 #include "lib/Simulate/Simulate.h"
 
@@ -16,14 +17,21 @@
 
 namespace sched {
 
-/// Microseconds of trace time per unit of simulated time: one unit (a
-/// stage time of 1) shows as one millisecond.
+/// Microseconds of trace time per unit of simulated time when the times
+/// are abstract units: one unit (a stage time of 1) shows as one
+/// millisecond. Times in seconds (Schedule::secondsPerUnit) are shown as
+/// they are: a 48 ms forward is 48 ms in Perfetto.
 constexpr double kTraceMicrosPerUnit = 1000;
 
+/// The trace's microseconds per unit of `schedule`'s times.
+double traceMicrosPerUnit(const Schedule &schedule);
+
 /// Writes `schedule` named `name` at the times of `timeline` as Chrome
-/// trace JSON.
+/// trace JSON; `labels` name it and add the time after the pipeline (an
+/// event on every rank's comm thread).
 void writeChromeTrace(llvm::raw_ostream &os, llvm::StringRef name,
-                      const Schedule &schedule, const Timeline &timeline);
+                      const Schedule &schedule, const Timeline &timeline,
+                      const PictureLabels &labels = {});
 
 } // namespace sched
 

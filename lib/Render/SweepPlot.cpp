@@ -1,6 +1,7 @@
 //===- SweepPlot.cpp - a planner sweep as an SVG line plot ----------------===//
 
 #include "lib/Render/SweepPlot.h"
+#include "lib/Render/PictureLabels.h"
 #include "lib/Render/XmlText.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -31,18 +32,6 @@ struct XScale {
   }
 };
 } // namespace
-
-
-/// A tick step of 1, 2 or 5 times a power of ten giving about `ticks`
-/// intervals up to `top`.
-static double niceStep(double top, int ticks) {
-  const double raw = top / ticks;
-  const double power = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0})
-    if (m * power >= raw)
-      return m * power;
-  return 10 * power;
-}
 
 static XScale xScale(const std::vector<double> &values, const Frame &frame) {
   XScale scale;
@@ -77,7 +66,7 @@ void sched::writeSweepPlot(llvm::raw_ostream &os, const SweepPlotData &data) {
         maxY = std::max(maxY, *v);
   if (maxY <= 0)
     maxY = 1;
-  const double step = niceStep(maxY * 1.05, 6);
+  const double step = niceTickStep(maxY * 1.05, 6);
   const double topY = std::ceil(maxY * 1.05 / step) * step;
   auto y = [&](double seconds) {
     return frame.bottom() - seconds / topY * frame.height;

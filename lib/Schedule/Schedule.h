@@ -169,6 +169,13 @@ struct Schedule {
   /// (a runtime plan; `sched.schedule ... whole_step`). A schedule that
   /// holds an optimizer step is one too; any other is a pipeline fragment.
   bool wholeStep = false;
+  /// Seconds per unit of the stage times: 1 when they are seconds (a plan
+  /// the planner wrote: `sched.time_unit = "s"`), 0 when they are abstract
+  /// units (a hand-written or generated schedule).
+  double secondsPerUnit = 0;
+  /// The time one transfer between ranks takes (`sched.transfer_time`), in
+  /// the stage times' unit; negative when the schedule declares none.
+  double transferTime = -1;
 
   /// Total number of actions over all ranks.
   size_t numActions() const;

@@ -12,6 +12,8 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace sched;
 
@@ -259,6 +261,29 @@ private:
 };
 } // namespace
 
+/// Reads kTimeUnitAttr and kTransferTimeAttr of `op` into `schedule`;
+/// fails with an error at `op` for a unit other than "s" or a transfer time
+/// that is not a finite number >= 0.
+static LogicalResult readTiming(Operation *op, Schedule &schedule) {
+  if (Attribute unit = op->getAttr(kTimeUnitAttr)) {
+    auto text = dyn_cast<StringAttr>(unit);
+    if (!text || text.getValue() != "s")
+      return op->emitOpError()
+             << kTimeUnitAttr << " must be \"s\" (seconds), got " << unit;
+    schedule.secondsPerUnit = 1;
+  }
+  if (Attribute transfer = op->getAttr(kTransferTimeAttr)) {
+    auto time = dyn_cast<FloatAttr>(transfer);
+    const double value = time ? time.getValueAsDouble() : -1;
+    if (!time || !std::isfinite(value) || value < 0)
+      return op->emitOpError()
+             << kTransferTimeAttr << " must be a finite number >= 0, got "
+             << transfer;
+    schedule.transferTime = value;
+  }
+  return success();
+}
+
 FailureOr<Schedule>
 sched::readSchedule(ScheduleOp op,
                     std::vector<std::vector<Operation *>> *origins) {
@@ -269,6 +294,8 @@ sched::readSchedule(ScheduleOp op,
   schedule.numMicrobatches = static_cast<int32_t>(op.getMicrobatches());
   schedule.replicas = static_cast<int32_t>(op.getReplicas());
   schedule.wholeStep = op.getWholeStep();
+  if (failed(readTiming(op, schedule)))
+    return failure();
   Block &body = op.getBody().front();
   schedule.stageCosts = readStageCosts(body, op.getStages());
   ScheduleReader reader(schedule, origins);
@@ -511,6 +538,9 @@ ScheduleOp sched::replacePipeline(PipelineOp pipeline,
       static_cast<uint64_t>(schedule.numMicrobatches),
       static_cast<uint64_t>(schedule.replicas),
       pipeline.getMemoryLimitAttr(), /*whole_step=*/false);
+  // The time unit and transfer time, and any other discardable attribute,
+  // stay with the step.
+  op->setDiscardableAttrs(pipeline->getDiscardableAttrDictionary());
   Block *body = builder.createBlock(&op.getBody());
   // Declarations keep their order and move into the schedule ahead of the
   // rank programs.

@@ -17,6 +17,16 @@
 
 namespace sched {
 
+/// The unit of a pipeline's or schedule's stage times, as a discardable
+/// attribute: "s" (seconds, as the planner writes them); absent, abstract
+/// units. A lowering carries it from the pipeline to the schedule.
+constexpr llvm::StringLiteral kTimeUnitAttr = "sched.time_unit";
+/// The time one transfer between ranks takes, in the stage times' unit
+/// (an f64 attribute on a pipeline or schedule; the planner's simulation
+/// of a written plan used it). The simulator takes it unless told a comm
+/// time.
+constexpr llvm::StringLiteral kTransferTimeAttr = "sched.transfer_time";
+
 /// The plain form of an aux-head scope.
 AuxLossScope auxLossScope(AuxScope scope);
 

@@ -46,7 +46,10 @@ uint64_t eventKey(EventSlot slot, uint64_t a, uint64_t b) {
 class ListSimulator {
 public:
   ListSimulator(const Schedule &schedule, const SimulationOptions &options)
-      : schedule(schedule), options(options) {}
+      : schedule(schedule), options(options),
+        comm(options.declaredTransfers && schedule.transferTime >= 0
+                 ? schedule.transferTime
+                 : options.comm) {}
 
   llvm::Expected<Timeline> run();
 
@@ -70,6 +73,9 @@ private:
 
   const Schedule &schedule;
   const SimulationOptions &options;
+  /// The time of one transfer between ranks: the schedule's declared one
+  /// or SimulationOptions::comm.
+  const double comm;
   Timeline timeline;
   bool lowered = false;
   std::vector<int32_t> stageRank;
@@ -192,8 +198,8 @@ std::optional<double> ListSimulator::inputsReady(int32_t r,
                                 ? EventSlot::SendForward
                                 : EventSlot::SendBackward,
                             stage, action.microbatch),
-                   options.comm);
-  return waitFor(r, key, remote ? options.comm : 0.0);
+                   comm);
+  return waitFor(r, key, remote ? comm : 0.0);
 }
 
 std::optional<double> ListSimulator::collectiveReady(int32_t r,
@@ -280,7 +286,7 @@ void ListSimulator::advance(int32_t r) {
     if (options.blockingSends)
       for (size_t i = begin; i < end; ++i)
         if (sendsAway(r, actions[i])) {
-          clock[r] = finish + options.comm;
+          clock[r] = finish + comm;
           break;
         }
     pos[r] = end;

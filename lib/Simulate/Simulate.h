@@ -25,6 +25,10 @@ struct SimulationOptions {
   bool unitSteps = false;
   /// Time of one point-to-point transfer between ranks.
   double comm = 0;
+  /// Take the schedule's declared transfer time (Schedule::transferTime),
+  /// where it declares one, instead of `comm`: a written plan carries the
+  /// time its planner simulated transfers with.
+  bool declaredTransfers = true;
   /// A transfer holds its sender until it completes (`comm` after the
   /// send), as Megatron-Core's non-interleaved 1F1B waits on its combined
   /// send/receive requests before the next computation; otherwise sends

@@ -6,7 +6,8 @@
 #include "llvm/Support/CommandLine.h"
 
 #ifndef SCHEDC_VERSION
-#error "SCHEDC_VERSION must be defined by the build (lib/Version/CMakeLists.txt)"
+#error                                                                         \
+    "SCHEDC_VERSION must be defined by the build (lib/Version/CMakeLists.txt)"
 #endif
 
 llvm::StringRef sched::projectVersion() { return SCHEDC_VERSION; }

@@ -14,6 +14,8 @@
 #include "dialects/Sched/SchedDialect.h"
 #include "lib/CostModel/CostModel.h"
 #include "lib/CostModel/SoftwareStack.h"
+#include "lib/Export/MegatronArgs.h"
+#include "lib/Export/TorchtitanConfig.h"
 #include "lib/Limits/DiagnosticExcerpt.h"
 #include "lib/PlanWriter/PlanWriter.h"
 #include "lib/Planner/ErrorBands.h"
@@ -21,6 +23,7 @@
 #include "lib/Planner/Planner.h"
 #include "lib/Planner/Recommendation.h"
 #include "lib/Planner/Sweep.h"
+#include "lib/Render/PictureLabels.h"
 #include "lib/Render/SweepPlot.h"
 #include "tools/schedc/Commands.h"
 #include "tools/schedc/OutputPrefix.h"
@@ -32,7 +35,10 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <map>
 
 using namespace mlir;
 using namespace sched;
@@ -166,6 +172,16 @@ static cl::opt<std::string> writePlanFlag(
              "and verified, to PREFIX.mlir and as a runtime plan to "
              "PREFIX.json, and its timeline to PREFIX.svg"),
     cl::value_desc("prefix"));
+static cl::opt<std::string> emitPlanFlag(
+    "emit", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("With --write-plan, the forms to write, comma-separated: mlir "
+             "(PREFIX.mlir), json (runtime plan, PREFIX.json), svg "
+             "(timeline, PREFIX.svg), trace (Chrome trace in real time, "
+             "PREFIX.trace), torch-csv (PyTorch pipelining CSV with "
+             "transfers, PREFIX.csv), megatron (Megatron-Core flags, "
+             "PREFIX.megatron.sh), torchtitan (job config, "
+             "PREFIX.torchtitan.toml); default mlir,json,svg"),
+    cl::value_desc("forms"), cl::init("mlir,json,svg"));
 static cl::opt<bool> verifyAllFlag(
     "verify-all", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("Prove every listed candidate with the verifier, not only the "
@@ -376,6 +392,7 @@ static llvm::json::Object candidateJson(const Candidate &c,
            {"text", c.layout.str()}}},
       {"schedule", c.scheduleName()},
       {"step_time_s", c.stepTime},
+      {"makespan_s", c.makespan},
       {"mfu", c.mfu},
       {"tflops_per_device", c.tflopsPerDevice},
       {"tokens_per_second_per_device", c.tokensPerSecondPerDevice},
@@ -485,6 +502,53 @@ static void explainOperators(llvm::raw_ostream &os, const CostModel &model,
      << " (docs/cost-model.md)\n";
 }
 
+/// The stages per microbatch as the candidate's schedule runs them: the
+/// times the simulation (and a written plan's sched.stage ops) use, with
+/// the expert all-to-all an overlapping schedule hides taken out, beside
+/// the stage alone where that differs.
+static void explainStages(llvm::raw_ostream &os, const CostModel &model,
+                          const Candidate &c) {
+  std::vector<StageEstimate> stages = candidateStages(model, c);
+  llvm::Expected<Schedule> planned = buildSchedule(model, c);
+  if (!planned) {
+    llvm::consumeError(planned.takeError());
+    return;
+  }
+  const std::vector<StageCost> &run = planned->stageCosts;
+  bool hides = false;
+  for (size_t s = 0; s < stages.size() && s < run.size(); ++s)
+    hides |= std::fabs(run[s].forward - stages[s].forward) > 1e-12 ||
+             std::fabs(run[s].backwardInput - stages[s].backwardInput) > 1e-12;
+  os << fmt::format("stages (per microbatch, one device; F, I, W as {} runs "
+                    "them{}):\n",
+                    c.scheduleName().str(),
+                    hides ? ", the expert all-to-all hidden under the "
+                            "overlapped partner; alone in ()"
+                          : "");
+  os << fmt::format("  {:>5} {:>8} {:>19} {:>19} {:>9} {:>11} {:>10}\n",
+                    "stage", "layers", "F (ms)", "I (ms)", "W (ms)", "act (MB)",
+                    "static (GB)");
+  auto withAlone = [&](double asRun, double alone) {
+    std::string text = fmt::format("{:.2f}", asRun * 1e3);
+    if (hides)
+      text += fmt::format(" ({:.2f})", alone * 1e3);
+    return text;
+  };
+  for (size_t s = 0; s < stages.size() && s < run.size(); ++s) {
+    const StageEstimate &e = stages[s];
+    os << fmt::format(
+        "  {:>5} {:>8} {:>19} {:>19} {:>9.2f} {:>11} {:>10.1f}\n", s,
+        e.numLayers == 0 ? std::string("-")
+                         : fmt::format("{}-{}", e.firstLayer,
+                                       e.firstLayer + e.numLayers - 1),
+        withAlone(run[s].forward, e.forward),
+        withAlone(run[s].backwardInput, e.backwardInput),
+        run[s].backwardWeight * 1e3,
+        groupThousands(std::llround(e.activationBytes / 1e6)),
+        e.staticBytes() / 1e9);
+  }
+}
+
 static void explain(llvm::raw_ostream &os, const CostModel &model,
                     const Candidate &c) {
   os << "\nexplain: " << c.layout.str() << " zero=" << c.layout.zero
@@ -550,51 +614,72 @@ static void explain(llvm::raw_ostream &os, const CostModel &model,
     os << "  memory: " << model.getCluster().memoryNote << "\n";
   if (!c.fits)
     os << "  overflow: " << c.overflow << "\n";
-  std::vector<StageEstimate> stages = candidateStages(model, c);
-  os << "stages (per microbatch, one device):\n";
-  os << llvm::formatv("  {0,5} {1,8} {2,9} {3,9} {4,9} {5,11} {6,10}\n",
-                      "stage", "layers", "F ms", "I ms", "W ms", "act MB",
-                      "static GB");
-  for (size_t s = 0; s < stages.size(); ++s) {
-    const StageEstimate &e = stages[s];
-    os << llvm::formatv("  {0,5} {1,8} {2,9} {3,9} {4,9} {5,11} {6,10}\n", s,
-                        e.numLayers == 0
-                            ? std::string("-")
-                            : llvm::formatv("{0}-{1}", e.firstLayer,
-                                            e.firstLayer + e.numLayers - 1)
-                                  .str(),
-                        llvm::formatv("{0:f2}", e.forward * 1e3).str(),
-                        llvm::formatv("{0:f2}", e.backwardInput * 1e3).str(),
-                        llvm::formatv("{0:f2}", e.backwardWeight * 1e3).str(),
-                        llvm::formatv("{0:f0}", e.activationBytes / 1e6).str(),
-                        gb(e.staticBytes()));
-  }
+  explainStages(os, model, c);
 }
 
 //===----------------------------------------------------------------------===//
 // The recommended plan, through the IR
 //===----------------------------------------------------------------------===//
 
-/// Writes `c` lowered and verified to PREFIX.mlir, PREFIX.json and
-/// PREFIX.svg (lib/PlanWriter/PlanWriter.h).
+/// The forms --emit names with their file suffixes, in the order they are
+/// written.
+static constexpr std::pair<llvm::StringLiteral, llvm::StringLiteral>
+    kPlanForms[] = {{"mlir", ".mlir"},
+                    {"json", ".json"},
+                    {"svg", ".svg"},
+                    {"trace", ".trace"},
+                    {"torch-csv", ".csv"},
+                    {"megatron", ".megatron.sh"},
+                    {"torchtitan", ".torchtitan.toml"}};
+
+/// The forms of --emit, or why it names one we do not write.
+static llvm::Expected<llvm::SmallVector<llvm::StringRef>> planForms() {
+  llvm::SmallVector<llvm::StringRef> forms;
+  llvm::StringRef(emitPlanFlag).split(forms, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef &form : forms) {
+    form = form.trim();
+    if (!llvm::any_of(kPlanForms,
+                      [&](const auto &known) { return known.first == form; }))
+      return llvm::createStringError(
+          "--emit: unknown form '" + form.take_front(64) +
+          "'; expected mlir, json, svg, trace, torch-csv, megatron or "
+          "torchtitan");
+  }
+  if (forms.empty())
+    return llvm::createStringError("--emit: no form given");
+  return forms;
+}
+
+/// Writes `c` lowered and verified in the forms --emit asks for, to
+/// PREFIX plus each form's suffix (lib/PlanWriter/PlanWriter.h, and
+/// lib/Export for the launchers' forms). A launcher's form the plan cannot
+/// be stated in is refused with an error naming why, after the others are
+/// written (exit status 2).
 static int writePlanFiles(const CostModel &model, const Candidate &c,
                           llvm::StringRef prefix) {
+  llvm::SmallVector<llvm::StringRef> forms = llvm::cantFail(planForms());
   MLIRContext context;
   context.getOrLoadDialect<SchedDialect>();
   installDiagnosticPrinter(context);
-  std::string error;
-  auto ir = openOutputFile((prefix + ".mlir").str(), &error);
-  if (!ir)
-    return usageError(error);
-  auto json = openOutputFile((prefix + ".json").str(), &error);
-  if (!json)
-    return usageError(error);
-  auto picture = openOutputFile((prefix + ".svg").str(), &error);
-  if (!picture)
-    return usageError(error);
+  std::map<std::string, std::unique_ptr<llvm::ToolOutputFile>> files;
+  for (const auto &[form, suffix] : kPlanForms) {
+    if (!llvm::is_contained(forms, form))
+      continue;
+    std::string error;
+    files[form.str()] = openOutputFile((prefix + suffix).str(), &error);
+    if (!files[form.str()])
+      return usageError(error);
+  }
+  auto stream = [&](llvm::StringRef form) -> llvm::raw_ostream * {
+    auto it = files.find(form.str());
+    return it == files.end() ? nullptr : &it->second->os();
+  };
+  std::vector<std::string> refusals;
+  PlanOutputs outputs{stream("mlir"),  stream("json"),      stream("svg"),
+                      stream("trace"), stream("torch-csv"), &refusals};
   int status = ExitOk;
   llvm::handleAllErrors(
-      writePlan(context, model, c, {ir->os(), json->os(), picture->os()}),
+      writePlan(context, model, c, outputs),
       [&](const PlanDiagnosedError &diagnosed) {
         status = diagnosed.rejected ? ExitViolated : ExitUsage;
       },
@@ -603,16 +688,46 @@ static int writePlanFiles(const CostModel &model, const Candidate &c,
       });
   if (status != ExitOk)
     return status;
-  for (llvm::ToolOutputFile *file : {ir.get(), json.get(), picture.get()})
-    if (int status = keepOutput(*file))
-      return status;
-  llvm::outs() << "wrote " << prefix << ".mlir and " << prefix
-               << ".json (verified under rendezvous "
+  // A form the plan cannot be stated in is refused, naming why; the
+  // others are written.
+  std::vector<std::string> refused;
+  for (const std::string &refusal : refusals) {
+    refused.push_back("torch-csv");
+    status = usageError(refusal);
+  }
+  const LaunchPlan launch = launchPlan(model, c);
+  auto launcher = [&](llvm::StringRef form, llvm::Error written) {
+    if (!written)
+      return;
+    refused.push_back(form.str());
+    status = usageError(llvm::toString(std::move(written)));
+  };
+  if (llvm::raw_ostream *os = stream("megatron"))
+    launcher("megatron", writeMegatronArgs(*os, launch));
+  const bool csvWritten =
+      stream("torch-csv") && !llvm::is_contained(refused, "torch-csv");
+  if (llvm::raw_ostream *os = stream("torchtitan"))
+    launcher("torchtitan",
+             writeTorchtitanConfig(*os, launch,
+                                   csvWritten ? (prefix + ".csv").str() : ""));
+  std::vector<std::string> written;
+  for (const auto &[form, suffix] : kPlanForms) {
+    auto it = files.find(form.str());
+    if (it == files.end() || llvm::is_contained(refused, form.str()))
+      continue;
+    if (int keep = keepOutput(*it->second))
+      return keep;
+    written.push_back((prefix + suffix).str());
+  }
+  if (written.empty())
+    return status;
+  llvm::outs() << "wrote " << llvm::join(written, ", ")
+               << " (verified under rendezvous "
                << (gathersParameters(c) ? "with ZeRO-3's gathers; its memory "
                                           "is the planner's, against "
                                         : "against ")
-               << gb(model.memoryLimit()) << " GB) and " << prefix << ".svg\n";
-  return ExitOk;
+               << gb(model.memoryLimit()) << " GB)\n";
+  return status;
 }
 
 //===----------------------------------------------------------------------===//
@@ -685,6 +800,11 @@ static std::string checkPlanFlags() {
     if (std::string problem = checkOutputPrefix(writePlanFlag);
         !problem.empty())
       return "--write-plan: " + problem;
+  if (emitPlanFlag.getNumOccurrences() && !writePlanFlag.getNumOccurrences())
+    return "--emit names the forms of --write-plan; give --write-plan PREFIX";
+  if (llvm::Expected<llvm::SmallVector<llvm::StringRef>> forms = planForms();
+      !forms)
+    return llvm::toString(forms.takeError());
   return "";
 }
 
@@ -1027,6 +1147,9 @@ int sched::runPlan() {
   llvm::Expected<ModelSpec> model = loadModelSpec(modelFlag);
   if (!model)
     return usageError(llvm::toString(model.takeError()));
+  // A HuggingFace config: which of its fields were used, and which not.
+  if (!model->importNote.empty())
+    llvm::errs() << "schedc: note: " << model->importNote << "\n";
   std::vector<ClusterSpec> clusters;
   llvm::SmallVector<llvm::StringRef> names;
   llvm::StringRef(clusterFlag).split(names, ',', -1, /*KeepEmpty=*/false);

@@ -130,8 +130,10 @@ int sched::runShow() {
   SimulationOptions options;
   if (costs) {
     applyCostSpec(schedule, *costs);
-    if (costs->comm)
+    if (costs->comm) {
       options.comm = *costs->comm;
+      options.declaredTransfers = false;
+    }
   }
   std::string error;
   auto output = openOutputFile(outputFlag, &error);

@@ -111,7 +111,9 @@ static void printAuxHeads(llvm::raw_ostream &os, const Schedule &schedule,
 static void printText(llvm::raw_ostream &os, llvm::StringRef name,
                       const Schedule &schedule, const Timeline &timeline) {
   os << "schedule @" << name << "\n";
-  os << "  makespan " << formatNumber(timeline.makespan) << "\n";
+  // A plan the planner wrote says its times are seconds.
+  os << "  makespan " << formatNumber(timeline.makespan)
+     << (schedule.secondsPerUnit > 0 ? " s" : "") << "\n";
   const bool bytes = hasSizes(schedule);
   for (size_t r = 0; r < schedule.ranks.size(); ++r) {
     os << "  rank " << schedule.ranks[r].id << ": bubble ratio "
@@ -192,8 +194,10 @@ int sched::runSimulate() {
     return status;
 
   SimulationOptions options;
-  if (costs && costs->comm)
+  if (costs && costs->comm) {
     options.comm = *costs->comm;
+    options.declaredTransfers = false;
+  }
   llvm::json::Array reports;
   int status = ExitOk;
   auto run = [&](llvm::StringRef name, Schedule &schedule, Location loc) {

@@ -1,8 +1,10 @@
 """Checks that a picture is well-formed and prints what it draws.
 
-SVG: parses the XML and prints, per rank group, its boxes as
-"CLASS@START-END" in simulated time (from x and width at the plot's scale),
-so a test fails when a box moves, changes kind or goes missing.
+SVG: parses the XML and prints the title, the figures under it, the time
+axis's ticks and caption, and per rank group its boxes as "CLASS@START-END"
+in simulated time (from x and width at the plot's scale; a later chunk's
+class as "F+chunk1"), so a test fails when a box moves, changes kind or
+goes missing.
 Trace: parses the JSON and prints, per process and thread, its complete
 events as "NAME@START-END" in milliseconds.
 """
@@ -22,18 +24,26 @@ def number(text):
 
 def svg(path):
     root = ET.parse(path).getroot()
-    title = root.find(f"{SVG}text").text
-    print(f"title: {title}")
-    makespan = float(title.split("makespan ")[1].split(",")[0])
-    scale = PLOT / makespan
+    texts = root.findall(f"{SVG}text")
+    print(f"title: {texts[0].text}")
+    print(f"figures: {texts[1].text}")
+    axis = [g for g in root.iter(f"{SVG}g") if g.get("class") == "time-axis"]
+    end = float(axis[0].get("data-end"))
+    ticks = [t.text for t in axis[0].iter(f"{SVG}text")
+             if t.get("class") == "tick"]
+    caption = [t.text for t in axis[0].iter(f"{SVG}text")
+               if t.get("class") == "caption"]
+    print(f"axis: {' '.join(ticks)} | {caption[0]}")
+    scale = PLOT / end
     for group in root.iter(f"{SVG}g"):
         if group.get("class") != "rank":
             continue
         boxes = []
         for rect in group.iter(f"{SVG}rect"):
             cls = rect.get("class")
-            if cls == "lane":
+            if cls in ("lane", "hatch"):
                 continue
+            cls = cls.replace(" ", "+")
             start = (float(rect.get("x")) - LEFT) / scale
             width = float(rect.get("width"))
             end = start + (width / scale if width > 2 else 0)
@@ -42,7 +52,9 @@ def svg(path):
         print(f"{group.get('id')}: {' '.join(boxes)} | memory lines "
               f"{len(lines)}")
     legend = [g for g in root.iter(f"{SVG}g") if g.get("class") == "legend"]
-    print(f"legend: {len(legend[0].findall(f'{SVG}rect'))} kinds")
+    kinds = [r for r in legend[0].findall(f"{SVG}rect")
+             if r.get("class") != "hatch"]
+    print(f"legend: {len(kinds)} kinds")
 
 
 def trace(path):
