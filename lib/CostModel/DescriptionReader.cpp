@@ -131,6 +131,21 @@ std::string DescriptionReader::string(llvm::StringRef key,
     fail(key, "expected a string");
     return fallback.value_or("");
   }
+  // Names and labels, echoed in tables, titles and messages: a 1 MB name
+  // printed 1 MB lines, and a newline in one split them.
+  if (s->size() > kMaxDescriptionString) {
+    fail(key, llvm::formatv("a string of {0} characters; at most {1} (a "
+                            "name, not a document)",
+                            s->size(), kMaxDescriptionString)
+                  .str());
+    return fallback.value_or("");
+  }
+  if (llvm::any_of(*s, [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+      })) {
+    fail(key, "a control character (a newline, a tab) in a name");
+    return fallback.value_or("");
+  }
   return s->str();
 }
 

@@ -28,6 +28,10 @@ inline constexpr int64_t kMaxDescriptionInteger = int64_t(1) << 53;
 /// "verified" plan at 1,296,368% MFU).
 inline constexpr double kMinFraction = 1e-3;
 
+/// The longest string field of a description (names, labels: the longest
+/// real one, a calibrated profile, is under 100).
+inline constexpr size_t kMaxDescriptionString = 256;
+
 /// The range of a number field: [min, max], and 0 as well when `allowZero`
 /// (an absent feature, as an fp8 peak of 0). `min` > 0 keeps denormals,
 /// and the infinities a quotient by them gives, out of the cost model.
@@ -55,7 +59,8 @@ public:
   /// An efficiency or share: a number in [kMinFraction, 1].
   double fraction(llvm::StringRef key, double fallback);
   bool boolean(llvm::StringRef key, bool fallback);
-  /// A string, or `fallback` when absent.
+  /// A string, or `fallback` when absent: at most kMaxDescriptionString
+  /// characters, none of them a control character.
   std::string string(llvm::StringRef key,
                      std::optional<std::string> fallback = std::nullopt);
   /// Whether field `key` is present.

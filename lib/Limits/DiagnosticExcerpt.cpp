@@ -30,10 +30,11 @@ std::string sched::clipExcerpt(llvm::StringRef line, size_t column,
   return excerpt;
 }
 
-std::string sched::clipForMessage(llvm::StringRef value) {
+/// `value` on one line and at most `columns` characters.
+static std::string clipToColumns(llvm::StringRef value, size_t columns) {
   std::string clipped;
   llvm::raw_string_ostream os(clipped);
-  const size_t width = kMaxExcerptColumns - 3;
+  const size_t width = columns - 3;
   for (char c : value) {
     if (clipped.size() >= width) {
       clipped += "...";
@@ -50,6 +51,14 @@ std::string sched::clipForMessage(llvm::StringRef value) {
       os << c;
   }
   return clipped;
+}
+
+std::string sched::clipForMessage(llvm::StringRef value) {
+  return clipToColumns(value, kMaxExcerptColumns);
+}
+
+std::string sched::clipMessage(llvm::StringRef message) {
+  return clipToColumns(message, kMaxMessageColumns);
 }
 
 void sched::printNoOpOnDiagnosticByDefault() {

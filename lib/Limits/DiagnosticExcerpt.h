@@ -31,6 +31,14 @@ std::string clipExcerpt(llvm::StringRef line, size_t column,
 /// most kMaxExcerptColumns characters of it, with "..." where it was cut.
 std::string clipForMessage(llvm::StringRef value);
 
+/// The most characters of one error message: a few screen lines.
+inline constexpr size_t kMaxMessageColumns = 1024;
+
+/// `message` on one line (control characters escaped as clipForMessage
+/// does) and at most kMaxMessageColumns characters: the last guard of a
+/// tool's error line, whatever value a message quotes.
+std::string clipMessage(llvm::StringRef message);
+
 /// Makes MLIR's --mlir-print-op-on-diagnostic default to false, so that an
 /// error emitted on a module or a schedule does not print it whole; the
 /// flag still turns it on. Call after mlir::registerMLIRContextCLOptions()

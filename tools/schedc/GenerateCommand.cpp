@@ -13,6 +13,7 @@
 #include "lib/Export/JsonPlan.h"
 #include "lib/Export/TorchCsv.h"
 #include "lib/Generate/PlanMemory.h"
+#include "lib/Limits/DiagnosticExcerpt.h"
 #include "lib/Limits/ResourceLimits.h"
 #include "lib/Lower/InsertTransfers.h"
 #include "lib/Render/TextGrid.h"
@@ -114,7 +115,7 @@ static std::string checkFlags() {
     if (flag->getNumOccurrences() == 0)
       return "--" + flag->ArgStr.str() + " is required";
   if (!parseStrategy(strategyFlag))
-    return "unknown strategy '" + strategyFlag +
+    return "unknown strategy '" + clipForMessage(strategyFlag) +
            "'; expected one of: " + strategyNames();
   if (ppFlag < 1)
     return "--pp must be at least 1, got " + std::to_string(ppFlag);
@@ -125,12 +126,12 @@ static std::string checkFlags() {
            std::to_string(microbatchesFlag);
   if (auxLegalizeFlag.getNumOccurrences() && auxLegalizeFlag != "reorder" &&
       auxLegalizeFlag != "aux-free")
-    return "unknown --aux-legalize '" + auxLegalizeFlag +
+    return "unknown --aux-legalize '" + clipForMessage(auxLegalizeFlag) +
            "'; expected reorder or aux-free";
   if (emitFlag != "mlir" && emitFlag != "text" && emitFlag != "torch-csv" &&
       emitFlag != "torch-csv-comms" && emitFlag != "json" &&
       emitFlag != "svg" && emitFlag != "trace")
-    return "unknown --emit '" + emitFlag +
+    return "unknown --emit '" + clipForMessage(emitFlag) +
            "'; expected mlir, text, torch-csv, torch-csv-comms, json, svg or "
            "trace";
   if (allowUnverifiedFlag && emitFlag != "json")

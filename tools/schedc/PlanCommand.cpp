@@ -721,7 +721,9 @@ static int writePlanFiles(const CostModel &model, const Candidate &c,
   }
   if (written.empty())
     return status;
-  llvm::outs() << "wrote " << llvm::join(written, ", ")
+  // With --json, standard output holds the JSON document alone.
+  (jsonFlag ? llvm::errs() : llvm::outs())
+      << "wrote " << llvm::join(written, ", ")
                << " (verified under rendezvous "
                << (gathersParameters(c) ? "with ZeRO-3's gathers; its memory "
                                           "is the planner's, against "
@@ -754,7 +756,8 @@ static std::string checkPlanFlags() {
       (seqLenFlag < 1 || seqLenFlag > (int64_t(1) << 24)))
     return "--seq-len must be in [1, 2^24]";
   if (!parsePrecision(precisionFlag))
-    return "--precision must be bf16 or fp8, got '" + precisionFlag + "'";
+    return "--precision must be bf16 or fp8, got '" +
+           clipForMessage(precisionFlag) + "'";
   for (const cl::opt<std::string> *flag :
        {&mainGradsFlag, &optimizerMomentsFlag})
     if (*flag != "fp32" && *flag != "bf16")
@@ -768,7 +771,8 @@ static std::string checkPlanFlags() {
     return "--allocator must be caching or expandable, got '" +
            llvm::StringRef(allocatorFlag).take_front(64).str() + "'";
   if (!parseAttentionKernel(attentionFlag))
-    return "--attention must be flash or unfused, got '" + attentionFlag + "'";
+    return "--attention must be flash or unfused, got '" +
+           clipForMessage(attentionFlag) + "'";
   if (topFlag < 1)
     return "--top must be at least 1";
   if (maxEvaluationsFlag.getNumOccurrences() && maxEvaluationsFlag < 1)
@@ -783,15 +787,23 @@ static std::string checkPlanFlags() {
       (microbatchSizeFlag < 1 || microbatchSizeFlag > (1 << 20)))
     return "--microbatch-size must be in [1, 2^20]";
   if (scheduleFlag.getNumOccurrences() && !parseStrategy(scheduleFlag))
-    return "unknown --schedule '" + scheduleFlag +
+    return "unknown --schedule '" + clipForMessage(scheduleFlag) +
            "'; expected one of: " + strategyNames();
   if (sweepFlag.getNumOccurrences() && !parseSweepAxis(sweepFlag))
     return "--sweep must be domain_size or scale_out_bandwidth, got '" +
-           sweepFlag + "'";
+           clipForMessage(sweepFlag) + "'";
   if (sweepValuesFlag.getNumOccurrences() && !sweepFlag.getNumOccurrences())
     return "--sweep-values needs --sweep";
   if (sweepFlag.getNumOccurrences() && layoutFlag.getNumOccurrences())
     return "--sweep searches; it does not take --layout";
+  // A sweep prints its table (and -o draws it); --json and --write-plan
+  // were ignored silently.
+  if (sweepFlag.getNumOccurrences() && jsonFlag)
+    return "--sweep prints a table (-o FILE.svg draws it); it does not take "
+           "--json";
+  if (sweepFlag.getNumOccurrences() && writePlanFlag.getNumOccurrences())
+    return "--sweep compares best layouts along a cluster figure and writes "
+           "no plan; run without --sweep to --write-plan one";
   if (sweepPlotFlag.getNumOccurrences() && !sweepFlag.getNumOccurrences())
     return "-o draws a sweep; it needs --sweep (--write-plan writes a plan)";
   if (sweepPlotFlag.getNumOccurrences() && sweepPlotFlag.empty())

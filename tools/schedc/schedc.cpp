@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/Limits/DiagnosticExcerpt.h"
 #include "tools/schedc/Commands.h"
 #include "lib/Version/Version.h"
 
@@ -23,7 +24,10 @@ using namespace sched;
 llvm::cl::OptionCategory sched::schedcOptions("schedc options");
 
 int sched::usageError(const llvm::Twine &message) {
-  llvm::errs() << "schedc: error: " << message << "\n";
+  // One line, whatever a message quotes: a flag's value or a description's
+  // string was echoed whole (1 MB lines), and a newline in it split the
+  // message.
+  llvm::errs() << "schedc: error: " << clipMessage(message.str()) << "\n";
   return ExitUsage;
 }
 
