@@ -40,9 +40,11 @@ static void createTransfer(OpBuilder &builder, Location loc,
   if (action.bytes >= 0)
     bytes = builder.getI64IntegerAttr(action.bytes);
   if (action.kind == ActionKind::Send)
-    SendOp::create(builder, loc, direction, stage, mb, peer, bytes);
+    SendOp::create(builder, loc, direction, stage, mb, peer,
+                   FlatSymbolRefAttr(), bytes);
   else
-    RecvOp::create(builder, loc, direction, stage, mb, peer, bytes);
+    RecvOp::create(builder, loc, direction, stage, mb, peer,
+                   FlatSymbolRefAttr(), bytes);
 }
 
 /// Adds the transfers of `lowered` (rank `r`) between the ops of the

@@ -418,6 +418,26 @@ static LogicalResult verifyPeer(Operation *op, uint64_t peer,
                            << ", but the schedule has no sched.rank " << peer;
 }
 
+/// Checks the communicator a transfer of `rank` runs on, if it names one:
+/// a sched.group whose member set holding `rank` holds the peer too.
+static LogicalResult verifyTransferComm(Operation *op,
+                                        FlatSymbolRefAttr comm, RankOp rank,
+                                        uint64_t peer) {
+  if (!comm)
+    return success();
+  auto group = SymbolTable::lookupNearestSymbolFrom<GroupOp>(op, comm);
+  if (!group)
+    return op->emitOpError() << "runs on group " << comm
+                             << ", which is not declared by a sched.group";
+  llvm::ArrayRef<int64_t> set = group.getMemberSet(rank.getId());
+  if (llvm::is_contained(set, static_cast<int64_t>(rank.getId())) &&
+      llvm::is_contained(set, static_cast<int64_t>(peer)))
+    return success();
+  return op->emitOpError() << "runs on group " << comm << ", but no member "
+                           << "set of it holds both rank " << rank.getId()
+                           << " and its peer " << peer;
+}
+
 /// Checks that a collective issued by `rank` names a sched.group of the
 /// schedule that has `rank` as a member.
 static LogicalResult verifyCollectiveGroup(Operation *op,
@@ -441,10 +461,16 @@ static LogicalResult verifyRankReferences(RankOp rank,
     LogicalResult verdict =
         llvm::TypeSwitch<Operation *, LogicalResult>(op)
             .Case([&](SendOp send) {
-              return verifyPeer(send, send.getPeer(), symbols);
+              if (failed(verifyPeer(send, send.getPeer(), symbols)))
+                return failure();
+              return verifyTransferComm(send, send.getCommAttr(), rank,
+                                        send.getPeer());
             })
             .Case([&](RecvOp recv) {
-              return verifyPeer(recv, recv.getPeer(), symbols);
+              if (failed(verifyPeer(recv, recv.getPeer(), symbols)))
+                return failure();
+              return verifyTransferComm(recv, recv.getCommAttr(), rank,
+                                        recv.getPeer());
             })
             .Case<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp,
                   BarrierOp>([&](auto collective) {

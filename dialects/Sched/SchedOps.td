@@ -169,13 +169,24 @@ def Sched_GroupOp : Sched_Op<"group",
     `sched.mesh` beside them with that axis. Every other group stays within
     one replica.
 
+    Each member set is one communicator (NCCL's, gloo's). By default they
+    exist before the step (created eagerly at start-up, in one order on
+    every process, as PyTorch's `new_group` requires); `lazy` creates each
+    at its first use on each member, and creation is itself a collective
+    of the set's members (`ncclCommInitRank` blocks until every member
+    called it), so members that reach two lazy communicators in different
+    orders hang. Transfers run on a group's communicator with `on @group`.
+
     ```mlir
     sched.group @tp members [[0, 1], [2, 3]]
     sched.group @dp members [[0], [1], [2], [3]]
+    sched.group @pp01 members [[0, 1]] lazy
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, ArrayAttr:$members);
-  let assemblyFormat = "$sym_name `members` custom<RankSets>($members) attr-dict";
+  let arguments = (ins SymbolNameAttr:$sym_name, ArrayAttr:$members,
+                       UnitAttr:$lazy);
+  let assemblyFormat =
+      "$sym_name `members` custom<RankSets>($members) (`lazy` $lazy^)? attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The member set that holds `rank`, or an empty array if none does.
@@ -371,7 +382,9 @@ def Sched_SendOp : Sched_Op<"send",
   let description = [{
     Sends the output of stage `stage` for microbatch `mb` to rank `to`:
     `forward` carries the activation to stage `stage + 1`, `backward` the
-    input gradient to stage `stage - 1`. `bytes` is optional. The peer
+    input gradient to stage `stage - 1`. `bytes` is optional. `on @g`
+    runs it on the communicator of group `g` (the member set holding both
+    ranks); without it, on the rank pair's own, created before the step. The peer
     must have a `sched.rank` in the schedule; a send to the sending rank
     itself is well-formed, and the schedule verifier reports it.
 
@@ -383,10 +396,11 @@ def Sched_SendOp : Sched_Op<"send",
                        NonNegativeI64Attr:$stage,
                        NonNegativeI64Attr:$microbatch,
                        RankIdAttr:$peer,
+                       OptionalAttr<FlatSymbolRefAttr>:$comm,
                        OptionalAttr<NonNegativeI64Attr>:$bytes);
   let assemblyFormat = [{
     $direction `stage` $stage `mb` $microbatch `to` $peer
-    (`bytes` $bytes^)? attr-dict
+    (`on` $comm^)? (`bytes` $bytes^)? attr-dict
   }];
   let hasVerifier = 1;
 }
@@ -408,10 +422,11 @@ def Sched_RecvOp : Sched_Op<"recv",
                        NonNegativeI64Attr:$stage,
                        NonNegativeI64Attr:$microbatch,
                        RankIdAttr:$peer,
+                       OptionalAttr<FlatSymbolRefAttr>:$comm,
                        OptionalAttr<NonNegativeI64Attr>:$bytes);
   let assemblyFormat = [{
     $direction `stage` $stage `mb` $microbatch `from` $peer
-    (`bytes` $bytes^)? attr-dict
+    (`on` $comm^)? (`bytes` $bytes^)? attr-dict
   }];
   let hasVerifier = 1;
 }

@@ -108,6 +108,10 @@ private:
         if (action.peer >= 0 &&
             static_cast<size_t>(action.peer) < schedule.ranks.size())
           json.attribute("peer", schedule.ranks[action.peer].id);
+        if (action.communicator >= 0 &&
+            static_cast<size_t>(action.communicator) < schedule.groups.size())
+          json.attribute("communicator",
+                         schedule.groups[action.communicator].name);
       }
       if (isCollective(action.kind)) {
         if (action.group < 0 ||
@@ -156,7 +160,18 @@ llvm::Error sched::writeJsonPlan(llvm::raw_ostream &os,
   };
   os << "{\n";
   field("format", "schedc-runtime-plan");
-  field("version", kRuntimePlanVersion);
+  // Version 2 only where the plan has communicators: older readers keep
+  // reading every other plan.
+  const bool communicators =
+      llvm::any_of(schedule.groups,
+                   [](const ProcessGroup &g) { return g.lazy; }) ||
+      llvm::any_of(schedule.ranks, [](const RankProgram &program) {
+        return llvm::any_of(program.actions, [](const Action &a) {
+          return a.communicator >= 0;
+        });
+      });
+  field("version", communicators ? kRuntimePlanVersion
+                                 : kRuntimePlanVersionWithoutCommunicators);
   field("schedc_version", kSchedcVersion);
   field("name", plan.name);
   if (!plan.verdict.memoryLimitText.empty()) {
@@ -192,9 +207,13 @@ llvm::Error sched::writeJsonPlan(llvm::raw_ostream &os,
         llvm::json::Object{{"axis", axis.name}, {"size", axis.size}});
   field("mesh", std::move(mesh));
   llvm::json::Array groups;
-  for (const ProcessGroup &group : schedule.groups)
-    groups.push_back(llvm::json::Object{
-        {"name", group.name}, {"members", groupMembers(schedule, group)}});
+  for (const ProcessGroup &group : schedule.groups) {
+    llvm::json::Object object{{"name", group.name},
+                              {"members", groupMembers(schedule, group)}};
+    if (group.lazy)
+      object["creation"] = "lazy";
+    groups.push_back(std::move(object));
+  }
   field("groups", std::move(groups));
   llvm::json::Array collectives;
   for (const CollectiveDeclaration &decl : schedule.collectives) {

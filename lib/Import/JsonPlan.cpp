@@ -186,6 +186,11 @@ private:
   LogicalResult readAuxHeads(const llvm::json::Object &root);
   LogicalResult readStageCosts(const llvm::json::Object &root);
   LogicalResult readStageRanks(const llvm::json::Object &root);
+  /// Fails, naming `where`, unless the plan's version has communicators.
+  LogicalResult needsCommunicators(StringRef where);
+  /// A transfer's "communicator": a group whose member set holds both ranks.
+  LogicalResult readCommunicator(const llvm::json::Object &object,
+                                 StringRef where, Action &action);
   LogicalResult readInstruction(const llvm::json::Value &value,
                                 RankProgram &program,
                                 std::vector<BufferSlots> &slots);
@@ -219,6 +224,8 @@ private:
   JsonPlanInput result;
   /// The instruction being read, -1 when none.
   int32_t rank = -1;
+  /// The plan's "version".
+  int64_t planVersion = kRuntimePlanVersionWithoutCommunicators;
   int32_t instruction = -1;
   // Keyed by ids as the plan writes them, any int64 (INT64_MAX included,
   // which DenseMap reserves), hence std::unordered_map.
@@ -368,10 +375,13 @@ LogicalResult PlanReader::readHeader(const llvm::json::Object &root) {
   if (failed(readInt(root, "version", "plan", 1, kMaxIndex, std::nullopt,
                      version)))
     return failure();
-  if (version != kRuntimePlanVersion)
+  if (version != kRuntimePlanVersion &&
+      version != kRuntimePlanVersionWithoutCommunicators)
     return error("plan") << "unsupported plan version " << version
-                         << "; this schedc reads version "
+                         << "; this schedc reads versions "
+                         << kRuntimePlanVersionWithoutCommunicators << " and "
                          << kRuntimePlanVersion;
+  planVersion = version;
   std::string ignored;
   RuntimePlan &plan = result.plan;
   Schedule &schedule = plan.schedule;
@@ -516,9 +526,17 @@ LogicalResult PlanReader::readGroups(const llvm::json::Object &root) {
     if (!group)
       return error(where) << "must be an object {\"name\", \"members\"}";
     ProcessGroup out;
-    if (failed(checkKeys(*group, where, {"name", "members"})) ||
-        failed(readString(*group, "name", where, std::nullopt, out.name)))
+    std::string creation;
+    if (failed(checkKeys(*group, where, {"name", "members", "creation"})) ||
+        failed(readString(*group, "name", where, std::nullopt, out.name)) ||
+        failed(readString(*group, "creation", where, StringRef("eager"),
+                          creation)))
       return failure();
+    if (creation != "eager" && creation != "lazy")
+      return error(where) << "\"creation\" must be eager or lazy";
+    if (group->get("creation") && failed(needsCommunicators(where)))
+      return failure();
+    out.lazy = creation == "lazy";
     if (!groupIndex.try_emplace(out.name, static_cast<int32_t>(g)).second)
       return error(where) << "group '" << out.name << "' is declared twice";
     const ReplicaSpan span = replicaSpanOf(out.name);
@@ -732,6 +750,41 @@ LogicalResult PlanReader::readStageRanks(const llvm::json::Object &root) {
   return success();
 }
 
+LogicalResult PlanReader::needsCommunicators(StringRef where) {
+  if (planVersion >= kRuntimePlanVersion)
+    return success();
+  return error(where) << "communicators (a group's \"creation\", a "
+                         "transfer's \"communicator\") need plan version "
+                      << kRuntimePlanVersion << "; this plan is version "
+                      << planVersion;
+}
+
+LogicalResult PlanReader::readCommunicator(const llvm::json::Object &object,
+                                           StringRef where, Action &action) {
+  if (!object.get("communicator"))
+    return success();
+  std::string name;
+  if (failed(needsCommunicators(where)) ||
+      failed(readString(object, "communicator", where, std::nullopt, name)))
+    return failure();
+  auto group = groupIndex.find(name);
+  if (group == groupIndex.end())
+    return error(where) << "runs on the communicator of group '" << name
+                        << "', which the plan does not declare";
+  // The dialect's verifier: one member set holds both ranks.
+  for (const std::vector<int32_t> &set :
+       result.plan.schedule.groups[group->second].members)
+    if (llvm::is_contained(set, static_cast<int32_t>(rank)) &&
+        llvm::is_contained(set, action.peer)) {
+      action.communicator = group->second;
+      return success();
+    }
+  return error(where) << "runs on the communicator of group '" << name
+                      << "', but no member set of it holds both rank "
+                      << result.plan.schedule.ranks[rank].id
+                      << " and its peer";
+}
+
 LogicalResult PlanReader::readInstruction(const llvm::json::Value &value,
                                           RankProgram &program,
                                           std::vector<BufferSlots> &slots) {
@@ -742,8 +795,9 @@ LogicalResult PlanReader::readInstruction(const llvm::json::Value &value,
     return error(where) << "must be an object";
   if (failed(checkKeys(*object, where,
                        {"op", "stage", "microbatch", "direction", "peer",
-                        "group", "bytes", "declaration", "p2p_group", "overlap",
-                        "stream", "slot", "recv_slot"})))
+                        "group", "communicator", "bytes", "declaration",
+                        "p2p_group", "overlap", "stream", "slot",
+                        "recv_slot"})))
     return failure();
   std::string opName;
   if (failed(readString(*object, "op", where, std::nullopt, opName)))
@@ -796,7 +850,10 @@ LogicalResult PlanReader::readInstruction(const llvm::json::Value &value,
     action.gradient = direction == "backward";
     auto index = rankIndex.find(peer);
     action.peer = index == rankIndex.end() ? -1 : index->second;
-  } else if (failed(forbid("direction")) || failed(forbid("peer"))) {
+    if (failed(readCommunicator(*object, where, action)))
+      return failure();
+  } else if (failed(forbid("direction")) || failed(forbid("peer")) ||
+             failed(forbid("communicator"))) {
     return failure();
   }
   if (collective) {

@@ -21,7 +21,10 @@
 namespace sched {
 
 /// The version of the JSON plan schema this build reads and writes.
-constexpr int kRuntimePlanVersion = 1;
+constexpr int kRuntimePlanVersion = 2;
+/// Plans without communicators (no lazy group, no transfer on a group's
+/// communicator) are written, and still read, as version 1.
+constexpr int kRuntimePlanVersionWithoutCommunicators = 1;
 
 /// The version of schedc that wrote a plan.
 constexpr const char *kSchedcVersion = "0.1.0";

@@ -52,6 +52,10 @@ struct Action {
   int32_t peer = -1;
   /// Collectives: index into Schedule::groups.
   int32_t group = -1;
+  /// Send/recv: the group whose member set (holding both ranks) is the
+  /// communicator the transfer runs on, or -1 for the rank pair's own
+  /// (eager) one.
+  int32_t communicator = -1;
   /// Nonzero for members of a bundle (a p2p group or an overlap):
   /// consecutive actions of a rank with the same bundle run together.
   uint32_t bundle = 0;
@@ -95,6 +99,12 @@ struct StageCost {
 struct ProcessGroup {
   std::string name;
   std::vector<std::vector<int32_t>> members;
+  /// Each member set is one communicator. Eager ones exist before the step
+  /// (created at start-up, in one order on every process: PyTorch's
+  /// new_group); a lazy one is created at its first use on each member,
+  /// and creation is a collective of the set's members (NCCL's
+  /// ncclCommInitRank blocks until every member called it).
+  bool lazy = false;
 };
 
 /// When a declared collective runs, relative to the work of its stage.

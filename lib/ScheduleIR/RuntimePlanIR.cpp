@@ -96,7 +96,7 @@ static void writeDeclarations(OpBuilder &builder, Location loc,
       sets.push_back(builder.getDenseI64ArrayAttr(ids));
     }
     GroupOp::create(builder, loc, builder.getStringAttr(group.name),
-                    builder.getArrayAttr(sets));
+                    builder.getArrayAttr(sets), group.lazy);
   }
   for (const CollectiveDeclaration &decl : schedule.collectives)
     CollectiveOp::create(

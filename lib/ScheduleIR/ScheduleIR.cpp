@@ -86,6 +86,7 @@ public:
         schedule.groups.size());
     ProcessGroup plain;
     plain.name = group.getSymName().str();
+    plain.lazy = group.getLazy();
     for (Attribute set : group.getMembers()) {
       std::vector<int32_t> members;
       for (int64_t id : cast<DenseI64ArrayAttr>(set).asArrayRef())
@@ -176,6 +177,8 @@ private:
                                     static_cast<int32_t>(op.getMicrobatch()));
     action.gradient = op.getDirection() == Direction::Backward;
     action.peer = rankIndex.lookup(op.getPeer());
+    if (FlatSymbolRefAttr comm = op.getCommAttr())
+      action.communicator = groupIndex.lookup(comm.getValue());
     if (auto bytes = op.getBytes())
       action.bytes = static_cast<int64_t>(*bytes);
     push(r, *op, action, bundle);
@@ -361,10 +364,14 @@ static void writeAction(OpBuilder &builder, Location loc,
     Direction direction =
         action.gradient ? Direction::Backward : Direction::Forward;
     uint64_t peer = schedule.ranks[action.peer].id;
+    FlatSymbolRefAttr comm;
+    if (action.communicator >= 0)
+      comm = FlatSymbolRefAttr::get(builder.getContext(),
+                                    schedule.groups[action.communicator].name);
     if (action.kind == ActionKind::Send)
-      SendOp::create(builder, loc, direction, stage, mb, peer, bytes);
+      SendOp::create(builder, loc, direction, stage, mb, peer, comm, bytes);
     else
-      RecvOp::create(builder, loc, direction, stage, mb, peer, bytes);
+      RecvOp::create(builder, loc, direction, stage, mb, peer, comm, bytes);
     return;
   }
   case ActionKind::AllReduce:

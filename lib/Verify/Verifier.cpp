@@ -76,6 +76,9 @@ const char *reasonWords(WaitReason reason) {
   case WaitReason::BiasUpdate:
     return "an aux-free head's bias update follows the last gradient of its "
            "stage";
+  case WaitReason::CommunicatorCreation:
+    return "a lazy communicator is created at its first use on each member, "
+           "and creation returns only once every member reached it";
   case WaitReason::Rendezvous:
     return "a transfer completes only once its peer posted the match";
   case WaitReason::GroupCompletion:
@@ -168,6 +171,8 @@ private:
     case WaitReason::OptimizerStep:
       return "the optimizer step ends the training step: every action of the "
              "rank must come before it";
+    case WaitReason::CommunicatorCreation:
+      return reasonWords(e.reason);
     case WaitReason::ProgramOrder:
     case WaitReason::Data:
     case WaitReason::Transfer:

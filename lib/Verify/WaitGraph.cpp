@@ -8,6 +8,8 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 using namespace sched;
 
@@ -161,6 +163,71 @@ void WaitGraph::linkRendezvous() {
   }
 }
 
+void WaitGraph::addCommunicatorCreation() {
+  const Schedule &schedule = index.schedule;
+  const size_t numGroups = schedule.groups.size();
+  // Per (group, member set): each member's first action on it.
+  std::map<std::pair<int32_t, size_t>, std::vector<ActionRef>> firstUses;
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    std::set<int32_t> seen;
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const Action &a = actions[i];
+      const bool transfer =
+          a.kind == ActionKind::Send || a.kind == ActionKind::Recv;
+      const int32_t g = transfer ? a.communicator : a.group;
+      if (g < 0 || static_cast<size_t>(g) >= numGroups ||
+          !schedule.groups[g].lazy || !seen.insert(g).second)
+        continue;
+      const std::vector<std::vector<int32_t>> &sets = schedule.groups[g].members;
+      for (size_t k = 0; k < sets.size(); ++k)
+        if (llvm::is_contained(sets[k], static_cast<int32_t>(r)))
+          firstUses[{g, k}].push_back(
+              {static_cast<int32_t>(r), static_cast<int32_t>(i)});
+    }
+  }
+  // Per bundle (rank, first position): its members' creations, each with
+  // the member that waits for it.
+  std::map<std::pair<int32_t, int32_t>,
+           std::vector<std::pair<ActionRef, uint32_t>>>
+      bundleCreations;
+  for (const auto &[key, uses] : firstUses) {
+    // A member that never uses the communicator leaves the others in
+    // creation; the rules of messages and collectives report that member.
+    if (uses.size() != schedule.groups[key.first].members[key.second].size() ||
+        uses.size() < 2)
+      continue;
+    const uint32_t created = addNode();
+    for (ActionRef use : uses) {
+      // A member reaches the creation once the action before the use's
+      // bundle completed (the members of a p2p group may complete
+      // together).
+      const std::vector<Action> &actions = schedule.ranks[use.rank].actions;
+      int32_t begin = use.index;
+      while (begin > 0 && actions[use.index].bundle != 0 &&
+             actions[begin - 1].bundle == actions[use.index].bundle)
+        --begin;
+      if (begin > 0)
+        addNodeEdge(id({use.rank, begin - 1}), {use.rank, begin - 1}, created,
+                    use, WaitReason::CommunicatorCreation);
+      bundleCreations[{use.rank, begin}].push_back({use, created});
+      addNodeEdge(created, use, id(use), use,
+                  WaitReason::CommunicatorCreation);
+    }
+  }
+  // batch_isend_irecv creates each operation's communicator as it issues
+  // it, one by one: within a bundle, in the order of its members.
+  for (auto &[bundle, creations] : bundleCreations) {
+    llvm::sort(creations, [](const auto &x, const auto &y) {
+      return x.first.index < y.first.index;
+    });
+    for (size_t k = 1; k < creations.size(); ++k)
+      addNodeEdge(creations[k - 1].second, creations[k - 1].first,
+                  creations[k].second, creations[k].first,
+                  WaitReason::CommunicatorCreation);
+  }
+}
+
 void WaitGraph::addProgramOrder() {
   const Schedule &schedule = index.schedule;
   for (size_t r = 0; r < schedule.ranks.size(); ++r) {
@@ -276,6 +343,7 @@ void WaitGraph::build() {
   addProgramOrder();
   addDataEdges();
   addAuxLossEdges();
+  addCommunicatorCreation();
   StepRules(index, options.wholeStep)
       .addOrders([this](ActionRef from, ActionRef to, WaitReason reason) {
         addEdge(from, to, reason);

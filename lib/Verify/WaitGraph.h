@@ -51,6 +51,9 @@ enum class WaitReason : uint8_t {
   /// An aux-free head's bias update waits for every backward and weight
   /// gradient of its stage.
   BiasUpdate,
+  /// A lazy communicator is created at its first use on each member, and
+  /// creation completes only once every member reached it.
+  CommunicatorCreation,
 };
 
 struct WaitEdge {
@@ -114,6 +117,9 @@ private:
   void addInput(ActionRef producer, ActionRef consumer, bool gradient,
                 int32_t consumerStage, int32_t mb);
   void addAuxLossEdges();
+  /// A node per lazy communicator used in the step: each member's action
+  /// before its first use of it comes before the node, the first use after.
+  void addCommunicatorCreation();
 
   const ScheduleIndex &index;
   const VerifyOptions &options;
