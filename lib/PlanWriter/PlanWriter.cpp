@@ -360,7 +360,8 @@ llvm::Error sched::writePlan(MLIRContext &context, const CostModel &model,
   if (!outputs.timeline && !outputs.trace)
     return llvm::Error::success();
   SimulationOptions timing;
-  timing.blockingSends = model.getTraining().blockingPipelineSends;
+  timing.blockingSends =
+      model.getTraining().blocksPipelineSends(strategyName(c.strategy));
   timing.recordMemory = true;
   llvm::Expected<Timeline> timeline = simulate(*lowered, timing);
   if (!timeline)
