@@ -106,8 +106,11 @@ void SoftwareStack::apply(TrainingSpec &training) const {
   training.schedules = schedules;
 }
 
+/// The dtype of a gradient or moment of `bytes` bytes, as stack files and
+/// --json spell it.
+static const char *dtype(double bytes) { return bytes == 2 ? "bf16" : "fp32"; }
+
 llvm::json::Object SoftwareStack::toJson() const {
-  auto dtype = [](double bytes) { return bytes == 2 ? "bf16" : "fp32"; };
   return llvm::json::Object{
       {"name", name},
       {"version", version},
@@ -197,7 +200,6 @@ readStackFile(const llvm::json::Object &object) {
   std::string allocator =
       readChoice(reader, "allocator", {"caching", "expandable"},
                  stack.expandableSegments ? "expandable" : "caching");
-  auto dtype = [](double bytes) { return bytes == 2 ? "bf16" : "fp32"; };
   std::string grads = readChoice(reader, "main_grads", {"fp32", "bf16"},
                                  dtype(stack.mainGradientBytes));
   std::string moments =
