@@ -189,6 +189,19 @@ sched::parseAttentionKernel(llvm::StringRef name) {
       .Default(std::nullopt);
 }
 
+llvm::StringRef sched::activationCachingName(ActivationCaching caching) {
+  return caching == ActivationCaching::DeepSeekV3 ? "deepseek-v3"
+                                                  : "transformer-engine";
+}
+
+std::optional<ActivationCaching>
+sched::parseActivationCaching(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<ActivationCaching>>(name)
+      .Case("transformer-engine", ActivationCaching::TransformerEngine)
+      .Case("deepseek-v3", ActivationCaching::DeepSeekV3)
+      .Default(std::nullopt);
+}
+
 std::string Layout::str() const {
   std::string text =
       llvm::formatv("dp={0},tp={1},pp={2},vpp={3},ep={4},cp={5}{6}", dp, tp,

@@ -191,6 +191,19 @@ enum class AttentionKernel : uint8_t { Flash, Unfused };
 llvm::StringRef attentionKernelName(AttentionKernel kernel);
 std::optional<AttentionKernel> parseAttentionKernel(llvm::StringRef name);
 
+/// How an FP8 recipe keeps the activations it can store below BF16 (a
+/// software stack's fact; docs/cost-model.md, "Activations").
+/// TransformerEngine: the attention output in BF16 for the attention
+/// core's backward plus the FP8 copy its projection casts, and the
+/// experts' SwiGLU input (fc1's output) in BF16. DeepSeekV3 (DeepSeek-V3
+/// report, section 3.3.2): the attention output once, in E5M6 (12 bits),
+/// for both; the experts' SwiGLU input in FP8, its output made again in
+/// the backward.
+enum class ActivationCaching : uint8_t { TransformerEngine, DeepSeekV3 };
+
+llvm::StringRef activationCachingName(ActivationCaching caching);
+std::optional<ActivationCaching> parseActivationCaching(llvm::StringRef name);
+
 struct TrainingSpec {
   int64_t devices = 1;
   int64_t seqLen = 4096;
@@ -215,6 +228,8 @@ struct TrainingSpec {
   /// of each of Adam's moments (4 or 2): docs/cost-model.md, "Memory".
   double mainGradientBytes = 4;
   double optimizerMomentBytes = 4;
+  /// How FP8 activations are kept (no effect under BF16).
+  ActivationCaching activationCaching = ActivationCaching::TransformerEngine;
   /// The software stack these facts came from (SoftwareStack.h; empty:
   /// none named, the flags' defaults), and the pipeline schedules it runs
   /// (by name; empty: any), which are all the planner searches.

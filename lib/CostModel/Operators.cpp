@@ -16,6 +16,16 @@ using namespace sched;
 
 /// Bytes of a BF16 element.
 static constexpr double kBf16 = 2;
+/// Bytes of an E5M6 element (DeepSeek-V3's 12-bit format for the attention
+/// output it keeps: report section 3.3.2).
+static constexpr double kE5m6 = 1.5;
+
+/// Whether the forward keeps its FP8-storable activations as DeepSeek-V3
+/// does (TrainingSpec::activationCaching).
+static bool deepSeekCaching(const TrainingSpec &training) {
+  return training.precision == Precision::FP8 &&
+         training.activationCaching == ActivationCaching::DeepSeekV3;
+}
 
 namespace {
 /// Appends operators and their backward counterparts to a LayerOperators.
@@ -27,6 +37,9 @@ public:
   void inModules(uint8_t modules) { current = modules; }
   /// The tensors (Recompute::Checkpoint) the operators added next make.
   void making(uint16_t checkpoints) { makes = checkpoints; }
+  /// Recompute modules the stack runs again whatever the policy (DeepSeek-
+  /// V3's SwiGLU output of the experts).
+  void alwaysRecompute(uint8_t modules) { forced |= modules; }
 
   /// A tensor the forward keeps, dropped by recomputing `droppedBy`, or by
   /// a saved-name policy that does not name all of `checkpoint`.
@@ -130,15 +143,15 @@ public:
       finishNamed(recompute);
       return;
     }
+    const uint8_t modules = recompute.moduleSet() | forced;
     ops.recompute.clear();
     for (const Operator &op : ops.forward)
-      if (recompute.isFull() || (op.modules & recompute.moduleSet()))
+      if (recompute.isFull() || (op.modules & modules))
         ops.recompute.push_back(op);
     llvm::erase_if(ops.saved, [&](const SavedTensor &t) {
       if (t.onlyNamed)
         return true;
-      return recompute.isFull() ? !t.layerInput
-                                : (t.droppedBy & recompute.moduleSet()) != 0;
+      return recompute.isFull() ? !t.layerInput : (t.droppedBy & modules) != 0;
     });
   }
 
@@ -181,6 +194,7 @@ private:
   bool fp8;
   uint8_t current = 0;
   uint16_t makes = 0;
+  uint8_t forced = 0;
 };
 
 /// Token counts of one microbatch on one device.
@@ -306,16 +320,24 @@ static void attentionBlock(LayerBuilder &b, const ModelSpec &model,
     // that keeps context runs no attention forward again.
     b.keep("softmax statistics", t.full * heads * 4,
            Recompute::CoreAttention, R::Context);
-    // Under `dots` neither copy stays: the output is the kernel's, not a
-    // weight GEMM's, and the core runs again.
-    b.keep("attention output", t.full * heads * vDim * kBf16,
-           fp8 ? Recompute::CoreAttention | Recompute::Dots : Recompute::Dots,
-           R::Context);
-    // The FP8 copy is Transformer Engine's; MaxText's `context` names the
-    // BF16 output alone, and a saved-name policy casts it again.
-    if (fp8)
-      b.keep("output projection input", t.full * heads * vDim,
-             Recompute::Dots, R::Unnamed);
+    if (deepSeekCaching(training)) {
+      // DeepSeek-V3 keeps the output once, in E5M6, for the core's
+      // backward and the projection's weight gradient both; recomputing
+      // the core does not free it.
+      b.keep("attention output", t.full * heads * vDim * kE5m6, Recompute::Dots,
+             R::Context);
+    } else {
+      // Under `dots` neither copy stays: the output is the kernel's, not a
+      // weight GEMM's, and the core runs again.
+      b.keep("attention output", t.full * heads * vDim * kBf16,
+             fp8 ? Recompute::CoreAttention | Recompute::Dots : Recompute::Dots,
+             R::Context);
+      // The FP8 copy is Transformer Engine's; MaxText's `context` names the
+      // BF16 output alone, and a saved-name policy casts it again.
+      if (fp8)
+        b.keep("output projection input", t.full * heads * vDim,
+               Recompute::Dots, R::Unnamed);
+    }
   } else {
     // Megatron-LM before flash attention: QK^T and (QK^T)V as batched
     // GEMMs over the whole (masked) score matrix, with scale, mask,
@@ -423,8 +445,14 @@ static void moeMlp(LayerBuilder &b, const ModelSpec &model,
   const double gated = model.mlp == MlpKind::Gated ? 2 : 1;
   b.keep("dispatched tokens", copies * h * b.linearInput(), block, unnamed);
   b.gemm("experts fc1", rows, gated * slice, h, true, groups);
-  b.keep("experts fc1 output", copies * gated * slice * kBf16, block,
-         unnamed);
+  // DeepSeek-V3 keeps the SwiGLU input in FP8 and makes its output again
+  // in the backward (report section 3.3.2); Transformer Engine keeps fc1's
+  // BF16 output.
+  const bool deepseek = deepSeekCaching(training);
+  b.keep("experts fc1 output", copies * gated * slice * (deepseek ? 1 : kBf16),
+         block, unnamed);
+  if (deepseek)
+    b.alwaysRecompute(Recompute::MoeActivation);
   b.inModules(block | Recompute::MoeActivation | Recompute::Dots);
   b.memory(model.mlp == MlpKind::Gated ? "swiglu" : "gelu",
            copies * (gated + 1) * slice * kBf16);

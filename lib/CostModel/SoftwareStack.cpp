@@ -80,6 +80,20 @@ static const std::vector<SoftwareStack> &stacks() {
     maxtext.tensorParallelOverlap = false;
     maxtext.schedules = {"no-pp", "gpipe", "looped-bfs"};
     s.push_back(maxtext);
+
+    // DeepSeek's own framework (HAI-LLM) as the DeepSeek-V3 report states
+    // it: DualPipe, whose all-to-all and pipeline transfers overlap the
+    // partner chunk (3.2.1); no tensor parallelism (3.2); FP32 master
+    // weights and gradients with BF16 Adam moments, the attention output
+    // kept once in E5M6 and the experts' SwiGLU input in FP8 (3.3.2).
+    SoftwareStack deepseek;
+    deepseek.name = "deepseek-v3";
+    deepseek.version = "DeepSeek-V3 technical report (arXiv 2412.19437v2)";
+    deepseek.tensorParallelOverlap = false;
+    deepseek.schedules = {"no-pp", "dualpipe"};
+    deepseek.optimizerMomentBytes = 2;
+    deepseek.activationCaching = ActivationCaching::DeepSeekV3;
+    s.push_back(deepseek);
     return s;
   }();
   return all;
@@ -102,6 +116,7 @@ void SoftwareStack::apply(TrainingSpec &training) const {
   training.expandableSegments = expandableSegments;
   training.mainGradientBytes = mainGradientBytes;
   training.optimizerMomentBytes = optimizerMomentBytes;
+  training.activationCaching = activationCaching;
   training.stack = name;
   training.schedules = schedules;
 }
@@ -120,7 +135,8 @@ llvm::json::Object SoftwareStack::toJson() const {
       {"schedules", llvm::json::Array(schedules)},
       {"allocator", expandableSegments ? "expandable" : "caching"},
       {"main_grads", dtype(mainGradientBytes)},
-      {"optimizer_moments", dtype(optimizerMomentBytes)}};
+      {"optimizer_moments", dtype(optimizerMomentBytes)},
+      {"activation_caching", activationCachingName(activationCaching)}};
 }
 
 /// The most names a list field of a stack file holds: more than the
@@ -205,6 +221,9 @@ readStackFile(const llvm::json::Object &object) {
   std::string moments =
       readChoice(reader, "optimizer_moments", {"fp32", "bf16"},
                  dtype(stack.optimizerMomentBytes));
+  std::string caching = readChoice(
+      reader, "activation_caching", {"transformer-engine", "deepseek-v3"},
+      activationCachingName(stack.activationCaching));
   if (llvm::Error error = reader.takeError())
     return std::move(error);
   if (stack.name.empty())
@@ -213,6 +232,7 @@ readStackFile(const llvm::json::Object &object) {
   stack.expandableSegments = allocator == "expandable";
   stack.mainGradientBytes = grads == "bf16" ? 2 : 4;
   stack.optimizerMomentBytes = moments == "bf16" ? 2 : 4;
+  stack.activationCaching = *parseActivationCaching(caching);
   return stack;
 }
 

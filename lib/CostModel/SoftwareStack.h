@@ -42,6 +42,7 @@ struct SoftwareStack {
   bool expandableSegments = false;
   double mainGradientBytes = 4;
   double optimizerMomentBytes = 4;
+  ActivationCaching activationCaching = ActivationCaching::TransformerEngine;
 
   /// Sets the facts on `training`.
   void apply(TrainingSpec &training) const;
@@ -50,7 +51,7 @@ struct SoftwareStack {
 };
 
 /// The built-in stacks: megatron-core, megatron-lm-2022, torchtitan,
-/// deepspeed, maxtext.
+/// deepspeed, maxtext, deepseek-v3.
 llvm::ArrayRef<SoftwareStack> builtinStacks();
 /// Their names, joined by ", ".
 std::string builtinStackNames();
@@ -60,7 +61,8 @@ std::string builtinStackNames();
 /// and any of `attention` ("flash"/"unfused"), `tp_overlap` (bool),
 /// `blocking_p2p` ("all", "none" or a list of schedule names),
 /// `schedules` (a list), `allocator` ("caching"/"expandable"),
-/// `main_grads` and `optimizer_moments` ("fp32"/"bf16"). Errors name the
+/// `main_grads` and `optimizer_moments` ("fp32"/"bf16"),
+/// `activation_caching` ("transformer-engine"/"deepseek-v3"). Errors name the
 /// field, or list the built-in stacks.
 llvm::Expected<SoftwareStack> loadSoftwareStack(llvm::StringRef nameOrPath);
 

@@ -299,6 +299,55 @@ TEST(Operators, Fp8RecipeKeepsOutputLayerAndRouterInBf16) {
   }
 }
 
+/// DeepSeek-V3's activation caching (report section 3.3.2) by hand on one
+/// MoE layer at 4,096 tokens, ep 8, FP8: the attention output kept once in
+/// E5M6 (128 heads x 128 x 1.5 bytes) where Transformer Engine keeps it in
+/// BF16 and again in FP8 (2 + 1 bytes); the experts' SwiGLU input in FP8
+/// (8 copies x 2 x 2048 x 1 byte, not 2) and its output (fc2's FP8 input,
+/// 8 x 2048 x 1) made again in the backward, with no recompute policy.
+TEST(Operators, DeepSeekCachingKeepsFp8SwigluInputsAndOneAttentionOutput) {
+  ModelSpec v3 = preset("deepseek-v3");
+  TrainingSpec training;
+  training.seqLen = 4096;
+  training.precision = Precision::FP8;
+  Layout layout;
+  layout.ep = 8;
+  auto saved = [&](const LayerOperators &ops, llvm::StringRef name) {
+    double bytes = 0;
+    for (const SavedTensor &t : ops.saved)
+      if (name == t.name)
+        bytes += t.bytes;
+    return bytes;
+  };
+  const LayerOperators te = layerOperators(v3, training, layout, true);
+  training.activationCaching = ActivationCaching::DeepSeekV3;
+  const LayerOperators ds = layerOperators(v3, training, layout, true);
+  const double tokens = 4096, heads = 128, v = 128, copies = tokens * 8;
+  EXPECT_DOUBLE_EQ(saved(te, "attention output"), tokens * heads * v * 2);
+  EXPECT_DOUBLE_EQ(saved(te, "output projection input"), tokens * heads * v);
+  EXPECT_DOUBLE_EQ(saved(ds, "attention output"), tokens * heads * v * 1.5);
+  EXPECT_DOUBLE_EQ(saved(ds, "output projection input"), 0);
+  EXPECT_DOUBLE_EQ(saved(te, "experts fc1 output"), copies * 2 * 2048 * 2);
+  EXPECT_DOUBLE_EQ(saved(ds, "experts fc1 output"), copies * 2 * 2048);
+  EXPECT_DOUBLE_EQ(saved(te, "experts fc2 input"), copies * 2048);
+  EXPECT_DOUBLE_EQ(saved(ds, "experts fc2 input"), 0);
+  const double less =
+      tokens * heads * v * 1.5 + copies * 2 * 2048 + copies * 2048;
+  EXPECT_DOUBLE_EQ(te.savedBytes() - ds.savedBytes(), less);
+  // The SwiGLU runs again in the backward without any recompute policy.
+  ASSERT_EQ(ds.recompute.size(), 1u);
+  EXPECT_EQ(llvm::StringRef(ds.recompute.front().name), "swiglu");
+  EXPECT_TRUE(te.recompute.empty());
+  // Under BF16 the fact changes nothing.
+  training.precision = Precision::BF16;
+  EXPECT_DOUBLE_EQ(
+      layerOperators(v3, training, layout, true).savedBytes(), [&] {
+        TrainingSpec bf16 = training;
+        bf16.activationCaching = ActivationCaching::TransformerEngine;
+        return layerOperators(v3, bf16, layout, true).savedBytes();
+      }());
+}
+
 /// Expert tensor parallelism by hand: DeepSeek-V3 at tp=2 routes 4096 / 2
 /// tokens per rank; with ep=8, etp=2 each rank holds 256 / 8 = 32 experts'
 /// halves (FFN 2048 / 2) and computes the copies its etp pair received:

@@ -94,6 +94,30 @@ TEST(SoftwareStack, KernelsAllocatorAndSchedulesAsStated) {
   EXPECT_FALSE(none.blocksPipelineSends("1f1b"));
 }
 
+// DeepSeek's framework as the DeepSeek-V3 report states it: DualPipe (and
+// no pipeline), no TP overlap (no TP), BF16 moments with FP32 gradients,
+// its activation caching; every other stack keeps Transformer Engine's.
+TEST(SoftwareStack, DeepSeekV3AsItsReportStatesIt) {
+  TrainingSpec ds = applied(stack("deepseek-v3"));
+  EXPECT_TRUE(ds.runsSchedule("dualpipe"));
+  EXPECT_TRUE(ds.runsSchedule("no-pp"));
+  EXPECT_FALSE(ds.runsSchedule("1f1b"));
+  EXPECT_FALSE(ds.blocksPipelineSends("dualpipe"));
+  EXPECT_FALSE(ds.tensorParallelOverlap);
+  EXPECT_EQ(ds.mainGradientBytes, 4);
+  EXPECT_EQ(ds.optimizerMomentBytes, 2);
+  EXPECT_EQ(ds.activationCaching, ActivationCaching::DeepSeekV3);
+  for (const SoftwareStack &s : builtinStacks())
+    if (s.name != "deepseek-v3")
+      EXPECT_EQ(applied(s).activationCaching,
+                ActivationCaching::TransformerEngine)
+          << s.name;
+  EXPECT_NE(loadError(R"({"name": "x", "activation_caching": "fp8"})")
+                .find("activation_caching: expected transformer-engine or "
+                      "deepseek-v3"),
+            std::string::npos);
+}
+
 TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
   llvm::SmallString<128> path;
   ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("stack", "json", path));
