@@ -107,7 +107,8 @@ def plan_command(schedc: str, run: dict, model: Path, cluster: Path) -> list[str
                       ("allocator", "--allocator"),
                       ("p2p_overlap", "--p2p-overlap"),
                       ("main_grads", "--main-grads"),
-                      ("optimizer_moments", "--optimizer-moments")):
+                      ("optimizer_moments", "--optimizer-moments"),
+                      ("moe_dispatcher", "--moe-dispatcher")):
         if key in run:
             cmd += [flag, str(run[key])]
     return cmd
@@ -116,7 +117,7 @@ def plan_command(schedc: str, run: dict, model: Path, cluster: Path) -> list[str
 # What a recipe adds to a published layout; --layout-only drops it.
 RECIPE_KEYS = ("recompute", "microbatch_size", "attention", "tp_overlap",
                "allocator", "p2p_overlap", "main_grads", "optimizer_moments",
-               "sp")
+               "sp", "zero", "moe_dispatcher")
 # Recipe fields of the layout string itself (stage split, offload).
 RECIPE_LAYOUT_FIELDS = ("first", "last", "split", "offload")
 
@@ -124,6 +125,8 @@ RECIPE_LAYOUT_FIELDS = ("first", "last", "split", "offload")
 def layout_only(run: dict) -> dict:
     """The run as a layout table gives it: no recipe."""
     bare = {k: v for k, v in run.items() if k not in RECIPE_KEYS}
+    if "published_schedule" in bare:
+        bare["schedule"] = bare.pop("published_schedule")
     bare["layout"] = ",".join(
         item for item in run["layout"].split(",")
         if item.split("=")[0].strip() not in RECIPE_LAYOUT_FIELDS)
@@ -163,7 +166,8 @@ def evaluate(schedc: str, run: dict, models: dict, clusters: dict,
                          else best["step_time_s"])
     layout = best["layout"]
     outcome.explain = (f"mb={layout['microbatch_size']} "
-                       f"zero={layout['zero']} rc={layout['recompute']}")
+                       f"zero={layout['zero']} rc={layout['recompute']} "
+                       f"{best['schedule']}")
     return outcome
 
 
@@ -173,7 +177,47 @@ def format_value(kind: str, value: Optional[float]) -> str:
     return f"{value:.0f} TF" if kind == "tflops" else f"{value:.2f} s"
 
 
-def load_runs(paths: list[str]) -> tuple[list[dict], dict, dict, list]:
+# A recipe's expert all-to-all overlap (Megatron's
+# --overlap-moe-expert-parallel-comm) is the combined 1F1B schedule; with
+# a pipeline, Megatron runs it on the interleaved schedule only.
+COMBINED = {"no-pp": "combined-1f1b",
+            "interleaved-1f1b": "interleaved-combined-1f1b"}
+
+
+def apply_recipe(run: dict, recipe: dict) -> dict:
+    """The run with the facts its framework recipe states
+    (docs/fidelity-protocol.md, section 7): recomputation, the first and
+    last stages' layers, activation offload, FSDP, the MoE dispatcher and
+    the all-to-all overlap. The micro-batch size is the table's."""
+    merged = dict(run)
+    for key in ("main_grads", "optimizer_moments"):
+        if recipe.get(key):
+            merged[key] = recipe[key]
+    if recipe.get("recompute"):
+        merged["recompute"] = recipe["recompute"]
+    fields = [f"{key}={recipe[key]}" for key in ("first", "last", "offload")
+              if recipe.get(key) is not None]
+    if recipe.get("even_split"):
+        fields.append("split=even")
+    if fields:
+        kept = [item for item in run["layout"].split(",")
+                if item.split("=")[0].strip() not in ("first", "last",
+                                                      "offload", "split")]
+        merged["layout"] = ",".join(kept + fields)
+    if recipe.get("fsdp"):
+        merged["zero"] = 3
+    if recipe.get("moe_dispatcher") == "alltoall":
+        merged["moe_dispatcher"] = "alltoall"
+    if recipe.get("a2a_overlap") and run["schedule"] in COMBINED:
+        merged["published_schedule"] = run["schedule"]
+        merged["schedule"] = COMBINED[run["schedule"]]
+    merged["recipe_source"] = recipe.get("source", "")
+    return merged
+
+
+def load_runs(paths: list[str],
+              recipes: Optional[dict] = None
+              ) -> tuple[list[dict], dict, dict, list]:
     """The runs of every file, each with its table's split and stack, and
     the models, clusters and pairs of all of them."""
     runs: list[dict] = []
@@ -190,6 +234,8 @@ def load_runs(paths: list[str]) -> tuple[list[dict], dict, dict, list]:
             table = tables.get(run.get("table", ""), {})
             merged = {k: v for k, v in table.items()
                       if k in ("split", "stack")} | run
+            if recipes and run["name"] in recipes:
+                merged = apply_recipe(merged, recipes[run["name"]])
             runs.append(merged)
     return runs, models, clusters, pairs
 
@@ -335,6 +381,10 @@ def main() -> int:
                         help="drop each run's recipe (recomputation, "
                              "micro-batch size, kernels, optimizer precision, "
                              "stage split, offload): the planner chooses")
+    parser.add_argument("--recipes",
+                        help="the framework recipes of table rows (default: "
+                             "recipes.json beside this script; 'none': "
+                             "none)")
     parser.add_argument("--json", help="also write the outcomes to this file")
     parser.add_argument("--write-bands",
                         help="write the held-out errors per class (the "
@@ -346,7 +396,10 @@ def main() -> int:
         parser.error("--jobs must be at least 1")
 
     paths = args.runs or [str(here / "runs.json"), str(here / "tables.json")]
-    runs, models, clusters, pairs_given = load_runs(paths)
+    recipes_path = args.recipes or str(here / "recipes.json")
+    recipes = ({} if recipes_path == "none" else
+               json.loads(Path(recipes_path).read_text())["runs"])
+    runs, models, clusters, pairs_given = load_runs(paths, recipes)
     if args.split != "all":
         runs = [r for r in runs if r.get("split", "development") == args.split]
     if args.layout_only:

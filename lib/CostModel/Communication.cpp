@@ -106,6 +106,28 @@ double CostModel::expertAllToAllTime(double tokens, double elementBytes,
   // Expert-parallel peers sit etp ranks apart (the experts' grid).
   const int64_t local = membersPerDomain(ep, layout.etp);
   const Efficiency &eff = cluster.efficiency;
+  if (training.moeDispatcher == MoeDispatcher::AllToAll && ep > 1) {
+    // Megatron-Core's MoEAlltoAllTokenDispatcher permutes every token's
+    // top_k copies and exchanges them with one all_to_all_single
+    // (megatron/core/transformer/moe/token_dispatcher.py): each copy goes
+    // to its expert's rank, (local - 1) / ep of them inside the NVLink
+    // domain and (ep - local) / ep over the NIC, both at once. NCCL runs
+    // it as grouped send/recv; no all-to-all curve is in KERNELS.md, so it
+    // takes NCCL's measured collective fractions on each link.
+    const double copies = tokens * static_cast<double>(model.moe->topK) *
+                          static_cast<double>(model.hidden) * elementBytes;
+    const double ranks = static_cast<double>(ep);
+    const double inside = copies * static_cast<double>(local - 1) / ranks;
+    const double outside = copies * static_cast<double>(ep - local) / ranks;
+    double time = 0;
+    if (inside > 0)
+      time = std::max(time, inside / (domainBandwidth(local, layout.etp) *
+                                      eff.domainCollective));
+    if (outside > 0)
+      time = std::max(
+          time, outside / (cluster.scaleOutBandwidth * eff.scaleOutCollective));
+    return time + cluster.latency;
+  }
   if (!eff.expertExchange.empty() && local == ep && ep > 1) {
     // A measured dispatcher for groups inside one NVLink domain (HybridEP
     // on Blackwell): it sends each token once to every rank holding one of

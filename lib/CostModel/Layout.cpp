@@ -202,6 +202,17 @@ sched::parseActivationCaching(llvm::StringRef name) {
       .Default(std::nullopt);
 }
 
+llvm::StringRef sched::moeDispatcherName(MoeDispatcher dispatcher) {
+  return dispatcher == MoeDispatcher::AllToAll ? "alltoall" : "flex";
+}
+
+std::optional<MoeDispatcher> sched::parseMoeDispatcher(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<MoeDispatcher>>(name)
+      .Case("flex", MoeDispatcher::Flex)
+      .Case("alltoall", MoeDispatcher::AllToAll)
+      .Default(std::nullopt);
+}
+
 std::string Layout::str() const {
   std::string text =
       llvm::formatv("dp={0},tp={1},pp={2},vpp={3},ep={4},cp={5}{6}", dp, tp,

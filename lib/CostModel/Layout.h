@@ -204,6 +204,19 @@ enum class ActivationCaching : uint8_t { TransformerEngine, DeepSeekV3 };
 llvm::StringRef activationCachingName(ActivationCaching caching);
 std::optional<ActivationCaching> parseActivationCaching(llvm::StringRef name);
 
+/// How an MoE layer's tokens reach their experts (a run's or stack's fact;
+/// docs/cost-model.md, "Expert all-to-all"). Flex: a dispatcher that
+/// sends a token once to each rank (over NVLink) or node (over the NIC)
+/// holding one of its experts and forwards it inside the node (DeepEP,
+/// HybridEP; Megatron's `flex` dispatcher). AllToAll: Megatron-Core's
+/// MoEAlltoAllTokenDispatcher, which permutes each token's top_k copies
+/// and exchanges every copy with NCCL's all_to_all_single, so a token
+/// crosses once per expert, not once per rank or node.
+enum class MoeDispatcher : uint8_t { Flex, AllToAll };
+
+llvm::StringRef moeDispatcherName(MoeDispatcher dispatcher);
+std::optional<MoeDispatcher> parseMoeDispatcher(llvm::StringRef name);
+
 struct TrainingSpec {
   int64_t devices = 1;
   int64_t seqLen = 4096;
@@ -230,6 +243,8 @@ struct TrainingSpec {
   double optimizerMomentBytes = 4;
   /// How FP8 activations are kept (no effect under BF16).
   ActivationCaching activationCaching = ActivationCaching::TransformerEngine;
+  /// The expert dispatcher of MoE layers.
+  MoeDispatcher moeDispatcher = MoeDispatcher::Flex;
   /// The software stack these facts came from (SoftwareStack.h; empty:
   /// none named, the flags' defaults), and the pipeline schedules it runs
   /// (by name; empty: any), which are all the planner searches.

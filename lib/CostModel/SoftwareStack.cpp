@@ -117,6 +117,7 @@ void SoftwareStack::apply(TrainingSpec &training) const {
   training.mainGradientBytes = mainGradientBytes;
   training.optimizerMomentBytes = optimizerMomentBytes;
   training.activationCaching = activationCaching;
+  training.moeDispatcher = moeDispatcher;
   training.stack = name;
   training.schedules = schedules;
 }
@@ -136,7 +137,8 @@ llvm::json::Object SoftwareStack::toJson() const {
       {"allocator", expandableSegments ? "expandable" : "caching"},
       {"main_grads", dtype(mainGradientBytes)},
       {"optimizer_moments", dtype(optimizerMomentBytes)},
-      {"activation_caching", activationCachingName(activationCaching)}};
+      {"activation_caching", activationCachingName(activationCaching)},
+      {"moe_dispatcher", moeDispatcherName(moeDispatcher)}};
 }
 
 /// The most names a list field of a stack file holds: more than the
@@ -224,6 +226,9 @@ readStackFile(const llvm::json::Object &object) {
   std::string caching = readChoice(
       reader, "activation_caching", {"transformer-engine", "deepseek-v3"},
       activationCachingName(stack.activationCaching));
+  std::string dispatcher =
+      readChoice(reader, "moe_dispatcher", {"flex", "alltoall"},
+                 moeDispatcherName(stack.moeDispatcher));
   if (llvm::Error error = reader.takeError())
     return std::move(error);
   if (stack.name.empty())
@@ -233,6 +238,7 @@ readStackFile(const llvm::json::Object &object) {
   stack.mainGradientBytes = grads == "bf16" ? 2 : 4;
   stack.optimizerMomentBytes = moments == "bf16" ? 2 : 4;
   stack.activationCaching = *parseActivationCaching(caching);
+  stack.moeDispatcher = *parseMoeDispatcher(dispatcher);
   return stack;
 }
 

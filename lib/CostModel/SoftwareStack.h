@@ -43,6 +43,7 @@ struct SoftwareStack {
   double mainGradientBytes = 4;
   double optimizerMomentBytes = 4;
   ActivationCaching activationCaching = ActivationCaching::TransformerEngine;
+  MoeDispatcher moeDispatcher = MoeDispatcher::Flex;
 
   /// Sets the facts on `training`.
   void apply(TrainingSpec &training) const;
@@ -62,7 +63,8 @@ std::string builtinStackNames();
 /// `blocking_p2p` ("all", "none" or a list of schedule names),
 /// `schedules` (a list), `allocator` ("caching"/"expandable"),
 /// `main_grads` and `optimizer_moments` ("fp32"/"bf16"),
-/// `activation_caching` ("transformer-engine"/"deepseek-v3"). Errors name the
+/// `activation_caching` ("transformer-engine"/"deepseek-v3"),
+/// `moe_dispatcher` ("flex"/"alltoall"). Errors name the
 /// field, or list the built-in stacks.
 llvm::Expected<SoftwareStack> loadSoftwareStack(llvm::StringRef nameOrPath);
 

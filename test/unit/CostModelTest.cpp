@@ -555,6 +555,40 @@ TEST(CostModelCollectives, ExpertAllToAllAcrossDomainsByHand) {
                    std::max(inside, 1000 * row * 0.5 / 50e9));
 }
 
+/// Megatron-Core's all-to-all dispatcher by hand: every one of a token's
+/// top_k copies goes to its expert's rank (token_dispatcher.py permutes the
+/// copies, then all_to_all_single), so at ep = 16 over domains of 8 a rank
+/// sends 7/16 of its 2 copies over NVLink and 8/16 over the NIC, where the
+/// flex dispatcher sends a token once per remote domain (0.75 on average).
+TEST(CostModelCollectives, AllToAllDispatcherSendsEveryCopy) {
+  ClusterSpec c = ideal(cluster("h100-ib"));
+  ModelSpec wide = parse(kMoe);
+  wide.moe->experts = 16;
+  TrainingSpec t = training(16, 2048, 2048 * 16);
+  t.moeDispatcher = MoeDispatcher::AllToAll;
+  CostModel model(wide, c, t);
+  Layout layout;
+  layout.dp = 16;
+  layout.ep = 16;
+  const double row = 1024 * 2;
+  const double inside = 1000 * 2 * row * 7.0 / 16 / 450e9;
+  const double outside = 1000 * 2 * row * 8.0 / 16 / 50e9;
+  EXPECT_DOUBLE_EQ(model.expertAllToAllTime(1000, 2, layout, true),
+                   std::max(inside, outside));
+  t.moeDispatcher = MoeDispatcher::Flex;
+  CostModel flex(wide, c, t);
+  EXPECT_LT(flex.expertAllToAllTime(1000, 2, layout, true),
+            model.expertAllToAllTime(1000, 2, layout, true));
+  // Inside one domain only NVLink carries the copies: 7/8 of them.
+  layout.dp = 8;
+  layout.ep = 8;
+  TrainingSpec t8 = training(8, 2048, 2048 * 8);
+  t8.moeDispatcher = MoeDispatcher::AllToAll;
+  CostModel eightAll(wide, c, t8);
+  EXPECT_DOUBLE_EQ(eightAll.expertAllToAllTime(1000, 2, layout, true),
+                   1000 * 2 * row * 7.0 / 8 / 450e9);
+}
+
 /// HybridEP on Blackwell, inside one NVLink domain: one row per token and
 /// destination rank at the measured fraction of the 900 GB/s link
 /// (DeepEP hybrid-ep README, GB200, 32 SMs, Torch API).

@@ -112,6 +112,10 @@ TEST(SoftwareStack, DeepSeekV3AsItsReportStatesIt) {
       EXPECT_EQ(applied(s).activationCaching,
                 ActivationCaching::TransformerEngine)
           << s.name;
+  EXPECT_EQ(ds.moeDispatcher, MoeDispatcher::Flex);
+  EXPECT_NE(loadError(R"({"name": "x", "moe_dispatcher": "nccl"})")
+                .find("moe_dispatcher: expected flex or alltoall"),
+            std::string::npos);
   EXPECT_NE(loadError(R"({"name": "x", "activation_caching": "fp8"})")
                 .find("activation_caching: expected transformer-engine or "
                       "deepseek-v3"),

@@ -119,6 +119,12 @@ static cl::opt<std::string> optimizerMomentsFlag(
     cl::desc("dtype of Adam's two moments: fp32 (default) or bf16 (as "
              "DeepSeek-V3 trains)"),
     cl::init("fp32"));
+static cl::opt<std::string> moeDispatcherFlag(
+    "moe-dispatcher", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("How MoE tokens reach their experts: flex (DeepEP/HybridEP: "
+             "once per rank or node holding an expert; default) or alltoall "
+             "(Megatron-Core's all-to-all dispatcher: every top-k copy)"),
+    cl::init("flex"));
 static cl::opt<int> topFlag("top", cl::sub(planCommand), cl::cat(schedcOptions),
                             cl::desc("Candidates to list (default 10)"),
                             cl::init(10));
@@ -768,6 +774,9 @@ static std::string checkPlanFlags() {
     if (*flag != "on" && *flag != "off")
       return "--" + flag->ArgStr.str() + " must be on or off, got '" +
              llvm::StringRef(*flag).take_front(64).str() + "'";
+  if (!parseMoeDispatcher(moeDispatcherFlag))
+    return "--moe-dispatcher must be flex or alltoall, got '" +
+           clipForMessage(moeDispatcherFlag) + "'";
   if (allocatorFlag != "caching" && allocatorFlag != "expandable")
     return "--allocator must be caching or expandable, got '" +
            llvm::StringRef(allocatorFlag).take_front(64).str() + "'";
@@ -1202,6 +1211,8 @@ int sched::runPlan() {
     training.tensorParallelOverlap = tpOverlapFlag == "on";
   if (sets(allocatorFlag))
     training.expandableSegments = allocatorFlag == "expandable";
+  if (sets(moeDispatcherFlag))
+    training.moeDispatcher = *parseMoeDispatcher(moeDispatcherFlag);
   if (sets(p2pOverlapFlag))
     training.blockingSendSchedules =
         p2pOverlapFlag == "off" ? std::vector<std::string>{"*"}
