@@ -733,15 +733,17 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
   const double chunk = tokens / static_cast<double>(layout.cp);
   const double local = chunk / static_cast<double>(layout.tp);
   // The output layer and its loss (and each MTP module's projection and
-  // second output layer), as operators; FP32 logits are kept for the
-  // loss's backward.
+  // second output layer), as operators; the loss keeps FP32 softmax
+  // outputs for its backward, or with a fused cross-entropy the BF16
+  // gradient it wrote over the logits.
   const double mtp = static_cast<double>(model.mtpLayers);
   const HeadTerms &head = cachedHeadTerms(layout);
   const StageTerms &headForward = head.forward;
   const StageTerms &headBackward = head.backwardInput;
   const StageTerms &headWeight = head.backwardWeight;
+  const double logitBytes = training.fusedCrossEntropy ? kBf16 : 4;
   const double headActivation =
-      (1 + mtp) * 4 * chunk * vocab / static_cast<double>(layout.tp);
+      (1 + mtp) * logitBytes * chunk * vocab / static_cast<double>(layout.tp);
   const double headParams =
       ((model.tiedEmbeddings ? 0 : h * vocab) + h + mtp * 2 * h * h) /
       static_cast<double>(layout.tp);

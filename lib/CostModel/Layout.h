@@ -245,6 +245,12 @@ struct TrainingSpec {
   ActivationCaching activationCaching = ActivationCaching::TransformerEngine;
   /// The expert dispatcher of MoE layers.
   MoeDispatcher moeDispatcher = MoeDispatcher::Flex;
+  /// The loss keeps the logits' gradient in BF16, written in place by the
+  /// forward (Transformer Engine's parallel cross-entropy, Megatron's
+  /// cross_entropy_fusion_impl "te"), rather than FP32 softmax outputs
+  /// (Megatron's unfused vocab_parallel_cross_entropy, PyTorch's
+  /// cross_entropy over FP32 logits).
+  bool fusedCrossEntropy = false;
   /// The software stack these facts came from (SoftwareStack.h; empty:
   /// none named, the flags' defaults), and the pipeline schedules it runs
   /// (by name; empty: any), which are all the planner searches.

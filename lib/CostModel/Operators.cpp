@@ -526,10 +526,17 @@ LayerOperators sched::headOperators(const ModelSpec &model,
     // The output layer stays in BF16 under FP8 recipes (Transformer
     // Engine / Megatron, DeepSeek-V3 section 3.3.1).
     b.gemm("output", t.full, vocab, h, /*lowPrecision=*/false);
-    // Vocabulary-parallel cross-entropy: read the BF16 logits, write and
-    // read back FP32 exponentials (10 bytes); backward reads them and
-    // writes BF16 gradients (6 bytes).
-    b.memory("cross-entropy", t.full * vocab * 10, t.full * vocab * 6);
+    if (training.fusedCrossEntropy) {
+      // Transformer Engine's parallel cross-entropy reads the BF16 logits
+      // once and writes the gradient over them (4 bytes); the backward
+      // scales it in place (4).
+      b.memory("cross-entropy", t.full * vocab * 4, t.full * vocab * 4);
+    } else {
+      // Vocabulary-parallel cross-entropy: read the BF16 logits, write and
+      // read back FP32 exponentials (10 bytes); backward reads them and
+      // writes BF16 gradients (6 bytes).
+      b.memory("cross-entropy", t.full * vocab * 10, t.full * vocab * 6);
+    }
   };
   outputLayer();
   for (int64_t i = 0; i < model.mtpLayers; ++i) {

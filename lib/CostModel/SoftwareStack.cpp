@@ -30,6 +30,11 @@ static const std::vector<SoftwareStack> &stacks() {
     core.blockingSendSchedules = {"1f1b"};
     core.schedules = {"no-pp", "1f1b", "interleaved-1f1b", "combined-1f1b",
                       "interleaved-combined-1f1b"};
+    // Megatron-Bridge's GPT provider fuses the loss
+    // (cross_entropy_loss_fusion True) and its performance scripts pick
+    // Transformer Engine's implementation (cross_entropy_fusion_impl
+    // "te"), which writes the gradient over the BF16 logits.
+    core.fusedCrossEntropy = true;
     s.push_back(core);
 
     // Megatron-LM of 2021-22 (v3.0; Narayanan et al. 2021, Korthikanti et
@@ -118,6 +123,7 @@ void SoftwareStack::apply(TrainingSpec &training) const {
   training.optimizerMomentBytes = optimizerMomentBytes;
   training.activationCaching = activationCaching;
   training.moeDispatcher = moeDispatcher;
+  training.fusedCrossEntropy = fusedCrossEntropy;
   training.stack = name;
   training.schedules = schedules;
 }
@@ -138,7 +144,8 @@ llvm::json::Object SoftwareStack::toJson() const {
       {"main_grads", dtype(mainGradientBytes)},
       {"optimizer_moments", dtype(optimizerMomentBytes)},
       {"activation_caching", activationCachingName(activationCaching)},
-      {"moe_dispatcher", moeDispatcherName(moeDispatcher)}};
+      {"moe_dispatcher", moeDispatcherName(moeDispatcher)},
+      {"cross_entropy", fusedCrossEntropy ? "fused" : "unfused"}};
 }
 
 /// The most names a list field of a stack file holds: more than the
@@ -229,6 +236,9 @@ readStackFile(const llvm::json::Object &object) {
   std::string dispatcher =
       readChoice(reader, "moe_dispatcher", {"flex", "alltoall"},
                  moeDispatcherName(stack.moeDispatcher));
+  std::string crossEntropy =
+      readChoice(reader, "cross_entropy", {"fused", "unfused"},
+                 stack.fusedCrossEntropy ? "fused" : "unfused");
   if (llvm::Error error = reader.takeError())
     return std::move(error);
   if (stack.name.empty())
@@ -239,6 +249,7 @@ readStackFile(const llvm::json::Object &object) {
   stack.optimizerMomentBytes = moments == "bf16" ? 2 : 4;
   stack.activationCaching = *parseActivationCaching(caching);
   stack.moeDispatcher = *parseMoeDispatcher(dispatcher);
+  stack.fusedCrossEntropy = crossEntropy == "fused";
   return stack;
 }
 

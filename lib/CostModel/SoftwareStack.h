@@ -44,6 +44,7 @@ struct SoftwareStack {
   double optimizerMomentBytes = 4;
   ActivationCaching activationCaching = ActivationCaching::TransformerEngine;
   MoeDispatcher moeDispatcher = MoeDispatcher::Flex;
+  bool fusedCrossEntropy = false;
 
   /// Sets the facts on `training`.
   void apply(TrainingSpec &training) const;
@@ -64,7 +65,8 @@ std::string builtinStackNames();
 /// `schedules` (a list), `allocator` ("caching"/"expandable"),
 /// `main_grads` and `optimizer_moments` ("fp32"/"bf16"),
 /// `activation_caching` ("transformer-engine"/"deepseek-v3"),
-/// `moe_dispatcher` ("flex"/"alltoall"). Errors name the
+/// `moe_dispatcher` ("flex"/"alltoall"), `cross_entropy` ("fused"/
+/// "unfused"). Errors name the
 /// field, or list the built-in stacks.
 llvm::Expected<SoftwareStack> loadSoftwareStack(llvm::StringRef nameOrPath);
 

@@ -348,6 +348,47 @@ TEST(Operators, DeepSeekCachingKeepsFp8SwigluInputsAndOneAttentionOutput) {
       }());
 }
 
+/// The loss's kept bytes and traffic by hand: Megatron's unfused
+/// vocab-parallel cross-entropy keeps FP32 softmax outputs (4 bytes per
+/// logit) and moves 10 + 6 bytes per logit; Transformer Engine's fused one
+/// keeps the BF16 gradient it wrote over the logits (2) and moves 4 + 4.
+TEST(Operators, FusedCrossEntropyKeepsTheBf16Gradient) {
+  ModelSpec m = preset("llama3-8b");
+  TrainingSpec training;
+  training.seqLen = 4096;
+  Layout layout;
+  auto loss = [&](const LayerOperators &ops, bool backward) {
+    const auto &list = backward ? ops.backwardInput : ops.forward;
+    for (const Operator &op : list)
+      if (llvm::StringRef(op.name) == "cross-entropy")
+        return op.bytes;
+    return 0.0;
+  };
+  const double logits = 4096.0 * static_cast<double>(m.vocab);
+  LayerOperators plain = headOperators(m, training, layout);
+  EXPECT_DOUBLE_EQ(loss(plain, false), logits * 10);
+  EXPECT_DOUBLE_EQ(loss(plain, true), logits * 6);
+  training.fusedCrossEntropy = true;
+  LayerOperators fused = headOperators(m, training, layout);
+  EXPECT_DOUBLE_EQ(loss(fused, false), logits * 4);
+  EXPECT_DOUBLE_EQ(loss(fused, true), logits * 4);
+  // The stage holding the head keeps 2 bytes per logit, not 4.
+  ClusterSpec c;
+  TrainingSpec t;
+  t.devices = 8;
+  t.seqLen = 4096;
+  t.globalBatchTokens = 4096 * 8;
+  Layout l;
+  l.dp = 8;
+  CostModel unfusedModel(m, c, t);
+  ASSERT_FALSE(static_cast<bool>(unfusedModel.checkLayout(l)));
+  const double unfusedBytes = unfusedModel.stages(l).back().activationBytes;
+  t.fusedCrossEntropy = true;
+  CostModel fusedModel(m, c, t);
+  EXPECT_DOUBLE_EQ(unfusedBytes - fusedModel.stages(l).back().activationBytes,
+                   logits * 2);
+}
+
 /// Expert tensor parallelism by hand: DeepSeek-V3 at tp=2 routes 4096 / 2
 /// tokens per rank; with ep=8, etp=2 each rank holds 256 / 8 = 32 experts'
 /// halves (FFN 2048 / 2) and computes the copies its etp pair received:

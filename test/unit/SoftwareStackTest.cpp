@@ -82,6 +82,8 @@ TEST(SoftwareStack, KernelsAllocatorAndSchedulesAsStated) {
   EXPECT_TRUE(core.runsSchedule("combined-1f1b"));
   EXPECT_FALSE(core.runsSchedule("dualpipe"));
   EXPECT_EQ(core.mainGradientBytes, 4);
+  EXPECT_TRUE(core.fusedCrossEntropy);
+  EXPECT_FALSE(lm.fusedCrossEntropy);
   TrainingSpec titan = applied(stack("torchtitan"));
   EXPECT_TRUE(titan.expandableSegments);
   EXPECT_FALSE(titan.tensorParallelOverlap);
