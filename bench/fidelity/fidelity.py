@@ -146,6 +146,12 @@ def evaluate(schedc: str, run: dict, models: dict, clusters: dict,
     model.write_text(json.dumps(models[run["model"]]))
     cluster = workdir / f"cluster-{run['cluster']}.json"
     cluster.write_text(json.dumps(clusters[run["cluster"]]))
+    if run.get("stack_file"):
+        # A table whose framework no built-in stack describes carries its
+        # own stack file (a `base` and the facts that differ).
+        stack = workdir / f"stack-{run['stack']}.json"
+        stack.write_text(json.dumps(run["stack_file"]))
+        run = run | {"stack": str(stack)}
     proc = subprocess.run(plan_command(schedc, run, model, cluster),
                           capture_output=True, text=True, timeout=600)
     if proc.returncode == 2:
@@ -233,7 +239,7 @@ def load_runs(paths: list[str],
         for run in data["runs"]:
             table = tables.get(run.get("table", ""), {})
             merged = {k: v for k, v in table.items()
-                      if k in ("split", "stack")} | run
+                      if k in ("split", "stack", "stack_file")} | run
             if recipes and run["name"] in recipes:
                 merged = apply_recipe(merged, recipes[run["name"]])
             runs.append(merged)

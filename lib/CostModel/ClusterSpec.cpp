@@ -189,6 +189,31 @@ static void readMeasuredTables(DescriptionReader &e, Efficiency &out) {
   constexpr int64_t kMaxDim = int64_t(1) << 24;
   if (e.has("profile"))
     out.profile = e.string("profile");
+  if (e.has("stack")) {
+    // calibrate.py's record of the software it measured under: strings
+    // only, kept as "name: key value, ...".
+    const llvm::json::Object *stack = e.nested("stack");
+    if (stack) {
+      std::string text;
+      std::vector<std::string> keys;
+      for (const auto &[key, value] : *stack)
+        keys.push_back(key.str());
+      llvm::sort(keys);
+      for (const std::string &key : keys) {
+        std::optional<llvm::StringRef> value = stack->getString(key);
+        if (!value || value->size() > 256) {
+          e.fail("stack." + key, "expected a string of at most 256 characters");
+          break;
+        }
+        if (key == "name")
+          text = value->str() + (text.empty() ? "" : ": " + text);
+        else
+          text += (text.empty() || text.back() == ' ' ? "" : ", ") + key + " " +
+                  value->str();
+      }
+      out.measuredStack = text;
+    }
+  }
   if (const llvm::json::Array *gemms = e.array("gemms", kMaxEntries)) {
     out.gemms.clear();
     for (size_t i = 0; i < gemms->size() && e.ok(); ++i) {

@@ -59,6 +59,9 @@ struct Efficiency {
   /// Which measured profile the defaults come from ("Hopper (H100, H800,
   /// H200)", or "calibrated: ..." when a cluster file says so).
   std::string profile = "generic";
+  /// The software a calibration measured under (calibrate.py's `stack`
+  /// object, its fields joined); empty for the built-in profiles.
+  std::string measuredStack;
   /// Best-shape dense GEMM ceiling, of the BF16 and FP8 peaks.
   double matmul = 0.8;
   double matmulFp8 = 0.7;

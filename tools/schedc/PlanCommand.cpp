@@ -507,6 +507,9 @@ static void explainOperators(llvm::raw_ostream &os, const CostModel &model,
       model.hardwareFlopsPerToken(c.layout) / 1e9);
   os << "efficiencies: " << model.getCluster().efficiency.profile
      << " (docs/cost-model.md)\n";
+  if (!model.getCluster().efficiency.measuredStack.empty())
+    os << "  measured under " << model.getCluster().efficiency.measuredStack
+       << "\n";
 }
 
 /// The stages per microbatch as the candidate's schedule runs them: the
