@@ -110,7 +110,7 @@ struct GenerateVerifyPipelineOptions
       *this, "p2p",
       llvm::cl::desc("Point-to-point semantics: eager or rendezvous"),
       llvm::cl::init("rendezvous")};
-  Option<double> memoryLimit{
+  Option<PassOptionValue<double>> memoryLimit{
       *this, "memory-limit",
       llvm::cl::desc("Device memory (bytes, or activation units without "
                      "sizes); negative: the schedule's memory_limit"),
@@ -147,8 +147,16 @@ void sched::registerSchedPipelines() {
          llvm::function_ref<mlir::LogicalResult(const llvm::Twine &)>
              errorHandler) {
         GenerateVerifyPipelineOptions options;
-        if (mlir::failed(options.parseFromString(text)))
-          return mlir::failure();
+        std::string unknown;
+        llvm::raw_string_ostream unknownStream(unknown);
+        if (mlir::failed(options.parseFromString(text, unknownStream)))
+          return errorHandler("sched-generate-verify: " +
+                              llvm::StringRef(unknown).trim());
+        if (!options.memoryLimit.parsed())
+          return errorHandler("sched-generate-verify: memory-limit must be "
+                              "a number (negative: the schedule's "
+                              "memory_limit), got " +
+                              options.memoryLimit.describe());
         return buildGenerateVerifyPipeline(pm, options.toOptions(),
                                            errorHandler);
       },

@@ -329,6 +329,17 @@ struct InsertCollectivesPass
   using InsertCollectivesBase::InsertCollectivesBase;
 
   void runOnOperation() override {
+    std::optional<std::string> error = flagOptionError("fsdp", fsdp);
+    if (!error)
+      error = flagOptionError("gather-per-compute", gatherPerCompute);
+    if (!error && !prefetch.parsed())
+      error = "prefetch must be an integer in [0, 4294967295], got " +
+              prefetch.describe();
+    if (error) {
+      mlir::emitError(getOperation().getLoc())
+          << "sched-insert-collectives: " << *error;
+      return signalPassFailure();
+    }
     for (auto schedule : getOperation().getOps<ScheduleOp>())
       if (failed(runOn(schedule)))
         return signalPassFailure();

@@ -118,6 +118,11 @@ struct InsertP2PPass : sched::impl::InsertP2PBase<InsertP2PPass> {
       return signalPassFailure();
     }
     budget = *bytes;
+    if (std::optional<std::string> error = flagOptionError("group", group)) {
+      mlir::emitError(mlir::UnknownLoc::get(&getContext()))
+          << "sched-insert-p2p: " << *error;
+      return signalPassFailure();
+    }
     InsertTransfersOptions options;
     options.group = group;
     for (auto scheduleOp : getOperation().getOps<ScheduleOp>())

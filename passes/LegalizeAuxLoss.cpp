@@ -64,6 +64,13 @@ struct LegalizeAuxLossPass
           << std::string(mode) << "'";
       return signalPassFailure();
     }
+    if (!biasBytes.parsed() || biasBytes < 0) {
+      mlir::emitError(getOperation().getLoc())
+          << "sched-legalize-aux-loss: bias-bytes must be an integer of at "
+             "least 0, got "
+          << biasBytes.describe();
+      return signalPassFailure();
+    }
     bool ok = true;
     for (auto schedule : getOperation().getOps<ScheduleOp>()) {
       if (mode == "error")
@@ -273,10 +280,6 @@ struct LegalizeAuxLossPass
     SmallVector<AuxHeadOp> heads = globalBatchHeads(op);
     if (heads.empty())
       return success();
-    if (biasBytes < 0)
-      return op.emitError() << "sched-legalize-aux-loss: bias-bytes must be "
-                               "at least 0, got "
-                            << static_cast<int64_t>(biasBytes);
     FailureOr<GroupOp> group = biasGroupOf(op);
     if (failed(group))
       return failure();

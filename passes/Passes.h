@@ -9,6 +9,7 @@
 
 #include "dialects/Sched/SchedDialect.h"
 #include "lib/Limits/MemoryBudgetOption.h"
+#include "lib/Limits/PassOptionValue.h"
 #include "lib/Limits/ResourceLimits.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

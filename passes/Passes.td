@@ -636,18 +636,18 @@ def Synthesize : Pass<"sched-synthesize", "mlir::ModuleOp"> {
            "Device memory per rank: bytes, or stage activations when no "
            "stage declares sizes, read exactly as written (4, 3.5, 8e10; "
            "inf: none); empty: the pipeline's memory_limit">,
-    Option<"comm", "comm", "double", /*default=*/"0",
+    Option<"comm", "comm", "::sched::PassOptionValue<double>", /*default=*/"0",
            "Time of one transfer between two ranks">,
     Option<"backward", "backward", "std::string", /*default=*/"\"split\"",
            "split: input and weight gradients as I and W; full: one B">,
     Option<"solver", "solver", "std::string", /*default=*/"\"exact\"",
            "list: the list scheduler and the bound; exact: then Z3 while "
            "the gap is open">,
-    Option<"timeLimit", "time-limit", "double", /*default=*/"10",
+    Option<"timeLimit", "time-limit", "::sched::PassOptionValue<double>", /*default=*/"10",
            "Seconds for the local search and for Z3 each">,
-    Option<"gap", "gap", "double", /*default=*/"0.01",
+    Option<"gap", "gap", "::sched::PassOptionValue<double>", /*default=*/"0.01",
            "Z3 stops once the gap is at most this (0: prove optimality)">,
-    Option<"weightGradFraction", "weight-grad-fraction", "double",
+    Option<"weightGradFraction", "weight-grad-fraction", "::sched::PassOptionValue<double>",
            /*default=*/"0.5",
            "Part of an activation kept from I until W when stages have no "
            "sizes">,
@@ -717,7 +717,7 @@ def LegalizeAuxLoss : Pass<"sched-legalize-aux-loss", "mlir::ModuleOp"> {
            "all backwards around the heads) or aux-free (bias balancing)">,
     Option<"biasGroup", "bias-group", "std::string", /*default=*/"\"dp\"",
            "aux-free: the group of the bias update's all-reduce">,
-    Option<"biasBytes", "bias-bytes", "int64_t", /*default=*/"1024",
+    Option<"biasBytes", "bias-bytes", "::sched::PassOptionValue<int64_t>", /*default=*/"1024",
            "aux-free: bytes of the per-expert load the all-reduce sums "
            "(default: 256 experts x 4 bytes)">,
   ];
@@ -756,11 +756,11 @@ def VerifySchedules : Pass<"sched-verify", "mlir::ModuleOp"> {
            "Device memory (bytes, or activation units without sizes), "
            "read exactly as written (1.9, 8e10; inf: none); empty: the "
            "schedule's memory_limit">,
-    Option<"weightGradFraction", "weight-grad-fraction", "double",
+    Option<"weightGradFraction", "weight-grad-fraction", "::sched::PassOptionValue<double>",
            /*default=*/"0.5",
            "Part of an activation kept from I until W when stages have no "
            "sizes">,
-    Option<"timeout", "timeout", "double", /*default=*/"0",
+    Option<"timeout", "timeout", "::sched::PassOptionValue<double>", /*default=*/"0",
            "Solver budget in seconds (0: none); running out gives unknown">,
     Option<"proof", "proof", "std::string", /*default=*/"\"witness\"",
            "witness: Z3 checks the graph path's execution; search: Z3 "
@@ -844,7 +844,7 @@ def InsertP2P : Pass<"sched-insert-p2p", "mlir::ModuleOp"> {
            /*default=*/"::sched::kDefaultMemoryBudget",
            "Working memory the pass may use: bytes, or a number with a K, M, "
            "G or T suffix (default 2G)">,
-    Option<"group", "group", "bool", /*default=*/"true",
+    Option<"group", "group", "::sched::PassOptionValue<bool>", /*default=*/"true",
            "Issue transfers between the same two ranks that are adjacent "
            "on both as one sched.p2p_group">,
   ];
@@ -950,11 +950,11 @@ def InsertCollectives : Pass<"sched-insert-collectives", "mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"fsdp", "fsdp", "bool", /*default=*/"false",
+    Option<"fsdp", "fsdp", "::sched::PassOptionValue<bool>", /*default=*/"false",
            "Add FSDP unshard/reshard and gradient reduction per stage">,
-    Option<"prefetch", "prefetch", "unsigned", /*default=*/"1",
+    Option<"prefetch", "prefetch", "::sched::PassOptionValue<unsigned>", /*default=*/"1",
            "How many actions ahead of a stage's first compute to unshard">,
-    Option<"gatherPerCompute", "gather-per-compute", "bool",
+    Option<"gatherPerCompute", "gather-per-compute", "::sched::PassOptionValue<bool>",
            /*default=*/"false",
            "Unshard each stage before each of its computes and reshard it "
            "after (ZeRO-3); the declarations reduce the gradients">,
@@ -990,7 +990,7 @@ def SimulateSchedules : Pass<"sched-simulate", "mlir::ModuleOp"> {
     Option<"cost", "cost", "std::string", /*default=*/"\"\"",
            "Stage times for every stage (f=1,b=2 or f=1,i=1,w=1, plus "
            "comm=T); empty: the declared ones">,
-    Option<"annotate", "annotate", "bool", /*default=*/"false",
+    Option<"annotate", "annotate", "::sched::PassOptionValue<bool>", /*default=*/"false",
            "Attach sched.start/sched.end to every action and "
            "sched.makespan to the schedule">,
   ];

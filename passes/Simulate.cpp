@@ -37,6 +37,11 @@ struct SimulatePass : impl::SimulateSchedulesBase<SimulatePass> {
   using SimulateSchedulesBase::SimulateSchedulesBase;
 
   void runOnOperation() override {
+    if (std::optional<std::string> error =
+            flagOptionError("annotate", annotate)) {
+      mlir::emitError(getOperation().getLoc()) << "sched-simulate: " << *error;
+      return signalPassFailure();
+    }
     std::optional<CostSpec> spec;
     if (!cost.empty()) {
       llvm::Expected<CostSpec> parsed = parseCostSpec(cost);

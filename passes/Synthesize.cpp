@@ -45,28 +45,25 @@ LogicalResult SynthesizePass::checkOptions(Location loc) {
   auto fail = [&](const llvm::Twine &message) {
     return emitError(loc) << "sched-synthesize: " << message;
   };
-  auto number = [](double value) {
-    return llvm::formatv("{0}", value).str();
-  };
   std::optional<SynthesisSolver> parsed = parseSynthesisSolver(solver);
   if (!parsed)
     return fail("unknown solver '" + solver + "'; expected list or exact");
   options.solver = *parsed;
   if (backward != "split" && backward != "full")
     return fail("unknown backward '" + backward + "'; expected split or full");
-  if (!(timeLimit > 0 && std::isfinite(timeLimit)))
+  if (!timeLimit.parsed() || !(timeLimit > 0 && std::isfinite(timeLimit)))
     return fail("time-limit must be a finite number of seconds > 0, got " +
-                number(timeLimit));
+                timeLimit.describe());
   options.timeLimitSeconds = timeLimit;
-  if (!(gap >= 0 && gap < 1))
-    return fail("gap must be a number in [0, 1), got " + number(gap));
+  if (!gap.parsed() || !(gap >= 0 && gap < 1))
+    return fail("gap must be a number in [0, 1), got " + gap.describe());
   options.targetGap = gap;
-  if (!(comm >= 0 && std::isfinite(comm)))
-    return fail("comm must be a finite number >= 0, got " +
-                number(comm));
-  if (!(weightGradFraction >= 0 && weightGradFraction <= 1))
+  if (!comm.parsed() || !(comm >= 0 && std::isfinite(comm)))
+    return fail("comm must be a finite number >= 0, got " + comm.describe());
+  if (!weightGradFraction.parsed() ||
+      !(weightGradFraction >= 0 && weightGradFraction <= 1))
     return fail("weight-grad-fraction must be a number in [0, 1], got " +
-                number(weightGradFraction));
+                weightGradFraction.describe());
   llvm::Expected<int64_t> budget = memoryBudgetBytes(memoryBudget);
   if (!budget)
     return fail(llvm::toString(budget.takeError()));

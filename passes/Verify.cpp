@@ -56,19 +56,20 @@ struct VerifyPass : impl::VerifySchedulesBase<VerifyPass> {
     }
     // As schedc verify's flag: outside [0, 1] (or NaN) the residue held
     // from I to W is negative and turns a memory violation into "verified".
-    if (!(weightGradFraction >= 0 && weightGradFraction <= 1)) {
+    if (!weightGradFraction.parsed() ||
+        !(weightGradFraction >= 0 && weightGradFraction <= 1)) {
       mlir::emitError(getOperation().getLoc())
           << "sched-verify: weight-grad-fraction must be a number in [0, 1], "
              "got "
-          << weightGradFraction;
+          << weightGradFraction.describe();
       return signalPassFailure();
     }
     options.weightGradFraction = weightGradFraction;
-    if (!(timeout >= 0 && std::isfinite(timeout))) {
+    if (!timeout.parsed() || !(timeout >= 0 && std::isfinite(timeout))) {
       mlir::emitError(getOperation().getLoc())
           << "sched-verify: timeout must be a finite number of seconds >= 0 "
              "(0: no limit), got "
-          << timeout;
+          << timeout.describe();
       return signalPassFailure();
     }
     options.timeoutSeconds = timeout;

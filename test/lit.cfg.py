@@ -42,6 +42,14 @@ else:
     config.substitutions.append(("%vmem-limit", "bash " + os.path.join(
         config.test_source_root, "vmem-limit.sh")))
 
+# `%cpu-limit SECONDS CMD...` runs CMD under `ulimit -t`: a cap on CPU time,
+# not on the clock, so a test that guards a path against super-linear work
+# holds however loaded the machine is. Sanitized tools run several times
+# slower: their cap is ten times the figure.
+config.substitutions.append(("%cpu-limit", "bash " + os.path.join(
+    config.test_source_root, "cpu-limit.sh") +
+    (" 10" if config.schedc_sanitize else " 1")))
+
 # Tools built with sanitizers (make sanitize, docs/fuzzing.md): a report
 # aborts, so `not` and `%exit` see a crash rather than an ordinary failure.
 # Debian's LLVM is not instrumented; its allocators trip ASan's checks on
@@ -110,8 +118,13 @@ config.substitutions.append(("%run-csv", torch_python + " " + os.path.join(
     config.schedc_src_root, "integrations", "torch", "run_csv.py")))
 config.substitutions.append(("%debian-python", torch_python))
 config.substitutions.append(("%schedc-bin", config.schedc_tools_dir))
+# A plan that runs may stall for seconds on a loaded machine; run_plan.py's
+# 5 s deadlock default would call that a deadlock, so tests get 60 s (only
+# a real deadlock waits it out), and tests that expect a deadlock name a
+# short --timeout of their own, which comes later and wins (issue 31).
 config.substitutions.append(("%run-plan", torch_python + " " + os.path.join(
-    config.schedc_src_root, "integrations", "torch", "run_plan.py")))
+    config.schedc_src_root, "integrations", "torch", "run_plan.py") +
+    " --timeout 60"))
 
 # Plans are checked against docs/runtime-plan.schema.json where Debian's
 # python3-jsonschema is installed (`make deps`).

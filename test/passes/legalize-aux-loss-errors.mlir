@@ -5,7 +5,7 @@
 // MODE: error: sched-legalize-aux-loss: mode must be error, reorder or aux-free, got 'sideways'
 
 // RUN: not sched-opt %s --sched-legalize-aux-loss="mode=aux-free bias-bytes=-1" 2>&1 | FileCheck %s --check-prefix=BYTES
-// BYTES: error: sched-legalize-aux-loss: bias-bytes must be at least 0, got -1
+// BYTES: error: sched-legalize-aux-loss: bias-bytes must be an integer of at least 0, got -1
 
 // RUN: not sched-opt %s --sched-legalize-aux-loss="mode=aux-free bias-group=world" 2>&1 | FileCheck %s --check-prefix=GROUP
 // GROUP: error: the bias update of this head runs on rank 1, which is not a member of bias group @world

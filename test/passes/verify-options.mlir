@@ -5,11 +5,11 @@
 // RUN: not sched-opt %s --sched-verify="proof=guess" 2>&1 | FileCheck %s --check-prefix=PROOF
 // PROOF: error: sched-verify: unknown proof mode 'guess'; expected witness or search
 // RUN: not sched-opt %s --sched-verify="timeout=inf" 2>&1 | FileCheck %s --check-prefix=TIMEOUT
-// TIMEOUT: error: sched-verify: timeout must be a finite number of seconds >= 0 (0: no limit), got INF
+// TIMEOUT: error: sched-verify: timeout must be a finite number of seconds >= 0 (0: no limit), got inf
 // A fraction outside [0, 1] made the residue from I to W negative: a
 // memory violation came out "verified".
 // RUN: not sched-opt %s --sched-verify="memory-limit=1 weight-grad-fraction=-100" 2>&1 | FileCheck %s --check-prefix=FRACTION
-// FRACTION: error: sched-verify: weight-grad-fraction must be a number in [0, 1], got -1.000000e+02
+// FRACTION: error: sched-verify: weight-grad-fraction must be a number in [0, 1], got -100
 // FRACTION-NOT: verified
 // RUN: not sched-opt %s --sched-verify="weight-grad-fraction=nan" 2>&1 | FileCheck %s --check-prefix=FRACTION-NAN
 // FRACTION-NAN: error: sched-verify: weight-grad-fraction must be a number in [0, 1], got nan

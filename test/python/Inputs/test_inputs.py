@@ -119,13 +119,16 @@ class InputErrorsTest(unittest.TestCase):
 
     def test_long_rows_read_in_linear_time(self) -> None:
         # Each cell's step counted the commas before it: 18.6 s for a row
-        # of 180,000 cells (0.06 s on the CLI).
+        # of 180,000 cells (0.06 s on the CLI). The bound is on this
+        # process's CPU time, which other processes on the machine do not
+        # inflate as they do the clock (issue 31), and far above the
+        # linear path's.
         cells = ([f"0F{m}" for m in range(90000)] +
                  [f"0B{m}" for m in range(90000)])
-        started = time.monotonic()
+        started = time.process_time()
         report = schedc.verify(",".join(cells) + "\n")
         order = schedc.from_pipeline_order({0: cells})
-        self.assertLess(time.monotonic() - started, 5.0)
+        self.assertLess(time.process_time() - started, 5.0)
         self.assertEqual(report.verdict, "verified")
         self.assertEqual(schedc.pipeline_order(order)[0][-1], "0B89999")
 
