@@ -323,11 +323,29 @@ llvm::Error sched::writePlan(MLIRContext &context, const CostModel &model,
       buildPipeline(context, model, c, *planned, *hybrid);
   registerSchedPasses();
   auto pm = PassManager::on<ModuleOp>(&context);
-  const std::string passes =
-      "sched-lower-" + c.scheduleName().str() +
-      ",sched-insert-p2p,sched-insert-collectives{gather-per-compute=" +
-      (gathersParameters(c) ? "true" : "false") +
+  std::string passes =
+      "sched-insert-p2p,sched-insert-collectives{gather-per-compute=" +
+      std::string(gathersParameters(c) ? "true" : "false") +
       "},sched-assign-buffers,sched-verify";
+  if (c.synthesized) {
+    // The order the planner synthesized and simulated, not solved for
+    // again by sched-synthesize: the same problem, stated once.
+    Schedule order = *planned;
+    for (RankProgram &rank : order.ranks)
+      llvm::erase_if(rank.actions,
+                     [](const Action &a) { return !isCompute(a.kind); });
+    PipelineOp pipeline = *module->getOps<PipelineOp>().begin();
+    ScheduleOp scheduleOp = replacePipeline(pipeline, order);
+    Builder builder(&context);
+    scheduleOp->setAttr(
+        "sched.synthesis",
+        builder.getDictionaryAttr(
+            {builder.getNamedAttr("gap",
+                                  builder.getF64FloatAttr(c.synthesisGap)),
+             builder.getNamedAttr("solvers", builder.getStringAttr("list"))}));
+  } else {
+    passes = "sched-lower-" + c.scheduleName().str() + "," + passes;
+  }
   if (failed(parsePassPipeline(passes, pm)) || failed(pm.run(*module)))
     return llvm::make_error<PlanDiagnosedError>(/*rejected=*/true);
   ScheduleOp scheduleOp = *module->getOps<ScheduleOp>().begin();
@@ -361,7 +379,7 @@ llvm::Error sched::writePlan(MLIRContext &context, const CostModel &model,
     return llvm::Error::success();
   SimulationOptions timing;
   timing.blockingSends =
-      model.getTraining().blocksPipelineSends(strategyName(c.strategy));
+      model.getTraining().blocksPipelineSends(c.scheduleName());
   timing.recordMemory = true;
   llvm::Expected<Timeline> timeline = simulate(*lowered, timing);
   if (!timeline)

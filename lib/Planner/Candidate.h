@@ -61,6 +61,10 @@ enum class Family : uint8_t {
 struct Candidate {
   Layout layout;
   Strategy strategy = Strategy::NoPipeline;
+  /// The schedule is solved for (lib/Planner/Synthesized.h) rather than
+  /// generated; `strategy` is then the zoo strategy whose stage placement
+  /// it takes (zb-h1 or interleaved-zb on a loop, zb-v on the V).
+  bool synthesized = false;
   /// Set on a family's candidate until evaluation picks its member: the
   /// layout is then the family's first member (the fastest; its time bound
   /// bounds them all) and memoryBound is the last member's (the least).
@@ -86,6 +90,9 @@ struct Candidate {
   double stepTime = 0;
   double makespan = 0;
   double bubbleRatio = 0;
+  /// A synthesized schedule's gap to the lower bound of its problem
+  /// (docs/synthesis.md); -1 for the others.
+  double synthesisGap = -1;
   double mfu = 0;
   double tflopsPerDevice = 0;
   double tokensPerSecondPerDevice = 0;
@@ -99,8 +106,12 @@ struct Candidate {
     return (layout.tp > 1) + (layout.pp > 1) + (layout.ep > 1) +
            (layout.cp > 1);
   }
-  /// "1f1b" or "no-pp".
-  llvm::StringRef scheduleName() const { return strategyName(strategy); }
+  /// "1f1b", "no-pp", or "synthesized" ("synthesized-v" on the V).
+  llvm::StringRef scheduleName() const {
+    if (synthesized)
+      return strategy == Strategy::ZBV ? "synthesized-v" : "synthesized";
+    return strategyName(strategy);
+  }
 };
 
 } // namespace sched

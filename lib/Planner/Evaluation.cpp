@@ -167,7 +167,7 @@ sched::rankFigures(const CostModel &model, const Layout &layout,
   return ranks;
 }
 
-static StageCost toStageCost(const StageEstimate &s) {
+StageCost sched::toStageCost(const StageEstimate &s) {
   StageCost cost;
   cost.forward = s.forward;
   cost.backwardInput = s.backwardInput;
@@ -219,12 +219,61 @@ CandidateEvaluator::orderKey(const Candidate &candidate) {
 
 const std::vector<double> *
 CandidateEvaluator::mostInFlight(const Candidate &candidate) const {
+  // A synthesized order is the candidate's own.
+  if (candidate.synthesized)
+    return nullptr;
   auto it = inFlight.find(orderKey(candidate));
   return it == inFlight.end() ? nullptr : &it->second;
 }
 
+llvm::Expected<const SynthesizedOrder *>
+CandidateEvaluator::synthesis(const Candidate &candidate,
+                              const std::vector<StageEstimate> &stages) {
+  std::vector<double> key = {
+      static_cast<double>(candidate.strategy),
+      static_cast<double>(candidate.layout.pp),
+      static_cast<double>(candidate.layout.vpp),
+      static_cast<double>(candidate.layout.microbatches),
+      model.p2pTime(candidate.layout, stages.front().outputBytes)};
+  for (const StageEstimate &stage : stages) {
+    const StageCost cost = toStageCost(stage);
+    key.insert(key.end(), {cost.forward, cost.backwardInput,
+                           cost.backwardWeight,
+                           static_cast<double>(cost.activation),
+                           static_cast<double>(cost.weightGrad),
+                           static_cast<double>(cost.parameters),
+                           static_cast<double>(cost.output)});
+  }
+  auto it = synthesized.find(key);
+  if (it != synthesized.end())
+    return &it->second;
+  llvm::Expected<SynthesizedOrder> solved =
+      synthesizeOrder(model, candidate, stages);
+  if (!solved)
+    return solved.takeError();
+  const size_t actions = solved->schedule.numActions();
+  if (cachedActions + actions > (size_t(1) << 22)) {
+    orders.clear();
+    synthesized.clear();
+    cachedActions = 0;
+  }
+  cachedActions += actions;
+  return &synthesized.emplace(std::move(key), std::move(*solved))
+              .first->second;
+}
+
 llvm::Expected<const Schedule *>
-CandidateEvaluator::order(const Candidate &candidate) {
+CandidateEvaluator::order(const Candidate &candidate,
+                          const std::vector<StageEstimate> &stages) {
+  if (candidate.synthesized) {
+    llvm::Expected<const SynthesizedOrder *> solved =
+        synthesis(candidate, stages);
+    if (!solved)
+      return solved.takeError();
+    if (!(*solved)->infeasible.empty())
+      return llvm::createStringError((*solved)->infeasible);
+    return &(*solved)->schedule;
+  }
   const int64_t vpp =
       candidate.strategy == Strategy::DualPipe ? 1 : candidate.layout.vpp;
   const OrderKey key = orderKey(candidate);
@@ -244,6 +293,7 @@ CandidateEvaluator::order(const Candidate &candidate) {
   const size_t actions = generated->numActions();
   if (cachedActions + actions > (size_t(1) << 22)) {
     orders.clear();
+    synthesized.clear();
     cachedActions = 0;
   }
   cachedActions += actions;
@@ -253,7 +303,30 @@ CandidateEvaluator::order(const Candidate &candidate) {
 llvm::Error
 CandidateEvaluator::measureMemory(Candidate &candidate,
                                   const std::vector<StageEstimate> &stages) {
-  llvm::Expected<const Schedule *> schedule = order(candidate);
+  if (candidate.synthesized) {
+    llvm::Expected<const SynthesizedOrder *> solved =
+        synthesis(candidate, stages);
+    if (!solved)
+      return solved.takeError();
+    candidate.synthesisGap = (*solved)->gap;
+    if (!(*solved)->infeasible.empty()) {
+      // No schedule fits: the least any schedule needs is the peak.
+      std::vector<RankFigures> ranks =
+          rankFigures(model, candidate.layout, candidate.strategy, stages);
+      const RankFigures &fullest = *std::max_element(
+          ranks.begin(), ranks.end(),
+          [](const RankFigures &a, const RankFigures &b) {
+            return a.staticBytes < b.staticBytes;
+          });
+      candidate.memory = fullest.memory;
+      candidate.memory.peak = (*solved)->leastPeak;
+      candidate.memory.limit = model.memoryLimit();
+      candidate.fits = false;
+      candidate.overflow = (*solved)->infeasible;
+      return llvm::Error::success();
+    }
+  }
+  llvm::Expected<const Schedule *> schedule = order(candidate, stages);
   if (!schedule)
     return schedule.takeError();
   const std::vector<StageEstimate> run =
@@ -310,7 +383,8 @@ CandidateEvaluator::measureMemory(Candidate &candidate,
       peakCount = highCount;
     }
   }
-  inFlight[orderKey(candidate)] = std::move(most);
+  if (!candidate.synthesized)
+    inFlight[orderKey(candidate)] = std::move(most);
   candidate.memory = ranks[fullest].memory;
   candidate.memory.activations = peakActivation;
   candidate.memory.peak = peak;
@@ -348,7 +422,7 @@ llvm::Error
 CandidateEvaluator::simulateStep(Candidate &candidate,
                                  const std::vector<StageEstimate> &stages,
                                  bool detailed) {
-  llvm::Expected<const Schedule *> cached = order(candidate);
+  llvm::Expected<const Schedule *> cached = order(candidate, stages);
   if (!cached)
     return cached.takeError();
   const std::vector<StageEstimate> run =
@@ -362,7 +436,7 @@ CandidateEvaluator::simulateStep(Candidate &candidate,
   SimulationOptions withComm;
   withComm.comm = p2p;
   withComm.blockingSends =
-      model.getTraining().blocksPipelineSends(strategyName(candidate.strategy));
+      model.getTraining().blocksPipelineSends(candidate.scheduleName());
   llvm::Expected<Timeline> timeline = simulate(schedule, withComm);
   if (!timeline)
     return timeline.takeError();
@@ -418,6 +492,15 @@ CandidateEvaluator::simulateStep(Candidate &candidate,
 llvm::Expected<Schedule> sched::buildSchedule(const CostModel &model,
                                               const Candidate &candidate) {
   std::vector<StageEstimate> stages = candidateStages(model, candidate);
+  if (candidate.synthesized) {
+    llvm::Expected<SynthesizedOrder> solved =
+        synthesizeOrder(model, candidate, stages);
+    if (!solved)
+      return solved.takeError();
+    if (!solved->infeasible.empty())
+      return llvm::createStringError(solved->infeasible);
+    return insertTransfers(solved->schedule);
+  }
   llvm::Expected<Schedule> order =
       generateSchedule(candidate.strategy, shapeOf(candidate, stages));
   if (!order)

@@ -12,6 +12,7 @@
 
 #include "lib/CostModel/CostModel.h"
 #include "lib/Planner/Candidate.h"
+#include "lib/Planner/Synthesized.h"
 #include "lib/Schedule/Schedule.h"
 
 #include "llvm/Support/Error.h"
@@ -64,6 +65,10 @@ std::vector<RankFigures> rankFigures(const CostModel &model,
                                      const Layout &layout, Strategy strategy,
                                      const std::vector<StageEstimate> &stages);
 
+/// A cost model stage as a schedule's stage: its times, and its sizes in
+/// whole bytes (an activation and an output of at least one byte).
+StageCost toStageCost(const StageEstimate &stage);
+
 /// The cost model's stages for `candidate` (DualPipe: one per rank, which
 /// its generator runs twice).
 std::vector<StageEstimate> candidateStages(const CostModel &model,
@@ -105,10 +110,19 @@ public:
 private:
   using OrderKey = std::tuple<Strategy, int64_t, int64_t, int64_t>;
   static OrderKey orderKey(const Candidate &candidate);
-  llvm::Expected<const Schedule *> order(const Candidate &candidate);
+  /// The candidate's order: its strategy's (shared by every layout of the
+  /// same shape), or the one synthesized for its stages.
+  llvm::Expected<const Schedule *>
+  order(const Candidate &candidate, const std::vector<StageEstimate> &stages);
+  /// The synthesized order of a synthesized candidate, solved once per
+  /// problem (shape, stage costs, transfer time).
+  llvm::Expected<const SynthesizedOrder *>
+  synthesis(const Candidate &candidate,
+            const std::vector<StageEstimate> &stages);
 
   const CostModel &model;
   std::map<OrderKey, Schedule> orders;
+  std::map<std::vector<double>, SynthesizedOrder> synthesized;
   std::map<OrderKey, std::vector<double>> inFlight;
   size_t cachedActions = 0;
 };

@@ -38,6 +38,11 @@ struct PlanOptions {
   /// Evaluate only this layout (dp/tp/pp/vpp/ep/cp), when set.
   std::optional<Layout> layout;
   std::optional<Strategy> strategy;
+  /// Also search synthesized schedules (Synthesized.h) on the layouts with
+  /// one stage per rank or a V of two; with `onlySynthesized` (and no
+  /// `strategy`), only them.
+  bool synthesize = false;
+  bool onlySynthesized = false;
   std::optional<int64_t> microbatchSize;
   std::optional<int> zero;
   std::optional<Recompute> recompute;

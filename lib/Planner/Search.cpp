@@ -12,6 +12,7 @@
 
 #include "lib/Planner/Evaluation.h"
 #include "lib/Planner/Recommendation.h"
+#include "lib/Planner/Synthesized.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -292,6 +293,12 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   const TrainingSpec &training = model.getTraining();
   const int64_t devices = training.devices;
 
+  if (options.onlySynthesized && spec.auxLoss == AuxLossScope::GlobalBatch)
+    return llvm::createStringError(
+        "synthesized schedules do not keep the model's global_batch "
+        "auxiliary loss yet (every microbatch's forward before any "
+        "backward): use gpipe, looped-bfs or no-pp, or an aux_free, "
+        "sequence or microbatch scope");
   if (options.strategy && spec.auxLoss == AuxLossScope::GlobalBatch &&
       !keepsGlobalBatchOrder(*options.strategy))
     return llvm::createStringError(
@@ -366,15 +373,27 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
         llvm::consumeError(std::move(error));
       continue;
     }
-    std::vector<Strategy> strategies;
+    // Each strategy, and whether its order is synthesized (then the
+    // strategy gives the stage placement, Synthesized.h).
+    std::vector<std::pair<Strategy, bool>> strategies;
     if (options.strategy)
-      strategies = {*options.strategy};
-    else if (layout.pp == 1)
-      strategies = {Strategy::NoPipeline, Strategy::Combined1F1B};
-    else
-      strategies.assign(std::begin(kPipelineStrategies),
-                        std::end(kPipelineStrategies));
-    for (Strategy strategy : strategies) {
+      strategies = {{*options.strategy, false}};
+    else if (layout.pp == 1 && !options.onlySynthesized)
+      strategies = {{Strategy::NoPipeline, false},
+                    {Strategy::Combined1F1B, false}};
+    else if (!options.onlySynthesized)
+      for (Strategy strategy : kPipelineStrategies)
+        strategies.push_back({strategy, false});
+    if (options.synthesize && layout.pp > 1 &&
+        spec.auxLoss != AuxLossScope::GlobalBatch)
+      for (Strategy placement : synthesizedPlacements(layout.vpp))
+        strategies.push_back({placement, true});
+    if (options.onlySynthesized && layout.pp == 1 && firstLayoutError.empty())
+      firstLayoutError = llvm::formatv(
+          "layout {0} with synthesized: a synthesized schedule needs "
+          "pipeline parallelism (pp >= 2), got pp = 1",
+          layout.str());
+    for (auto [strategy, synthesized] : strategies) {
       if (withoutPipeline(strategy) != (layout.pp == 1)) {
         // Said only when a pinned schedule leaves no layout at all.
         if (firstLayoutError.empty())
@@ -397,11 +416,15 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
       if (spec.auxLoss == AuxLossScope::GlobalBatch &&
           !keepsGlobalBatchOrder(strategy))
         continue;
-      if (!model.getTraining().runsSchedule(strategyName(strategy)))
+      // A synthesized schedule is asked for by name (--synthesize); the
+      // stack's list is of the strategies it ships.
+      if (!synthesized &&
+          !model.getTraining().runsSchedule(strategyName(strategy)))
         continue;
       Candidate candidate;
       candidate.layout = layout;
       candidate.strategy = strategy;
+      candidate.synthesized = synthesized;
       // DualPipe runs two replicas of a pp-stage pipeline: vpp 1 in the
       // layout, two stages per rank in the schedule.
       const std::vector<int64_t> vpps =
@@ -428,7 +451,9 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
               layout.str(), layout.microbatches, layout.pp * layout.vpp);
         continue;
       }
-      if (llvm::Error error = checkPipelineShape(strategy, probe)) {
+      if (llvm::Error error = synthesized
+                                  ? llvm::Error::success()
+                                  : checkPipelineShape(strategy, probe)) {
         if (firstLayoutError.empty())
           firstLayoutError = "layout " + layout.str() + " with " +
                              strategyName(strategy).str() + ": " +
@@ -562,6 +587,9 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
       // is walked again only where the two disagree.
       const double limit = model.memoryLimit();
       auto fits = [&](Candidate &c) -> llvm::Expected<bool> {
+        // A synthesized order fits whenever some order does.
+        if (c.synthesized)
+          return synthesisFits(model, c, stagesOf(c));
         if (const std::vector<double> *most = evaluator.mostInFlight(c)) {
           std::vector<RankFigures> ranks = rankFigures(
               model, c.layout, c.strategy,
@@ -622,6 +650,24 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
         return failed(std::move(error));
       ++result.memoryChecked;
     } else {
+      // A synthesized order costs a solve: its problem's lower bound, with
+      // what runs after the pipeline, may prune it first.
+      if (candidate.synthesized) {
+        const std::vector<StageEstimate> &stages = stagesOf(candidate);
+        double tail = 0;
+        for (const RankFigures &f : rankFigures(model, candidate.layout,
+                                                candidate.strategy, stages))
+          tail = std::max(tail, f.afterPipeline());
+        candidate.timeBound = std::max(
+            candidate.timeBound,
+            synthesizedMakespanBound(model, candidate, stages) + tail);
+        if (!options.exhaustive && candidate.timeBound > kth &&
+            candidate.timeBound > classBest &&
+            candidate.timeBound > 1.03 * best) {
+          ++result.prunedBound;
+          continue;
+        }
+      }
       if (llvm::Error error =
               evaluator.measureMemory(candidate, stagesOf(candidate)))
         return failed(std::move(error));

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <limits>
 #include <cmath>
 
 using namespace sched;
@@ -88,6 +89,10 @@ private:
 };
 
 enum class QueryAnswer { Sat, Unsat, Unknown };
+
+/// A gap (relative to the incumbent) above which the search bisects
+/// between the proved bound and the target rather than asking the target.
+constexpr double kBisectAbove = 0.02;
 
 /// One query: is there a schedule with makespan <= T?
 class MakespanQuery {
@@ -315,6 +320,8 @@ ExactSolverResult sched::solveExactly(const PipelineProblem &problem,
   // Doubles time the schedules and Z3 reasons on the decimals they print
   // as, so a makespan within a relative 1e-9 of the incumbent is the same.
   const double rounding = 1e-9;
+  // The least makespan a bisection query ran out of time on.
+  double hardest = std::numeric_limits<double>::infinity();
   try {
     while (true) {
       // The gap a refuted bound leaves is the target, up to rounding.
@@ -330,23 +337,39 @@ ExactSolverResult sched::solveExactly(const PipelineProblem &problem,
       }
       // Certify the target gap, or, for 0, that nothing is shorter.
       const bool exact = options.targetGap <= 0;
-      const double bound =
+      const double goal =
           result.makespan * (1 - (exact ? rounding : options.targetGap));
+      // A wide gap is bisected: a makespan between the proved bound and
+      // the goal is a query whose windows are tighter (often refuted at
+      // once) and whose answer either way narrows the gap; one that runs
+      // out of its share of the time bisects towards the bound. A narrow
+      // gap asks the goal itself, with all the time left.
+      const double upper = std::min(goal, hardest);
+      const bool bisect =
+          upper - result.lowerBound > kBisectAbove * result.makespan;
+      const double bound =
+          bisect ? result.lowerBound + (upper - result.lowerBound) / 2 : goal;
+      const double slice = bisect ? std::max(left / 3, std::min(left, 1.0))
+                                  : left;
       ProblemSolution found;
       std::string reason;
       ++result.queries;
       const QueryAnswer answer =
-          query.ask(bound, left, options.maxOrderLiterals, found,
+          query.ask(bound, slice, options.maxOrderLiterals, found,
                     result.orderLiterals, reason);
       if (answer == QueryAnswer::Unknown) {
-        result.stopReason =
-            reason == "timeout" || reason == "canceled" ? "time limit"
-                                                        : reason;
+        const bool outOfTime = reason == "timeout" || reason == "canceled";
+        if (bisect && outOfTime) {
+          hardest = bound;
+          continue;
+        }
+        result.stopReason = outOfTime ? "time limit" : reason;
         break;
       }
       if (answer == QueryAnswer::Unsat) {
-        result.lowerBound =
-            exact ? result.makespan : std::max(result.lowerBound, bound);
+        result.lowerBound = exact && bound == goal
+                                ? result.makespan
+                                : std::max(result.lowerBound, bound);
         continue;
       }
       if (llvm::Error error = problem.verify(found)) {

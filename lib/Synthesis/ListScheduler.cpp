@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
+#include <tuple>
 
 using namespace sched;
 
@@ -213,19 +215,66 @@ void ListRun::place(uint32_t op, double start) {
 }
 
 llvm::Expected<ProblemSolution> ListRun::run() {
-  for (size_t placed = 0; placed < ops.size(); ++placed) {
-    Choice best;
-    for (int32_t r = 0; r < numRanks; ++r) {
-      Choice c = choose(r);
-      if (c.valid && (!best.valid || c.start < best.start ||
-                      (c.start == best.start && c.priority < best.priority)))
-        best = c;
+  // Each rank's choice is kept until what it depends on changes: its own
+  // clock, memory and operations, the inputs its operations wait for, and
+  // for the rank that admits microbatches (it holds stage 0) the memory
+  // and in-flight state of every rank, which only its forwards of stage 0
+  // consult. The ranks' choices sit in a heap, earliest start first, then
+  // the most urgent, then the lowest rank; an entry whose rank chose again
+  // since is skipped.
+  struct Entry {
+    double start;
+    int priority;
+    int32_t rank;
+    uint32_t version;
+  };
+  auto later = [](const Entry &a, const Entry &b) {
+    return std::tie(a.start, a.priority, a.rank) >
+           std::tie(b.start, b.priority, b.rank);
+  };
+  std::vector<Entry> heap;
+  std::vector<Choice> choices(numRanks);
+  std::vector<uint32_t> version(numRanks, 0);
+  auto refresh = [&](int32_t r) {
+    choices[r] = choose(r);
+    ++version[r];
+    if (!choices[r].valid)
+      return;
+    heap.push_back({choices[r].start, choices[r].priority, r, version[r]});
+    std::push_heap(heap.begin(), heap.end(), later);
+  };
+  for (int32_t r = 0; r < numRanks; ++r)
+    refresh(r);
+  const int32_t entryRank = problem.getRankOf(0);
+  std::vector<int32_t> stale;
+  std::vector<bool> isStale(numRanks, false);
+  auto markStale = [&](int32_t r) {
+    if (!isStale[r]) {
+      isStale[r] = true;
+      stale.push_back(r);
     }
-    if (!best.valid)
+  };
+  for (size_t placed = 0; placed < ops.size(); ++placed) {
+    while (!heap.empty() && heap.front().version != version[heap.front().rank]) {
+      std::pop_heap(heap.begin(), heap.end(), later);
+      heap.pop_back();
+    }
+    if (heap.empty())
       return llvm::createStringError(
           "the list schedule is stuck: every rank's memory holds microbatches "
           "that wait for each other");
+    const Choice best = choices[heap.front().rank];
     place(best.op, best.start);
+    const ProblemOperation &o = ops[best.op];
+    markStale(o.rank);
+    markStale(entryRank);
+    for (uint32_t dep : problem.getSuccessors(best.op))
+      markStale(ops[problem.getDependences()[dep].to].rank);
+    for (int32_t r : stale) {
+      isStale[r] = false;
+      refresh(r);
+    }
+    stale.clear();
   }
   return std::move(solution);
 }
@@ -300,6 +349,89 @@ rankBoundCriticalPairs(const PipelineProblem &problem,
     op = *cause;
   }
   return pairs;
+}
+
+/// The longest path from each operation's start to the end of `solution`:
+/// its duration, then the longest of its dependences (latency included)
+/// and the next operation on its rank (reverse topological order, Kahn's).
+static std::vector<double> pathsToEnd(const PipelineProblem &problem,
+                                      const ProblemSolution &solution) {
+  llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
+  llvm::ArrayRef<ProblemDependence> deps = problem.getDependences();
+  constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  std::vector<uint32_t> next(ops.size(), kNone), previous(ops.size(), kNone);
+  for (const std::vector<uint32_t> &order : solution.order)
+    for (size_t i = 0; i + 1 < order.size(); ++i) {
+      next[order[i]] = order[i + 1];
+      previous[order[i + 1]] = order[i];
+    }
+  std::vector<uint32_t> outstanding(ops.size(), 0);
+  std::vector<uint32_t> ready;
+  for (uint32_t op = 0; op < ops.size(); ++op) {
+    outstanding[op] = problem.getSuccessors(op).size() + (next[op] != kNone);
+    if (outstanding[op] == 0)
+      ready.push_back(op);
+  }
+  std::vector<double> path(ops.size(), 0);
+  auto done = [&](uint32_t op) {
+    if (--outstanding[op] == 0)
+      ready.push_back(op);
+  };
+  while (!ready.empty()) {
+    const uint32_t op = ready.back();
+    ready.pop_back();
+    double after = next[op] != kNone ? path[next[op]] : 0;
+    for (uint32_t dep : problem.getSuccessors(op))
+      after = std::max(after, deps[dep].latency + path[deps[dep].to]);
+    path[op] = ops[op].duration + after;
+    for (uint32_t dep : problem.getPredecessors(op))
+      done(deps[dep].from);
+    if (previous[op] != kNone)
+      done(previous[op]);
+  }
+  return path;
+}
+
+/// A lower bound on the makespan once operations `i` and `i + 1` of rank
+/// `r` swap (Taillard's estimate for the job shop, which is a bound
+/// here): what runs before them and what runs after them keeps its times
+/// (it depends on neither), so the paths through the swapped pair are
+/// these; infinity when the second depends on the first.
+static double swapBound(const PipelineProblem &problem,
+                        const ProblemSolution &solution,
+                        llvm::ArrayRef<double> toEnd, int32_t r, size_t i) {
+  llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
+  llvm::ArrayRef<ProblemDependence> deps = problem.getDependences();
+  const std::vector<uint32_t> &order = solution.order[r];
+  const uint32_t a = order[i], b = order[i + 1];
+  auto ready = [&](uint32_t op) {
+    double at = 0;
+    for (uint32_t dep : problem.getPredecessors(op)) {
+      const ProblemDependence &d = deps[dep];
+      if (d.from == a && op == b)
+        return std::numeric_limits<double>::infinity();
+      at = std::max(at, solution.start[d.from] + ops[d.from].duration +
+                            d.latency);
+    }
+    return at;
+  };
+  auto tail = [&](uint32_t op) {
+    double after = 0;
+    for (uint32_t dep : problem.getSuccessors(op))
+      after = std::max(after, deps[dep].latency + toEnd[deps[dep].to]);
+    return after;
+  };
+  const double readyB = ready(b);
+  if (std::isinf(readyB))
+    return readyB;
+  const double before =
+      i > 0 ? solution.start[order[i - 1]] + ops[order[i - 1]].duration : 0;
+  const double afterPair = i + 2 < order.size() ? toEnd[order[i + 2]] : 0;
+  const double pathA = ops[a].duration + std::max(tail(a), afterPair);
+  const double pathB = ops[b].duration + std::max(tail(b), pathA);
+  const double startB = std::max(before, readyB);
+  const double startA = std::max(startB + ops[b].duration, ready(a));
+  return std::max(startB + pathB, startA + pathA);
 }
 
 std::vector<std::pair<std::string, ProblemSolution>>
@@ -431,13 +563,22 @@ sched::solveWithListScheduling(const PipelineProblem &problem,
   const double slack = 1e-9 * std::max(1.0, result.makespan);
   bool improved = true;
   while (improved && elapsed() < options.searchSeconds &&
+         (options.maxMoves < 0 || result.improvingMoves < options.maxMoves) &&
+         (options.maxTrials < 0 || result.trials < options.maxTrials) &&
          result.makespan > options.target + slack) {
     improved = false;
+    const std::vector<double> toEnd = pathsToEnd(problem, result.solution);
     for (auto [r, i] : rankBoundCriticalPairs(problem, result.solution)) {
-      if (elapsed() >= options.searchSeconds)
+      if (elapsed() >= options.searchSeconds ||
+          (options.maxTrials >= 0 && result.trials >= options.maxTrials))
         break;
+      // Only a swap whose bound is below the makespan can shorten it.
+      if (swapBound(problem, result.solution, toEnd, r, i) >=
+          result.makespan - slack)
+        continue;
       std::vector<std::vector<uint32_t>> order = result.solution.order;
       std::swap(order[r][i], order[r][i + 1]);
+      ++result.trials;
       llvm::Expected<ProblemSolution> timed =
           problem.timeOrder(std::move(order));
       if (!timed) {

@@ -57,6 +57,14 @@ llvm::Expected<ProblemSolution> runListPolicy(const PipelineProblem &problem,
 struct ListSchedulerOptions {
   /// Wall-clock budget of the local search, in seconds.
   double searchSeconds = 1;
+  /// Most improving moves of the local search (-1: no cap). A cap below
+  /// what the time allows makes the answer independent of the machine's
+  /// load, as the planner needs (it synthesizes a candidate again to
+  /// prove and write it).
+  int32_t maxMoves = -1;
+  /// Most swaps the local search times, improving or not (-1: no cap);
+  /// like maxMoves, a budget that does not depend on the load.
+  int32_t maxTrials = -1;
   /// Stop as soon as the makespan reaches this (a lower bound).
   double target = 0;
 };
@@ -70,6 +78,8 @@ struct ListSchedulerResult {
   /// Policies run, and moves of the local search that improved.
   int32_t policies = 0;
   int32_t improvingMoves = 0;
+  /// Swaps the local search timed.
+  int32_t trials = 0;
 };
 
 /// The orders of the zoo strategies that apply to `problem`'s shape and

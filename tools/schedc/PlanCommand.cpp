@@ -138,8 +138,14 @@ static cl::opt<std::string>
                cl::value_desc("spec"));
 static cl::opt<std::string>
     scheduleFlag("schedule", cl::sub(planCommand), cl::cat(schedcOptions),
-                 cl::desc("Only this pipeline strategy (or no-pp)"),
+                 cl::desc("Only this pipeline strategy (or no-pp, or "
+                          "synthesized: a schedule solved for each layout's "
+                          "costs and memory, docs/synthesis.md)"),
                  cl::value_desc("strategy"));
+static cl::opt<bool> synthesizeFlag(
+    "synthesize", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Also search synthesized schedules, solved for each layout's "
+             "stage costs, transfer time and memory (docs/synthesis.md)"));
 static cl::opt<int64_t> microbatchSizeFlag(
     "microbatch-size", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("Sequences per microbatch (default: searched)"));
@@ -370,7 +376,7 @@ static void printTable(llvm::raw_ostream &os, const CostModel &model,
 static llvm::json::Object candidateJson(const Candidate &c,
                                        const ErrorBand &band) {
   const StepBreakdown &t = c.time;
-  return llvm::json::Object{
+  llvm::json::Object object{
       {"layout",
        llvm::json::Object{
            {"dp", c.layout.dp},
@@ -423,6 +429,9 @@ static llvm::json::Object candidateJson(const Candidate &c,
                           {"activations_bytes", c.memory.activations},
                           {"memory_limit_bytes", c.memory.limit}}},
   };
+  if (c.synthesized)
+    object["synthesis_gap"] = c.synthesisGap;
+  return object;
 }
 
 static void printJson(llvm::raw_ostream &os, const CostModel &model,
@@ -799,9 +808,10 @@ static std::string checkPlanFlags() {
   if (microbatchSizeFlag.getNumOccurrences() &&
       (microbatchSizeFlag < 1 || microbatchSizeFlag > (1 << 20)))
     return "--microbatch-size must be in [1, 2^20]";
-  if (scheduleFlag.getNumOccurrences() && !parseStrategy(scheduleFlag))
+  if (scheduleFlag.getNumOccurrences() && !parseStrategy(scheduleFlag) &&
+      scheduleFlag != "synthesized")
     return "unknown --schedule '" + clipForMessage(scheduleFlag) +
-           "'; expected one of: " + strategyNames();
+           "'; expected one of: " + strategyNames() + ", synthesized";
   if (sweepFlag.getNumOccurrences() && !parseSweepAxis(sweepFlag))
     return "--sweep must be domain_size or scale_out_bandwidth, got '" +
            clipForMessage(sweepFlag) + "'";
@@ -853,7 +863,10 @@ static llvm::Expected<SoftwareStack> loadStack() {
 
 static PlanOptions planOptions() {
   PlanOptions options;
-  if (scheduleFlag.getNumOccurrences())
+  options.synthesize = synthesizeFlag;
+  if (scheduleFlag == "synthesized")
+    options.synthesize = options.onlySynthesized = true;
+  else if (scheduleFlag.getNumOccurrences())
     options.strategy = *parseStrategy(scheduleFlag);
   if (microbatchSizeFlag.getNumOccurrences())
     options.microbatchSize = microbatchSizeFlag;

@@ -1,0 +1,153 @@
+//===- Synthesized.cpp - a candidate's schedule solved for, not chosen ----===//
+
+#include "lib/Planner/Synthesized.h"
+
+#include "lib/Lower/InsertTransfers.h"
+#include "lib/Planner/Evaluation.h"
+#include "lib/Synthesis/ListScheduler.h"
+#include "lib/Synthesis/LowerBound.h"
+#include "lib/Verify/Verifier.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace sched;
+
+/// The local search's budget for a planner candidate, in swaps timed
+/// (each re-times the whole step), independent of the load.
+static constexpr int32_t kLocalSearchTrials = 1000;
+/// Solves after the first when the transfers' buffers overshoot the limit.
+static constexpr int kRepairs = 3;
+
+llvm::SmallVector<Strategy, 2> sched::synthesizedPlacements(int64_t vpp) {
+  if (vpp == 1)
+    return {Strategy::ZBH1};
+  if (vpp == 2)
+    return {Strategy::InterleavedZB, Strategy::ZBV};
+  return {Strategy::InterleavedZB};
+}
+
+/// The problem spec of `candidate` under per-rank `limits` (bytes).
+static SynthesisSpec specOf(const CostModel &model, const Candidate &candidate,
+                            const std::vector<StageEstimate> &stages,
+                            std::vector<int64_t> limits) {
+  SynthesisSpec spec;
+  spec.pp = static_cast<int32_t>(candidate.layout.pp);
+  spec.vpp = static_cast<int32_t>(candidate.layout.vpp);
+  spec.microbatches = static_cast<int32_t>(candidate.layout.microbatches);
+  spec.placement = candidate.strategy == Strategy::ZBV ? StagePlacement::V
+                                                       : StagePlacement::Loop;
+  for (const StageEstimate &stage : stages)
+    spec.stages.push_back(toStageCost(stage));
+  spec.splitBackward = true;
+  spec.comm = model.p2pTime(candidate.layout, stages.front().outputBytes);
+  spec.memoryLimit = std::move(limits);
+  return spec;
+}
+
+/// The device's usable memory in whole bytes.
+static int64_t deviceLimit(const CostModel &model) {
+  return static_cast<int64_t>(
+      std::floor(std::min(model.memoryLimit(), 4.0e18)));
+}
+
+bool sched::synthesisFits(const CostModel &model, const Candidate &candidate,
+                          const std::vector<StageEstimate> &stages) {
+  llvm::Expected<PipelineProblem> problem = PipelineProblem::build(
+      specOf(model, candidate, stages, {deviceLimit(model)}));
+  if (!problem) {
+    llvm::consumeError(problem.takeError());
+    return false;
+  }
+  if (llvm::Error error = problem->checkMemory()) {
+    llvm::consumeError(std::move(error));
+    return false;
+  }
+  return true;
+}
+
+double sched::synthesizedMakespanBound(
+    const CostModel &model, const Candidate &candidate,
+    const std::vector<StageEstimate> &stages) {
+  llvm::Expected<PipelineProblem> problem = PipelineProblem::build(
+      specOf(model, candidate, stages, {deviceLimit(model)}));
+  if (!problem) {
+    llvm::consumeError(problem.takeError());
+    return 0;
+  }
+  if (llvm::Error error = problem->checkMemory()) {
+    llvm::consumeError(std::move(error));
+    return 0;
+  }
+  return computeLowerBound(*problem).value;
+}
+
+llvm::Expected<SynthesizedOrder>
+sched::synthesizeOrder(const CostModel &model, const Candidate &candidate,
+                       const std::vector<StageEstimate> &stages) {
+  const int64_t limit = deviceLimit(model);
+  llvm::Expected<PipelineProblem> device =
+      PipelineProblem::build(specOf(model, candidate, stages, {limit}));
+  if (!device)
+    return device.takeError();
+  SynthesizedOrder result;
+  for (int32_t r = 0; r < device->getNumRanks(); ++r)
+    result.leastPeak =
+        std::max(result.leastPeak,
+                 static_cast<double>(device->getSmallestFeasibleLimit(r)));
+  if (llvm::Error error = device->checkMemory()) {
+    result.infeasible = llvm::toString(std::move(error));
+    return result;
+  }
+  result.lowerBound = computeLowerBound(*device).value;
+
+  ListSchedulerOptions options;
+  options.searchSeconds = 60;
+  options.maxTrials = kLocalSearchTrials;
+  options.target = result.lowerBound;
+  std::vector<int64_t> limits(device->getNumRanks(), limit);
+  for (int attempt = 0;; ++attempt) {
+    llvm::Expected<PipelineProblem> problem =
+        PipelineProblem::build(specOf(model, candidate, stages, limits));
+    if (!problem)
+      return problem.takeError();
+    llvm::Expected<ListSchedulerResult> solved =
+        solveWithListScheduling(*problem, options);
+    if (!solved)
+      return solved.takeError();
+    result.schedule = problem->toSchedule(solved->solution);
+    result.makespan = solved->makespan;
+    if (attempt == kRepairs)
+      break;
+    // Memory as the verifier counts it once the transfers are in: the
+    // problem's, plus receive buffers and input gradients waiting for
+    // their send.
+    llvm::Expected<Schedule> lowered = insertTransfers(result.schedule);
+    if (!lowered)
+      return lowered.takeError();
+    VerifyOptions measure;
+    measure.useZ3 = false;
+    const VerifyResult verdict = verifySchedule(*lowered, measure);
+    bool over = false;
+    for (size_t r = 0; r < verdict.peakMemory.size() && r < limits.size();
+         ++r) {
+      const double overshoot = verdict.peakMemory[r] - static_cast<double>(limit);
+      if (overshoot <= 0)
+        continue;
+      over = true;
+      limits[r] -= static_cast<int64_t>(std::ceil(overshoot));
+    }
+    if (!over)
+      break;
+    // Below the least limit nothing can be solved for: the verifier then
+    // says which buffer overflows.
+    bool feasible = true;
+    for (int32_t r = 0; r < problem->getNumRanks(); ++r)
+      feasible &= limits[r] >= problem->getSmallestFeasibleLimit(r);
+    if (!feasible)
+      break;
+  }
+  result.lowerBound = std::min(result.lowerBound, result.makespan);
+  result.gap = relativeGap(result.makespan, result.lowerBound);
+  return result;
+}
