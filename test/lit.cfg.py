@@ -27,6 +27,10 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.schedc_tools_dir, append_path=True)
 
+# schedc plan wraps its prose at $COLUMNS (120 without it): the tests read
+# each sentence on one line; schedc-plan-width.test checks the wrap at 120.
+config.environment["COLUMNS"] = "100000"
+
 # `%exit CMD` runs CMD and prints "exit status: N" after its output.
 config.substitutions.append(
     ("%exit", "bash " + os.path.join(config.test_source_root, "exit-status.sh")))

@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -214,23 +215,31 @@ std::optional<MoeDispatcher> sched::parseMoeDispatcher(llvm::StringRef name) {
 }
 
 std::string Layout::str() const {
-  std::string text =
-      llvm::formatv("dp={0},tp={1},pp={2},vpp={3},ep={4},cp={5}{6}", dp, tp,
-                    pp, vpp, ep, cp, sequenceParallel ? "" : ",sp=0")
-          .str();
-  if (firstStageLayers >= 0)
-    text += ",first=" + std::to_string(firstStageLayers);
-  if (lastStageLayers >= 0)
-    text += ",last=" + std::to_string(lastStageLayers);
-  if (megatronSplit && firstStageLayers < 0 && lastStageLayers < 0)
-    text += ",split=even";
-  if (offloadLayers > 0)
-    text += ",offload=" + std::to_string(offloadLayers);
-  if (shardGroup > 0)
-    text += ",hsdp=" + std::to_string(shardGroup);
-  if (etp > 1)
-    text += ",etp=" + std::to_string(etp);
+  std::string text = llvm::formatv("dp={0},tp={1},pp={2},vpp={3},ep={4},cp={5}",
+                                   dp, tp, pp, vpp, ep, cp)
+                         .str();
+  if (std::string more = extras(); !more.empty())
+    text += "," + more;
   return text;
+}
+
+std::string Layout::extras() const {
+  llvm::SmallVector<std::string> items;
+  if (!sequenceParallel)
+    items.push_back("sp=0");
+  if (firstStageLayers >= 0)
+    items.push_back("first=" + std::to_string(firstStageLayers));
+  if (lastStageLayers >= 0)
+    items.push_back("last=" + std::to_string(lastStageLayers));
+  if (megatronSplit && firstStageLayers < 0 && lastStageLayers < 0)
+    items.push_back("split=even");
+  if (offloadLayers > 0)
+    items.push_back("offload=" + std::to_string(offloadLayers));
+  if (shardGroup > 0)
+    items.push_back("hsdp=" + std::to_string(shardGroup));
+  if (etp > 1)
+    items.push_back("etp=" + std::to_string(etp));
+  return llvm::join(items, ",");
 }
 
 llvm::Expected<Layout> sched::parseLayout(llvm::StringRef text) {

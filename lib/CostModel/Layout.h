@@ -334,6 +334,10 @@ struct Layout {
   /// "dp=64,tp=8,pp=16,vpp=2,ep=8,cp=1" (and ",sp=0" without sequence
   /// parallelism, ",split=even" or ",first=N,last=N" for Megatron's split).
   std::string str() const;
+  /// What str() says beyond dp, tp, pp, vpp, ep and cp: "sp=0",
+  /// "first=N,last=N", "split=even", "offload=N", "hsdp=N", "etp=N" joined
+  /// by commas; empty for a plain layout.
+  std::string extras() const;
 };
 
 /// Parses "dp=64,tp=8,pp=16,vpp=2,ep=1,cp=1,sp=1" (any subset; others 1),

@@ -25,6 +25,8 @@
 #include "lib/Planner/Sweep.h"
 #include "lib/Render/PictureLabels.h"
 #include "lib/Render/SweepPlot.h"
+#include "lib/Report/PlanReport.h"
+#include "lib/Report/WrappedText.h"
 #include "tools/schedc/Commands.h"
 #include "tools/schedc/OutputPrefix.h"
 
@@ -217,17 +219,8 @@ static cl::opt<int> maxEvaluationsFlag(
 // Formatting
 //===----------------------------------------------------------------------===//
 
-static std::string seconds(double s) {
-  if (s == 0)
-    return "0";
-  if (s >= 100)
-    return llvm::formatv("{0:f0}", s).str();
-  if (s >= 1)
-    return llvm::formatv("{0:f2}", s).str();
-  if (s >= 1e-3)
-    return llvm::formatv("{0:f1}m", s * 1e3).str();
-  return llvm::formatv("{0:f0}u", s * 1e6).str();
-}
+/// A time with its unit ("16.37 s", "572.2 ms"): PlanReport's.
+static std::string seconds(double s) { return formatDuration(s); }
 
 static std::string gb(double bytes) {
   return llvm::formatv("{0:f1}", bytes / 1e9).str();
@@ -235,49 +228,6 @@ static std::string gb(double bytes) {
 
 static std::string percent(double ratio) {
   return llvm::formatv("{0:f1}%", 100 * ratio).str();
-}
-
-static void printRow(llvm::raw_ostream &os, llvm::StringRef index,
-                     const Candidate &c) {
-  const StepBreakdown &t = c.time;
-  os << llvm::formatv(
-      "{0,3} {1,-38} {2,4} {3,-9} {4,8} {5,-25} {16,-7} {6,8} {7,6} {8,7} "
-      "{9,7} {10,6}  {11}/{12}/{13}/{14}/{15}\n",
-      index, c.layout.str(), c.layout.zero, recomputeName(c.layout.recompute),
-      llvm::formatv("{0}x{1}", c.layout.microbatchSize, c.layout.microbatches)
-          .str(),
-      c.scheduleName(), seconds(c.stepTime), percent(c.mfu),
-      llvm::formatv("{0:f0}", c.tflopsPerDevice).str(), gb(c.memory.peak),
-      percent(c.bubbleRatio), seconds(t.tensorParallel),
-      seconds(t.contextParallel), seconds(t.expertParallel),
-      seconds(t.pipelineParallel), seconds(t.dataParallel),
-      c.verdict == "verified" ? "yes"
-      : c.verdict.empty()     ? "-"
-                              : "NO");
-}
-
-static void printHeader(llvm::raw_ostream &os) {
-  os << llvm::formatv(
-      "{0,3} {1,-38} {2,4} {3,-9} {4,8} {5,-25} {12,-7} {6,8} {7,6} {8,7} "
-      "{9,7} {10,6}  {11}\n",
-      "#", "layout", "zero", "recompute", "mb x M", "schedule", "step(s)",
-      "MFU", "TFLOP/s", "mem(GB)", "bubble", "exposed comm s: tp/cp/ep/pp/dp",
-      "proved");
-}
-
-static void describeSetting(llvm::raw_ostream &os, const CostModel &model) {
-  const ClusterSpec &c = model.getCluster();
-  const TrainingSpec &t = model.getTraining();
-  os << llvm::formatv(
-      "{0} on {1} x {2} ({3}: {4}-device {5} domains at {6} GB/s, {7} GB/s "
-      "scale-out, {8} GB HBM), {9} tokens/step ({10} x {11}), {12}{13}\n",
-      model.getModel().name, t.devices, c.deviceName, c.name, c.domainSize,
-      c.topology == Topology::Torus3D ? "torus" : "switched",
-      llvm::formatv("{0:f0}", c.domainBandwidth / 1e9).str(),
-      llvm::formatv("{0:f1}", c.scaleOutBandwidth / 1e9).str(),
-      llvm::formatv("{0:f0}", c.hbmBytes / 1e9).str(), t.globalBatchTokens,
-      t.globalBatchSequences(), t.seqLen, precisionName(t.precision),
-      t.stack.empty() ? std::string() : ", stack " + t.stack);
 }
 
 /// How far to trust the recommendation's step time: the held-out errors
@@ -297,7 +247,7 @@ static std::string bandLine(const CostModel &model, const Candidate &rec) {
                          100 * fraction)
         .str();
   };
-  return llvm::formatv("a published step of {0}-{1} s ({2} .. {3}) on the "
+  return llvm::formatv("a published step of {0} to {1} ({2} .. {3}) on the "
                        "{4} held-out runs of {5}{6}",
                        seconds(band.stepLow(rec.stepTime)),
                        seconds(band.stepHigh(rec.stepTime)),
@@ -309,68 +259,18 @@ static std::string bandLine(const CostModel &model, const Candidate &rec) {
 static void printTable(llvm::raw_ostream &os, const CostModel &model,
                        const PlanResult &result,
                        const std::optional<FewerDevices> &fewer) {
-  describeSetting(os, model);
-  os << llvm::formatv(
-      "searched {0} candidates: {1} pruned by their memory bound, {2} by "
-      "their time bound; {3} scheduled and measured for memory, {4} of them "
-      "fitting and simulated, {5} lowered and verified; {6:f2} s{7}{8}\n\n",
-      result.considered, result.prunedMemory, result.prunedBound,
-      result.memoryChecked, result.lowered, result.verified, result.seconds,
-      result.truncated
-          ? llvm::formatv(" (stopped at --max-lowered with {0} candidates "
-                          "not searched: unproved)",
-                          result.leftByCap)
-                .str()
-          : "",
-      result.prunedSize
-          ? llvm::formatv(" ({0} more left out: schedules over 2^21 actions)",
-                          result.prunedSize)
-                .str()
-          : std::string());
-  printHeader(os);
-  for (size_t i = 0; i < result.ranked.size(); ++i)
-    printRow(os, std::to_string(i + 1), result.ranked[i]);
-  if (result.ranked.empty())
-    os << "    (no candidate fits in memory)\n";
-  auto printBest = [&](llvm::StringRef label,
-                       const std::optional<Candidate> &best) {
-    if (!best)
-      os << llvm::formatv("best {0}: none fits\n", label);
-    else
-      os << llvm::formatv("best {0}: {1} {2}, {3} s, MFU {4}\n", label,
-                          best->layout.str(), best->scheduleName(),
-                          seconds(best->stepTime), percent(best->mfu));
-  };
+  printPlanSetting(os, model);
+  printSearchSummary(os, result);
   os << "\n";
-  printBest("without PP", result.bestWithoutPipeline);
-  printBest("with PP", result.bestWithPipeline);
-  if (result.recommended >= 0) {
-    const Candidate &rec = result.ranked[result.recommended];
-    os << llvm::formatv("recommended: #{0} {1} zero={2} recompute={3} "
-                        "microbatch {4} x {5}, {6} ({7})\n",
-                        result.recommended + 1, rec.layout.str(),
-                        rec.layout.zero, recomputeName(rec.layout.recompute),
-                        rec.layout.microbatchSize, rec.layout.microbatches,
-                        rec.scheduleName(),
-                        rec.verdict.empty() ? "not verified" : rec.verdict);
-    os << "why: " << result.reason << "\n";
-    os << "band: " << bandLine(model, rec) << "\n";
-  }
-  if (!fewer)
-    return;
-  const int64_t devices = model.getTraining().devices;
-  const std::string gain =
-      std::isfinite(fewer->allDevicesStepTime)
-          ? "a step " +
-                percent(1 - fewer->best.stepTime / fewer->allDevicesStepTime) +
-                " shorter than the best on all " + std::to_string(devices)
-          : "where no layout fits on all " + std::to_string(devices);
-  os << llvm::formatv("fewer devices: {0} of the {1} ({2} idle) run {3} {4} "
-                      "in {5} s, MFU {6}: {7}\n",
-                      fewer->devices, devices, devices - fewer->devices,
-                      fewer->best.layout.str(), fewer->best.scheduleName(),
-                      seconds(fewer->best.stepTime), percent(fewer->best.mfu),
-                      gain);
+  printCandidateTable(os, result.ranked);
+  os << "\n";
+  printRecommendation(
+      os, result,
+      result.recommended >= 0
+          ? bandLine(model, result.ranked[result.recommended])
+          : std::string());
+  if (fewer)
+    printFewerDevices(os, *fewer, model.getTraining().devices);
 }
 
 static llvm::json::Object candidateJson(const Candidate &c,
@@ -742,12 +642,12 @@ static int writePlanFiles(const CostModel &model, const Candidate &c,
     return status;
   // With --json, standard output holds the JSON document alone.
   (jsonFlag ? llvm::errs() : llvm::outs())
-      << "wrote " << llvm::join(written, ", ")
-               << " (verified under rendezvous "
-               << (gathersParameters(c) ? "with ZeRO-3's gathers; its memory "
+      << wrapText("wrote " + llvm::join(written, ", ") +
+                  " (verified under rendezvous " +
+                  (gathersParameters(c) ? "with ZeRO-3's gathers; its memory "
                                           "is the planner's, against "
-                                        : "against ")
-               << gb(model.memoryLimit()) << " GB)\n";
+                                        : "against ") +
+                  gb(model.memoryLimit()) + " GB)");
   return status;
 }
 
@@ -978,13 +878,16 @@ static int runSweep(const ModelSpec &model, const ClusterSpec &cluster,
     return usageError(llvm::toString(points.takeError()));
   llvm::raw_ostream &os = llvm::outs();
   const CostModel costs(model, cluster, training);
-  describeSetting(os, costs);
+  printPlanSetting(os, costs);
   os << llvm::formatv("sweep of {0}: best step time with and without PP\n",
                       sweepFlag);
   os << llvm::formatv("{0,20} {1,12} {2,10} {3,12} {4,10}  {5}\n", sweepFlag,
                       "no PP (s)", "MFU", "PP (s)", "MFU", "PP gains");
   auto cell = [](const std::optional<Candidate> &c) {
-    return c ? std::make_pair(seconds(c->stepTime), percent(c->mfu))
+    // Seconds, as the heading says, without a unit of their own.
+    return c ? std::make_pair(fmt::format("{:.{}f}", c->stepTime,
+                                          c->stepTime >= 1 ? 2 : 4),
+                              percent(c->mfu))
              : std::make_pair(std::string("no fit"), std::string("-"));
   };
   for (const SweepPoint &point : *points) {
@@ -1085,7 +988,7 @@ static int planOne(const ModelSpec &model, const ClusterSpec &cluster,
               suggestFewerDevices(model, cluster, training, options, INFINITY))
         llvm::errs() << llvm::formatv(
             "schedc: note: {0} of the {1} devices ({2} idle) run {3} {4} in "
-            "{5} s, MFU {6}\n",
+            "{5}, MFU {6}\n",
             fewer->devices, training.devices, training.devices - fewer->devices,
             fewer->best.layout.str(), fewer->best.scheduleName(),
             seconds(fewer->best.stepTime), percent(fewer->best.mfu));
@@ -1126,57 +1029,6 @@ static int planOne(const ModelSpec &model, const ClusterSpec &cluster,
   if (!planPrefix.empty())
     return writePlanFiles(costs, chosen, planPrefix);
   return ExitOk;
-}
-
-/// The recommendations for several clusters, one column each.
-static void printComparison(llvm::raw_ostream &os,
-                            llvm::ArrayRef<ClusterSpec> clusters,
-                            llvm::ArrayRef<std::optional<PlanResult>> results) {
-  os << "\ncomparison\n";
-  auto row = [&](llvm::StringRef label, auto cell) {
-    os << llvm::formatv("  {0,-22}", label);
-    for (size_t i = 0; i < clusters.size(); ++i)
-      os << llvm::formatv(" {0,-44}", results[i] ? cell(*results[i]) : "-");
-    os << "\n";
-  };
-  os << llvm::formatv("  {0,-22}", "");
-  for (const ClusterSpec &c : clusters)
-    os << llvm::formatv(" {0,-44}", c.name);
-  os << "\n";
-  auto describe = [](const std::optional<Candidate> &c) {
-    return c ? llvm::formatv("{0} s, MFU {1} ({2})", seconds(c->stepTime),
-                             percent(c->mfu), c->scheduleName())
-                   .str()
-             : std::string("none fits");
-  };
-  row("best without PP",
-      [&](const PlanResult &r) { return describe(r.bestWithoutPipeline); });
-  row("best with PP",
-      [&](const PlanResult &r) { return describe(r.bestWithPipeline); });
-  row("recommended", [&](const PlanResult &r) {
-    return r.recommended < 0 ? std::string("none fits")
-                             : r.ranked[r.recommended].layout.str();
-  });
-  row("  schedule", [&](const PlanResult &r) {
-    if (r.recommended < 0)
-      return std::string("-");
-    const Candidate &c = r.ranked[r.recommended];
-    return llvm::formatv("{0}, zero {1}, recompute {2}", c.scheduleName(),
-                         c.layout.zero, recomputeName(c.layout.recompute))
-        .str();
-  });
-  row("  step, MFU, memory", [&](const PlanResult &r) {
-    if (r.recommended < 0)
-      return std::string("-");
-    const Candidate &c = r.ranked[r.recommended];
-    return llvm::formatv("{0} s, {1}, {2} GB", seconds(c.stepTime),
-                         percent(c.mfu), gb(c.memory.peak))
-        .str();
-  });
-  for (size_t i = 0; i < clusters.size(); ++i)
-    if (results[i])
-      os << "  why (" << clusters[i].name << "): " << results[i]->reason
-         << "\n";
 }
 
 int sched::runPlan() {
@@ -1273,6 +1125,6 @@ int sched::runPlan() {
     status = std::max(status, one);
   }
   if (clusters.size() > 1)
-    printComparison(llvm::outs(), clusters, results);
+    printPlanComparison(llvm::outs(), clusters, results);
   return status;
 }
