@@ -242,10 +242,11 @@ CandidateEvaluator::order(const Candidate &candidate) {
       generateSchedule(candidate.strategy, shape);
   if (!generated)
     return generated.takeError();
-  // Orders are kept while they take fewer than 2^22 actions in all (about
-  // 200 MB); past that the cache starts over.
+  // Orders are kept while they take fewer than 2^21 actions in all (about
+  // 100 MB); past that the cache starts over. Only simulated candidates
+  // read them (measureMemory reads memoryWalk's cache).
   const size_t actions = generated->numActions();
-  if (cachedActions + actions > (size_t(1) << 22)) {
+  if (cachedActions + actions > (size_t(1) << 21)) {
     orders.clear();
     cachedActions = 0;
   }
