@@ -8,6 +8,11 @@
 // time. Targets: under 2 s for DeepSeek-V3 on 2,048, under 10 s for Llama 3
 // 405B on 131,072, on a 2-core machine.
 //
+// Then the search's growth in the model's layers: Llama 3 8B's layer on
+// 64 H100s at 64 to 512 layers, CPU time (other processes on the machine
+// do not inflate it), and the exponent of the growth (issue 31: 0.28 s to
+// 6.6 s, 23x for 8x the layers).
+//
 //===----------------------------------------------------------------------===//
 
 #include "lib/CostModel/CostModel.h"
@@ -18,6 +23,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <ctime>
 #include <vector>
 
 using namespace sched;
@@ -83,5 +90,37 @@ int main() {
   llvm::outs() << "Targets (DeepSeek-V3 on 2,048 under 2 s, Llama 3 405B on "
                   "131,072 under 10 s): "
                << (met ? "met" : "NOT met") << "\n";
+
+  llvm::outs() << "\nplanner: growth in layers (Llama 3 8B's layer, "
+                  "h100-ib, 64 devices; CPU s, one run)\n";
+  std::optional<ModelSpec> llama = modelPreset("llama3-8b");
+  std::optional<ClusterSpec> h100 = clusterPreset("h100-ib");
+  double first = 0, last = 0;
+  for (int64_t layers : {64, 128, 256, 512}) {
+    ModelSpec model = *llama;
+    model.layers = layers;
+    TrainingSpec training;
+    training.devices = 64;
+    training.seqLen = model.seqLen;
+    training.globalBatchTokens = model.globalBatchTokens;
+    CostModel costs(model, *h100, training);
+    const std::clock_t start = std::clock();
+    llvm::Expected<PlanResult> result = plan(costs, PlanOptions());
+    const double cpu =
+        static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
+    if (!result) {
+      llvm::errs() << "planner-bench: " << llvm::toString(result.takeError())
+                   << "\n";
+      return 1;
+    }
+    if (layers == 64)
+      first = cpu;
+    last = cpu;
+    llvm::outs() << llvm::formatv("  {0,4} layers {1,8:f2} s  {2} measured "
+                                  "for memory\n",
+                                  layers, cpu, result->memoryChecked);
+  }
+  llvm::outs() << llvm::formatv("  exponent in layers (64 -> 512): {0:f2}\n",
+                                std::log(last / first) / std::log(8.0));
   return 0;
 }

@@ -6,6 +6,8 @@
 #include "lib/Simulate/Simulate.h"
 #include "lib/Verify/Verifier.h"
 
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -13,6 +15,7 @@
 #include <array>
 #include <cmath>
 #include <optional>
+#include <unordered_map>
 
 using namespace sched;
 
@@ -288,10 +291,11 @@ CandidateEvaluator::order(const Candidate &candidate,
       generateSchedule(candidate.strategy, shape);
   if (!generated)
     return generated.takeError();
-  // Orders are kept while they take fewer than 2^22 actions in all (about
-  // 200 MB); past that the cache starts over.
+  // Orders are kept while they take fewer than 2^21 actions in all (about
+  // 100 MB); past that the cache starts over. Only simulated candidates
+  // read them (measureMemory reads memoryWalk's cache).
   const size_t actions = generated->numActions();
-  if (cachedActions + actions > (size_t(1) << 22)) {
+  if (cachedActions + actions > (size_t(1) << 21)) {
     orders.clear();
     synthesized.clear();
     cachedActions = 0;
@@ -300,9 +304,125 @@ CandidateEvaluator::order(const Candidate &candidate,
   return &orders.emplace(key, std::move(*generated)).first->second;
 }
 
+llvm::Expected<const CandidateEvaluator::MemoryWalk *>
+CandidateEvaluator::memoryWalk(const Candidate &candidate,
+                               const Schedule *given) {
+  const OrderKey key = orderKey(candidate);
+  auto it = given ? walks.end() : walks.find(key);
+  if (it != walks.end())
+    return &it->second;
+  // The order itself is generated here without entering the order cache:
+  // most candidates measured never run, and their orders (over 2^22
+  // actions in all for a model of 512 layers on 64 devices) cleared the
+  // cache over and over, so each was generated five times on average.
+  std::optional<Schedule> generated;
+  const Schedule *schedule = nullptr;
+  if (given) {
+    schedule = given;
+  } else if (auto cached = orders.find(key); cached != orders.end()) {
+    schedule = &cached->second;
+  } else {
+    PipelineShape shape;
+    shape.pp = static_cast<int32_t>(candidate.layout.pp);
+    shape.vpp = static_cast<int32_t>(std::get<2>(key));
+    shape.microbatches = static_cast<int32_t>(candidate.layout.microbatches);
+    llvm::Expected<Schedule> order =
+        generateSchedule(candidate.strategy, shape);
+    if (!order)
+      return order.takeError();
+    generated = std::move(*order);
+    schedule = &*generated;
+  }
+  MemoryWalk walk;
+  walk.pairedShare = pairedShare(*schedule);
+  size_t entries = 0;
+  for (const RankProgram &program : schedule->ranks) {
+    MemoryWalk::Rank &rank = walk.ranks.emplace_back();
+    llvm::DenseMap<int32_t, uint32_t> local;
+    for (const Action &a : program.actions)
+      if (isCompute(a.kind)) {
+        rank.codes.push_back(static_cast<uint32_t>(a.stage) << 2 |
+                             static_cast<uint32_t>(a.kind));
+        if (local.try_emplace(a.stage, rank.stages.size()).second)
+          rank.stages.push_back(a.stage);
+      }
+    // The states, each once: a 64-bit hash updated per action finds the
+    // states that may equal the current one, which are then compared.
+    const size_t width = 2 * rank.stages.size();
+    std::vector<int32_t> state(width, 0);
+    std::vector<uint64_t> weights(width);
+    for (size_t i = 0; i < width; ++i)
+      weights[i] = llvm::hash_value(static_cast<uint64_t>(i) * 0x9e3779b97f4a7c15ULL + 1);
+    std::unordered_multimap<uint64_t, uint32_t> seen;
+    uint64_t hash = 0;
+    size_t count = 0;
+    auto add = [&](size_t i, int32_t delta) {
+      state[i] += delta;
+      hash += static_cast<uint64_t>(static_cast<int64_t>(delta)) * weights[i];
+    };
+    for (uint32_t code : rank.codes) {
+      const size_t j = local.find(static_cast<int32_t>(code >> 2))->second;
+      const size_t residue = rank.stages.size() + j;
+      switch (static_cast<ActionKind>(code & 3)) {
+      case ActionKind::Forward:
+        add(j, 1);
+        break;
+      case ActionKind::Backward:
+        add(j, -1);
+        break;
+      case ActionKind::BackwardInput:
+        add(j, -1);
+        add(residue, 1);
+        break;
+      default:
+        add(residue, -1);
+        break;
+      }
+      bool known = false;
+      for (auto [it, last] = seen.equal_range(hash); it != last && !known;
+           ++it)
+        known = std::equal(state.begin(), state.end(),
+                           rank.states.begin() + it->second * width);
+      if (known)
+        continue;
+      seen.emplace(hash, static_cast<uint32_t>(count++));
+      rank.states.insert(rank.states.end(), state.begin(), state.end());
+      // Past the actions' count the states cost more than the walk.
+      if (rank.states.size() > rank.codes.size())
+        break;
+    }
+    // Kept at their size: growth left up to half of each unused.
+    if (rank.states.size() > rank.codes.size()) {
+      rank.states = {};
+      rank.stages = {};
+      rank.codes.shrink_to_fit();
+      entries += rank.codes.size();
+    } else {
+      rank.codes = {};
+      rank.states.shrink_to_fit();
+      rank.stages.shrink_to_fit();
+      entries += rank.states.size() + rank.stages.size();
+    }
+  }
+  if (given) {
+    givenWalk = std::move(walk);
+    return &givenWalk;
+  }
+  const size_t actions = entries;
+  // Walks are kept while they take fewer than 2^24 entries in all (64
+  // MB); past that the cache starts over.
+  if (cachedWalkActions + actions > (size_t(1) << 24)) {
+    walks.clear();
+    cachedWalkActions = 0;
+  }
+  cachedWalkActions += actions;
+  return &walks.emplace(key, std::move(walk)).first->second;
+}
+
 llvm::Error
 CandidateEvaluator::measureMemory(Candidate &candidate,
                                   const std::vector<StageEstimate> &stages) {
+  const Schedule *synthesizedOrder = nullptr;
   if (candidate.synthesized) {
     llvm::Expected<const SynthesizedOrder *> solved =
         synthesis(candidate, stages);
@@ -325,12 +445,19 @@ CandidateEvaluator::measureMemory(Candidate &candidate,
       candidate.overflow = (*solved)->infeasible;
       return llvm::Error::success();
     }
+    synthesizedOrder = &(*solved)->schedule;
   }
-  llvm::Expected<const Schedule *> schedule = order(candidate, stages);
-  if (!schedule)
-    return schedule.takeError();
+  static_assert(static_cast<uint32_t>(ActionKind::Forward) == 0 &&
+                    static_cast<uint32_t>(ActionKind::Backward) == 1 &&
+                    static_cast<uint32_t>(ActionKind::BackwardInput) == 2 &&
+                    static_cast<uint32_t>(ActionKind::BackwardWeight) == 3,
+                "MemoryWalk keeps the compute kinds in two bits");
+  llvm::Expected<const MemoryWalk *> walk =
+      memoryWalk(candidate, synthesizedOrder);
+  if (!walk)
+    return walk.takeError();
   const std::vector<StageEstimate> run =
-      stagesAsRun(model, stages, candidate.strategy, pairedShare(**schedule));
+      stagesAsRun(model, stages, candidate.strategy, (*walk)->pairedShare);
   std::vector<StageCost> costs;
   for (const StageEstimate &s : run)
     costs.push_back(toStageCost(s));
@@ -339,18 +466,44 @@ CandidateEvaluator::measureMemory(Candidate &candidate,
   const double limit = model.memoryLimit();
   double peak = -1, peakActivation = 0, peakCount = 0;
   size_t fullest = 0;
-  std::vector<double> most((*schedule)->ranks.size(), 0);
-  for (size_t r = 0; r < (*schedule)->ranks.size(); ++r) {
+  const std::vector<MemoryWalk::Rank> &walkRanks = (*walk)->ranks;
+  std::vector<double> most(walkRanks.size(), 0);
+  std::vector<double> act, keep, share;
+  for (size_t r = 0; r < walkRanks.size(); ++r) {
     // The simulator's accounting: F keeps the activation, I frees all but
     // the part W needs, W frees that, B frees everything.
     double live = 0, count = 0, high = 0, highCount = 0, mostCount = 0;
-    for (const Action &a : (*schedule)->ranks[r].actions) {
-      if (!isCompute(a.kind))
-        continue;
-      const StageCost &c = costOf(costs, a.stage);
+    const MemoryWalk::Rank &rank = walkRanks[r];
+    const size_t n = rank.stages.size();
+    act.assign(n, 0);
+    keep.assign(n, 0);
+    share.assign(n, 0);
+    for (size_t j = 0; j < n; ++j) {
+      const StageCost &c = costOf(costs, rank.stages[j]);
+      act[j] = static_cast<double>(c.activation);
+      keep[j] = static_cast<double>(c.weightGrad);
+      share[j] = act[j] > 0 ? keep[j] / act[j] : 0;
+    }
+    for (size_t at = 0; n > 0 && at < rank.states.size(); at += 2 * n) {
+      const int32_t *full = rank.states.data() + at;
+      const int32_t *residue = full + n;
+      live = 0;
+      count = 0;
+      for (size_t j = 0; j < n; ++j) {
+        live += full[j] * act[j] + residue[j] * keep[j];
+        count += full[j] + residue[j] * share[j];
+      }
+      if (live > high) {
+        high = live;
+        highCount = count;
+      }
+      mostCount = std::max(mostCount, count);
+    }
+    for (uint32_t code : rank.codes) {
+      const StageCost &c = costOf(costs, static_cast<int32_t>(code >> 2));
       const double act = static_cast<double>(c.activation);
       const double keep = static_cast<double>(c.weightGrad);
-      switch (a.kind) {
+      switch (static_cast<ActionKind>(code & 3)) {
       case ActionKind::Forward:
         live += act;
         count += 1;

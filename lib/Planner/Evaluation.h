@@ -120,11 +120,41 @@ private:
   synthesis(const Candidate &candidate,
             const std::vector<StageEstimate> &stages);
 
+  /// What measureMemory reads of an order. A rank's live activation bytes
+  /// after each action are sum_j full_j * activation_j + residue_j *
+  /// weightGrad_j over its stages j (full: forwarded, not yet backward;
+  /// residue: I done, W not yet), so its peak is the largest of that sum
+  /// over the distinct (full, residue) states the order passes through,
+  /// kept in order of first occurrence: a few hundred per rank however
+  /// many microbatches (the steady state repeats), which makes measuring
+  /// a candidate independent of the microbatch count. Where a rank has
+  /// more state entries than compute actions, its actions are kept as
+  /// `stage << 2 | kind` instead and walked as the simulator does.
+  struct MemoryWalk {
+    struct Rank {
+      /// The schedule stages of the rank's computes (states) or empty.
+      std::vector<int32_t> stages;
+      /// Each state's full counts, then its residue counts, per stage.
+      std::vector<int32_t> states;
+      /// The compute actions, where they are fewer than state entries.
+      std::vector<uint32_t> codes;
+    };
+    std::vector<Rank> ranks;
+    double pairedShare = 0;
+  };
+  /// The walk of the candidate's order, or of `given` (a synthesized
+  /// order, which depends on the stage costs: walked afresh each time).
+  llvm::Expected<const MemoryWalk *>
+  memoryWalk(const Candidate &candidate, const Schedule *given = nullptr);
+
   const CostModel &model;
   std::map<OrderKey, Schedule> orders;
   std::map<std::vector<double>, SynthesizedOrder> synthesized;
   std::map<OrderKey, std::vector<double>> inFlight;
   size_t cachedActions = 0;
+  std::map<OrderKey, MemoryWalk> walks;
+  size_t cachedWalkActions = 0;
+  MemoryWalk givenWalk;
 };
 
 /// Lowers `candidate` with transfers and verifies it under rendezvous
