@@ -29,6 +29,7 @@
 #include "lib/Report/WrappedText.h"
 #include "tools/schedc/Commands.h"
 #include "tools/schedc/OutputPrefix.h"
+#include "tools/schedc/PhaseProgress.h"
 
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
@@ -846,8 +847,16 @@ static int runSweep(const ModelSpec &model, const ClusterSpec &cluster,
     if (!plotFile)
       return usageError("-o: " + error);
   }
+  PhaseProgress progress;
+  progress.begin(fmt::format("sweeping {} over {} values", sweepFlag.getValue(),
+                             values.size()));
+  PlanOptions options = planOptions();
+  options.progress = [&progress](size_t done, size_t total) {
+    progress.update(done, total);
+  };
   llvm::Expected<std::vector<SweepPoint>> points =
-      sweep(model, cluster, training, axis, values, planOptions());
+      sweep(model, cluster, training, axis, values, options);
+  progress.end();
   if (!points)
     return usageError(llvm::toString(points.takeError()));
   llvm::raw_ostream &os = llvm::outs();
@@ -942,18 +951,15 @@ static int planOne(const ModelSpec &model, const ClusterSpec &cluster,
       layout->recompute = *options.recompute;
     options.layout = *layout;
   }
-  const bool bar = !jsonFlag && llvm::errs().is_displayed();
-  if (bar)
-    options.progress = [](size_t done, size_t total) {
-      const size_t width = 30;
-      const size_t filled = total ? done * width / total : width;
-      llvm::errs() << "\rplanning [" << std::string(filled, '#')
-                   << std::string(width - filled, '.') << "] " << done << "/"
-                   << total;
-      if (done == total)
-        llvm::errs() << "\r" << std::string(60, ' ') << "\r";
-    };
+  // A line on stderr per phase that runs past 2 s (PhaseProgress.h).
+  PhaseProgress progress;
+  progress.begin("searching the layouts of " + model.name + " on " +
+                 cluster.name);
+  options.progress = [&progress](size_t done, size_t total) {
+    progress.update(done, total);
+  };
   llvm::Expected<PlanResult> result = plan(costs, options);
+  progress.end();
   if (!result) {
     const int status = usageError(llvm::toString(result.takeError()));
     // No layout of this count at all: say which smaller count has one.
@@ -975,7 +981,9 @@ static int planOne(const ModelSpec &model, const ClusterSpec &cluster,
   if (!options.layout && !noFewerDevicesFlag) {
     const double allDevices =
         result->ranked.empty() ? INFINITY : result->ranked.front().stepTime;
+    progress.begin("searching fewer devices on " + cluster.name);
     fewer = suggestFewerDevices(model, cluster, training, options, allDevices);
+    progress.end();
   }
   llvm::raw_ostream &os = llvm::outs();
   if (jsonFlag)
@@ -1000,8 +1008,11 @@ static int planOne(const ModelSpec &model, const ClusterSpec &cluster,
   const Candidate &chosen = result->ranked[std::max(result->recommended, 0)];
   if (explainFlag && !jsonFlag)
     explain(os, costs, chosen);
-  if (!planPrefix.empty())
+  if (!planPrefix.empty()) {
+    progress.begin("lowering, verifying and writing the plan for " +
+                   cluster.name);
     return writePlanFiles(costs, chosen, planPrefix);
+  }
   return ExitOk;
 }
 
