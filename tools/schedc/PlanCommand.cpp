@@ -133,9 +133,14 @@ static cl::opt<std::string>
                         "dp=64,tp=8,pp=16,vpp=2,ep=1,cp=1"),
                cl::value_desc("spec"));
 static cl::opt<std::string>
-    scheduleFlag("schedule", cl::sub(planCommand), cl::cat(schedcOptions),
-                 cl::desc("Only this pipeline strategy (or no-pp)"),
-                 cl::value_desc("strategy"));
+    scheduleFlag("strategy", cl::sub(planCommand), cl::cat(schedcOptions),
+                 cl::desc("Only this pipeline strategy (or no-pp), as "
+                          "generate's --strategy names them"),
+                 cl::value_desc("name"));
+/// The flag's name before it matched generate's (issue 30).
+static cl::alias scheduleAlias("schedule", cl::cat(schedcOptions), cl::NotHidden,
+                               cl::desc("Alias for --strategy"),
+                               cl::aliasopt(scheduleFlag));
 static cl::opt<int64_t> microbatchSizeFlag(
     "microbatch-size", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("Sequences per microbatch (default: searched)"));
@@ -688,7 +693,7 @@ static std::string checkPlanFlags() {
       (microbatchSizeFlag < 1 || microbatchSizeFlag > (1 << 20)))
     return "--microbatch-size must be in [1, 2^20]";
   if (scheduleFlag.getNumOccurrences() && !parseStrategy(scheduleFlag))
-    return "unknown --schedule '" + clipForMessage(scheduleFlag) +
+    return "unknown --strategy '" + clipForMessage(scheduleFlag) +
            "'; expected one of: " + strategyNames();
   if (sweepFlag.getNumOccurrences() && !parseSweepAxis(sweepFlag))
     return "--sweep must be domain_size or scale_out_bandwidth, got '" +
@@ -1074,7 +1079,7 @@ int sched::runPlan() {
     training.optimizerMomentBytes = optimizerMomentsFlag == "bf16" ? 2 : 4;
   if (stack && scheduleFlag.getNumOccurrences() &&
       !training.runsSchedule(scheduleFlag))
-    return usageError(llvm::formatv("--schedule {0}: stack {1} does not run "
+    return usageError(llvm::formatv("--strategy {0}: stack {1} does not run "
                                     "it (its schedules: {2})",
                                     scheduleFlag.getValue(), stack->name,
                                     llvm::join(stack->schedules, ", "))
