@@ -27,8 +27,8 @@ static std::vector<llvm::StringRef> ownFlags(cl::SubCommand &sub) {
   std::vector<llvm::StringRef> names;
   for (const auto &entry : cl::getRegisteredOptions(sub)) {
     const cl::Option *option = entry.second;
-    if (option->getOptionHiddenFlag() == cl::Hidden ||
-        option->isPositional() || !option->hasArgStr() ||
+    if (option->getOptionHiddenFlag() == cl::Hidden || option->isPositional() ||
+        !option->hasArgStr() ||
         !llvm::is_contained(option->Categories, &schedcOptions))
       continue;
     names.push_back(entry.first);
@@ -81,8 +81,8 @@ std::string sched::unknownFlagMessage(llvm::StringRef argument,
             : fmt::format("{} and {}",
                           fmt::join(owners.begin(), owners.end() - 1, ", "),
                           owners.back());
-    message += fmt::format("{} {} is a flag of {}",
-                           nearest.empty() ? ";" : "", dashes(name), list);
+    message += fmt::format("{} {} is a flag of {}", nearest.empty() ? ";" : "",
+                           dashes(name), list);
   }
   if (nearest.empty())
     message += fmt::format(" (see '{} --help')", where);

@@ -151,9 +151,8 @@ static int showSideBySide(std::vector<ShownSchedule> &shown,
   for (size_t i = 1; i < shown.size(); ++i)
     if ((shown[i].schedule.secondsPerUnit > 0) != seconds)
       return usageError("'" + inputFlag[i] + "' counts time in " +
-                        (seconds ? "units" : "seconds") + ", '" +
-                        inputFlag[0] + "' in " +
-                        (seconds ? "seconds" : "units") +
+                        (seconds ? "units" : "seconds") + ", '" + inputFlag[0] +
+                        "' in " + (seconds ? "seconds" : "units") +
                         ": side by side they need one (use --cost)");
   std::vector<Timeline> timelines;
   timelines.reserve(shown.size());
