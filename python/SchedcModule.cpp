@@ -152,14 +152,20 @@ PYBIND11_MODULE(_schedc, m) {
       .def_readonly("reason", &api::PlanReport::reason)
       .def_readonly("best_without_pp", &api::PlanReport::bestWithoutPipeline)
       .def_readonly("best_with_pp", &api::PlanReport::bestWithPipeline)
-      .def_readonly("considered", &api::PlanReport::considered);
+      .def_readonly("considered", &api::PlanReport::considered)
+      .def_readonly("written", &api::PlanReport::written)
+      .def_readonly("refused", &api::PlanReport::refused);
 
   m.def(
       "_plan",
       [](const std::string &model, const std::string &cluster, int64_t devices,
          std::optional<int64_t> globalBatchTokens,
          std::optional<int64_t> globalBatch, std::optional<int64_t> seqLen,
-         const std::string &precision, const std::string &strategy, int top) {
+         const std::string &precision, const std::string &strategy, int top,
+         const std::string &layout, std::optional<int> zero,
+         const std::string &recompute, std::optional<int64_t> microbatchSize,
+         const std::string &stack, const std::string &writePlan,
+         const std::string &emit) {
         api::PlanRequest request;
         request.model = model;
         request.cluster = cluster;
@@ -170,13 +176,22 @@ PYBIND11_MODULE(_schedc, m) {
         request.precision = precision;
         request.strategy = strategy;
         request.top = top;
+        request.layout = layout;
+        request.zero = zero;
+        request.recompute = recompute;
+        request.microbatchSize = microbatchSize;
+        request.stack = stack;
+        request.writePlan = writePlan;
+        request.emit = emit;
         py::gil_scoped_release release;
         return orThrow(api::plan(request));
       },
       py::arg("model"), py::arg("cluster"), py::arg("devices"),
       py::arg("global_batch_tokens"), py::arg("global_batch"),
       py::arg("seq_len"), py::arg("precision"), py::arg("strategy"),
-      py::arg("top"));
+      py::arg("top"), py::arg("layout"), py::arg("zero"),
+      py::arg("recompute"), py::arg("microbatch_size"), py::arg("stack"),
+      py::arg("write_plan"), py::arg("emit"));
 
   m.def("strategies", [] {
     std::vector<std::string> names;

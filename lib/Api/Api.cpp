@@ -13,7 +13,10 @@
 #include "lib/Import/TorchCsv.h"
 #include "lib/Limits/ResourceLimits.h"
 #include "lib/Lower/InsertTransfers.h"
+#include "lib/CostModel/SoftwareStack.h"
+#include "lib/PlanWriter/PlanWriter.h"
 #include "lib/Planner/Planner.h"
+#include "dialects/Sched/SchedDialect.h"
 #include "lib/Schedule/CostSpec.h"
 #include "lib/Simulate/Simulate.h"
 #include "lib/Verify/Verifier.h"
@@ -22,11 +25,13 @@
 #include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <cmath>
 #include <limits>
+#include <map>
 
 using namespace sched;
 using namespace sched::api;
@@ -470,6 +475,107 @@ static llvm::Expected<TrainingSpec> trainingOf(const PlanRequest &request,
   return training;
 }
 
+/// The request's layout, ZeRO, recomputation, microbatch size and stack,
+/// as `schedc plan`'s flags of the same names set them.
+static llvm::Error applyPlanRequest(const PlanRequest &request,
+                                    TrainingSpec &training,
+                                    PlanOptions &options) {
+  if (request.zero && (*request.zero < 0 || *request.zero > 3))
+    return failWith("zero must be 0, 1, 2 or 3, got " +
+                    llvm::Twine(*request.zero));
+  options.zero = request.zero;
+  if (request.microbatchSize && *request.microbatchSize < 1)
+    return failWith("microbatch_size must be at least 1");
+  options.microbatchSize = request.microbatchSize;
+  if (!request.recompute.empty()) {
+    llvm::Expected<Recompute> recompute = parseRecompute(request.recompute);
+    if (!recompute)
+      return recompute.takeError();
+    options.recompute = *recompute;
+  }
+  if (!request.layout.empty()) {
+    llvm::Expected<Layout> layout = parseLayout(request.layout);
+    if (!layout)
+      return layout.takeError();
+    if (options.recompute)
+      layout->recompute = *options.recompute;
+    options.layout = *layout;
+  }
+  if (!request.stack.empty()) {
+    llvm::Expected<SoftwareStack> stack = loadSoftwareStack(request.stack);
+    if (!stack)
+      return stack.takeError();
+    stack->apply(training);
+    if (options.strategy &&
+        !training.runsSchedule(strategyName(*options.strategy)))
+      return failWith("stack " + stack->name + " does not run " +
+                      strategyName(*options.strategy));
+  }
+  return llvm::Error::success();
+}
+
+/// Writes `chosen` as `schedc plan --write-plan` does: PREFIX.mlir, .json,
+/// .svg, .trace, .csv as `request.emit` lists them.
+static llvm::Error writeRecommended(const CostModel &costs,
+                                    const Candidate &chosen,
+                                    const PlanRequest &request,
+                                    PlanReport &report) {
+  static constexpr std::pair<llvm::StringLiteral, llvm::StringLiteral>
+      kForms[] = {{"mlir", ".mlir"},   {"json", ".json"},
+                  {"svg", ".svg"},     {"trace", ".trace"},
+                  {"torch-csv", ".csv"}};
+  llvm::SmallVector<llvm::StringRef> forms;
+  llvm::StringRef(request.emit).split(forms, ',', -1, /*KeepEmpty=*/false);
+  std::map<std::string, std::unique_ptr<llvm::raw_fd_ostream>> files;
+  for (llvm::StringRef form : forms) {
+    const auto *known = llvm::find_if(
+        kForms, [&](const auto &entry) { return entry.first == form.trim(); });
+    if (known == std::end(kForms))
+      return failWith("emit: unknown form '" + form.trim() +
+                      "'; expected mlir, json, svg, trace or torch-csv");
+    const std::string path = request.writePlan + known->second.str();
+    std::error_code error;
+    auto file = std::make_unique<llvm::raw_fd_ostream>(path, error,
+                                                       llvm::sys::fs::OF_None);
+    if (error)
+      return failWith("cannot write '" + path + "': " + error.message());
+    files[known->first.str()] = std::move(file);
+  }
+  auto stream = [&](llvm::StringRef form) -> llvm::raw_ostream * {
+    auto it = files.find(form.str());
+    return it == files.end() ? nullptr : it->second.get();
+  };
+  mlir::MLIRContext context;
+  context.getOrLoadDialect<SchedDialect>();
+  // The passes' diagnostics become the error's text.
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    diagnostics += (diagnostics.empty() ? "" : "; ") + d.str();
+    return mlir::success();
+  });
+  PlanOutputs outputs{stream("mlir"),  stream("json"),      stream("svg"),
+                      stream("trace"), stream("torch-csv"), &report.refused};
+  if (llvm::Error error = writePlan(context, costs, chosen, outputs)) {
+    const std::string why = llvm::toString(std::move(error));
+    return failWith("write_plan: " + (diagnostics.empty() ? why : diagnostics));
+  }
+  for (const auto &[form, suffix] : kForms) {
+    auto it = files.find(form.str());
+    if (it == files.end())
+      continue;
+    it->second->close();
+    if (it->second->has_error())
+      return failWith("cannot write '" + request.writePlan + suffix.str() +
+                      "'");
+    const bool refused = llvm::any_of(report.refused, [&](const std::string &r) {
+      return llvm::StringRef(r).starts_with("--emit " + form.str());
+    });
+    if (!refused)
+      report.written.push_back(request.writePlan + suffix.str());
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<PlanReport> api::plan(const PlanRequest &request) {
   llvm::Expected<ModelSpec> model = isJsonText(request.model)
                                         ? parseModelSpec(request.model)
@@ -495,11 +601,18 @@ llvm::Expected<PlanReport> api::plan(const PlanRequest &request) {
                       "'; expected one of: " + strategyNames());
     options.strategy = *strategy;
   }
+  if (llvm::Error error = applyPlanRequest(request, *training, options))
+    return std::move(error);
   CostModel costs(*model, *cluster, *training);
   llvm::Expected<PlanResult> result = sched::plan(costs, options);
   if (!result)
     return result.takeError();
   PlanReport report;
+  if (!request.writePlan.empty() && result->recommended >= 0)
+    if (llvm::Error error =
+            writeRecommended(costs, result->ranked[result->recommended],
+                             request, report))
+      return std::move(error);
   for (const Candidate &candidate : result->ranked)
     report.ranked.push_back(toPlanned(candidate));
   report.recommended = result->recommended;

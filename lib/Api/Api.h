@@ -172,6 +172,21 @@ struct PlanRequest {
   std::string strategy;
   /// Candidates reported.
   int top = 10;
+  /// Evaluate this layout instead of searching ("dp=64,tp=8,pp=16,vpp=2",
+  /// as `schedc plan --layout`), when set.
+  std::string layout;
+  /// ZeRO stage, recomputation ("none", "selective", "full", "block:N",
+  /// modules...) and sequences per microbatch; searched when unset.
+  std::optional<int> zero;
+  std::string recompute;
+  std::optional<int64_t> microbatchSize;
+  /// The software stack (megatron-core, torchtitan, ... or a .json file),
+  /// as `schedc plan --stack`, when set.
+  std::string stack;
+  /// Write the recommendation as `schedc plan --write-plan PREFIX` does, in
+  /// the forms of `emit` (mlir, json, svg, trace, torch-csv), when set.
+  std::string writePlan;
+  std::string emit = "mlir,json,svg";
 };
 
 /// One layout and schedule the planner evaluated.
@@ -204,6 +219,10 @@ struct PlanReport {
   std::optional<PlannedCandidate> bestWithPipeline;
   /// Candidates the search considered.
   int64_t considered = 0;
+  /// The files `writePlan` wrote, and the forms it refused with why
+  /// ("--emit torch-csv: ...").
+  std::vector<std::string> written;
+  std::vector<std::string> refused;
 };
 
 /// Plans `request` as `schedc plan` does. Fails, with the CLI's message,

@@ -38,6 +38,9 @@ struct PictureLabels {
   /// data-parallel communication and the optimizer step), drawn after the
   /// makespan and added to it as the step time; 0: none.
   double tail = 0;
+  /// The time the plot's width stands for when longer than the step:
+  /// pictures drawn side by side share one (SvgSideBySide.h); 0: the step.
+  double axisEnd = 0;
 };
 
 /// The unit and ticks of a time axis from 0 to `end`.

@@ -119,8 +119,10 @@ public:
             const PictureLabels &labels)
       : os(os), name(name), schedule(schedule), timeline(timeline),
         labels(labels), end(timeline.makespan + std::max(0.0, labels.tail)),
-        scale(end > 0 ? kPlotWidth / end : 1), peakLive(highestPeak(timeline)),
-        axis(end, schedule.secondsPerUnit), stages(stagesByRank(schedule)) {}
+        span(std::max(end, labels.axisEnd)),
+        scale(span > 0 ? kPlotWidth / span : 1),
+        peakLive(highestPeak(timeline)), axis(span, schedule.secondsPerUnit),
+        stages(stagesByRank(schedule)) {}
 
   void write() {
     const double ranksBottom = kTop + kRowHeight * schedule.ranks.size();
@@ -219,7 +221,11 @@ private:
     // of the picture (the labels are rounded).
     os << "<g class=\"time-axis\" data-end=\"" << formatNumber(end)
        << "\" data-unit=\"" << (axis.unit().empty() ? "unit" : axis.unit())
-       << "\">\n";
+       << "\"";
+    // Drawn beside longer steps: where the shared axis runs to.
+    if (span > end)
+      os << " data-span=\"" << formatNumber(span) << "\"";
+    os << ">\n";
     os << "<line class=\"axis\" x1=\"" << px(kLeft) << "\" y1=\"" << px(y)
        << "\" x2=\"" << px(kLeft + kPlotWidth) << "\" y2=\"" << px(y)
        << "\"/>\n";
@@ -387,6 +393,9 @@ private:
   const PictureLabels &labels;
   /// The right edge of the plot: the makespan and the tail.
   double end;
+  /// The time the plot's width stands for: the step, or a longer one that
+  /// panels drawn side by side share (PictureLabels::axisEnd).
+  double span;
   double scale;
   /// The highest peak over all ranks, which every rank's memory line is
   /// scaled to (found per rank it made the picture quadratic in the ranks:

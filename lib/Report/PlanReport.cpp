@@ -186,8 +186,7 @@ void sched::printCandidateTable(llvm::raw_ostream &os,
     const StepBreakdown &t = c.time;
     const double headroom = memoryHeadroom(c);
     const double comm = t.tensorParallel + t.contextParallel +
-                        t.expertParallel + t.pipelineParallel +
-                        t.dataParallel;
+                        t.expertParallel + t.pipelineParallel + t.dataParallel;
     table.addRow({
         std::to_string(i + 1),
         std::to_string(l.dp),
@@ -216,8 +215,7 @@ void sched::printCandidateTable(llvm::raw_ostream &os,
   printTableNotes(os, candidates);
 }
 
-void sched::printRecommendation(llvm::raw_ostream &os,
-                                const PlanResult &result,
+void sched::printRecommendation(llvm::raw_ostream &os, const PlanResult &result,
                                 llvm::StringRef band) {
   auto printBest = [&](llvm::StringRef label,
                        const std::optional<Candidate> &best) {
@@ -225,8 +223,7 @@ void sched::printRecommendation(llvm::raw_ostream &os,
       os << wrapText(fmt::format("best {}: none fits", label.str()));
     else
       os << wrapText(fmt::format("best {}: {} {}, {}, MFU {}", label.str(),
-                                 best->layout.str(),
-                                 best->scheduleName().str(),
+                                 best->layout.str(), best->scheduleName().str(),
                                  formatDuration(best->stepTime),
                                  formatPercent(best->mfu)));
   };
@@ -245,8 +242,8 @@ void sched::printRecommendation(llvm::raw_ostream &os,
   os << wrapText("band: " + band.str());
 }
 
-void sched::printFewerDevices(llvm::raw_ostream &os,
-                              const FewerDevices &fewer, int64_t devices) {
+void sched::printFewerDevices(llvm::raw_ostream &os, const FewerDevices &fewer,
+                              int64_t devices) {
   const std::string gain =
       std::isfinite(fewer.allDevicesStepTime)
           ? fmt::format("a step {} shorter than the best on all {}",
@@ -295,9 +292,8 @@ void sched::printPlanComparison(
   });
   row("  schedule", [&](const PlanResult &r) {
     const Candidate *c = recommended(r);
-    return c ? fmt::format("{}, zero {}, recompute {}",
-                           c->scheduleName().str(), c->layout.zero,
-                           recomputeName(c->layout.recompute))
+    return c ? fmt::format("{}, zero {}, recompute {}", c->scheduleName().str(),
+                           c->layout.zero, recomputeName(c->layout.recompute))
              : std::string("-");
   });
   row("  step, MFU", [&](const PlanResult &r) {
@@ -314,8 +310,7 @@ void sched::printPlanComparison(
     const std::string peak = fmt::format("{:.1f} GB", c->memory.peak / 1e9);
     return std::isnan(headroom)
                ? peak
-               : fmt::format("{}, {}{}", peak,
-                             formatPercent(headroom),
+               : fmt::format("{}, {}{}", peak, formatPercent(headroom),
                              headroom < kLowMemoryHeadroom ? " !" : "");
   });
   table.print(os, " ");

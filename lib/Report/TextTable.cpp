@@ -26,8 +26,8 @@ std::vector<size_t> TextTable::widths() const {
       cells = std::max(cells, row[c].size());
     if (cells == 0)
       continue;
-    result[c] = std::max(
-        {cells, columns[c].heading.size(), columns[c].unit.size()});
+    result[c] =
+        std::max({cells, columns[c].heading.size(), columns[c].unit.size()});
   }
   return result;
 }

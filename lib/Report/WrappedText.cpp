@@ -13,8 +13,7 @@ using namespace sched;
 size_t sched::reportWidth() {
   const char *columns = std::getenv("COLUMNS");
   unsigned long long width = 0;
-  if (columns && !llvm::getAsUnsignedInteger(columns, 10, width) &&
-      width >= 40)
+  if (columns && !llvm::getAsUnsignedInteger(columns, 10, width) && width >= 40)
     return width;
   return kReportWidth;
 }

@@ -160,13 +160,26 @@ def plan(model: Union[str, Mapping[str, Any]],
          global_batch_tokens: Optional[int] = None,
          global_batch: Optional[int] = None, seq_len: Optional[int] = None,
          precision: str = "bf16", strategy: Optional[str] = None,
-         top: int = 10) -> Plan:
+         top: int = 10, layout: Optional[str] = None,
+         zero: Optional[int] = None, recompute: Optional[str] = None,
+         microbatch_size: Optional[int] = None, stack: Optional[str] = None,
+         write_plan: Optional[str] = None,
+         emit: str = "mlir,json,svg") -> Plan:
     """Chooses a parallel layout and schedule, as ``schedc plan`` does
     (docs/planner.md). ``model`` and ``cluster`` are preset names
     (``"llama3-8b"``, ``"h100-ib"``), paths of JSON descriptions, or the
     descriptions as dicts. The Plan's ``ranked`` candidates are the fitting
     ones, best first; ``recommended`` is the one the planner picks, with
-    ``reason``."""
+    ``reason``.
+
+    The flags of ``schedc plan`` of the same names: ``layout`` evaluates
+    one layout (``"dp=8,tp=2,pp=4,vpp=2"``) instead of searching; ``zero``,
+    ``recompute`` and ``microbatch_size`` fix what is otherwise searched;
+    ``stack`` names the software stack (``"megatron-core"``, or a .json
+    file); ``write_plan`` is a path prefix the recommendation is written
+    to, lowered and verified, in the forms ``emit`` lists (``mlir``,
+    ``json``, ``svg``, ``trace``, ``torch-csv``): the Plan's ``written``
+    lists the files, ``refused`` the forms the plan cannot be stated in."""
     return _schedc._plan(_description("model", model),
                          _description("cluster", cluster),
                          _integer("devices", devices),
@@ -176,7 +189,14 @@ def plan(model: Union[str, Mapping[str, Any]],
                          _optional_integer("seq_len", seq_len),
                          _string("precision", precision),
                          _string("strategy", strategy or ""),
-                         _integer("top", top))
+                         _integer("top", top),
+                         _string("layout", layout or ""),
+                         _optional_integer("zero", zero),
+                         _string("recompute", recompute or ""),
+                         _optional_integer("microbatch_size", microbatch_size),
+                         _string("stack", stack or ""),
+                         _string("write_plan", write_plan or ""),
+                         _string("emit", emit))
 
 
 def _description(what: str, value: Union[str, Mapping[str, Any]]) -> str:

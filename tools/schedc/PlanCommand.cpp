@@ -29,6 +29,7 @@
 #include "lib/Report/WrappedText.h"
 #include "tools/schedc/Commands.h"
 #include "tools/schedc/OutputPrefix.h"
+#include "tools/schedc/PhaseProgress.h"
 
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
@@ -139,11 +140,16 @@ static cl::opt<std::string>
                         "dp=64,tp=8,pp=16,vpp=2,ep=1,cp=1"),
                cl::value_desc("spec"));
 static cl::opt<std::string>
-    scheduleFlag("schedule", cl::sub(planCommand), cl::cat(schedcOptions),
+    scheduleFlag("strategy", cl::sub(planCommand), cl::cat(schedcOptions),
                  cl::desc("Only this pipeline strategy (or no-pp, or "
                           "synthesized: a schedule solved for each layout's "
-                          "costs and memory, docs/synthesis.md)"),
-                 cl::value_desc("strategy"));
+                          "costs and memory, docs/synthesis.md), as "
+                          "generate's --strategy names them"),
+                 cl::value_desc("name"));
+/// The flag's name before it matched generate's (issue 30).
+static cl::alias scheduleAlias("schedule", cl::cat(schedcOptions), cl::NotHidden,
+                               cl::desc("Alias for --strategy"),
+                               cl::aliasopt(scheduleFlag));
 static cl::opt<bool> synthesizeFlag(
     "synthesize", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("Also search synthesized schedules, solved for each layout's "
@@ -710,7 +716,7 @@ static std::string checkPlanFlags() {
     return "--microbatch-size must be in [1, 2^20]";
   if (scheduleFlag.getNumOccurrences() && !parseStrategy(scheduleFlag) &&
       scheduleFlag != "synthesized")
-    return "unknown --schedule '" + clipForMessage(scheduleFlag) +
+    return "unknown --strategy '" + clipForMessage(scheduleFlag) +
            "'; expected one of: " + strategyNames() + ", synthesized";
   if (sweepFlag.getNumOccurrences() && !parseSweepAxis(sweepFlag))
     return "--sweep must be domain_size or scale_out_bandwidth, got '" +
@@ -872,8 +878,16 @@ static int runSweep(const ModelSpec &model, const ClusterSpec &cluster,
     if (!plotFile)
       return usageError("-o: " + error);
   }
+  PhaseProgress progress;
+  progress.begin(fmt::format("sweeping {} over {} values", sweepFlag.getValue(),
+                             values.size()));
+  PlanOptions options = planOptions();
+  options.progress = [&progress](size_t done, size_t total) {
+    progress.update(done, total);
+  };
   llvm::Expected<std::vector<SweepPoint>> points =
-      sweep(model, cluster, training, axis, values, planOptions());
+      sweep(model, cluster, training, axis, values, options);
+  progress.end();
   if (!points)
     return usageError(llvm::toString(points.takeError()));
   llvm::raw_ostream &os = llvm::outs();
@@ -968,18 +982,15 @@ static int planOne(const ModelSpec &model, const ClusterSpec &cluster,
       layout->recompute = *options.recompute;
     options.layout = *layout;
   }
-  const bool bar = !jsonFlag && llvm::errs().is_displayed();
-  if (bar)
-    options.progress = [](size_t done, size_t total) {
-      const size_t width = 30;
-      const size_t filled = total ? done * width / total : width;
-      llvm::errs() << "\rplanning [" << std::string(filled, '#')
-                   << std::string(width - filled, '.') << "] " << done << "/"
-                   << total;
-      if (done == total)
-        llvm::errs() << "\r" << std::string(60, ' ') << "\r";
-    };
+  // A line on stderr per phase that runs past 2 s (PhaseProgress.h).
+  PhaseProgress progress;
+  progress.begin("searching the layouts of " + model.name + " on " +
+                 cluster.name);
+  options.progress = [&progress](size_t done, size_t total) {
+    progress.update(done, total);
+  };
   llvm::Expected<PlanResult> result = plan(costs, options);
+  progress.end();
   if (!result) {
     const int status = usageError(llvm::toString(result.takeError()));
     // No layout of this count at all: say which smaller count has one.
@@ -1001,7 +1012,9 @@ static int planOne(const ModelSpec &model, const ClusterSpec &cluster,
   if (!options.layout && !noFewerDevicesFlag) {
     const double allDevices =
         result->ranked.empty() ? INFINITY : result->ranked.front().stepTime;
+    progress.begin("searching fewer devices on " + cluster.name);
     fewer = suggestFewerDevices(model, cluster, training, options, allDevices);
+    progress.end();
   }
   llvm::raw_ostream &os = llvm::outs();
   if (jsonFlag)
@@ -1026,8 +1039,11 @@ static int planOne(const ModelSpec &model, const ClusterSpec &cluster,
   const Candidate &chosen = result->ranked[std::max(result->recommended, 0)];
   if (explainFlag && !jsonFlag)
     explain(os, costs, chosen);
-  if (!planPrefix.empty())
+  if (!planPrefix.empty()) {
+    progress.begin("lowering, verifying and writing the plan for " +
+                   cluster.name);
     return writePlanFiles(costs, chosen, planPrefix);
+  }
   return ExitOk;
 }
 
@@ -1091,7 +1107,7 @@ int sched::runPlan() {
     training.optimizerMomentBytes = optimizerMomentsFlag == "bf16" ? 2 : 4;
   if (stack && scheduleFlag.getNumOccurrences() &&
       !training.runsSchedule(scheduleFlag))
-    return usageError(llvm::formatv("--schedule {0}: stack {1} does not run "
+    return usageError(llvm::formatv("--strategy {0}: stack {1} does not run "
                                     "it (its schedules: {2})",
                                     scheduleFlag.getValue(), stack->name,
                                     llvm::join(stack->schedules, ", "))

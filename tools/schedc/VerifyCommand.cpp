@@ -12,6 +12,7 @@
 #include "lib/ScheduleIR/ScheduleIR.h"
 #include "lib/VerifyIR/VerifyIR.h"
 #include "tools/schedc/Commands.h"
+#include "tools/schedc/PhaseProgress.h"
 #include "tools/schedc/ScheduleInput.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -304,9 +305,13 @@ int sched::runVerify() {
   VerifyReport report;
   if (std::string why = report.openSmtlib(*options); !why.empty())
     return usageError(why);
+  // A line on stderr per phase that runs past 2 s (PhaseProgress.h).
+  PhaseProgress progress;
+  progress.begin("reading " + inputFlag);
   ScheduleInput input;
   if (int status = input.read(inputFlag, formatFlag, csv))
     return status;
+  progress.begin("verifying " + inputFlag);
   // The engine's semantics: MLIR and JSON plans run on NCCL or gloo
   // (rendezvous), a CSV on PyTorch's pipelining runtime (eager).
   if (p2pFlag.empty())
@@ -317,10 +322,12 @@ int sched::runVerify() {
 
   if (const JsonPlanInput *plan = input.getJsonPlan()) {
     verifyJsonPlan(*plan, *options, report);
+    progress.end();
     return report.finish();
   }
   if (const TorchCsvSchedule *csvSchedule = input.getCsv()) {
     verifyCsv(*csvSchedule, *options, outOfRangeIndices, report);
+    progress.end();
     return report.finish();
   }
   for (auto scheduleOp : input.getModule().getOps<ScheduleOp>()) {
@@ -332,5 +339,6 @@ int sched::runVerify() {
                succeeded(schedule) ? &*schedule : nullptr, result,
                options->p2p);
   }
+  progress.end();
   return report.finish();
 }

@@ -7,6 +7,7 @@
 
 #include "lib/Limits/DiagnosticExcerpt.h"
 #include "tools/schedc/Commands.h"
+#include "tools/schedc/FlagSuggestion.h"
 #include "lib/Version/Version.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -145,8 +146,16 @@ static std::optional<std::string> parseCommandLine(int argc, char **argv) {
     first = llvm::StringRef(errors).trim();
   if (first.empty())
     return std::string("cannot parse the command line; try 'schedc --help'");
-  return rewordParseError(first.split('\n').first,
-                          llvm::sys::path::filename(argv[0]));
+  std::string message = rewordParseError(first.split('\n').first,
+                                         llvm::sys::path::filename(argv[0]));
+  // An unknown flag: what was meant (FlagSuggestion.h).
+  llvm::StringRef unknown(message);
+  if (unknown.consume_front("Unknown command line argument '")) {
+    llvm::StringRef command =
+        argc > 1 && !llvm::StringRef(argv[1]).starts_with("-") ? argv[1] : "";
+    return unknownFlagMessage(unknown.split('\'').first, command);
+  }
+  return message;
 }
 
 /// Runs the subcommand the command line names.

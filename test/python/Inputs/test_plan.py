@@ -1,6 +1,10 @@
 """schedc.plan: the planner of `schedc plan` from Python, on the
 descriptions test/tools uses, and its errors."""
 import json
+import os
+import shutil
+import subprocess
+import tempfile
 import unittest
 from pathlib import Path
 
@@ -9,6 +13,8 @@ import schedc
 INPUTS = Path(__file__).resolve().parents[2] / "tools" / "Inputs"
 MODEL = str(INPUTS / "plan-model.json")
 CLUSTER = str(INPUTS / "plan-cluster.json")
+# The CLI beside the module (lit puts the build's bin/ on PATH).
+SCHEDC = shutil.which("schedc") or os.environ.get("SCHEDC", "schedc")
 
 
 class PlanTest(unittest.TestCase):
@@ -53,6 +59,53 @@ class PlanTest(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "cluster must be a preset "
                                     "name, a path or a dict, not int"):
             schedc.plan(MODEL, 3, devices=8)
+
+    def test_parity_with_the_cli(self) -> None:
+        # The flags of `schedc plan` (issue 30): one layout with its ZeRO
+        # stage, recomputation and microbatch size fixed, on a stack, and
+        # the recommendation written; the same request on the CLI gives the
+        # same candidate and the same runtime plan.
+        with tempfile.TemporaryDirectory() as out:
+            prefix = str(Path(out) / "py")
+            plan = schedc.plan(MODEL, CLUSTER, devices=8, top=1,
+                               layout="dp=4,pp=2", strategy="1f1b", zero=1,
+                               recompute="full", microbatch_size=2,
+                               stack="megatron-core", write_plan=prefix,
+                               emit="mlir,json,svg,torch-csv")
+            best = plan.recommended
+            self.assertEqual((best.dp, best.pp, best.zero, best.recompute,
+                              best.microbatch_size, best.strategy),
+                             (4, 2, 1, "full", 2, "1f1b"))
+            self.assertEqual(plan.written, [prefix + suffix for suffix in
+                                            (".mlir", ".json", ".svg",
+                                             ".csv")])
+            self.assertEqual(plan.refused, [])
+            cli = str(Path(out) / "cli")
+            report = subprocess.run(
+                [SCHEDC, "plan", "--model", MODEL, "--cluster", CLUSTER,
+                 "--devices", "8", "--top", "1", "--layout", "dp=4,pp=2",
+                 "--strategy", "1f1b", "--zero", "1", "--recompute", "full",
+                 "--microbatch-size", "2", "--stack", "megatron-core",
+                 "--json", "--write-plan", cli, "--emit", "json"],
+                check=True, capture_output=True, text=True)
+            step = json.loads(report.stdout)["recommended"]["step_time_s"]
+            self.assertAlmostEqual(best.step_time, step, places=12)
+            self.assertEqual(json.loads(Path(prefix + ".json").read_text()),
+                             json.loads(Path(cli + ".json").read_text()))
+
+    def test_parity_errors(self) -> None:
+        with self.assertRaisesRegex(ValueError, "zero must be 0, 1, 2 or 3, "
+                                    "got 5"):
+            schedc.plan(MODEL, CLUSTER, devices=8, zero=5)
+        with self.assertRaisesRegex(ValueError, "--layout: "):
+            schedc.plan(MODEL, CLUSTER, devices=8, layout="dp=x")
+        with self.assertRaisesRegex(ValueError, "emit: unknown form 'pdf'"):
+            schedc.plan(MODEL, CLUSTER, devices=8, top=1, write_plan="/tmp/x",
+                        emit="pdf")
+        with self.assertRaisesRegex(ValueError, "stack megatron-core does "
+                                    "not run dualpipe"):
+            schedc.plan(MODEL, CLUSTER, devices=8, stack="megatron-core",
+                        strategy="dualpipe")
 
 
 if __name__ == "__main__":
