@@ -2,14 +2,14 @@
 
 #include "lib/Planner/Synthesized.h"
 
-#include "lib/Lower/InsertTransfers.h"
 #include "lib/Planner/Evaluation.h"
 #include "lib/Synthesis/ListScheduler.h"
 #include "lib/Synthesis/LowerBound.h"
-#include "lib/Verify/Verifier.h"
+#include "lib/Synthesis/TransferBuffers.h"
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 using namespace sched;
 
@@ -105,48 +105,24 @@ sched::synthesizeOrder(const CostModel &model, const Candidate &candidate,
   options.searchSeconds = 60;
   options.maxTrials = kLocalSearchTrials;
   options.target = result.lowerBound;
-  std::vector<int64_t> limits(device->getNumRanks(), limit);
-  for (int attempt = 0;; ++attempt) {
-    llvm::Expected<PipelineProblem> problem =
-        PipelineProblem::build(specOf(model, candidate, stages, limits));
-    if (!problem)
-      return problem.takeError();
-    llvm::Expected<ListSchedulerResult> solved =
-        solveWithListScheduling(*problem, options);
-    if (!solved)
-      return solved.takeError();
-    result.schedule = problem->toSchedule(solved->solution);
-    result.makespan = solved->makespan;
-    if (attempt == kRepairs)
-      break;
-    // Memory as the verifier counts it once the transfers are in: the
-    // problem's, plus receive buffers and input gradients waiting for
-    // their send.
-    llvm::Expected<Schedule> lowered = insertTransfers(result.schedule);
-    if (!lowered)
-      return lowered.takeError();
-    VerifyOptions measure;
-    measure.useZ3 = false;
-    const VerifyResult verdict = verifySchedule(*lowered, measure);
-    bool over = false;
-    for (size_t r = 0; r < verdict.peakMemory.size() && r < limits.size();
-         ++r) {
-      const double overshoot = verdict.peakMemory[r] - static_cast<double>(limit);
-      if (overshoot <= 0)
-        continue;
-      over = true;
-      limits[r] -= static_cast<int64_t>(std::ceil(overshoot));
-    }
-    if (!over)
-      break;
-    // Below the least limit nothing can be solved for: the verifier then
-    // says which buffer overflows.
-    bool feasible = true;
-    for (int32_t r = 0; r < problem->getNumRanks(); ++r)
-      feasible &= limits[r] >= problem->getSmallestFeasibleLimit(r);
-    if (!feasible)
-      break;
-  }
+  std::optional<PipelineProblem> solvedIn;
+  llvm::Expected<BufferedSolution> solved = solveWithTransferBuffers(
+      specOf(model, candidate, stages, {limit}), kRepairs,
+      [&](const PipelineProblem &problem)
+          -> llvm::Expected<ProblemSolution> {
+        llvm::Expected<ListSchedulerResult> list =
+            solveWithListScheduling(problem, options);
+        if (!list)
+          return list.takeError();
+        solvedIn.emplace(problem);
+        return std::move(list->solution);
+      });
+  if (!solved)
+    return solved.takeError();
+  // Below the least limit nothing can be solved for: an order that still
+  // overflows is kept, and the verifier says which buffer overflows.
+  result.schedule = solvedIn->toSchedule(solved->solution);
+  result.makespan = solved->solution.makespan(solvedIn->getOperations());
   result.lowerBound = std::min(result.lowerBound, result.makespan);
   result.gap = relativeGap(result.makespan, result.lowerBound);
   return result;

@@ -75,7 +75,10 @@ ListRun::ListRun(const PipelineProblem &problem, const ListPolicy &policy,
   need.assign(numRanks, 0);
   for (int32_t r = 0; r < numRanks; ++r) {
     live[r] = problem.getStaticMemory(r);
-    need[r] = problem.getSmallestFeasibleLimit(r) - live[r];
+    // A microbatch reserves its activations; the transfers' buffers are
+    // not the problem's memory (TransferBuffers.h fits them).
+    need[r] = problem.getSmallestFeasibleLimit(r) -
+              problem.getTransferHeadroom(r) - live[r];
   }
   next.assign(3, std::vector<int32_t>(problem.getNumStages(), 0));
   solution.order.assign(numRanks, {});

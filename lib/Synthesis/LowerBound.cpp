@@ -5,6 +5,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <queue>
 
@@ -65,6 +66,86 @@ precedences(const PipelineProblem &problem, PathModel model) {
   return out;
 }
 
+/// Microbatches up to which the canonical heads take the serial memory
+/// bound (its cost grows as the cube of the microbatches per rank).
+static constexpr int32_t kSerialHeadsMicrobatches = 64;
+
+/// The least time by which one machine finishes the first `counts[k]`
+/// operations of each chain `chains[k]` (operations of one stage and kind
+/// in microbatch order, heads nondecreasing), each no earlier than its
+/// head: the earliest-release order, optimal for one machine with release
+/// times (1|r_j|C_max).
+static double serialFinish(
+    llvm::ArrayRef<llvm::ArrayRef<uint32_t>> chains,
+    llvm::ArrayRef<int32_t> counts, llvm::ArrayRef<ProblemOperation> ops,
+    const PathLengths &paths) {
+  llvm::SmallVector<int32_t, 3> next(chains.size(), 0);
+  double time = 0;
+  while (true) {
+    int best = -1;
+    for (size_t k = 0; k < chains.size(); ++k)
+      if (next[k] < counts[k] &&
+          (best < 0 || paths.head[chains[k][next[k]]] <
+                           paths.head[chains[best][next[best]]]))
+        best = static_cast<int>(k);
+    if (best < 0)
+      return time;
+    const uint32_t op = chains[best][next[best]++];
+    time = std::max(time, paths.head[op]) + ops[op].duration;
+  }
+}
+
+/// A bound on when forward `op` (stage s, microbatch n) can start, on a
+/// rank that holds stage s alone under a memory limit, with a split
+/// backward: before it the rank has run the n forwards before it and
+/// enough input and weight gradients i and w (canonical order: I(0..i-1),
+/// W(0..w-1)) that one more activation fits,
+///   (n - i) a + (i - w) r + a <= room,  w <= i <= n,
+/// a the activation, r the part W keeps; the least time one machine
+/// finishes those, over every (i, w) that fits, bounds the start. Memory
+/// and the rank's serial work bind together here where the canonical
+/// path, which takes each alone, does not: with a round trip longer than
+/// the memory's worth of work, the rank runs I, W and F in turn.
+static double serialForwardHead(const PipelineProblem &problem, uint32_t op,
+                                const PathLengths &paths) {
+  llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
+  const ProblemOperation &f = ops[op];
+  const std::optional<int64_t> limit = problem.getMemoryLimit(f.rank);
+  if (!limit || problem.getStagesOf(f.rank).size() != 1 || f.microbatch == 0)
+    return 0;
+  const int32_t s = f.stage, n = f.microbatch;
+  const __int128 room = *limit - problem.getStaticMemory(f.rank);
+  const __int128 a = f.memoryDelta;
+  const __int128 r =
+      -ops[problem.getOperation(ActionKind::BackwardWeight, s, 0)].memoryDelta;
+  if (a <= 0 || r < 0 || r > a || (n + 1) * a <= room)
+    return 0;
+  std::vector<uint32_t> forwards(n), inputs(n), weights(n);
+  for (int32_t j = 0; j < n; ++j) {
+    forwards[j] = problem.getOperation(ActionKind::Forward, s, j);
+    inputs[j] = problem.getOperation(ActionKind::BackwardInput, s, j);
+    weights[j] = problem.getOperation(ActionKind::BackwardWeight, s, j);
+  }
+  const llvm::ArrayRef<uint32_t> chains[] = {forwards, inputs, weights};
+  double least = std::numeric_limits<double>::infinity();
+  for (int32_t i = 0; i <= n; ++i) {
+    // (n + 1) a - i (a - r) - w r <= room: the fewest weight gradients.
+    const __int128 need = (n + 1) * a - i * (a - r) - room;
+    int32_t w = 0;
+    if (need > 0) {
+      if (r == 0)
+        continue;
+      const __int128 fewest = (need + r - 1) / r;
+      if (fewest > i)
+        continue;
+      w = static_cast<int32_t>(fewest);
+    }
+    const int32_t counts[] = {n, i, w};
+    least = std::min(least, serialFinish(chains, counts, ops, paths));
+  }
+  return std::isinf(least) ? 0 : least;
+}
+
 PathLengths sched::computePathLengths(const PipelineProblem &problem,
                                       PathModel model) {
   llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
@@ -87,11 +168,22 @@ PathLengths sched::computePathLengths(const PipelineProblem &problem,
   PathLengths paths;
   paths.head.assign(ops.size(), 0);
   paths.tail.assign(ops.size(), 0);
-  for (uint32_t op : order)
-    for (const Edge &e : out[op])
-      paths.head[e.to] = std::max(paths.head[e.to], paths.head[op] +
-                                                        ops[op].duration +
-                                                        e.latency);
+  // The canonical model's heads are raised, where a rank's memory and its
+  // serial work bind together (SerialMemoryHeads), in a second pass that
+  // starts from the first's heads: every value stays a lower bound.
+  const bool serial = model == PathModel::Canonical &&
+                      problem.getSpec().splitBackward &&
+                      problem.getNumMicrobatches() <= kSerialHeadsMicrobatches;
+  for (int pass = 0; pass < (serial ? 2 : 1); ++pass)
+    for (uint32_t op : order) {
+      if (serial && ops[op].kind == ActionKind::Forward)
+        paths.head[op] =
+            std::max(paths.head[op], serialForwardHead(problem, op, paths));
+      for (const Edge &e : out[op])
+        paths.head[e.to] = std::max(paths.head[e.to], paths.head[op] +
+                                                          ops[op].duration +
+                                                          e.latency);
+    }
   for (auto it = order.rbegin(); it != order.rend(); ++it)
     for (const Edge &e : out[*it])
       paths.tail[*it] = std::max(paths.tail[*it], e.latency +

@@ -34,8 +34,11 @@ enum class PathModel : uint8_t {
   /// docs/synthesis.md), and memory forces round trips: a rank whose room
   /// holds K activations of stage s cannot run F(s, j + K) before I(s, j)
   /// (or B) has freed one, nor before W(s, j) when one activation and K
-  /// weight-gradient residues do not fit. Bounds computed on these hold for
-  /// the optimum, since some optimal schedule is canonical.
+  /// weight-gradient residues do not fit. Where a rank holding one stage
+  /// must also run the gradients that free that memory, a forward's head
+  /// is at least when one machine can finish them (serial memory heads,
+  /// docs/synthesis.md). Bounds computed on these hold for the optimum,
+  /// since some optimal schedule is canonical.
   Canonical,
 };
 

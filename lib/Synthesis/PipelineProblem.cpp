@@ -247,11 +247,47 @@ std::optional<int64_t> PipelineProblem::getMemoryLimit(int32_t rank) const {
   return spec.memoryLimit[rank];
 }
 
+int64_t PipelineProblem::getTransferHeadroom(int32_t rank) const {
+  if (!bytes)
+    return 0;
+  const int32_t S = spec.numStages();
+  auto output = [&](int32_t s) {
+    return s >= 0 && s < S ? std::max<int64_t>(spec.stages[s].output, 0) : 0;
+  };
+  // Stage s's activation arrives from stage s - 1 and its gradient from
+  // stage s + 1 when they sit on other ranks (a transfer carries the lower
+  // stage's output); its input gradient (stage s - 1's output) waits for
+  // its send or for the backward before it on this rank.
+  int64_t held = 0, activations = 0, most = 0;
+  for (int32_t s : stagesOfRank[rank]) {
+    const int64_t activation =
+        operations[getOperation(ActionKind::Forward, s, 0)].memoryDelta;
+    const int64_t residue =
+        spec.splitBackward
+            ? -operations[getOperation(ActionKind::BackwardWeight, s, 0)]
+                   .memoryDelta
+            : 0;
+    const int64_t arriving = s > 0 && stageRank[s - 1] != rank ? output(s - 1) : 0;
+    const int64_t gradient =
+        s + 1 < S && stageRank[s + 1] != rank ? output(s) : 0;
+    // As the verifier counts a rank's memory action by action: a received
+    // activation beside the microbatch's activations of the stages before
+    // (the forward takes it as it allocates its own), a received gradient
+    // beside those up to this stage, and after the backward the residue
+    // and the input gradient beside those before.
+    most = std::max({most, held + arriving, held + activation + gradient,
+                     held + residue + (s > 0 ? output(s - 1) : 0)});
+    held += activation;
+    activations += activation;
+  }
+  return std::max<int64_t>(0, most - activations);
+}
+
 int64_t PipelineProblem::getSmallestFeasibleLimit(int32_t rank) const {
   int64_t least = staticMemory[rank];
   for (int32_t s : stagesOfRank[rank])
     least += operations[getOperation(ActionKind::Forward, s, 0)].memoryDelta;
-  return least;
+  return least + getTransferHeadroom(rank);
 }
 
 std::string PipelineProblem::formatMemory(int64_t amount) const {
@@ -279,10 +315,14 @@ llvm::Error PipelineProblem::checkMemory() const {
     return llvm::createStringError(
         llvm::formatv("no schedule fits the memory limit of {0}: rank {1} "
                       "needs {2} (its parameters and one microbatch's "
-                      "activations of its stages); the smallest feasible "
-                      "limit is {3}",
+                      "activations of its stages{3}); the smallest feasible "
+                      "limit is {4}",
                       formatMemory(*limit), r,
                       formatMemory(getSmallestFeasibleLimit(r)),
+                      getTransferHeadroom(r) > 0
+                          ? ", with the largest transfer buffer it holds "
+                            "beside them"
+                          : "",
                       formatMemory(least))
             .str());
   }

@@ -145,8 +145,17 @@ public:
   /// parameters plus one microbatch's activations of all its stages (every
   /// forward of a microbatch precedes its first backward, so some point of
   /// every schedule holds them all; running microbatches one at a time
-  /// holds no more).
+  /// holds no more), and the transfers' buffers beside them
+  /// (getTransferHeadroom).
   int64_t getSmallestFeasibleLimit(int32_t rank) const;
+  /// What rank `rank`'s transfers add to that least limit when stages
+  /// declare sizes (the verifier counts them then): over the rank's stages
+  /// in order, the most of a received activation beside the microbatch's
+  /// activations of the stages before, a received gradient beside those up
+  /// to this stage, and an input gradient waiting for its send beside those
+  /// before and the weight gradient's residue, less those activations;
+  /// 0 in activation units.
+  int64_t getTransferHeadroom(int32_t rank) const;
   /// An amount of memory in the units the user wrote limits in: bytes, or
   /// stage activations ("3.5").
   std::string formatMemory(int64_t amount) const;

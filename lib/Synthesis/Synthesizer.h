@@ -41,6 +41,9 @@ struct SynthesisOptions {
 
 struct SynthesisResult {
   ProblemSolution solution;
+  /// The solution as a schedule, when a caller fills it (the pass, after
+  /// fitting the transfers' buffers).
+  Schedule schedule;
   double makespan = 0;
   /// The bounds of computeLowerBound.
   LowerBound bound;

@@ -457,3 +457,45 @@ TEST(SynthesisExact, TooLargeKeepsTheIncumbent) {
 }
 
 } // namespace
+
+// The serial memory heads (LowerBound.cpp: a rank that must run I, W and F
+// in turn when its round trip outlasts its memory's worth of work) raise
+// the bound where memory and transfers bind, and never above a schedule:
+// on a grid of limits, transfer times and W/I ratios the bound stays at or
+// below the list scheduler's verified makespan, and at P = 8, M = 16, one
+// F of transfer time under 1F1B's memory it exceeds the canonical path
+// taken alone.
+TEST(SynthesisBound, SerialMemoryHeadsStayBelowSchedules) {
+  for (int32_t pp : {2, 4, 8})
+    for (double comm : {0.0, 0.5, 1.0})
+      for (double w : {0.3, 1.0})
+        for (int64_t limit : {int64_t(1), int64_t(2), int64_t(pp)}) {
+          SynthesisSpec spec = uniformSpec(pp, 2 * pp, true, 1, 1, w);
+          spec.stages.back().forward *= 1.2;
+          spec.stages.back().backwardInput *= 1.2;
+          spec.stages.back().backwardWeight *= 1.2;
+          spec.comm = comm;
+          spec.memoryLimit = {limit * kActivationUnit};
+          PipelineProblem problem = buildProblem(spec);
+          ListSchedulerOptions options;
+          options.maxTrials = 200;
+          llvm::Expected<ListSchedulerResult> list =
+              solveWithListScheduling(problem, options);
+          ASSERT_TRUE(static_cast<bool>(list));
+          EXPECT_LE(computeLowerBound(problem).value, list->makespan + 1e-9)
+              << "pp " << pp << " comm " << comm << " w " << w << " limit "
+              << limit;
+        }
+  SynthesisSpec spec = uniformSpec(8, 16, true, 1, 1, 1);
+  spec.stages.back().forward *= 1.2;
+  spec.stages.back().backwardInput *= 1.2;
+  spec.stages.back().backwardWeight *= 1.2;
+  spec.comm = 1;
+  spec.memoryLimit = {8 * kActivationUnit};
+  PipelineProblem problem = buildProblem(spec);
+  const LowerBound bound = computeLowerBound(problem);
+  // Rank 0: F(0, 8 + j) waits for I(0, j) and W(0, j), each a round trip
+  // of 28.4 after its forward, so the rank runs I, W, F in turn from 29.4:
+  // F(0, 15) ends at 53.4, I(0, 15) at 82.8 and W(0, 15) at 83.8.
+  EXPECT_NEAR(bound.memoryPath, 83.8, 1e-9);
+}
