@@ -30,7 +30,16 @@ def Sched_Dialect : Dialect {
     Actions name their stage and microbatch as attributes, not as SSA
     values, so an order written by hand that is wrong still parses: the
     schedule verifier then reports it in the words of the domain.
+
+    Streams and events are discardable attributes of an action: `{sched.stream
+    = "comm"}` runs it on a named stream of its rank (without one, on the
+    rank's one stream, "default"), `sched.wait_event = "e"` makes its stream
+    wait for the latest record of event `e` issued before it, and
+    `sched.record_event = "e"` records `e` on its stream after it (CUDA's
+    cudaStreamWaitEvent and cudaEventRecord). The members of a p2p group or
+    an overlap run on one stream.
   }];
+  let hasOperationAttrVerify = 1;
 }
 
 #endif // SCHED_DIALECT_TD

@@ -119,6 +119,17 @@ NAME_MUTATIONS = ("add-name", "wrong-name", "drop-name")
 MUTATIONS = ("drop", "duplicate", "move", "swap", "split-group",
              *NAME_MUTATIONS)
 
+# Mutations at the level of streams and communicators (`--level streams`),
+# on the base plans written as version 3 with a compute and a comm stream
+# ordered by events, and each rank pair's transfers of one direction on a
+# lazy communicator of their own (streamed()): an action moved to another
+# stream, an event wait dropped, a record moved to another action, two
+# transfers on different lazy communicators swapped (their creation
+# order), two neighbouring lone transfers batched into a p2p group, and a
+# p2p group split.
+STREAM_MUTATIONS = ("restream", "drop-wait", "move-record", "creation-order",
+                    "batch", "unbatch")
+
 
 @dataclass
 class Tools:
@@ -241,6 +252,128 @@ def mutate(plan: dict, mutation: str, rng: random.Random) -> Optional[dict]:
     return plan
 
 
+def streamed(plan: dict, per_direction: bool = True,
+             lazy: bool = True) -> dict:
+    """A copy of `plan` at the level of streams and communicators:
+    computes and the optimizer step on stream "compute", the rest on
+    "comm", each action that follows one of the other stream waiting for an
+    event recorded after it (so the streams keep the plan's order); with
+    `lazy`, each rank pair's transfers (of one direction of travel, with
+    `per_direction`) on a lazy 2-rank communicator of their own."""
+    plan = copy.deepcopy(plan)
+    plan["version"] = 3
+    pairs = {}
+    for rank in plan["ranks"]:
+        program = rank["instructions"]
+        for i, ins in enumerate(program):
+            compute = ins["op"] in ("forward", "backward", "backward_input",
+                                    "backward_weight", "optimizer_step")
+            ins["stream"] = "compute" if compute else "comm"
+            if i and program[i - 1]["stream"] != ins["stream"]:
+                program[i - 1]["record_event"] = f"e{i - 1}"
+                ins["wait_event"] = f"e{i - 1}"
+            if lazy and ins["op"] in ("send", "recv"):
+                low, high = sorted((rank["rank"], ins["peer"]))
+                up = (ins["op"] == "send") == (rank["rank"] == low)
+                name = f"p{low}_{high}"
+                if per_direction:
+                    name += "_up" if up else "_down"
+                pairs[name] = [low, high]
+                ins["communicator"] = name
+    plan["groups"] = plan.get("groups", []) + [
+        {"name": name, "members": [members], "creation": "lazy"}
+        for name, members in sorted(pairs.items())]
+    return plan
+
+
+def stream_bases(tools: Tools, workdir: str, bases: Dict[str, dict]
+                 ) -> Dict[str, dict]:
+    """Each base plan at the level of streams and communicators, in the
+    first form the verifier verifies: a lazy communicator per rank pair and
+    direction of travel, else per rank pair, else streams alone (the
+    pipelines that run both ways from the start, DualPipe's, create the
+    two directions' communicators in opposite orders)."""
+    streamed_bases = {}
+    for label, plan in bases.items():
+        for per_direction, lazy in ((True, True), (False, True),
+                                    (False, False)):
+            candidate = streamed(plan, per_direction, lazy)
+            path = os.path.join(workdir, f"streams-{label}.json")
+            with open(path, "w") as f:
+                json.dump(candidate, f)
+            if tools.run([tools.path("schedc"), "verify",
+                          path]).returncode == 0:
+                streamed_bases[label] = candidate
+                break
+        else:
+            raise RuntimeError(f"{label}: no stream form of the plan "
+                               f"verifies")
+    return streamed_bases
+
+
+def mutate_streams(plan: dict, mutation: str, rng: random.Random
+                   ) -> Optional[dict]:
+    """A copy of `streamed` plan `plan` with one mutation at the level of
+    streams and communicators, or None when it does not apply."""
+    plan = copy.deepcopy(plan)
+    plan["verdict"]["status"] = "unverified"
+    ranks = [r for r in plan["ranks"] if r["instructions"]]
+    program = rng.choice(ranks)["instructions"]
+    n = len(program)
+    i = rng.randrange(n)
+    ins = program[i]
+    if mutation == "restream":
+        if "p2p_group" in ins or "overlap" in ins:
+            return None
+        ins["stream"] = rng.choice([x for x in ("compute", "comm", "side")
+                                    if x != ins["stream"]])
+    elif mutation == "drop-wait":
+        waits = [k for k, x in enumerate(program) if "wait_event" in x]
+        if not waits:
+            return None
+        del program[rng.choice(waits)]["wait_event"]
+    elif mutation == "move-record":
+        records = [k for k, x in enumerate(program) if "record_event" in x]
+        if not records:
+            return None
+        k = rng.choice(records)
+        event = program[k].pop("record_event")
+        free = [j for j, x in enumerate(program)
+                if "record_event" not in x and j != k]
+        if not free:
+            return None
+        program[rng.choice(free)]["record_event"] = event
+    elif mutation == "creation-order":
+        lone = [k for k in range(n - 1)
+                if "communicator" in program[k] and
+                "communicator" in program[k + 1] and
+                program[k]["communicator"] != program[k + 1]["communicator"]]
+        if not lone:
+            return None
+        k = rng.choice(lone)
+        program[k], program[k + 1] = program[k + 1], program[k]
+    elif mutation == "batch":
+        lone = [k for k in range(n - 1)
+                if program[k]["op"] in ("send", "recv") and
+                program[k + 1]["op"] in ("send", "recv") and
+                "p2p_group" not in program[k] and
+                "p2p_group" not in program[k + 1]]
+        if not lone:
+            return None
+        k = rng.choice(lone)
+        ids = [x["p2p_group"] for x in program if "p2p_group" in x]
+        new_id = max(ids, default=-1) + 1
+        for x in program[k:k + 2]:
+            x["p2p_group"] = new_id
+            x["stream"] = program[k]["stream"]
+    elif mutation == "unbatch":
+        grouped = [k for k, x in enumerate(program) if "p2p_group" in x]
+        if not grouped:
+            return None
+        program[rng.choice(grouped)].pop("p2p_group")
+    return plan
+
+
 def verdict(tools: Tools, path: str) -> Tuple[int, int]:
     """schedc verify's exit status on the plan, and on its MLIR import (2
     when the import refuses it)."""
@@ -298,6 +431,16 @@ def main(argv: List[str]) -> int:
                         help="the executor's deadlock timeout for plans the "
                              "verifier calls verified (default 5); violated "
                              "plans run with 1")
+    parser.add_argument("--level", choices=("plan", "streams"),
+                        default="plan",
+                        help="what to mutate: the plan's instructions and "
+                             "declaration names (plan, default), or its "
+                             "streams, events, lazy communicators and "
+                             "batching (streams)")
+    parser.add_argument("--engine-violated", action="store_true",
+                        help="with --level streams, run the violated "
+                             "mutants on the engine too (the plan level "
+                             "always does)")
     parser.add_argument("--keep", metavar="DIR",
                         help="write the mutants here instead of a temporary "
                              "directory")
@@ -316,6 +459,8 @@ def main(argv: List[str]) -> int:
         except (RuntimeError, subprocess.TimeoutExpired) as e:
             print(f"check_mutants.py: error: {e}", file=sys.stderr)
             return 2
+        if args.level == "streams":
+            bases = stream_bases(tools, workdir, bases)
         labels = sorted(bases)
         # Plans whose collectives name declarations get the name mutations
         # more often: they are what those mutations are about.
@@ -323,12 +468,15 @@ def main(argv: List[str]) -> int:
                  if any("declaration" in ins for r in bases[label]["ranks"]
                         for ins in r["instructions"]) else MUTATIONS
                  for label in labels}
+        if args.level == "streams":
+            pools = {label: STREAM_MUTATIONS for label in labels}
+        mutator = mutate_streams if args.level == "streams" else mutate
         mutants: List[Mutant] = []
         malformed = 0
         while len(mutants) < args.count:
             base = labels[len(mutants) % len(labels)]
             mutation = rng.choice(pools[base])
-            plan = mutate(bases[base], mutation, rng)
+            plan = mutator(bases[base], mutation, rng)
             if plan is None:
                 continue
             name = f"m{len(mutants):04d}-{base}-{mutation}"
@@ -345,7 +493,11 @@ def main(argv: List[str]) -> int:
         verified = [m for m in mutants if m.verdict_json == 0]
         violated = [m for m in mutants if m.verdict_json == 1]
         run_engine(verified, args.timeout)
-        run_engine(violated, 1.0)
+        # At the level of streams the engine runs what is verified only:
+        # the property checked is that it passes those, and a violated
+        # plan that hangs costs the whole timeout.
+        if args.level == "plan" or args.engine_violated:
+            run_engine(violated, 1.0)
 
         problems: List[str] = []
         for m in mutants:
@@ -366,14 +518,22 @@ def main(argv: List[str]) -> int:
               f"{sum(1 for m in verified if m.engine == 'pass')} of them")
         outcomes = {k: sum(1 for m in violated if m.engine == k)
                     for k in ("fail", "deadlock", "refused", "pass")}
-        print(f"violated: {len(violated)}: the engine fails "
-              f"{outcomes['fail']}, deadlocks on {outcomes['deadlock']}, "
-              f"refuses {outcomes['refused']}, runs {engine_ok} correctly "
-              f"(the verifier is conservative there)")
-        renamed = [m for m in mutants if m.mutation in NAME_MUTATIONS]
-        print(f"named declarations: {len(renamed)} mutants ("
+        if not any(m.engine for m in violated):
+            print(f"violated: {len(violated)} (not run on the engine)")
+        else:
+            print(f"violated: {len(violated)}: the engine fails "
+                  f"{outcomes['fail']}, deadlocks on "
+                  f"{outcomes['deadlock']}, refuses {outcomes['refused']}, "
+                  f"runs {engine_ok} correctly (the verifier is "
+                  f"conservative there)")
+        kinds = STREAM_MUTATIONS if args.level == "streams" \
+            else NAME_MUTATIONS
+        renamed = [m for m in mutants if m.mutation in kinds]
+        print(("streams and communicators" if args.level == "streams"
+               else "named declarations")
+              + f": {len(renamed)} mutants ("
               + ", ".join(f"{k} {sum(1 for m in renamed if m.mutation == k)}"
-                          for k in NAME_MUTATIONS)
+                          for k in kinds)
               + f"): {sum(1 for m in renamed if m.verdict_json == 0)} "
               f"verified, {sum(1 for m in renamed if m.verdict_json == 1)} "
               f"violated")

@@ -129,7 +129,16 @@ private:
       if (action.bundle != 0)
         json.attribute(isCompute(action.kind) ? "overlap" : "p2p_group",
                        bundleId);
-      json.attribute("stream", streamOf(action.kind));
+      // Version 3 names the action's stream; before it, the op's class.
+      if (schedule.hasStreams()) {
+        json.attribute("stream", schedule.streamName(action.stream));
+        if (action.waitEvent >= 0)
+          json.attribute("wait_event", schedule.events[action.waitEvent]);
+        if (action.recordEvent >= 0)
+          json.attribute("record_event", schedule.events[action.recordEvent]);
+      } else {
+        json.attribute("stream", streamOf(action.kind));
+      }
       if (rank < plan.slots.size() && index < plan.slots[rank].size()) {
         const BufferSlots &slots = plan.slots[rank][index];
         if (slots.slot >= 0)
@@ -160,8 +169,8 @@ llvm::Error sched::writeJsonPlan(llvm::raw_ostream &os,
   };
   os << "{\n";
   field("format", "schedc-runtime-plan");
-  // Version 2 only where the plan has communicators: older readers keep
-  // reading every other plan.
+  // Version 2 only where the plan has communicators, 3 where it has
+  // streams: older readers keep reading every other plan.
   const bool communicators =
       llvm::any_of(schedule.groups,
                    [](const ProcessGroup &g) { return g.lazy; }) ||
@@ -170,8 +179,9 @@ llvm::Error sched::writeJsonPlan(llvm::raw_ostream &os,
           return a.communicator >= 0;
         });
       });
-  field("version", communicators ? kRuntimePlanVersion
-                                 : kRuntimePlanVersionWithoutCommunicators);
+  field("version", schedule.hasStreams() ? kRuntimePlanVersion
+                  : communicators ? kRuntimePlanVersionWithCommunicators
+                                  : kRuntimePlanVersionWithoutCommunicators);
   field("schedc_version", kSchedcVersion);
   field("name", plan.name);
   if (!plan.verdict.memoryLimitText.empty()) {

@@ -191,6 +191,10 @@ private:
   /// A transfer's "communicator": a group whose member set holds both ranks.
   LogicalResult readCommunicator(const llvm::json::Object &object,
                                  StringRef where, Action &action);
+  /// An instruction's "stream" (in version 3 any stream of its rank, before
+  /// it compute or comm by the op) and its events.
+  LogicalResult readStreams(const llvm::json::Object &object, StringRef where,
+                            StringRef opName, bool compute, Action &action);
   LogicalResult readInstruction(const llvm::json::Value &value,
                                 RankProgram &program,
                                 std::vector<BufferSlots> &slots);
@@ -231,6 +235,8 @@ private:
   // which DenseMap reserves), hence std::unordered_map.
   std::unordered_map<int64_t, int32_t> rankIndex;
   llvm::StringMap<int32_t> groupIndex;
+  llvm::StringMap<int32_t> streamIndex;
+  llvm::StringMap<int32_t> eventIndex;
   /// Per group: the rank indices of its member sets (the dialect's
   /// verifier refuses a collective issued by a rank outside its group).
   std::vector<std::unordered_set<int32_t>> groupRanks;
@@ -375,11 +381,11 @@ LogicalResult PlanReader::readHeader(const llvm::json::Object &root) {
   if (failed(readInt(root, "version", "plan", 1, kMaxIndex, std::nullopt,
                      version)))
     return failure();
-  if (version != kRuntimePlanVersion &&
-      version != kRuntimePlanVersionWithoutCommunicators)
+  if (version < kRuntimePlanVersionWithoutCommunicators ||
+      version > kRuntimePlanVersion)
     return error("plan") << "unsupported plan version " << version
                          << "; this schedc reads versions "
-                         << kRuntimePlanVersionWithoutCommunicators << " and "
+                         << kRuntimePlanVersionWithoutCommunicators << " to "
                          << kRuntimePlanVersion;
   planVersion = version;
   std::string ignored;
@@ -751,12 +757,79 @@ LogicalResult PlanReader::readStageRanks(const llvm::json::Object &root) {
 }
 
 LogicalResult PlanReader::needsCommunicators(StringRef where) {
-  if (planVersion >= kRuntimePlanVersion)
+  if (planVersion >= kRuntimePlanVersionWithCommunicators)
     return success();
   return error(where) << "communicators (a group's \"creation\", a "
                          "transfer's \"communicator\") need plan version "
-                      << kRuntimePlanVersion << "; this plan is version "
-                      << planVersion;
+                      << kRuntimePlanVersionWithCommunicators
+                      << "; this plan is version " << planVersion;
+}
+
+LogicalResult PlanReader::readStreams(const llvm::json::Object &object,
+                                      StringRef where, StringRef opName,
+                                      bool compute, Action &action) {
+  std::string stream;
+  if (planVersion < kRuntimePlanVersion) {
+    // Before version 3 the field names the op's class, and the rank runs
+    // on one stream.
+    for (StringRef key : {"wait_event", "record_event"})
+      if (object.get(key))
+        return error(where) << "streams and events (\"" << key
+                            << "\") need plan version " << kRuntimePlanVersion
+                            << "; this plan is version " << planVersion;
+    const StringRef expected = compute ? "compute" : "comm";
+    if (failed(readString(object, "stream", where, expected, stream)))
+      return failure();
+    if (stream != expected)
+      return error(where) << "a " << opName << " runs on the " << expected
+                          << " stream, not '" << stream << "'";
+    return success();
+  }
+  Schedule &schedule = result.plan.schedule;
+  auto intern = [&](std::vector<std::string> &names,
+                    llvm::StringMap<int32_t> &indices, StringRef key,
+                    const std::string &name) -> FailureOr<int32_t> {
+    if (name.empty()) {
+      (void)(error(where) << "\"" << key << "\" must be a non-empty string");
+      return failure();
+    }
+    auto [it, added] =
+        indices.try_emplace(name, static_cast<int32_t>(names.size()));
+    if (added)
+      names.push_back(name);
+    if (it->second > INT16_MAX) {
+      (void)(error(where) << "names more than " << INT16_MAX + 1 << " "
+                          << (key == "stream" ? "streams" : "events")
+                          << " in one plan");
+      return failure();
+    }
+    return it->second;
+  };
+  if (failed(readString(object, "stream", where, StringRef("default"),
+                        stream)))
+    return failure();
+  if (schedule.streams.empty()) {
+    schedule.streams.push_back("default");
+    streamIndex["default"] = 0;
+  }
+  FailureOr<int32_t> index =
+      intern(schedule.streams, streamIndex, "stream", stream);
+  if (failed(index))
+    return failure();
+  action.stream = static_cast<uint16_t>(*index);
+  for (StringRef key : {"wait_event", "record_event"}) {
+    if (!object.get(key))
+      continue;
+    std::string event;
+    if (failed(readString(object, key, where, std::nullopt, event)))
+      return failure();
+    FailureOr<int32_t> id = intern(schedule.events, eventIndex, key, event);
+    if (failed(id))
+      return failure();
+    (key == "wait_event" ? action.waitEvent : action.recordEvent) =
+        static_cast<int16_t>(*id);
+  }
+  return success();
 }
 
 LogicalResult PlanReader::readCommunicator(const llvm::json::Object &object,
@@ -796,8 +869,8 @@ LogicalResult PlanReader::readInstruction(const llvm::json::Value &value,
   if (failed(checkKeys(*object, where,
                        {"op", "stage", "microbatch", "direction", "peer",
                         "group", "communicator", "bytes", "declaration",
-                        "p2p_group", "overlap", "stream", "slot",
-                        "recv_slot"})))
+                        "p2p_group", "overlap", "stream", "wait_event",
+                        "record_event", "slot", "recv_slot"})))
     return failure();
   std::string opName;
   if (failed(readString(*object, "op", where, std::nullopt, opName)))
@@ -909,14 +982,20 @@ LogicalResult PlanReader::readInstruction(const llvm::json::Value &value,
     }
   }
 
-  std::string stream;
-  const StringRef expected =
-      isCompute(*kind) || step ? StringRef("compute") : StringRef("comm");
-  if (failed(readString(*object, "stream", where, expected, stream)))
+  if (failed(readStreams(*object, where, opName, isCompute(*kind) || step,
+                         action)))
     return failure();
-  if (stream != expected)
-    return error(where) << "a " << opName << " runs on the " << expected
-                        << " stream, not '" << stream << "'";
+  if (action.bundle != 0 && !program.actions.empty() &&
+      program.actions.back().bundle == action.bundle &&
+      program.actions.back().stream != action.stream)
+    return error(where) << "runs on stream '"
+                        << result.plan.schedule.streamName(action.stream)
+                        << "', but the rest of its " << bundleKey
+                        << " runs on '"
+                        << result.plan.schedule.streamName(
+                               program.actions.back().stream)
+                        << "': the members of a p2p group or an overlap run "
+                           "on one stream";
   BufferSlots &slot = slots.emplace_back();
   if (failed(readInt(*object, "slot", where, 0, kMaxIndex, -1, slot.slot)) ||
       failed(readInt(*object, "recv_slot", where, 0, kMaxIndex, -1,

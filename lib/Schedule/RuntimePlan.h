@@ -20,10 +20,16 @@
 
 namespace sched {
 
-/// The version of the JSON plan schema this build reads and writes.
-constexpr int kRuntimePlanVersion = 2;
-/// Plans without communicators (no lazy group, no transfer on a group's
-/// communicator) are written, and still read, as version 1.
+/// The version of the JSON plan schema this build reads and writes: 3
+/// adds streams and events (an instruction's "stream" names a stream of its
+/// rank, "wait_event" and "record_event" order them).
+constexpr int kRuntimePlanVersion = 3;
+/// Plans with communicators (a lazy group, a transfer on a group's
+/// communicator) but no streams are written, and still read, as version 2:
+/// their "stream" is compute or comm by the op and the rank runs on one
+/// stream.
+constexpr int kRuntimePlanVersionWithCommunicators = 2;
+/// Plans without either are written, and still read, as version 1.
 constexpr int kRuntimePlanVersionWithoutCommunicators = 1;
 
 /// The version of schedc that wrote a plan.

@@ -46,6 +46,10 @@ struct Action {
   /// Send/recv: true when the transfer carries a gradient (backward
   /// direction), false for an activation.
   bool gradient = false;
+  /// The stream of its rank the action runs on: an index into
+  /// Schedule::streams, 0 (the rank's one stream) when the schedule names
+  /// none.
+  uint16_t stream = 0;
   int32_t stage = -1;
   int32_t microbatch = -1;
   /// Send/recv: index of the peer in Schedule::ranks.
@@ -66,6 +70,12 @@ struct Action {
   /// instruction `declaration`); -1 when it names none, and the verifier
   /// reads the action as any declaration its kind and group fit.
   int32_t declaration = -1;
+  /// Events (indices into Schedule::events), -1 for none: the action's
+  /// stream waits for the event's latest record issued before it (CUDA's
+  /// cudaStreamWaitEvent) before the action runs, and the event is
+  /// recorded on the stream after the action.
+  int16_t waitEvent = -1;
+  int16_t recordEvent = -1;
 
   static Action compute(ActionKind kind, int32_t stage, int32_t microbatch) {
     Action action;
@@ -186,6 +196,21 @@ struct Schedule {
   /// The time one transfer between ranks takes (`sched.transfer_time`), in
   /// the stage times' unit; negative when the schedule declares none.
   double transferTime = -1;
+  /// The names of the streams actions run on, each a stream of every rank
+  /// that uses it; empty when the schedule names none (every action on its
+  /// rank's one stream, index 0).
+  std::vector<std::string> streams;
+  /// The names of the CUDA events actions wait for and record, each an
+  /// event of every rank that uses it.
+  std::vector<std::string> events;
+
+  /// The name of stream `index` ("default" when the schedule names none).
+  llvm::StringRef streamName(uint16_t index) const {
+    return index < streams.size() ? llvm::StringRef(streams[index])
+                                  : llvm::StringRef("default");
+  }
+  /// Whether any action runs on a named stream or uses an event.
+  bool hasStreams() const { return !streams.empty() || !events.empty(); }
 
   /// Total number of actions over all ranks.
   size_t numActions() const;

@@ -123,7 +123,6 @@ public:
       readOp(r, op, bundle);
   }
 
-private:
   static ActionKind actionKind(CollectiveKind kind) {
     switch (kind) {
     case CollectiveKind::AllReduce:
@@ -156,8 +155,48 @@ private:
     llvm_unreachable("every collective timing is handled");
   }
 
+  /// False once a stream or event could not be numbered (more than a plain
+  /// schedule holds); the error is at its op.
+  bool streamsFit() const { return fits; }
+
+private:
+  /// The index of `name` in `names`, added when new; the stream list
+  /// starts with "default" (the stream of actions that name none).
+  int32_t intern(Operation &op, std::vector<std::string> &names,
+                 llvm::StringMap<int32_t> &indices, llvm::StringRef name,
+                 bool isStream) {
+    if (isStream && names.empty()) {
+      names.push_back("default");
+      indices["default"] = 0;
+    }
+    auto [it, added] =
+        indices.try_emplace(name, static_cast<int32_t>(names.size()));
+    if (added)
+      names.push_back(name.str());
+    if (it->second <= INT16_MAX)
+      return it->second;
+    op.emitOpError() << "names more than " << INT16_MAX + 1
+                     << (isStream ? " streams" : " events")
+                     << " in one schedule";
+    fits = false;
+    return 0;
+  }
+
+  void readStreams(Operation &op, Action &action) {
+    if (auto stream = op.getAttrOfType<StringAttr>(kStreamAttr))
+      action.stream = static_cast<uint16_t>(intern(
+          op, schedule.streams, streamIndex, stream.getValue(), true));
+    if (auto wait = op.getAttrOfType<StringAttr>(kWaitEventAttr))
+      action.waitEvent = static_cast<int16_t>(
+          intern(op, schedule.events, eventIndex, wait.getValue(), false));
+    if (auto record = op.getAttrOfType<StringAttr>(kRecordEventAttr))
+      action.recordEvent = static_cast<int16_t>(
+          intern(op, schedule.events, eventIndex, record.getValue(), false));
+  }
+
   void push(size_t r, Operation &op, Action action, uint32_t bundle) {
     action.bundle = bundle;
+    readStreams(op, action);
     schedule.ranks[r].actions.push_back(action);
     if (origins)
       (*origins)[r].push_back(&op);
@@ -260,7 +299,10 @@ private:
   /// they never meet DenseMapInfo's reserved keys.
   llvm::DenseMap<uint64_t, int32_t> rankIndex;
   llvm::StringMap<int32_t> groupIndex;
+  llvm::StringMap<int32_t> streamIndex;
+  llvm::StringMap<int32_t> eventIndex;
   uint32_t lastBundle = 0;
+  bool fits = true;
 };
 } // namespace
 
@@ -323,6 +365,8 @@ sched::readSchedule(ScheduleOp op,
   size_t r = 0;
   for (auto rank : body.getOps<RankOp>())
     reader.readBody(r++, rank.getBody().front(), 0);
+  if (!reader.streamsFit())
+    return failure();
   return schedule;
 }
 
@@ -409,6 +453,22 @@ static void writeAction(OpBuilder &builder, Location loc,
   }
 }
 
+/// Puts the stream and events of `action` on the op just written for it
+/// (the last op of the builder's block).
+static void writeStreams(OpBuilder &builder, const Schedule &schedule,
+                         const Action &action) {
+  Operation &op = builder.getInsertionBlock()->back();
+  if (action.stream != 0)
+    op.setAttr(kStreamAttr,
+               builder.getStringAttr(schedule.streamName(action.stream)));
+  if (action.waitEvent >= 0)
+    op.setAttr(kWaitEventAttr,
+               builder.getStringAttr(schedule.events[action.waitEvent]));
+  if (action.recordEvent >= 0)
+    op.setAttr(kRecordEventAttr,
+               builder.getStringAttr(schedule.events[action.recordEvent]));
+}
+
 /// Writes the bundle of actions [begin, end) of one rank: an overlap when
 /// they compute, a p2p group when they transfer.
 static void writeBundle(OpBuilder &builder,
@@ -422,8 +482,10 @@ static void writeBundle(OpBuilder &builder,
   else
     region = P2PGroupOp::create(builder, locate(first));
   builder.createBlock(&region->getRegion(0));
-  for (size_t k = 0; k < bundle.size(); ++k)
+  for (size_t k = 0; k < bundle.size(); ++k) {
     writeAction(builder, locate(first + k), schedule, bundle[k]);
+    writeStreams(builder, schedule, bundle[k]);
+  }
 }
 
 void sched::writeRankPrograms(OpBuilder &builder, ScheduleOp op,
@@ -447,6 +509,7 @@ void sched::writeRankPrograms(OpBuilder &builder, ScheduleOp op,
       size_t end = i + 1;
       if (actions[i].bundle == 0) {
         writeAction(builder, locate(i), schedule, actions[i]);
+        writeStreams(builder, schedule, actions[i]);
         i = end;
         continue;
       }

@@ -26,6 +26,13 @@ constexpr llvm::StringLiteral kTimeUnitAttr = "sched.time_unit";
 /// of a written plan used it). The simulator takes it unless told a comm
 /// time.
 constexpr llvm::StringLiteral kTransferTimeAttr = "sched.transfer_time";
+/// An action's stream and events, as discardable string attributes
+/// (SchedDialect::verifyOperationAttribute checks them): the stream it runs
+/// on, the event its stream waits for before it, the event recorded on its
+/// stream after it.
+constexpr llvm::StringLiteral kStreamAttr = "sched.stream";
+constexpr llvm::StringLiteral kWaitEventAttr = "sched.wait_event";
+constexpr llvm::StringLiteral kRecordEventAttr = "sched.record_event";
 
 /// The plain form of an aux-head scope.
 AuxLossScope auxLossScope(AuxScope scope);

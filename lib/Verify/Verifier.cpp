@@ -10,6 +10,7 @@
 #include "lib/Verify/MemoryCheck.h"
 #include "lib/Verify/ScheduleIndex.h"
 #include "lib/Verify/StepRules.h"
+#include "lib/Verify/StreamOrder.h"
 #include "lib/Verify/WaitGraph.h"
 #include "lib/Verify/Z3/Z3Prover.h"
 
@@ -61,44 +62,6 @@ const char *sched::verdictName(Verdict verdict) {
 }
 
 namespace {
-
-const char *reasonWords(WaitReason reason) {
-  switch (reason) {
-  case WaitReason::ProgramOrder:
-    return "it comes next in the rank's program";
-  case WaitReason::Data:
-    return "it needs that action's output";
-  case WaitReason::Transfer:
-    return "it consumes the data that send carries";
-  case WaitReason::AuxLoss:
-    return "a global-batch aux head needs every forward of its stage before "
-           "any backward there";
-  case WaitReason::BiasUpdate:
-    return "an aux-free head's bias update follows the last gradient of its "
-           "stage";
-  case WaitReason::CommunicatorCreation:
-    return "a lazy communicator is created at its first use on each member, "
-           "and creation returns only once every member reached it";
-  case WaitReason::Rendezvous:
-    return "a transfer completes only once its peer posted the match";
-  case WaitReason::GroupCompletion:
-    return "a p2p group completes only when all of its transfers completed";
-  case WaitReason::Parameters:
-    return "FSDP gathers the stage's parameters (UNSHARD) before its compute "
-           "and frees them (RESHARD) after it";
-  case WaitReason::GradientReduction:
-    return "gradient reduction waits for every backward and weight gradient "
-           "of its stage";
-  case WaitReason::DeclaredCollective:
-    return "the collective is declared to run at that compute";
-  case WaitReason::ShardedReduction:
-    return "on an FSDP stage a gradient sum over another group follows "
-           "REDUCE_GRAD and moves the reduced shard";
-  case WaitReason::OptimizerStep:
-    return "the optimizer step waits for every action of its rank";
-  }
-  return "";
-}
 
 /// Turns a cycle of the wait graph into a violation.
 class CycleReporter {
@@ -172,7 +135,7 @@ private:
       return "the optimizer step ends the training step: every action of the "
              "rank must come before it";
     case WaitReason::CommunicatorCreation:
-      return reasonWords(e.reason);
+      return waitReasonWords(e.reason);
     case WaitReason::ProgramOrder:
     case WaitReason::Data:
     case WaitReason::Transfer:
@@ -271,7 +234,7 @@ private:
            llvm::formatv("rank {0}: {1} waits for {2} on rank {3}: {4}",
                          rankId(e.toAction), describe(e.toAction),
                          describe(e.fromAction), rankId(e.fromAction),
-                         reasonWords(e.reason))
+                         waitReasonWords(e.reason))
                .str()});
       if (next.fromAction.rank != e.toAction.rank ||
           next.fromAction.index != e.toAction.index)
@@ -1060,8 +1023,8 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
     rules.emplace(index, options.wholeStep);
     result.unchecked = rules->unchecked();
   }
-  if (!rules || !rules->check(sink)) {
-    // Structural violations: Z3 refutes the facts they state.
+  // Structural violations: Z3 refutes the facts they state.
+  auto structural = [&]() {
     result.violations = sink.take();
     result.graphSeconds = secondsSince(begin);
     if (rules && leaveUndecided(*rules, options, result))
@@ -1072,11 +1035,18 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
     if (options.useZ3)
       confirm(facts, Z3Answer::Unsat, options, result);
     return result;
-  }
+  };
+  if (!rules || !rules->check(sink))
+    return structural();
   // The full wait graph lives only until it is shrunk: Z3 works on the
   // shrunk graph, and the two are never held together with Z3's tables.
   std::optional<WaitGraph> graph(std::in_place, index, options);
   graph->build();
+  // Streams and events must order every dependency of a rank and its
+  // operations on each communicator (a schedule on one stream per rank
+  // passes at once).
+  if (!StreamOrder(index).check(*graph, sink))
+    return structural();
   std::vector<Z3Query> refutations;
   if (!graph->sort()) {
     const std::vector<size_t> cycle = graph->findCycle();

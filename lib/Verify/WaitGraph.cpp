@@ -13,6 +13,44 @@
 
 using namespace sched;
 
+const char *sched::waitReasonWords(WaitReason reason) {
+  switch (reason) {
+  case WaitReason::ProgramOrder:
+    return "it comes next in the rank's program";
+  case WaitReason::Data:
+    return "it needs that action's output";
+  case WaitReason::Transfer:
+    return "it consumes the data that send carries";
+  case WaitReason::AuxLoss:
+    return "a global-batch aux head needs every forward of its stage before "
+           "any backward there";
+  case WaitReason::BiasUpdate:
+    return "an aux-free head's bias update follows the last gradient of its "
+           "stage";
+  case WaitReason::CommunicatorCreation:
+    return "a lazy communicator is created at its first use on each member, "
+           "and creation returns only once every member reached it";
+  case WaitReason::Rendezvous:
+    return "a transfer completes only once its peer posted the match";
+  case WaitReason::GroupCompletion:
+    return "a p2p group completes only when all of its transfers completed";
+  case WaitReason::Parameters:
+    return "FSDP gathers the stage's parameters (UNSHARD) before its compute "
+           "and frees them (RESHARD) after it";
+  case WaitReason::GradientReduction:
+    return "gradient reduction waits for every backward and weight gradient "
+           "of its stage";
+  case WaitReason::DeclaredCollective:
+    return "the collective is declared to run at that compute";
+  case WaitReason::ShardedReduction:
+    return "on an FSDP stage a gradient sum over another group follows "
+           "REDUCE_GRAD and moves the reduced shard";
+  case WaitReason::OptimizerStep:
+    return "the optimizer step waits for every action of its rank";
+  }
+  return "";
+}
+
 WaitGraph::WaitGraph(const ScheduleIndex &index, const VerifyOptions &options)
     : index(index), options(options) {}
 
@@ -47,8 +85,12 @@ void WaitGraph::addEdge(ActionRef from, ActionRef to, WaitReason reason) {
   if (reason != WaitReason::ProgramOrder && from.rank == to.rank &&
       from.index < to.index) {
     const Action &a = index.action(from), &b = index.action(to);
-    if (a.bundle == 0 || a.bundle != b.bundle)
+    if (a.bundle == 0 || a.bundle != b.bundle) {
+      // On streams, program order implies nothing: StreamOrder checks it.
+      if (index.schedule.hasStreams())
+        implied.push_back({0, 0, from, to, reason});
       return;
+    }
   }
   edges.push_back({id(from), id(to), from, to, reason});
 }
@@ -207,9 +249,16 @@ void WaitGraph::addCommunicatorCreation() {
       while (begin > 0 && actions[use.index].bundle != 0 &&
              actions[begin - 1].bundle == actions[use.index].bundle)
         --begin;
-      if (begin > 0)
-        addNodeEdge(id({use.rank, begin - 1}), {use.rank, begin - 1}, created,
-                    use, WaitReason::CommunicatorCreation);
+      if (begin > 0) {
+        // After the previous action completed: a p2p group's completion
+        // under rendezvous, not its posting (found by check_mutants.py
+        // --level streams: a lone first use after a group).
+        const ActionRef previous{use.rank, begin - 1};
+        auto done = groupDone.find(id(previous));
+        addNodeEdge(done == groupDone.end() ? id(previous) : done->second,
+                    previous, created, use,
+                    WaitReason::CommunicatorCreation);
+      }
       bundleCreations[{use.rank, begin}].push_back({use, created});
       addNodeEdge(created, use, id(use), use,
                   WaitReason::CommunicatorCreation);

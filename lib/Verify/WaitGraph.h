@@ -56,6 +56,9 @@ enum class WaitReason : uint8_t {
   CommunicatorCreation,
 };
 
+/// Why an edge waits, in words: "it needs that action's output".
+const char *waitReasonWords(WaitReason reason);
+
 struct WaitEdge {
   /// Classes (dense ids after build()).
   uint32_t from = 0;
@@ -92,6 +95,10 @@ public:
 
   uint32_t numClasses() const { return classCount; }
   const std::vector<WaitEdge> &getEdges() const { return edges; }
+  /// The waits on an earlier action of the same rank that program order
+  /// implies, left out of the graph; kept (with no class ids) only for a
+  /// schedule with streams, whose program order is no execution order.
+  const std::vector<WaitEdge> &getImpliedEdges() const { return implied; }
 
 private:
   uint32_t id(ActionRef ref) const { return offsets[ref.rank] + ref.index; }
@@ -129,6 +136,7 @@ private:
   /// node that completes when all of its transfers completed.
   llvm::DenseMap<uint32_t, uint32_t> groupDone;
   std::vector<WaitEdge> edges;
+  std::vector<WaitEdge> implied;
   uint32_t classCount = 0;
   /// Topological position of each class, when sorted.
   std::vector<int64_t> order;

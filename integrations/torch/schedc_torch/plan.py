@@ -16,6 +16,12 @@ from schedc_torch import strict_json
 
 PLAN_FORMAT = "schedc-runtime-plan"
 PLAN_VERSION = 1
+# The versions the executor reads: 2 adds communicators (a group's
+# "creation", a transfer's "communicator"), 3 streams and events. It runs a
+# rank's instructions one at a time in plan order, which keeps every stream's
+# order and every event's; a lazy communicator is created (a barrier of its
+# members) at its first use.
+PLAN_VERSIONS = (1, 2, 3)
 
 COMPUTE_OPS = ("forward", "backward", "backward_input", "backward_weight")
 TRANSFER_OPS = ("send", "recv")
@@ -38,7 +44,10 @@ INSTRUCTION_KEYS = {
     "declaration": COLLECTIVE_OPS,
     "p2p_group": TRANSFER_OPS,
     "overlap": COMPUTE_OPS,
+    "communicator": TRANSFER_OPS,
     "stream": ALL_OPS,
+    "wait_event": ALL_OPS,
+    "record_event": ALL_OPS,
     "slot": ALL_OPS,
     "recv_slot": ALL_OPS,
 }
@@ -98,6 +107,9 @@ class Instruction:
     # The index of the declaration (the plan's "collectives") a collective
     # fulfils, when the plan names it; -1 when it names none.
     declaration: int = -1
+    # A transfer's communicator: the group it runs on, "" for the rank
+    # pair's own.
+    communicator: str = ""
 
     def describe(self) -> str:
         """A short description for messages: 'send forward stage 0 mb 1 to
@@ -148,6 +160,8 @@ class Plan:
     # Stages whose auxiliary loss is computed over the global batch (the
     # plan's aux heads of scope global_batch); the executor computes it.
     global_aux_stages: List[int] = field(default_factory=list)
+    # Groups created at their first use ("creation": "lazy").
+    lazy_groups: List[str] = field(default_factory=list)
 
     @property
     def stages_per_replica(self) -> int:
@@ -221,7 +235,7 @@ def _list(obj: dict, key: str, where: str) -> list:
 
 def _instruction(obj: object, where: str, groups: Dict[str, list],
                  rank_ids: List[int], stages: int,
-                 microbatches: int) -> Instruction:
+                 microbatches: int, version: int = 1) -> Instruction:
     if not isinstance(obj, dict):
         raise PlanError(f"{where}: an instruction must be an object")
     op = obj.get("op")
@@ -232,6 +246,14 @@ def _instruction(obj: object, where: str, groups: Dict[str, list],
             raise PlanError(f"{where}: unknown key {key!r}")
         if op not in INSTRUCTION_KEYS[key]:
             raise PlanError(f"{where}: a {op} has no {key!r}")
+        needs = {"communicator": 2, "wait_event": 3, "record_event": 3}
+        if version < needs.get(key, 1):
+            raise PlanError(f"{where}: {key!r} needs plan version "
+                            f"{needs[key]}; this plan is version {version}")
+    communicator = obj.get("communicator", "")
+    if "communicator" in obj and communicator not in groups:
+        raise PlanError(f"{where}: communicator {_clip(communicator)} is "
+                        f"not a declared group")
     stage = -1
     if op != "optimizer_step":
         optional = op in COLLECTIVE_OPS
@@ -257,8 +279,9 @@ def _instruction(obj: object, where: str, groups: Dict[str, list],
         group = obj.get("group")
         if not isinstance(group, str) or group not in groups:
             raise PlanError(f"{where}: group {group!r} is not declared")
-    _check_stream_and_slots(obj, op, where)
+    _check_stream_and_slots(obj, op, where, version)
     return Instruction(op=op, stage=stage, microbatch=microbatch,
+                       communicator=communicator,
                        direction=direction, peer=peer, group=group,
                        bytes=_int(obj, "bytes", where, -1, low=-1,
                                   high=MAX_BYTES, why="an int64"),
@@ -270,7 +293,8 @@ def _instruction(obj: object, where: str, groups: Dict[str, list],
                                         low=-1))
 
 
-def _check_stream_and_slots(obj: dict, op: str, where: str) -> None:
+def _check_stream_and_slots(obj: dict, op: str, where: str,
+                            version: int = 1) -> None:
     """"stream" is the one the op runs on (compute for computation and the
     optimizer step, comm for the rest) and "slot", "recv_slot" are buffer
     indices, as the verifier's reader and the schema check them: the
@@ -278,7 +302,14 @@ def _check_stream_and_slots(obj: dict, op: str, where: str) -> None:
     expected = "compute" if op in COMPUTE_OPS or op == "optimizer_step" \
         else "comm"
     stream = obj.get("stream", expected)
-    if stream != expected:
+    if version >= 3:
+        # Any stream of the rank; events name CUDA events.
+        for key in ("stream", "wait_event", "record_event"):
+            if key in obj and (not isinstance(obj[key], str) or
+                               not obj[key]):
+                raise PlanError(f"{where}: \"{key}\" must be a non-empty "
+                                f"string, not {_clip(obj[key])}")
+    elif stream != expected:
         raise PlanError(f"{where}: a {op} runs on the {expected} stream, "
                         f"not {_clip(stream)}")
     for key in ("slot", "recv_slot"):
@@ -398,9 +429,11 @@ def parse_plan(data: object) -> Plan:
         raise PlanError("the top level must be a JSON object")
     if data.get("format") != PLAN_FORMAT:
         raise PlanError(f"\"format\" must be {PLAN_FORMAT!r}")
-    if data.get("version") != PLAN_VERSION:
-        raise PlanError(f"unsupported plan version {data.get('version')!r}; "
-                        f"this executor runs version {PLAN_VERSION}")
+    version = data.get("version")
+    if version not in PLAN_VERSIONS or isinstance(version, bool):
+        raise PlanError(f"unsupported plan version {version!r}; this "
+                        f"executor runs versions {PLAN_VERSIONS[0]} to "
+                        f"{PLAN_VERSIONS[-1]}")
     stages = _int(data, "stages", "plan", low=1, high=MAX_STAGES,
                   why="the stages the executor runs")
     microbatches = _int(data, "microbatches", "plan", low=1)
@@ -429,6 +462,7 @@ def parse_plan(data: object) -> Plan:
         raise PlanError("rank ids must be distinct integers >= 0")
     shard_group_size = _shard_group_size(data, dp)
     groups: Dict[str, List[List[int]]] = {}
+    lazy_groups: List[str] = []
     for k, g in enumerate(_list(data, "groups", "plan")):
         if not isinstance(g, dict) or not isinstance(g.get("name"), str):
             raise PlanError(f"groups[{k}]: must be {{\"name\", \"members\"}}")
@@ -442,6 +476,13 @@ def parse_plan(data: object) -> Plan:
                 for s in members):
             raise PlanError(f"groups[{k}]: members must be lists of rank ids")
         groups[g["name"]] = members
+        creation = g.get("creation", "eager")
+        if "creation" in g and version < 2 or \
+                creation not in ("eager", "lazy"):
+            raise PlanError(f"groups[{k}]: \"creation\" must be eager or "
+                            f"lazy, in a plan of version 2 or later")
+        if creation == "lazy":
+            lazy_groups.append(g["name"])
     declarations = [_declaration(d, k, groups, stages) for k, d in
                     enumerate(_list(data, "collectives", "plan"))]
     programs = []
@@ -451,7 +492,7 @@ def parse_plan(data: object) -> Plan:
             raise PlanError(f"ranks[{r}]: \"instructions\" must be an array")
         programs.append([
             _instruction(obj, f"ranks[{r}].instructions[{i}]", groups,
-                         rank_ids, stages, microbatches)
+                         rank_ids, stages, microbatches, version)
             for i, obj in enumerate(instructions)])
     for r, program in enumerate(programs):
         for i, ins in enumerate(program):
@@ -484,7 +525,7 @@ def parse_plan(data: object) -> Plan:
                 p2p=str(verdict.get("p2p", "rendezvous")), rank_ids=rank_ids,
                 programs=programs, groups=groups, declarations=declarations,
                 shard_group_size=shard_group_size,
-                global_aux_stages=global_aux)
+                global_aux_stages=global_aux, lazy_groups=lazy_groups)
 
 
 def _parse_int(text: str) -> int:

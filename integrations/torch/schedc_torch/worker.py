@@ -63,6 +63,20 @@ def all_groups(plan: Plan) -> List[Tuple[int, ...]]:
     return sorted(g for g in found if len(g) > 1)
 
 
+def lazy_communicators(plan: Plan) -> List[Tuple[str, Tuple[int, ...]]]:
+    """Each lazy group's member sets of more than one process, in one order
+    for every process: a process group of its own each, whose barrier
+    stands for the communicator's creation (two lazy groups over the same
+    processes are two communicators)."""
+    found = set()
+    for d in range(plan.data_parallel):
+        for rank_id in plan.rank_ids:
+            for name in plan.lazy_groups:
+                if any(rank_id in s for s in plan.groups[name]):
+                    found.add((name, physical_group(plan, name, rank_id, d)))
+    return sorted(c for c in found if len(c[1]) > 1)
+
+
 def flat(tensors: List[torch.Tensor]) -> torch.Tensor:
     return torch.cat([t.reshape(-1) for t in tensors])
 
@@ -71,8 +85,11 @@ class RankExecutor:
     """The state of one rank while it runs its program."""
 
     def __init__(self, plan: Plan, spec: ModelSpec, process: int,
-                 groups: Dict[Tuple[int, ...], object]) -> None:
+                 groups: Dict[Tuple[int, ...], object],
+                 creations: Optional[Dict[Tuple[str, Tuple[int, ...]],
+                                          object]] = None) -> None:
         self.plan = plan
+        self.creations = creations or {}
         self.spec = spec
         self.process = process
         self.index = process % len(plan.rank_ids)
@@ -105,6 +122,8 @@ class RankExecutor:
         self.reduced: Dict[int, torch.Tensor] = {}
         self.loss = 0.0
         self.stepped = False
+        # Lazy communicators this process created so far (by group).
+        self.created: set = set()
         # Global-batch aux heads on this rank: every microbatch's statistic
         # at the stage, as the forwards produce them.
         self.aux_stages = set(plan.global_aux_stages) & set(held)
@@ -407,6 +426,23 @@ class RankExecutor:
                     self._set_parameters(stage, param)
                 self.results[stage] = (grad.clone(), param.clone())
 
+    def _create_lazy(self, run: List[Instruction]) -> None:
+        """Creates each lazy communicator `run` is the first to use: a
+        barrier of its members, as NCCL's ncclCommInitRank returns only once
+        every member called it (in the order of the run's members, as
+        batch_isend_irecv issues them)."""
+        for ins in run:
+            name = ins.communicator if ins.op in ("send", "recv") \
+                else ins.group
+            if name not in self.plan.lazy_groups or name in self.created:
+                continue
+            self.created.add(name)
+            members = physical_group(self.plan, name, self.rank_id,
+                                     self.replica)
+            group = self.creations.get((name, members))
+            if group is not None:
+                dist.barrier(group=group)
+
     def run(self, progress) -> None:
         dispatch = {"forward": self.forward, "backward": self.backward,
                     "backward_input": self.backward_input,
@@ -418,6 +454,7 @@ class RankExecutor:
             progress(begin)
             run = self.program[begin:end]
             try:
+                self._create_lazy(run)
                 if run[0].op in ("send", "recv"):
                     if any(i.op not in ("send", "recv") for i in run):
                         raise PlanError("a p2p group holds a non-transfer")
@@ -467,7 +504,9 @@ def worker_main(plan: Plan, spec: ModelSpec, process: int, world: int,
             timeout=timedelta(seconds=max(4 * timeout, 30)))
         groups = {members: dist.new_group(ranks=list(members))
                   for members in all_groups(plan)}
-        executor = RankExecutor(plan, spec, process, groups)
+        creations = {key: dist.new_group(ranks=list(key[1]))
+                     for key in lazy_communicators(plan)}
+        executor = RankExecutor(plan, spec, process, groups, creations)
         states[process] = RUNNING
 
         def mark(index: int) -> None:

@@ -1,0 +1,242 @@
+//===- StreamOrder.cpp - the order streams and events give a rank ---------===//
+//
+// Vector clocks over each rank's streams: an action's clock holds, for each
+// stream of its rank, the last position of that stream that happens before
+// it (its stream's previous action, and through each event it waits for,
+// the clock of the action the event was recorded after).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Verify/StreamOrder.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+using namespace sched;
+
+StreamOrder::StreamOrder(const ScheduleIndex &index) : index(index) {
+  const Schedule &schedule = index.schedule;
+  ranks.resize(schedule.ranks.size());
+  if (!schedule.hasStreams())
+    return;
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
+    RankClocks &rank = ranks[r];
+    for (const Action &a : actions)
+      if (!llvm::is_contained(rank.streams, a.stream))
+        rank.streams.push_back(a.stream);
+    const bool events = llvm::any_of(actions, [](const Action &a) {
+      return a.waitEvent >= 0 || a.recordEvent >= 0;
+    });
+    if (rank.streams.size() < 2 && !events) {
+      rank.streams.clear();
+      continue;
+    }
+    const size_t width = rank.streams.size();
+    auto column = [&](uint16_t stream) {
+      return static_cast<size_t>(
+          llvm::find(rank.streams, stream) - rank.streams.begin());
+    };
+    rank.clocks.assign(actions.size() * width, -1);
+    // Per stream, its last action so far; per event, its latest record.
+    std::vector<int32_t> last(width, -1);
+    std::map<int16_t, int32_t> recorded;
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const Action &a = actions[i];
+      int32_t *clock = &rank.clocks[i * width];
+      const size_t s = column(a.stream);
+      if (last[s] >= 0)
+        std::copy_n(&rank.clocks[last[s] * width], width, clock);
+      if (a.waitEvent >= 0) {
+        auto record = recorded.find(a.waitEvent);
+        // A wait for an event never recorded returns at once (CUDA).
+        if (record != recorded.end())
+          for (size_t k = 0; k < width; ++k)
+            clock[k] =
+                std::max(clock[k], rank.clocks[record->second * width + k]);
+      }
+      clock[s] = static_cast<int32_t>(i);
+      last[s] = static_cast<int32_t>(i);
+      if (a.recordEvent >= 0)
+        recorded[a.recordEvent] = static_cast<int32_t>(i);
+    }
+  }
+}
+
+bool StreamOrder::ordered(int32_t rank, int32_t before, int32_t after) const {
+  const RankClocks &clocks = ranks[rank];
+  if (clocks.streams.empty())
+    return before < after;
+  if (before >= after)
+    return false;
+  const Action &a = index.schedule.ranks[rank].actions[before];
+  const size_t width = clocks.streams.size();
+  const size_t s = static_cast<size_t>(
+      llvm::find(clocks.streams, a.stream) - clocks.streams.begin());
+  return clocks.clocks[after * width + s] >= before;
+}
+
+bool StreamOrder::check(const WaitGraph &graph, ViolationSink &sink) const {
+  bool clean = true;
+  if (llvm::all_of(ranks,
+                   [](const RankClocks &r) { return r.streams.empty(); }))
+    return clean;
+  checkCommunicators(sink, clean);
+  checkDependencies(graph.getImpliedEdges(), sink, clean);
+  checkDependencies(graph.getEdges(), sink, clean);
+  return clean;
+}
+
+/// An action in a diagnostic: describeAction, and a collective's bytes
+/// when stated (two collectives of one communicator often differ only
+/// there).
+static std::string describe(const Schedule &schedule, const Action &a) {
+  std::string text = describeAction(schedule, a);
+  const bool transfer =
+      a.kind == ActionKind::Send || a.kind == ActionKind::Recv;
+  if (a.group >= 0 && !transfer && a.bytes >= 0)
+    text += llvm::formatv(" of {0} bytes", a.bytes).str();
+  return text;
+}
+
+/// The streams and events rules enter the encoding as facts: the clocks
+/// they read are not stated over the rank's actions yet.
+static void markFact(Violation *v) {
+  if (!v)
+    return;
+  v->rule.why = "the order of a rank's streams and events is computed by the "
+                "graph path (vector clocks) and not stated over the rank's "
+                "actions";
+}
+
+void StreamOrder::checkDependencies(const std::vector<WaitEdge> &edges,
+                                    ViolationSink &sink, bool &clean) const {
+  const Schedule &schedule = index.schedule;
+  std::set<std::pair<uint64_t, uint64_t>> seen;
+  for (const WaitEdge &e : edges) {
+    switch (e.reason) {
+    case WaitReason::ProgramOrder:
+    case WaitReason::Rendezvous:
+    case WaitReason::GroupCompletion:
+    case WaitReason::CommunicatorCreation:
+    case WaitReason::Transfer:
+      continue;
+    default:
+      break;
+    }
+    const ActionRef from = e.fromAction, to = e.toAction;
+    // A wait on a later action of the rank closes a cycle with program
+    // order: the graph reports it.
+    if (from.rank < 0 || from.rank != to.rank || from.index < 0 ||
+        from.index >= to.index || ranks[from.rank].streams.empty())
+      continue;
+    const Action &a = index.action(from);
+    const Action &b = index.action(to);
+    // Members of one bundle run together on one stream.
+    if (a.bundle != 0 && a.bundle == b.bundle)
+      continue;
+    if (ordered(from.rank, from.index, to.index))
+      continue;
+    if (!seen.insert({(uint64_t(from.rank) << 32) | uint32_t(from.index),
+                      (uint64_t(to.rank) << 32) | uint32_t(to.index)})
+             .second)
+      continue;
+    clean = false;
+    const std::string before = describe(schedule, a);
+    Violation *v = sink.add(
+        ViolationKind::Dependency, to,
+        llvm::formatv(
+            "{0} on stream {1} of rank {2} must wait for {3} on stream {4} "
+            "({5}), but neither stream order nor an event orders them: "
+            "different streams run concurrently, so it may run first (record "
+            "an event after {3} and wait for it before {0})",
+            describe(schedule, b), schedule.streamName(b.stream),
+            schedule.ranks[to.rank].id, before,
+            schedule.streamName(a.stream), waitReasonWords(e.reason)));
+    markFact(v);
+    if (v)
+      v->notes.push_back(
+          {from, llvm::formatv("{0} runs on stream {1}", before,
+                               schedule.streamName(a.stream))
+                     .str()});
+  }
+}
+
+void StreamOrder::checkCommunicators(ViolationSink &sink, bool &clean) const {
+  const Schedule &schedule = index.schedule;
+  for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+    if (ranks[r].streams.empty())
+      continue;
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
+    // Per communicator: a group's member set (0, group, set), or a rank
+    // pair's own point-to-point one (1, low rank, high rank); its last
+    // operation so far.
+    std::map<std::tuple<int, int32_t, int32_t>, int32_t> last;
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const Action &a = actions[i];
+      const bool transfer =
+          a.kind == ActionKind::Send || a.kind == ActionKind::Recv;
+      const int32_t group = transfer ? a.communicator : a.group;
+      std::tuple<int, int32_t, int32_t> key;
+      std::string name;
+      if (group >= 0) {
+        const std::vector<std::vector<int32_t>> &sets =
+            schedule.groups[group].members;
+        int32_t set = -1;
+        for (size_t k = 0; k < sets.size() && set < 0; ++k)
+          if (llvm::is_contained(sets[k], static_cast<int32_t>(r)))
+            set = static_cast<int32_t>(k);
+        key = {0, group, set};
+        name = "@" + schedule.groups[group].name;
+      } else if (transfer && a.peer >= 0) {
+        const int32_t low = std::min<int32_t>(r, a.peer);
+        const int32_t high = std::max<int32_t>(r, a.peer);
+        key = {1, low, high};
+        name = llvm::formatv("the point-to-point communicator of ranks {0} "
+                             "and {1}",
+                             schedule.ranks[low].id, schedule.ranks[high].id)
+                   .str();
+      } else {
+        continue;
+      }
+      auto [it, first] = last.try_emplace(key, static_cast<int32_t>(i));
+      if (first)
+        continue;
+      const int32_t previous = it->second;
+      it->second = static_cast<int32_t>(i);
+      const Action &p = actions[previous];
+      if ((p.bundle != 0 && p.bundle == a.bundle) ||
+          ordered(static_cast<int32_t>(r), previous, static_cast<int32_t>(i)))
+        continue;
+      clean = false;
+      const bool transfers =
+          transfer && (p.kind == ActionKind::Send || p.kind == ActionKind::Recv);
+      const std::string earlier = describe(schedule, p);
+      Violation *v = sink.add(
+          transfers ? ViolationKind::Transfer : ViolationKind::Collective,
+          {static_cast<int32_t>(r), static_cast<int32_t>(i)},
+          llvm::formatv(
+              "rank {0} issues {1} on stream {2} and {3} on stream {4}, two "
+              "operations of one communicator ({5}), and neither stream order "
+              "nor an event orders them: every member must issue a "
+              "communicator's operations in one order (NCCL), and a runtime "
+              "that launches each stream's work when it is ready may issue "
+              "these two in either order",
+              schedule.ranks[r].id, earlier, schedule.streamName(p.stream),
+              describe(schedule, a), schedule.streamName(a.stream),
+              name));
+      markFact(v);
+      if (v)
+        v->notes.push_back(
+            {{static_cast<int32_t>(r), previous},
+             llvm::formatv("{0} runs on stream {1}", earlier,
+                           schedule.streamName(p.stream))
+                 .str()});
+    }
+  }
+}
