@@ -195,17 +195,20 @@ def check_operand(what: str, elements: int) -> None:
             f"the model's sizes)")
 
 
-def median_seconds(run: Callable[[], None], sync: Callable[[], None],
-                   repeats: int) -> float:
-    run()
-    sync()
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
+def median_seconds(run: Callable[..., None], sync: Callable[[], None],
+                   repeats: int, prepare: Optional[Callable[[], object]] = None
+                   ) -> float:
+    """The median of `repeats` timed calls of `run` after one untimed one;
+    `prepare`, untimed before each call, makes run's argument."""
+    def once() -> float:
+        args = () if prepare is None else (prepare(),)
         sync()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+        start = time.perf_counter()
+        run(*args)
+        sync()
+        return time.perf_counter() - start
+    once()
+    return statistics.median(once() for _ in range(repeats))
 
 
 def fraction(measured: float, peak: float, what: str) -> float:
@@ -283,15 +286,8 @@ def measure_attention(torch, device, dtype, seq: int, heads: int, dim: int,
     # The backward timed alone, after an untimed forward: the difference of
     # two medians (forward and backward, forward) goes to zero or below
     # when a loaded machine slows the forward-only samples.
-    samples = []
-    for _ in range(repeats + 1):
-        out = forward()
-        sync()
-        start = time.perf_counter()
-        torch.autograd.backward(out, grad)
-        sync()
-        samples.append(time.perf_counter() - start)
-    bwd = statistics.median(samples[1:])
+    bwd = median_seconds(lambda out: torch.autograd.backward(out, grad),
+                         sync, repeats, prepare=forward)
     flops = 2 * 2.0 * heads * dim * seq * seq / 2
     return {"seq_len": seq,
             "forward": round(fraction(flops / fwd, peak, "attention forward"), 6),

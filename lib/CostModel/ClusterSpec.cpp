@@ -8,6 +8,7 @@
 #include "lib/CostModel/DescriptionReader.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -191,29 +192,30 @@ static void readMeasuredTables(DescriptionReader &e, Efficiency &out) {
     out.profile = e.string("profile");
   if (e.has("stack")) {
     // calibrate.py's record of the software it measured under: strings
-    // only, kept as "name: key value, ...".
-    const llvm::json::Object *stack = e.nested("stack");
-    if (stack) {
-      std::string text;
+    // only, kept as "NAME: key value, ..." in key order.
+    if (const llvm::json::Object *stack = e.nested("stack")) {
       std::vector<std::string> keys;
-      for (const auto &[key, value] : *stack)
-        keys.push_back(key.str());
+      for (const auto &entry : *stack)
+        keys.push_back(entry.first.str());
       llvm::sort(keys);
+      std::string name;
+      std::vector<std::string> fields;
       for (const std::string &key : keys) {
-        std::optional<llvm::StringRef> value = stack->getString(key);
-        if (!value || value->size() > 256) {
+        std::optional<llvm::StringRef> text = stack->getString(key);
+        if (!text || text->size() > 256) {
           e.fail("stack." + key, "expected a string of at most 256 characters");
           break;
         }
         if (key == "name")
-          text = value->str() + (text.empty() ? "" : ": " + text);
+          name = text->str();
         else
-          text += (text.empty() || text.back() == ' ' ? "" : ", ") + key + " " +
-                  value->str();
+          fields.push_back(key + " " + text->str());
       }
-      out.measuredStack = text;
+      const std::string joined = llvm::join(fields, ", ");
+      out.measuredStack = name.empty() ? joined : name + ": " + joined;
     }
   }
+
   if (const llvm::json::Array *gemms = e.array("gemms", kMaxEntries)) {
     out.gemms.clear();
     for (size_t i = 0; i < gemms->size() && e.ok(); ++i) {
