@@ -99,6 +99,18 @@ double CostModel::expertDestinationRanks(int64_t ep) const {
   return static_cast<double>(ep) * (1 - missed);
 }
 
+/// An exchange that moves `inside` bytes over the NVLink domain and
+/// `outside` over the NIC at once: the slower of the two.
+static double concurrentLinksTime(double inside, double insideRate,
+                                  double outside, double outsideRate) {
+  double time = 0;
+  if (inside > 0)
+    time = std::max(time, inside / insideRate);
+  if (outside > 0)
+    time = std::max(time, outside / outsideRate);
+  return time;
+}
+
 double CostModel::expertAllToAllTime(double tokens, double elementBytes,
                                      const Layout &layout,
                                      bool dispatch) const {
@@ -119,14 +131,11 @@ double CostModel::expertAllToAllTime(double tokens, double elementBytes,
     const double ranks = static_cast<double>(ep);
     const double inside = copies * static_cast<double>(local - 1) / ranks;
     const double outside = copies * static_cast<double>(ep - local) / ranks;
-    double time = 0;
-    if (inside > 0)
-      time = std::max(time, inside / (domainBandwidth(local, layout.etp) *
-                                      eff.domainCollective));
-    if (outside > 0)
-      time = std::max(
-          time, outside / (cluster.scaleOutBandwidth * eff.scaleOutCollective));
-    return time + cluster.latency;
+    return concurrentLinksTime(
+               inside,
+               domainBandwidth(local, layout.etp) * eff.domainCollective,
+               outside, cluster.scaleOutBandwidth * eff.scaleOutCollective) +
+           cluster.latency;
   }
   if (!eff.expertExchange.empty() && local == ep && ep > 1) {
     // A measured dispatcher for groups inside one NVLink domain (HybridEP
@@ -181,12 +190,9 @@ double CostModel::expertAllToAllTime(double tokens, double elementBytes,
   const double outside =
       groups > 1 ? tokens * h * elementBytes * reached * (groups - 1) / groups
                  : 0;
-  double time = 0;
-  if (inside > 0)
-    time = std::max(time, inside / (domainBandwidth(peers, 1) * eff));
-  if (outside > 0)
-    time = std::max(time, outside / (cluster.scaleOutBandwidth * eff));
-  return time + cluster.latency;
+  return concurrentLinksTime(inside, domainBandwidth(peers, 1) * eff, outside,
+                             cluster.scaleOutBandwidth * eff) +
+         cluster.latency;
 }
 
 double CostModel::p2pTime(const Layout &layout, double bytes) const {
