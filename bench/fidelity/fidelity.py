@@ -193,10 +193,11 @@ COMBINED = {"no-pp": "combined-1f1b",
 def apply_recipe(run: dict, recipe: dict) -> dict:
     """The run with the facts its framework recipe states
     (docs/fidelity-protocol.md, section 7): recomputation, the first and
-    last stages' layers, activation offload, FSDP, the MoE dispatcher and
-    the all-to-all overlap. The micro-batch size is the table's."""
+    last stages' layers, activation offload, FSDP, the MoE dispatcher, the
+    all-to-all overlap and the allocator. The micro-batch size is the
+    table's."""
     merged = dict(run)
-    for key in ("main_grads", "optimizer_moments"):
+    for key in ("main_grads", "optimizer_moments", "allocator"):
         if recipe.get(key):
             merged[key] = recipe[key]
     if recipe.get("recompute"):

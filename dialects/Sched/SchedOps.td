@@ -370,9 +370,19 @@ def Sched_OverlapOp : Sched_Op<"overlap", [
       sched.backward stage 1 mb 0
     }
     ```
+
+    With `layerwise` the two passes alternate layer by layer, as
+    Megatron-Core's combined 1F1B runs them
+    (`TransformerModelChunkSchedulePlan`: forward layer `i` beside backward
+    layer `n-1-i`): the forward allocates its activations a layer at a
+    time (its stage's `layers` pieces) while the backward frees the other
+    microbatch's, so the pair holds one layer of the forward above what
+    was live, not the whole forward. Without it the verifier counts the
+    forward's activations whole before the backward frees any.
   }];
+  let arguments = (ins UnitAttr:$layerwise);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "attr-dict-with-keyword $body";
+  let assemblyFormat = "(`layerwise` $layerwise^)? attr-dict-with-keyword $body";
   let hasRegionVerifier = 1;
 }
 

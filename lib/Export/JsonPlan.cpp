@@ -62,6 +62,8 @@ static llvm::json::Value stageCostJson(const StageCost &cost) {
                             {"parameters", cost.parameters}};
   if (cost.output >= 0)
     object["output"] = cost.output;
+  if (cost.layers > 1)
+    object["layers"] = cost.layers;
   return object;
 }
 
@@ -129,6 +131,8 @@ private:
       if (action.bundle != 0)
         json.attribute(isCompute(action.kind) ? "overlap" : "p2p_group",
                        bundleId);
+      if (action.layerwise)
+        json.attribute("layerwise", true);
       // Version 3 names the action's stream; before it, the op's class.
       if (schedule.hasStreams()) {
         json.attribute("stream", schedule.streamName(action.stream));

@@ -7,7 +7,10 @@
 // layer by layer, so that each one's expert all-to-all hides under the
 // other's computation. Microbatch 0's forward runs alone, then M-1
 // sched.overlap pairs F(i+1) with B(i), then the last backward alone: no
-// bubble, two activations live at once instead of no-pp's one.
+// bubble. The pairs are layerwise (forward layer i beside backward layer
+// n-1-i, `TransformerModelChunkSchedulePlan`), so the forward adds one
+// layer's activations above the backward's microbatch, not a second
+// microbatch (Action::layerwise).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +29,7 @@ Schedule sched::generateCombinedOneFOneB(const PipelineShape &shape) {
     Action backward = Action::compute(ActionKind::Backward, 0, mb - 1);
     // Bundle ids only need to tell neighbouring overlaps apart.
     forward.bundle = backward.bundle = static_cast<uint32_t>(mb);
+    forward.layerwise = backward.layerwise = true;
     actions.push_back(forward);
     actions.push_back(backward);
   }

@@ -41,8 +41,11 @@ Schedule sched::interleavedOneFOneBSchedule(const PipelineShape &shape,
       Action forward = compute(ActionKind::Forward, order.forwards[k]);
       Action backward =
           compute(ActionKind::Backward, order.backwards[k - warmup]);
-      if (combined)
+      if (combined) {
         forward.bundle = backward.bundle = ++lastBundle;
+        // Megatron-Core runs the pair layer by layer.
+        forward.layerwise = backward.layerwise = true;
+      }
       actions.push_back(forward);
       actions.push_back(backward);
     }

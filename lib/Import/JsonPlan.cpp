@@ -703,10 +703,10 @@ LogicalResult PlanReader::readStageCosts(const llvm::json::Object &root) {
     const llvm::json::Object *cost = value->getAsObject();
     if (!cost)
       return error(where) << "must be an object";
-    if (failed(
-            checkKeys(*cost, where,
-                      {"forward", "backward_input", "backward_weight",
-                       "activation", "weight_grad", "parameters", "output"})))
+    if (failed(checkKeys(*cost, where,
+                         {"forward", "backward_input", "backward_weight",
+                          "activation", "weight_grad", "parameters", "output",
+                          "layers"})))
       return failure();
     StageCost &out = schedule.stageCosts.emplace_back();
     for (auto [key, field] :
@@ -725,7 +725,8 @@ LogicalResult PlanReader::readStageCosts(const llvm::json::Object &root) {
                        out.weightGrad)) ||
         failed(readInt(*cost, "parameters", where, 0, INT64_MAX, 0,
                        out.parameters)) ||
-        failed(readInt(*cost, "output", where, 0, INT64_MAX, -1, out.output)))
+        failed(readInt(*cost, "output", where, 0, INT64_MAX, -1, out.output)) ||
+        failed(readInt(*cost, "layers", where, 1, kMaxIndex, 1, out.layers)))
       return failure();
     // The dialect's verifier of sched.stage.
     if (out.weightGrad > out.activation)
@@ -869,8 +870,8 @@ LogicalResult PlanReader::readInstruction(const llvm::json::Value &value,
   if (failed(checkKeys(*object, where,
                        {"op", "stage", "microbatch", "direction", "peer",
                         "group", "communicator", "bytes", "declaration",
-                        "p2p_group", "overlap", "stream", "wait_event",
-                        "record_event", "slot", "recv_slot"})))
+                        "p2p_group", "overlap", "layerwise", "stream",
+                        "wait_event", "record_event", "slot", "recv_slot"})))
     return failure();
   std::string opName;
   if (failed(readString(*object, "op", where, std::nullopt, opName)))
@@ -981,6 +982,22 @@ LogicalResult PlanReader::readInstruction(const llvm::json::Value &value,
                           << " is not one run of consecutive instructions";
     }
   }
+  // A layerwise overlap: every member says so (the dialect's
+  // `sched.overlap layerwise`).
+  if (const llvm::json::Value *layerwise = object->get("layerwise")) {
+    std::optional<bool> flag = layerwise->getAsBoolean();
+    if (!flag)
+      return error(where) << "\"layerwise\" must be true or false";
+    if (*flag && (!isCompute(*kind) || action.bundle == 0))
+      return error(where) << "\"layerwise\" belongs to the members of an "
+                             "\"overlap\"";
+    action.layerwise = *flag;
+  }
+  if (action.bundle != 0 && isCompute(*kind) && !program.actions.empty() &&
+      program.actions.back().bundle == action.bundle &&
+      program.actions.back().layerwise != action.layerwise)
+    return error(where) << "overlap " << bundleId
+                        << " is layerwise in one member and not in another";
 
   if (failed(readStreams(*object, where, opName, isCompute(*kind) || step,
                          action)))

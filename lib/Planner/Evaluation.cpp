@@ -179,6 +179,7 @@ StageCost sched::toStageCost(const StageEstimate &s) {
   cost.weightGrad = std::llround(s.weightGradBytes);
   cost.parameters = std::llround(s.staticBytes());
   cost.output = std::max<int64_t>(1, std::llround(s.outputBytes));
+  cost.layers = std::max<int64_t>(1, s.numLayers);
   return cost;
 }
 
@@ -339,13 +340,29 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
   for (const RankProgram &program : schedule->ranks) {
     MemoryWalk::Rank &rank = walk.ranks.emplace_back();
     llvm::DenseMap<int32_t, uint32_t> local;
-    for (const Action &a : program.actions)
-      if (isCompute(a.kind)) {
-        rank.codes.push_back(static_cast<uint32_t>(a.stage) << 2 |
-                             static_cast<uint32_t>(a.kind));
-        if (local.try_emplace(a.stage, rank.stages.size()).second)
-          rank.stages.push_back(a.stage);
+    auto push = [&](const Action &a) {
+      rank.codes.push_back(static_cast<uint32_t>(a.stage) << 2 |
+                           static_cast<uint32_t>(a.kind));
+      if (local.try_emplace(a.stage, rank.stages.size()).second)
+        rank.stages.push_back(a.stage);
+    };
+    const std::vector<Action> &actions = program.actions;
+    size_t skip = actions.size();
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const Action &a = actions[i];
+      if (!isCompute(a.kind) || i == skip)
+        continue;
+      const size_t partner = layerwisePartner(actions, i);
+      if (partner > i) {
+        // Frees first; the pair's transient is added at evaluation.
+        push(actions[partner]);
+        skip = partner;
+        std::pair<int32_t, int32_t> pair{a.stage, actions[partner].stage};
+        if (!llvm::is_contained(rank.layerwisePairs, pair))
+          rank.layerwisePairs.push_back(pair);
       }
+      push(a);
+    }
     // The states, each once: a 64-bit hash updated per action finds the
     // states that may equal the current one, which are then compared.
     const size_t width = 2 * rank.stages.size();
@@ -527,7 +544,24 @@ CandidateEvaluator::measureMemory(Candidate &candidate,
       }
       mostCount = std::max(mostCount, count);
     }
-    most[r] = mostCount;
+    // A layerwise overlap holds part of its forward above what was live
+    // (the walk freed its backward first): at most this much above the
+    // walk's highest state.
+    double transient = 0, transientCount = 0;
+    for (auto [forward, backward] : rank.layerwisePairs) {
+      const StageCost &f = costOf(costs, forward), &b = costOf(costs, backward);
+      const double held = static_cast<double>(
+          layerwiseOverlapPeak(f.activation, f.layers, b.activation, b.layers));
+      if (held > transient) {
+        transient = held;
+        transientCount = f.activation > 0 ? held / f.activation : 0;
+      }
+    }
+    high += transient;
+    highCount += transientCount;
+    // Other members of a family have other activations: a whole
+    // stage-microbatch bounds any pair's transient from above.
+    most[r] = mostCount + (rank.layerwisePairs.empty() ? 0 : 1);
     const double bytes = ranks[r].staticBytes + high;
     if (bytes > peak) {
       peak = bytes;

@@ -138,6 +138,11 @@ private:
       std::vector<int32_t> states;
       /// The compute actions, where they are fewer than state entries.
       std::vector<uint32_t> codes;
+      /// The (forward, backward) stages of the rank's layerwise overlaps,
+      /// each once: the walk frees a pair's backward before its forward
+      /// allocates, and the evaluation adds the most any pair holds above
+      /// that (layerwiseOverlapPeak) to the rank's peak.
+      llvm::SmallVector<std::pair<int32_t, int32_t>, 2> layerwisePairs;
     };
     std::vector<Rank> ranks;
     double pairedShare = 0;

@@ -5,12 +5,42 @@
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
+
 using namespace sched;
 
 bool sched::isCompute(ActionKind kind) {
   return kind == ActionKind::Forward || kind == ActionKind::Backward ||
          kind == ActionKind::BackwardInput ||
          kind == ActionKind::BackwardWeight;
+}
+
+int64_t sched::layerwiseOverlapPeak(int64_t forward, int64_t forwardLayers,
+                                    int64_t backward, int64_t backwardLayers) {
+  const __int128 nF = std::max<int64_t>(forwardLayers, 1);
+  const __int128 nB = std::max<int64_t>(backwardLayers, 1);
+  const __int128 first = (forward + nF - 1) / nF;
+  // The backward pieces freed before the forward's last: floor, so the
+  // peak is rounded up.
+  const __int128 freed = std::min(nF - 1, nB) * backward / nB;
+  const __int128 last = forward - freed;
+  return static_cast<int64_t>(std::max(first, last));
+}
+
+size_t sched::layerwisePartner(const std::vector<Action> &actions, size_t i) {
+  const Action &a = actions[i];
+  if (a.kind != ActionKind::Forward || !a.layerwise || a.bundle == 0)
+    return i;
+  for (size_t j = i + 1; j < actions.size() && actions[j].bundle == a.bundle;
+       ++j)
+    if (actions[j].kind == ActionKind::Backward ||
+        actions[j].kind == ActionKind::BackwardInput)
+      return j;
+  for (size_t j = i; j-- > 0 && actions[j].bundle == a.bundle;)
+    if (actions[j].kind == ActionKind::Backward ||
+        actions[j].kind == ActionKind::BackwardInput)
+      return j;
+  return i;
 }
 
 size_t Schedule::numActions() const {

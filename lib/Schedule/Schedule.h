@@ -40,6 +40,23 @@ enum class ActionKind : uint8_t {
 /// True for F, B, I and W.
 bool isCompute(ActionKind kind);
 
+/// What a layerwise overlap (Action::layerwise) holds above what was live
+/// before it, at its fullest: its forward allocates `forward` bytes in
+/// `forwardLayers` equal pieces while its backward frees `backward` bytes
+/// in `backwardLayers`, a piece of each in turn, forward first (Megatron-
+/// Core's combined 1F1B pairs forward layer i with backward layer n-1-i).
+/// The peak follows the first forward piece or the last one:
+/// max(forward / nF, forward - min(nF - 1, nB) * backward / nB), rounded
+/// up; with one layer each it is the whole forward, as in an overlap that
+/// is not layerwise. Layer counts under 1 count as 1.
+int64_t layerwiseOverlapPeak(int64_t forward, int64_t forwardLayers,
+                             int64_t backward, int64_t backwardLayers);
+
+struct Action;
+/// The backward (B or I) the forward at `i` of a layerwise overlap runs
+/// beside, or `i` when it is not such a forward or has no backward there.
+size_t layerwisePartner(const std::vector<Action> &actions, size_t i);
+
 /// One step of a rank's program.
 struct Action {
   ActionKind kind = ActionKind::Forward;
@@ -63,6 +80,12 @@ struct Action {
   /// Nonzero for members of a bundle (a p2p group or an overlap):
   /// consecutive actions of a rank with the same bundle run together.
   uint32_t bundle = 0;
+  /// Members of an overlap that runs its forward and its backward
+  /// interleaved layer by layer (Megatron-Core's combined 1F1B), not as
+  /// two whole passes: the forward allocates its activations a layer at a
+  /// time while the backward frees the other microbatch's (StageCost::layers
+  /// pieces each).
+  bool layerwise = false;
   /// Bytes moved by a transfer or collective, -1 when unknown.
   int64_t bytes = -1;
   /// Collectives: the index into Schedule::collectives of the declaration
@@ -100,6 +123,9 @@ struct StageCost {
   int64_t activation = 0;
   int64_t weightGrad = 0;
   int64_t parameters = 0;
+  /// The layers the stage holds: the pieces a layerwise overlap
+  /// (Action::layerwise) allocates and frees its activations in.
+  int64_t layers = 1;
   /// Bytes of the activation one microbatch sends to the next stage (and
   /// of the gradient that comes back), -1 when unknown.
   int64_t output = -1;

@@ -66,16 +66,17 @@ static void writeDeclarations(OpBuilder &builder, Location loc,
   const Schedule &schedule = plan.schedule;
   for (size_t s = 0; s < schedule.stageCosts.size(); ++s) {
     const StageCost &cost = schedule.stageCosts[s];
-    StageOp::create(
-        builder, loc, builder.getI64IntegerAttr(static_cast<int64_t>(s)),
-        builder.getI64IntegerAttr(1), builder.getF64FloatAttr(cost.forward),
-        builder.getF64FloatAttr(cost.backwardInput),
-        builder.getF64FloatAttr(cost.backwardWeight),
-        builder.getI64IntegerAttr(cost.activation),
-        builder.getI64IntegerAttr(cost.weightGrad),
-        builder.getI64IntegerAttr(cost.parameters),
-        cost.output >= 0 ? builder.getI64IntegerAttr(cost.output)
-                         : IntegerAttr());
+    StageOp::create(builder, loc,
+                    builder.getI64IntegerAttr(static_cast<int64_t>(s)),
+                    builder.getI64IntegerAttr(cost.layers),
+                    builder.getF64FloatAttr(cost.forward),
+                    builder.getF64FloatAttr(cost.backwardInput),
+                    builder.getF64FloatAttr(cost.backwardWeight),
+                    builder.getI64IntegerAttr(cost.activation),
+                    builder.getI64IntegerAttr(cost.weightGrad),
+                    builder.getI64IntegerAttr(cost.parameters),
+                    cost.output >= 0 ? builder.getI64IntegerAttr(cost.output)
+                                     : IntegerAttr());
   }
   if (!plan.mesh.empty()) {
     llvm::SmallVector<StringRef> axes;

@@ -33,6 +33,7 @@ static std::vector<StageCost> readStageCosts(Block &body, int64_t numStages) {
     cost.activation = stage.getActivation();
     cost.weightGrad = stage.getWeightGrad();
     cost.parameters = stage.getParameters();
+    cost.layers = std::max<int64_t>(static_cast<int64_t>(stage.getLayers()), 1);
     if (std::optional<uint64_t> output = stage.getOutput())
       cost.output = static_cast<int64_t>(*output);
   }
@@ -196,6 +197,7 @@ private:
 
   void push(size_t r, Operation &op, Action action, uint32_t bundle) {
     action.bundle = bundle;
+    action.layerwise = bundle != 0 && layerwiseBundle;
     readStreams(op, action);
     schedule.ranks[r].actions.push_back(action);
     if (origins)
@@ -261,28 +263,25 @@ private:
         })
         .Case([&](SendOp s) { pushTransfer(r, s, ActionKind::Send, bundle); })
         .Case([&](RecvOp s) { pushTransfer(r, s, ActionKind::Recv, bundle); })
-        .Case<OverlapOp, P2PGroupOp>([&](Operation *region) {
-          readBody(r, region->getRegion(0).front(), ++lastBundle);
+        .Case([&](OverlapOp overlap) {
+          layerwiseBundle = overlap.getLayerwise();
+          readBody(r, overlap.getBody().front(), ++lastBundle);
+          layerwiseBundle = false;
         })
-        .Case([&](AllReduceOp c) {
-          pushCollective(r, c, ActionKind::AllReduce);
+        .Case([&](P2PGroupOp group) {
+          readBody(r, group->getRegion(0).front(), ++lastBundle);
         })
+        .Case(
+            [&](AllReduceOp c) { pushCollective(r, c, ActionKind::AllReduce); })
         .Case([&](ReduceScatterOp c) {
           pushCollective(r, c, ActionKind::ReduceScatter);
         })
-        .Case([&](AllGatherOp c) {
-          pushCollective(r, c, ActionKind::AllGather);
-        })
-        .Case([&](AllToAllOp c) {
-          pushCollective(r, c, ActionKind::AllToAll);
-        })
+        .Case(
+            [&](AllGatherOp c) { pushCollective(r, c, ActionKind::AllGather); })
+        .Case([&](AllToAllOp c) { pushCollective(r, c, ActionKind::AllToAll); })
         .Case([&](BarrierOp c) { pushCollective(r, c, ActionKind::Barrier); })
-        .Case([&](UnshardOp u) {
-          pushStageAction(r, u, ActionKind::Unshard);
-        })
-        .Case([&](ReshardOp u) {
-          pushStageAction(r, u, ActionKind::Reshard);
-        })
+        .Case([&](UnshardOp u) { pushStageAction(r, u, ActionKind::Unshard); })
+        .Case([&](ReshardOp u) { pushStageAction(r, u, ActionKind::Reshard); })
         .Case([&](ReduceGradOp u) {
           pushStageAction(r, u, ActionKind::ReduceGrad);
         })
@@ -302,6 +301,8 @@ private:
   llvm::StringMap<int32_t> streamIndex;
   llvm::StringMap<int32_t> eventIndex;
   uint32_t lastBundle = 0;
+  /// Whether the overlap being read is layerwise.
+  bool layerwiseBundle = false;
   bool fits = true;
 };
 } // namespace
@@ -478,7 +479,8 @@ static void writeBundle(OpBuilder &builder,
   OpBuilder::InsertionGuard guard(builder);
   Operation *region;
   if (isCompute(bundle.front().kind))
-    region = OverlapOp::create(builder, locate(first));
+    region = OverlapOp::create(builder, locate(first),
+                               /*layerwise=*/bundle.front().layerwise);
   else
     region = P2PGroupOp::create(builder, locate(first));
   builder.createBlock(&region->getRegion(0));

@@ -180,11 +180,29 @@ void MemoryCheck::visitChanges(
         visit(i, {MemoryTerm::UnreducedGradient, a.stage, -1, full});
     }
     switch (a.kind) {
-    case ActionKind::Forward:
-      visit(i, {MemoryTerm::Activation, a.stage, a.microbatch,
-                activation(a.stage)});
+    case ActionKind::Forward: {
+      // In a layerwise overlap the forward holds its activations' peak
+      // beside the backward (layerwiseOverlapPeak) and the rest once the
+      // backward has freed its own.
+      const size_t partner = layerwisePartner(actions, i);
+      if (partner != i && valid) {
+        const Action &b = actions[partner];
+        const bool known = b.stage >= 0 && b.stage < index.numStages;
+        const MemoryAmount whole = activation(a.stage);
+        const MemoryAmount peak = layerwiseOverlapPeak(
+            static_cast<int64_t>(whole), cost(a.stage).layers,
+            known ? static_cast<int64_t>(activation(b.stage)) : 0,
+            known ? cost(b.stage).layers : 1);
+        visit(i, {MemoryTerm::Activation, a.stage, a.microbatch, peak});
+        visit(partner,
+              {MemoryTerm::Activation, a.stage, a.microbatch, whole - peak});
+      } else {
+        visit(i, {MemoryTerm::Activation, a.stage, a.microbatch,
+                  activation(a.stage)});
+      }
       consume(i, MemoryTerm::ReceivedActivation, a.stage, a.microbatch);
       break;
+    }
     case ActionKind::Backward:
     case ActionKind::BackwardInput: {
       visit(i, {MemoryTerm::Activation, a.stage, a.microbatch,

@@ -26,15 +26,15 @@
 // CHECK-NEXT: sched.forward stage 2 mb 0
 // CHECK-NEXT: sched.forward stage 2 mb 1
 // CHECK-NEXT: sched.forward stage 0 mb 2
-// CHECK-NEXT: sched.overlap {
+// CHECK-NEXT: sched.overlap layerwise {
 // CHECK-NEXT: sched.forward stage 0 mb 3
 // CHECK-NEXT: sched.backward stage 2 mb 0
 // CHECK-NEXT: }
-// CHECK-NEXT: sched.overlap {
+// CHECK-NEXT: sched.overlap layerwise {
 // CHECK-NEXT: sched.forward stage 2 mb 2
 // CHECK-NEXT: sched.backward stage 2 mb 1
 // CHECK-NEXT: }
-// CHECK-NEXT: sched.overlap {
+// CHECK-NEXT: sched.overlap layerwise {
 // CHECK-NEXT: sched.forward stage 2 mb 3
 // CHECK-NEXT: sched.backward stage 0 mb 0
 // CHECK-NEXT: }
@@ -48,23 +48,23 @@
 // CHECK-NEXT: sched.forward stage 1 mb 0
 // CHECK-NEXT: sched.forward stage 1 mb 1
 // CHECK-NEXT: sched.forward stage 3 mb 0
-// CHECK-NEXT: sched.overlap {
+// CHECK-NEXT: sched.overlap layerwise {
 // CHECK-NEXT: sched.forward stage 3 mb 1
 // CHECK-NEXT: sched.backward stage 3 mb 0
 // CHECK-NEXT: }
-// CHECK-NEXT: sched.overlap {
+// CHECK-NEXT: sched.overlap layerwise {
 // CHECK-NEXT: sched.forward stage 1 mb 2
 // CHECK-NEXT: sched.backward stage 3 mb 1
 // CHECK-NEXT: }
-// CHECK-NEXT: sched.overlap {
+// CHECK-NEXT: sched.overlap layerwise {
 // CHECK-NEXT: sched.forward stage 1 mb 3
 // CHECK-NEXT: sched.backward stage 1 mb 0
 // CHECK-NEXT: }
-// CHECK-NEXT: sched.overlap {
+// CHECK-NEXT: sched.overlap layerwise {
 // CHECK-NEXT: sched.forward stage 3 mb 2
 // CHECK-NEXT: sched.backward stage 1 mb 1
 // CHECK-NEXT: }
-// CHECK-NEXT: sched.overlap {
+// CHECK-NEXT: sched.overlap layerwise {
 // CHECK-NEXT: sched.forward stage 3 mb 3
 // CHECK-NEXT: sched.backward stage 3 mb 2
 // CHECK-NEXT: }

@@ -44,6 +44,9 @@ INSTRUCTION_KEYS = {
     "declaration": COLLECTIVE_OPS,
     "p2p_group": TRANSFER_OPS,
     "overlap": COMPUTE_OPS,
+    # A layerwise overlap changes memory, not what runs: the executor runs
+    # the pair one after the other either way.
+    "layerwise": COMPUTE_OPS,
     "communicator": TRANSFER_OPS,
     "stream": ALL_OPS,
     "wait_event": ALL_OPS,
