@@ -19,7 +19,7 @@ using namespace sched;
 namespace {
 
 /// How far a seeded policy scales each operation's path ahead (a share).
-constexpr double kUrgencyJitter = 0.25;
+constexpr double kUrgencyJitter = 0.5;
 /// The share of the search's time the restarts may take.
 constexpr double kRestartShare = 0.5;
 
@@ -568,7 +568,6 @@ sched::solveWithListScheduling(const PipelineProblem &problem,
             policies.push_back(policy);
           }
   ListSchedulerResult result;
-  ListPolicy bestPolicy;
   bool found = false;
   auto runPolicy = [&](const ListPolicy &policy) {
     ++result.policies;
@@ -582,20 +581,18 @@ sched::solveWithListScheduling(const PipelineProblem &problem,
       result.solution = std::move(*run);
       result.makespan = makespan;
       result.origin = "list";
-      bestPolicy = policy;
       found = true;
     }
   };
   for (const ListPolicy &policy : policies)
     runPolicy(policy);
-  // Restarts: the best policy, its priorities randomly scaled.
-  const ListPolicy firstBest = bestPolicy;
+  // Restarts: each policy in turn, its priorities randomly scaled.
   for (int32_t seed = 1;
        found && seed <= options.restarts &&
        elapsed() < kRestartShare * options.searchSeconds &&
        result.makespan > options.target + 1e-9 * result.makespan;
        ++seed) {
-    ListPolicy policy = firstBest;
+    ListPolicy policy = policies[(seed - 1) % policies.size()];
     policy.seed = static_cast<uint32_t>(seed);
     runPolicy(policy);
   }

@@ -77,7 +77,7 @@ struct ListSchedulerOptions {
   /// Stop as soon as the makespan reaches this (a lower bound).
   double target = 0;
   /// List schedules run again with randomly scaled priorities (seeds 1 to
-  /// this, on the best policy; within half of `searchSeconds`), before the
+  /// this, each policy in turn; within half of `searchSeconds`), before the
   /// local search. A seeded run ranks forwards and input gradients by
   /// their scaled paths ahead alone, not input gradients first.
   int32_t restarts = 0;

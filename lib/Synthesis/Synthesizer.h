@@ -39,7 +39,7 @@ struct SynthesisOptions {
   double targetGap = 0.01;
   /// Randomized restarts of the list scheduler
   /// (ListSchedulerOptions::restarts).
-  int32_t listRestarts = 2000;
+  int32_t listRestarts = 6000;
 };
 
 struct SynthesisResult {
