@@ -160,11 +160,10 @@ LogicalResult SynthesizePass::synthesize(PipelineOp pipeline) {
 /// activations), from one microbatch at a time (which fits every limit
 /// checkMemory accepts) to 2P; `result` takes its schedule.
 static llvm::Expected<BufferedSolution>
-fastestCappedSchedule(const PipelineProblem &problem,
-                      SynthesisResult &result) {
+fastestCappedSchedule(const PipelineProblem &problem, SynthesisResult &result) {
   std::optional<BufferedSolution> best;
-  const int32_t most = std::min(problem.getNumMicrobatches(),
-                                2 * problem.getNumRanks());
+  const int32_t most =
+      std::min(problem.getNumMicrobatches(), 2 * problem.getNumRanks());
   for (int32_t cap = 1; cap <= most; ++cap)
     for (WeightGradPolicy w : {WeightGradPolicy::Eager, WeightGradPolicy::Fill,
                                WeightGradPolicy::MemoryFirst})
@@ -174,8 +173,7 @@ fastestCappedSchedule(const PipelineProblem &problem,
         policy.inFlightCap = cap;
         policy.waitForUrgent = wait;
         llvm::Expected<BufferedSolution> trial = solveWithTransferBuffers(
-            problem.getSpec(), 0,
-            [&](const PipelineProblem &solvedIn) {
+            problem.getSpec(), 0, [&](const PipelineProblem &solvedIn) {
               return runListPolicy(solvedIn, policy);
             });
         if (!trial) {
@@ -186,8 +184,8 @@ fastestCappedSchedule(const PipelineProblem &problem,
           continue;
         const double makespan =
             trial->solution.makespan(problem.getOperations());
-        if (best && makespan >= best->solution.makespan(
-                                    problem.getOperations()))
+        if (best &&
+            makespan >= best->solution.makespan(problem.getOperations()))
           continue;
         best = std::move(*trial);
       }

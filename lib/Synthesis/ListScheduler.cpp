@@ -20,8 +20,11 @@ namespace {
 
 /// How far a seeded policy scales each operation's path ahead (a share).
 constexpr double kUrgencyJitter = 0.5;
-/// The share of the search's time the restarts may take.
+/// The share of the search's time the restarts may take, and the most
+/// operations they schedule in all (a budget in work, not time: on a
+/// large problem fewer restarts, the same ones whatever the load).
 constexpr double kRestartShare = 0.5;
+constexpr int64_t kRestartOperations = 2500000;
 
 /// The state of one list-scheduling run.
 class ListRun {
@@ -556,8 +559,7 @@ sched::solveWithListScheduling(const PipelineProblem &problem,
       for (int32_t cap : caps)
         for (bool byTail : {true, false})
           for (bool wait : {false, true}) {
-            if (w != WeightGradPolicy::Fill &&
-                !problem.getSpec().splitBackward)
+            if (w != WeightGradPolicy::Fill && !problem.getSpec().splitBackward)
               continue;
             ListPolicy policy;
             policy.reserve = reserve;
@@ -589,6 +591,7 @@ sched::solveWithListScheduling(const PipelineProblem &problem,
   // Restarts: each policy in turn, its priorities randomly scaled.
   for (int32_t seed = 1;
        found && seed <= options.restarts &&
+       int64_t(seed) * int64_t(ops.size()) <= kRestartOperations &&
        elapsed() < kRestartShare * options.searchSeconds &&
        result.makespan > options.target + 1e-9 * result.makespan;
        ++seed) {

@@ -77,8 +77,8 @@ struct ListSchedulerOptions {
   /// Stop as soon as the makespan reaches this (a lower bound).
   double target = 0;
   /// List schedules run again with randomly scaled priorities (seeds 1 to
-  /// this, each policy in turn; within half of `searchSeconds`), before the
-  /// local search. A seeded run ranks forwards and input gradients by
+  /// this, each policy in turn; at most 2,500,000 operations scheduled in
+  /// all, and within half of `searchSeconds`), before the local search. A seeded run ranks forwards and input gradients by
   /// their scaled paths ahead alone, not input gradients first.
   int32_t restarts = 0;
 };

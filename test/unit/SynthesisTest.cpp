@@ -43,6 +43,19 @@ SynthesisSpec uniformSpec(int32_t pp, int32_t m, bool split, double f = 1,
   return spec;
 }
 
+/// The bench's hard corner: `pp` stages, 2 pp microbatches, the last stage
+/// 1.2x heavier, W = `w` x I, transfers of `comm`, a limit of `limit`
+/// stage activations.
+SynthesisSpec heavyLastSpec(int32_t pp, double w, double comm, int64_t limit) {
+  SynthesisSpec spec = uniformSpec(pp, 2 * pp, true, 1, 1, w);
+  spec.stages.back().forward *= 1.2;
+  spec.stages.back().backwardInput *= 1.2;
+  spec.stages.back().backwardWeight *= 1.2;
+  spec.comm = comm;
+  spec.memoryLimit = {limit * kActivationUnit};
+  return spec;
+}
+
 PipelineProblem buildProblem(const SynthesisSpec &spec) {
   llvm::Expected<PipelineProblem> problem = PipelineProblem::build(spec);
   EXPECT_TRUE(static_cast<bool>(problem));
@@ -470,13 +483,8 @@ TEST(SynthesisBound, SerialMemoryHeadsStayBelowSchedules) {
     for (double comm : {0.0, 0.5, 1.0})
       for (double w : {0.3, 1.0})
         for (int64_t limit : {int64_t(1), int64_t(2), int64_t(pp)}) {
-          SynthesisSpec spec = uniformSpec(pp, 2 * pp, true, 1, 1, w);
-          spec.stages.back().forward *= 1.2;
-          spec.stages.back().backwardInput *= 1.2;
-          spec.stages.back().backwardWeight *= 1.2;
-          spec.comm = comm;
-          spec.memoryLimit = {limit * kActivationUnit};
-          PipelineProblem problem = buildProblem(spec);
+          PipelineProblem problem =
+              buildProblem(heavyLastSpec(pp, w, comm, limit));
           ListSchedulerOptions options;
           options.maxTrials = 200;
           llvm::Expected<ListSchedulerResult> list =
@@ -486,13 +494,7 @@ TEST(SynthesisBound, SerialMemoryHeadsStayBelowSchedules) {
               << "pp " << pp << " comm " << comm << " w " << w << " limit "
               << limit;
         }
-  SynthesisSpec spec = uniformSpec(8, 16, true, 1, 1, 1);
-  spec.stages.back().forward *= 1.2;
-  spec.stages.back().backwardInput *= 1.2;
-  spec.stages.back().backwardWeight *= 1.2;
-  spec.comm = 1;
-  spec.memoryLimit = {8 * kActivationUnit};
-  PipelineProblem problem = buildProblem(spec);
+  PipelineProblem problem = buildProblem(heavyLastSpec(8, 1, 1, 8));
   const LowerBound bound = computeLowerBound(problem);
   // Rank 0: F(0, 8 + j) waits for I(0, j) and W(0, j), each a round trip
   // of 28.4 after its forward, so the rank runs I, W, F in turn from 29.4:
@@ -508,13 +510,7 @@ TEST(SynthesisBound, SerialMemoryHeadsStayBelowSchedules) {
 // runs I, W and F in turn from 29.4: SerialMemoryHeadsStayBelowSchedules),
 // they reach a schedule within 1% of the bound.
 TEST(SynthesisList, RestartsAreSeededAndOnlyImprove) {
-  SynthesisSpec spec = uniformSpec(8, 16, true, 1, 1, 1);
-  spec.stages.back().forward *= 1.2;
-  spec.stages.back().backwardInput *= 1.2;
-  spec.stages.back().backwardWeight *= 1.2;
-  spec.comm = 1;
-  spec.memoryLimit = {8 * kActivationUnit};
-  PipelineProblem problem = buildProblem(spec);
+  PipelineProblem problem = buildProblem(heavyLastSpec(8, 1, 1, 8));
   ListSchedulerOptions plain;
   // Budgets in swaps, not seconds: the answer does not depend on the load.
   plain.maxTrials = 1000;
