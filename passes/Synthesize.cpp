@@ -41,8 +41,9 @@ private:
   LogicalResult synthesize(PipelineOp pipeline);
   /// Synthesizes `problem` so that its transfers' buffers fit as well
   /// (TransferBuffers.h): solved again under a lower limit while they
-  /// overflow, and as a last resort one microbatch at a time, which fits
-  /// any limit checkMemory accepts. After a repair the gap is against the
+  /// overflow, and as a last resort the fastest list schedule with the
+  /// microbatches in flight capped whose buffers fit (one at a time fits
+  /// any limit checkMemory accepts). After a repair the gap is against the
   /// request's own bound (what Z3 proved was for a lower limit).
   llvm::Expected<SynthesisResult>
   synthesizeWithBuffers(const PipelineProblem &problem);
@@ -153,6 +154,52 @@ LogicalResult SynthesizePass::synthesize(PipelineOp pipeline) {
   return success();
 }
 
+/// The fastest list schedule whose transfers' buffers fit `problem`'s
+/// limits as the verifier counts them, among the policies with a cap on
+/// the microbatches in flight (which bounds the buffers as well as the
+/// activations), from one microbatch at a time (which fits every limit
+/// checkMemory accepts) to 2P; `result` takes its schedule.
+static llvm::Expected<BufferedSolution>
+fastestCappedSchedule(const PipelineProblem &problem, SynthesisResult &result) {
+  std::optional<BufferedSolution> best;
+  const int32_t most =
+      std::min(problem.getNumMicrobatches(), 2 * problem.getNumRanks());
+  for (int32_t cap = 1; cap <= most; ++cap)
+    for (WeightGradPolicy w : {WeightGradPolicy::Eager, WeightGradPolicy::Fill,
+                               WeightGradPolicy::MemoryFirst})
+      for (bool wait : {false, true}) {
+        ListPolicy policy;
+        policy.weightGrad = w;
+        policy.inFlightCap = cap;
+        policy.waitForUrgent = wait;
+        llvm::Expected<BufferedSolution> trial = solveWithTransferBuffers(
+            problem.getSpec(), 0, [&](const PipelineProblem &solvedIn) {
+              return runListPolicy(solvedIn, policy);
+            });
+        if (!trial) {
+          llvm::consumeError(trial.takeError());
+          continue;
+        }
+        if (!trial->fits)
+          continue;
+        const double makespan =
+            trial->solution.makespan(problem.getOperations());
+        if (best &&
+            makespan >= best->solution.makespan(problem.getOperations()))
+          continue;
+        best = std::move(*trial);
+      }
+  if (!best)
+    return llvm::createStringError(
+        "no capped list schedule fits the transfers' buffers");
+  result.solution = best->solution;
+  result.schedule = problem.toSchedule(best->solution);
+  result.makespan = best->solution.makespan(problem.getOperations());
+  result.solvers = "list (microbatches in flight capped)";
+  result.exactStop.clear();
+  return std::move(*best);
+}
+
 llvm::Expected<SynthesisResult>
 SynthesizePass::synthesizeWithBuffers(const PipelineProblem &problem) {
   if (llvm::Error error = problem.checkMemory())
@@ -178,27 +225,11 @@ SynthesizePass::synthesizeWithBuffers(const PipelineProblem &problem) {
   });
   if (!buffered->fits) {
     repaired = true;
-    ListPolicy oneAtATime;
-    oneAtATime.weightGrad = WeightGradPolicy::Eager;
-    oneAtATime.inFlightCap = 1;
-    llvm::Expected<BufferedSolution> serial = solveWithTransferBuffers(
-        problem.getSpec(), 0,
-        [&](const PipelineProblem &solvedIn)
-            -> llvm::Expected<ProblemSolution> {
-          llvm::Expected<ProblemSolution> run =
-              runListPolicy(solvedIn, oneAtATime);
-          if (run) {
-            last->schedule = solvedIn.toSchedule(*run);
-            last->solution = *run;
-            last->makespan = run->makespan(solvedIn.getOperations());
-            last->solvers = "list (one microbatch at a time)";
-            last->exactStop.clear();
-          }
-          return run;
-        });
-    if (!serial)
-      return serial.takeError();
-    buffered = std::move(serial);
+    llvm::Expected<BufferedSolution> capped =
+        fastestCappedSchedule(problem, *last);
+    if (!capped)
+      return capped.takeError();
+    buffered = std::move(capped);
   }
   SynthesisResult result = std::move(*last);
   if (repaired) {

@@ -11,11 +11,20 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <tuple>
 
 using namespace sched;
 
 namespace {
+
+/// How far a seeded policy scales each operation's path ahead (a share).
+constexpr double kUrgencyJitter = 0.5;
+/// The share of the search's time the restarts may take, and the most
+/// operations they schedule in all (a budget in work, not time: on a
+/// large problem fewer restarts, the same ones whatever the load).
+constexpr double kRestartShare = 0.5;
+constexpr int64_t kRestartOperations = 2500000;
 
 /// The state of one list-scheduling run.
 class ListRun {
@@ -44,6 +53,8 @@ private:
   const ListPolicy &policy;
   const PathLengths &paths;
   llvm::ArrayRef<ProblemOperation> ops;
+  /// The path ahead of each operation, randomly scaled under a seed.
+  std::vector<double> urgency;
   int32_t numRanks, numMicrobatches;
   std::vector<uint32_t> unscheduledPreds;
   std::vector<double> readyAt;
@@ -64,7 +75,14 @@ ListRun::ListRun(const PipelineProblem &problem, const ListPolicy &policy,
                  const PathLengths &paths)
     : problem(problem), policy(policy), paths(paths),
       ops(problem.getOperations()), numRanks(problem.getNumRanks()),
-      numMicrobatches(problem.getNumMicrobatches()) {
+      numMicrobatches(problem.getNumMicrobatches()), urgency(paths.tail) {
+  if (policy.seed != 0) {
+    std::mt19937 random(policy.seed);
+    std::uniform_real_distribution<double> scale(1 - kUrgencyJitter,
+                                                 1 + kUrgencyJitter);
+    for (double &u : urgency)
+      u *= scale(random);
+  }
   unscheduledPreds.assign(ops.size(), 0);
   for (uint32_t op = 0; op < ops.size(); ++op)
     unscheduledPreds[op] = problem.getPredecessors(op).size();
@@ -163,26 +181,40 @@ ListRun::Choice ListRun::choose(int32_t r) const {
       candidates.push_back({op, std::max(clock[r], readyAt[op])});
     }
   Choice best;
-  for (const Candidate &c : candidates)
-    best.start = std::min(best.start, c.start);
-  // Among the operations that can start first, the most urgent.
-  const double slack = 1e-12 * std::max(1.0, best.start);
+  // The operations that compete: those that can start first, or, waiting
+  // for an urgent one, those that can start before the first would end.
+  double horizon = std::numeric_limits<double>::infinity();
   for (const Candidate &c : candidates) {
-    if (c.start > best.start + slack)
+    best.start = std::min(best.start, c.start);
+    horizon = std::min(horizon, c.start + ops[c.op].duration);
+  }
+  const double slack = 1e-12 * std::max(1.0, best.start);
+  if (!policy.waitForUrgent)
+    horizon = best.start + slack;
+  else
+    horizon -= slack;
+  // Among them, the most urgent.
+  best.start = std::numeric_limits<double>::infinity();
+  for (const Candidate &c : candidates) {
+    if (c.start > horizon)
       continue;
-    const int priority = priorityOf(ops[c.op], forwardHeld);
+    int priority = priorityOf(ops[c.op], forwardHeld);
+    // A restart ranks forwards and input gradients by urgency alone.
+    if (policy.seed != 0 && priority == 2)
+      priority = 1;
     auto better = [&]() {
       if (!best.valid || priority != best.priority)
         return !best.valid || priority < best.priority;
       const ProblemOperation &a = ops[c.op], &b = ops[best.op];
       const bool byTail =
           a.kind != ActionKind::Forward || policy.forwardByTail;
-      if (byTail && paths.tail[c.op] != paths.tail[best.op])
-        return paths.tail[c.op] > paths.tail[best.op];
+      if (byTail && urgency[c.op] != urgency[best.op])
+        return urgency[c.op] > urgency[best.op];
       return a.microbatch < b.microbatch;
     };
     if (better()) {
       best.op = c.op;
+      best.start = c.start;
       best.priority = priority;
       best.valid = true;
     }
@@ -519,36 +551,54 @@ sched::solveWithListScheduling(const PipelineProblem &problem,
   for (int32_t cap : {pp, 2 * pp - 1, 2 * pp})
     if (cap < m && !llvm::is_contained(caps, cap))
       caps.push_back(cap);
-  ListSchedulerResult result;
-  bool found = false;
+  std::vector<ListPolicy> policies;
   for (bool reserve : {true, false})
     for (WeightGradPolicy w :
          {WeightGradPolicy::Fill, WeightGradPolicy::MemoryFirst,
           WeightGradPolicy::Eager})
       for (int32_t cap : caps)
-        for (bool byTail : {true, false}) {
-          if (w != WeightGradPolicy::Fill && !problem.getSpec().splitBackward)
-            continue;
-          ListPolicy policy;
-          policy.reserve = reserve;
-          policy.weightGrad = w;
-          policy.inFlightCap = cap;
-          policy.forwardByTail = byTail;
-          ++result.policies;
-          llvm::Expected<ProblemSolution> run =
-              ListRun(problem, policy, paths).run();
-          if (!run) {
-            llvm::consumeError(run.takeError());
-            continue;
+        for (bool byTail : {true, false})
+          for (bool wait : {false, true}) {
+            if (w != WeightGradPolicy::Fill && !problem.getSpec().splitBackward)
+              continue;
+            ListPolicy policy;
+            policy.reserve = reserve;
+            policy.weightGrad = w;
+            policy.inFlightCap = cap;
+            policy.forwardByTail = byTail;
+            policy.waitForUrgent = wait;
+            policies.push_back(policy);
           }
-          const double makespan = run->makespan(ops);
-          if (!found || makespan < result.makespan) {
-            result.solution = std::move(*run);
-            result.makespan = makespan;
-            result.origin = "list";
-            found = true;
-          }
-        }
+  ListSchedulerResult result;
+  bool found = false;
+  auto runPolicy = [&](const ListPolicy &policy) {
+    ++result.policies;
+    llvm::Expected<ProblemSolution> run = ListRun(problem, policy, paths).run();
+    if (!run) {
+      llvm::consumeError(run.takeError());
+      return;
+    }
+    const double makespan = run->makespan(ops);
+    if (!found || makespan < result.makespan) {
+      result.solution = std::move(*run);
+      result.makespan = makespan;
+      result.origin = "list";
+      found = true;
+    }
+  };
+  for (const ListPolicy &policy : policies)
+    runPolicy(policy);
+  // Restarts: each policy in turn, its priorities randomly scaled.
+  for (int32_t seed = 1;
+       found && seed <= options.restarts &&
+       int64_t(seed) * int64_t(ops.size()) <= kRestartOperations &&
+       elapsed() < kRestartShare * options.searchSeconds &&
+       result.makespan > options.target + 1e-9 * result.makespan;
+       ++seed) {
+    ListPolicy policy = policies[(seed - 1) % policies.size()];
+    policy.seed = static_cast<uint32_t>(seed);
+    runPolicy(policy);
+  }
   for (auto &[name, seed] : strategySeeds(problem)) {
     const double makespan = seed.makespan(ops);
     if (!found || makespan < result.makespan) {

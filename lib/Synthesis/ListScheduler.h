@@ -46,6 +46,15 @@ struct ListPolicy {
   /// Among forwards ready together, the one with the longest path ahead
   /// (else the oldest microbatch).
   bool forwardByTail = true;
+  /// A rank may wait for a more urgent operation that becomes ready
+  /// before the first one it could start would end (Giffler and
+  /// Thompson's active schedules); otherwise it never idles while an
+  /// operation can start (a non-delay schedule).
+  bool waitForUrgent = false;
+  /// Nonzero: the seed of a random scaling (fixed per operation, within
+  /// kUrgencyJitter) of the paths ahead that rank operations of one kind,
+  /// for the restarts of solveWithListScheduling.
+  uint32_t seed = 0;
 };
 
 /// Runs one policy; fails when it gets stuck (possible only without
@@ -67,6 +76,11 @@ struct ListSchedulerOptions {
   int32_t maxTrials = -1;
   /// Stop as soon as the makespan reaches this (a lower bound).
   double target = 0;
+  /// List schedules run again with randomly scaled priorities (seeds 1 to
+  /// this, each policy in turn; at most 2,500,000 operations scheduled in
+  /// all, and within half of `searchSeconds`), before the local search. A seeded run ranks forwards and input gradients by
+  /// their scaled paths ahead alone, not input gradients first.
+  int32_t restarts = 0;
 };
 
 struct ListSchedulerResult {
@@ -75,7 +89,8 @@ struct ListSchedulerResult {
   /// Where the schedule the local search improved came from: "list" (a
   /// policy) or the strategy whose order seeded it ("zb-h1").
   std::string origin;
-  /// Policies run, and moves of the local search that improved.
+  /// Policies run (restarts included), and moves of the local search that
+  /// improved.
   int32_t policies = 0;
   int32_t improvingMoves = 0;
   /// Swaps the local search timed.

@@ -29,6 +29,7 @@ sched::synthesizeSchedule(const PipelineProblem &problem,
   ListSchedulerOptions listOptions;
   listOptions.searchSeconds = options.timeLimitSeconds;
   listOptions.target = result.bound.value;
+  listOptions.restarts = options.listRestarts;
   llvm::Expected<ListSchedulerResult> list =
       solveWithListScheduling(problem, listOptions);
   if (!list)

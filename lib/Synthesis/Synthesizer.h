@@ -37,6 +37,9 @@ struct SynthesisOptions {
   /// Z3 stops once the gap is at most this; 0 asks it to prove
   /// optimality.
   double targetGap = 0.01;
+  /// Randomized restarts of the list scheduler
+  /// (ListSchedulerOptions::restarts).
+  int32_t listRestarts = 6000;
 };
 
 struct SynthesisResult {
