@@ -82,6 +82,14 @@ static llvm::Error forEachCell(const RankProgram &program,
   for (size_t i = 0; i < actions.size();) {
     const Action &action = actions[i];
     if (action.kind == ActionKind::Send || action.kind == ActionKind::Recv) {
+      if (content == TorchCsvContent::ComputeAndComms && action.shape)
+        return llvm::createStringError(
+            llvm::formatv("rank {0} holds a shape exchange at action {1}; "
+                          "the PyTorch CSV has no cell for it (PyTorch's "
+                          "pipelining runtime fixes each stage's shapes at "
+                          "set-up and exchanges none)",
+                          program.id, i)
+                .str());
       if (content == TorchCsvContent::ComputeAndComms)
         cell(torchCsvCell(action));
       ++i;
