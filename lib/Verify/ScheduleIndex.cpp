@@ -407,8 +407,9 @@ void ScheduleIndex::checkShapeExchanges(ViolationSink &sink) {
   // batch_isend_irecv takes its receive buffers allocated: a data receive
   // cannot be issued in one p2p group with the shape exchange its buffer
   // is sized from, under either semantics.
-  for (const std::vector<ActionRef> &t : {tables[10], tables[11]})
-    for (ActionRef shapeRecv : t) {
+  // The shape receives' tables, forward and backward.
+  for (int t : {10, 11})
+    for (ActionRef shapeRecv : tables[t]) {
       if (!isSet(shapeRecv))
         continue;
       const Action &s = action(shapeRecv);
