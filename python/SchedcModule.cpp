@@ -231,6 +231,13 @@ PYBIND11_MODULE(_schedc, m) {
       py::arg("text"), py::arg("stages"), py::arg("microbatches"));
 
   m.def(
+      "_read_plan",
+      [](const std::string &text) {
+        return orThrow(api::readJsonPlanText(text));
+      },
+      py::arg("text"));
+
+  m.def(
       "_read_pipeline_order",
       [](const std::vector<std::vector<std::string>> &order,
          std::optional<int64_t> stages, std::optional<int64_t> microbatches) {

@@ -398,8 +398,16 @@ def Sched_SendOp : Sched_Op<"send",
     must have a `sched.rank` in the schedule; a send to the sending rank
     itself is well-formed, and the schedule verifier reports it.
 
+    `shape` makes it a shape exchange: the small message (three int64
+    dimensions, 24 bytes unless `bytes` says otherwise) that tells the
+    receiver the shape of the tensor before the tensor itself travels, as
+    Megatron-LM's `_communicate_shapes` does under `variable_seq_lengths`.
+    It pairs with a shape receive, in issue order with the rank pair's
+    other messages, and the data receive of the same tensor waits for it.
+
     ```mlir
     sched.send forward stage 0 mb 2 to 1
+    sched.send shape forward stage 0 mb 3 to 1
     ```
   }];
   let arguments = (ins Sched_Direction:$direction,
@@ -407,9 +415,10 @@ def Sched_SendOp : Sched_Op<"send",
                        NonNegativeI64Attr:$microbatch,
                        RankIdAttr:$peer,
                        OptionalAttr<FlatSymbolRefAttr>:$comm,
-                       OptionalAttr<NonNegativeI64Attr>:$bytes);
+                       OptionalAttr<NonNegativeI64Attr>:$bytes,
+                       UnitAttr:$shape);
   let assemblyFormat = [{
-    $direction `stage` $stage `mb` $microbatch `to` $peer
+    (`shape` $shape^)? $direction `stage` $stage `mb` $microbatch `to` $peer
     (`on` $comm^)? (`bytes` $bytes^)? attr-dict
   }];
   let hasVerifier = 1;
@@ -422,10 +431,12 @@ def Sched_RecvOp : Sched_Op<"recv",
     Receives the input of stage `stage` for microbatch `mb` from rank
     `from`: `forward` brings the activation of stage `stage - 1`,
     `backward` the gradient of stage `stage + 1`. The peer must have a
-    `sched.rank` in the schedule.
+    `sched.rank` in the schedule. `shape` receives the shape of that
+    tensor instead (see `sched.send`).
 
     ```mlir
     sched.recv forward stage 1 mb 2 from 0
+    sched.recv shape forward stage 1 mb 3 from 0
     ```
   }];
   let arguments = (ins Sched_Direction:$direction,
@@ -433,9 +444,10 @@ def Sched_RecvOp : Sched_Op<"recv",
                        NonNegativeI64Attr:$microbatch,
                        RankIdAttr:$peer,
                        OptionalAttr<FlatSymbolRefAttr>:$comm,
-                       OptionalAttr<NonNegativeI64Attr>:$bytes);
+                       OptionalAttr<NonNegativeI64Attr>:$bytes,
+                       UnitAttr:$shape);
   let assemblyFormat = [{
-    $direction `stage` $stage `mb` $microbatch `from` $peer
+    (`shape` $shape^)? $direction `stage` $stage `mb` $microbatch `from` $peer
     (`on` $comm^)? (`bytes` $bytes^)? attr-dict
   }];
   let hasVerifier = 1;

@@ -10,6 +10,7 @@
 #include "lib/Export/TorchCsv.h"
 #include "lib/Generate/PlanMemory.h"
 #include "lib/Generate/Strategy.h"
+#include "lib/Import/JsonPlan.h"
 #include "lib/Import/TorchCsv.h"
 #include "lib/Limits/ResourceLimits.h"
 #include "lib/Lower/InsertTransfers.h"
@@ -215,6 +216,33 @@ api::readTorchCsvText(llvm::StringRef text, std::optional<int64_t> stages,
   return readCsv(text, stages, microbatches, name, /*asPipelineOrder=*/false);
 }
 
+llvm::Expected<ScheduleSource> api::readJsonPlanText(llvm::StringRef text,
+                                                     llvm::StringRef name) {
+  llvm::SmallVector<llvm::StringRef> lines;
+  text.split(lines, '\n');
+  mlir::MLIRContext context;
+  std::string errors;
+  mlir::ScopedDiagnosticHandler collect(&context, [&](mlir::Diagnostic &diag) {
+    if (!errors.empty())
+      errors += "\n";
+    errors += placeOf(diag.getLocation(), lines, /*asPipelineOrder=*/false);
+    errors += diag.str();
+    return mlir::success();
+  });
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, name),
+                               llvm::SMLoc());
+  mlir::FailureOr<JsonPlanInput> read = readJsonPlan(sourceMgr, &context);
+  if (mlir::failed(read))
+    return failWith(errors.empty() ? "malformed plan" : errors);
+  ScheduleSource source;
+  source.name = read->plan.name.empty() ? name.str() : read->plan.name;
+  source.schedule = std::move(read->plan.schedule);
+  source.memoryLimit = read->plan.verdict.memoryLimit;
+  source.memoryLimitText = read->plan.verdict.memoryLimitText;
+  return source;
+}
+
 llvm::Expected<ScheduleSource>
 api::readPipelineOrder(const std::vector<std::vector<std::string>> &order,
                        std::optional<int64_t> stages,
@@ -317,11 +345,17 @@ llvm::Expected<Report> api::check(const ScheduleSource &source,
   else
     return failWith("unknown p2p semantics '" + p2p +
                     "'; expected eager or rendezvous");
-  if (options.memoryLimit || !options.memoryLimitText.empty()) {
-    llvm::Expected<MemoryLimit> limit =
-        options.memoryLimitText.empty()
-            ? MemoryLimit::fromDouble(*options.memoryLimit)
-            : MemoryLimit::parse(options.memoryLimitText);
+  // A plan's recorded limit, unless the caller gives one (as schedc
+  // verify's --memory-limit overrides it).
+  const bool given = options.memoryLimit || !options.memoryLimitText.empty();
+  const std::optional<double> &value =
+      given ? options.memoryLimit : source.memoryLimit;
+  const std::string &text =
+      given ? options.memoryLimitText : source.memoryLimitText;
+  if (value || !text.empty()) {
+    llvm::Expected<MemoryLimit> limit = text.empty()
+                                            ? MemoryLimit::fromDouble(*value)
+                                            : MemoryLimit::parse(text);
     if (!limit)
       return failWith("memory limit " + llvm::toString(limit.takeError()));
     verify.memoryLimit = *limit;

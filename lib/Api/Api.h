@@ -63,6 +63,11 @@ struct ScheduleSource {
   std::vector<std::vector<int64_t>> steps;
   /// The name the schedule goes by in messages.
   std::string name = "schedule";
+  /// A JSON runtime plan's recorded memory limit (its verdict's
+  /// `memory_limit`, and its text as written), which check() applies
+  /// unless its options give one; none otherwise.
+  std::optional<double> memoryLimit;
+  std::string memoryLimitText;
 };
 
 /// One violation of the verifier's contract (docs/verifier.md).
@@ -123,6 +128,14 @@ llvm::Expected<ScheduleSource>
 readTorchCsvText(llvm::StringRef text, std::optional<int64_t> stages = {},
                  std::optional<int64_t> microbatches = {},
                  llvm::StringRef name = "schedule.csv");
+
+/// Reads a JSON runtime plan (docs/runtime-plan.md, versions 1 to 4) from
+/// `text`, with whatever the format says beyond the CSV: streams and
+/// events, communicators, p2p groups, shape exchanges, collectives.
+/// Malformed text fails with the reader's diagnostics as
+/// "<name>:<line>:<column>: <message>" lines.
+llvm::Expected<ScheduleSource>
+readJsonPlanText(llvm::StringRef text, llvm::StringRef name = "plan.json");
 
 /// Reads PyTorch's in-memory form (`pipeline_order` of
 /// torch.distributed.pipelining schedules): per rank, in rank order, the

@@ -30,6 +30,14 @@ static llvm::StringRef streamOf(ActionKind kind) {
                                                               : "comm";
 }
 
+/// Whether any transfer of the schedule is a shape exchange (version 4).
+static bool hasShapeExchanges(const Schedule &schedule) {
+  return llvm::any_of(schedule.ranks, [](const RankProgram &program) {
+    return llvm::any_of(program.actions,
+                        [](const Action &a) { return a.shape; });
+  });
+}
+
 /// The rank that computes each stage first, -1 for none.
 static std::vector<int64_t> stageRanks(const Schedule &schedule) {
   std::vector<int64_t> ranks(std::max(schedule.numStages, 0), -1);
@@ -72,7 +80,8 @@ namespace {
 class RankWriter {
 public:
   RankWriter(llvm::raw_ostream &os, const RuntimePlan &plan, size_t rank)
-      : os(os), plan(plan), schedule(plan.schedule), rank(rank) {}
+      : os(os), plan(plan), schedule(plan.schedule), rank(rank),
+        namesStreams(schedule.hasStreams() || hasShapeExchanges(schedule)) {}
 
   llvm::Error write() {
     const RankProgram &program = schedule.ranks[rank];
@@ -114,6 +123,8 @@ private:
             static_cast<size_t>(action.communicator) < schedule.groups.size())
           json.attribute("communicator",
                          schedule.groups[action.communicator].name);
+        if (action.shape)
+          json.attribute("payload", "shape");
       }
       if (isCollective(action.kind)) {
         if (action.group < 0 ||
@@ -134,7 +145,7 @@ private:
       if (action.layerwise)
         json.attribute("layerwise", true);
       // Version 3 names the action's stream; before it, the op's class.
-      if (schedule.hasStreams()) {
+      if (namesStreams) {
         json.attribute("stream", schedule.streamName(action.stream));
         if (action.waitEvent >= 0)
           json.attribute("wait_event", schedule.events[action.waitEvent]);
@@ -158,6 +169,9 @@ private:
   const RuntimePlan &plan;
   const Schedule &schedule;
   size_t rank;
+  /// Version 3 and later name each instruction's stream ("default" for a
+  /// schedule that names none).
+  bool namesStreams;
 };
 } // namespace
 
@@ -174,7 +188,8 @@ llvm::Error sched::writeJsonPlan(llvm::raw_ostream &os,
   os << "{\n";
   field("format", "schedc-runtime-plan");
   // Version 2 only where the plan has communicators, 3 where it has
-  // streams: older readers keep reading every other plan.
+  // streams, 4 where it has shape exchanges: older readers keep reading
+  // every other plan.
   const bool communicators =
       llvm::any_of(schedule.groups,
                    [](const ProcessGroup &g) { return g.lazy; }) ||
@@ -183,9 +198,10 @@ llvm::Error sched::writeJsonPlan(llvm::raw_ostream &os,
           return a.communicator >= 0;
         });
       });
-  field("version", schedule.hasStreams() ? kRuntimePlanVersion
-                  : communicators ? kRuntimePlanVersionWithCommunicators
-                                  : kRuntimePlanVersionWithoutCommunicators);
+  field("version", hasShapeExchanges(schedule) ? kRuntimePlanVersion
+                   : schedule.hasStreams()     ? kRuntimePlanVersionWithStreams
+                   : communicators ? kRuntimePlanVersionWithCommunicators
+                                   : kRuntimePlanVersionWithoutCommunicators);
   field("schedc_version", kSchedcVersion);
   field("name", plan.name);
   if (!plan.verdict.memoryLimitText.empty()) {

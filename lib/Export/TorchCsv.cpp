@@ -82,6 +82,14 @@ static llvm::Error forEachCell(const RankProgram &program,
   for (size_t i = 0; i < actions.size();) {
     const Action &action = actions[i];
     if (action.kind == ActionKind::Send || action.kind == ActionKind::Recv) {
+      if (content == TorchCsvContent::ComputeAndComms && action.shape)
+        return llvm::createStringError(
+            llvm::formatv("rank {0} holds a shape exchange at action {1}; "
+                          "the PyTorch CSV has no cell for it (PyTorch's "
+                          "pipelining runtime fixes each stage's shapes at "
+                          "set-up and exchanges none)",
+                          program.id, i)
+                .str());
       if (content == TorchCsvContent::ComputeAndComms)
         cell(torchCsvCell(action));
       ++i;
@@ -129,6 +137,38 @@ static llvm::Error writeRow(llvm::raw_ostream &os, const RankProgram &program,
   });
 }
 
+/// The CSV has no streams and no events: PyTorch's pipelining runtime
+/// issues a rank's actions one by one, in row order. A rank on one stream
+/// of any name says nothing the row does not; two streams or an event
+/// would be dropped silently, so they are refused.
+static llvm::Error checkOneStream(const Schedule &schedule) {
+  for (const RankProgram &program : schedule.ranks)
+    for (const Action &action : program.actions) {
+      if (action.waitEvent >= 0 || action.recordEvent >= 0)
+        return llvm::createStringError(
+            llvm::formatv(
+                "rank {0} orders its streams with event '{1}'; the "
+                "PyTorch CSV has no streams or events (its runtime "
+                "issues a rank's actions in row order): write a "
+                "JSON runtime plan instead",
+                program.id,
+                schedule.events[action.waitEvent >= 0 ? action.waitEvent
+                                                      : action.recordEvent])
+                .str());
+      if (action.stream != program.actions.front().stream)
+        return llvm::createStringError(
+            llvm::formatv("rank {0} runs actions on streams {1} and {2}; the "
+                          "PyTorch CSV has no streams or events (its runtime "
+                          "issues a rank's actions in row order): write a "
+                          "JSON runtime plan instead",
+                          program.id,
+                          schedule.streamName(program.actions.front().stream),
+                          schedule.streamName(action.stream))
+                .str());
+    }
+  return llvm::Error::success();
+}
+
 llvm::Error sched::writeTorchCsv(llvm::raw_ostream &os,
                                  const Schedule &schedule,
                                  TorchCsvContent content) {
@@ -139,6 +179,8 @@ llvm::Error sched::writeTorchCsv(llvm::raw_ostream &os,
                       "stages, where stage s feeds stage s + 1",
                       schedule.replicas)
             .str());
+  if (llvm::Error error = checkOneStream(schedule))
+    return error;
   std::map<int64_t, const RankProgram *> rows;
   for (const RankProgram &program : schedule.ranks) {
     if (program.id < 0 || program.id >= kMaxRows)

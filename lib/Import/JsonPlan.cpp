@@ -189,6 +189,10 @@ private:
   /// Fails, naming `where`, unless the plan's version has communicators.
   LogicalResult needsCommunicators(StringRef where);
   /// A transfer's "communicator": a group whose member set holds both ranks.
+  /// A transfer's "payload": its data (the default) or, from version 4,
+  /// its shape exchange.
+  LogicalResult readPayload(const llvm::json::Object &object, StringRef where,
+                            Action &action);
   LogicalResult readCommunicator(const llvm::json::Object &object,
                                  StringRef where, Action &action);
   /// An instruction's "stream" (in version 3 any stream of its rank, before
@@ -770,14 +774,15 @@ LogicalResult PlanReader::readStreams(const llvm::json::Object &object,
                                       StringRef where, StringRef opName,
                                       bool compute, Action &action) {
   std::string stream;
-  if (planVersion < kRuntimePlanVersion) {
+  if (planVersion < kRuntimePlanVersionWithStreams) {
     // Before version 3 the field names the op's class, and the rank runs
     // on one stream.
     for (StringRef key : {"wait_event", "record_event"})
       if (object.get(key))
-        return error(where) << "streams and events (\"" << key
-                            << "\") need plan version " << kRuntimePlanVersion
-                            << "; this plan is version " << planVersion;
+        return error(where)
+               << "streams and events (\"" << key << "\") need plan version "
+               << kRuntimePlanVersionWithStreams << "; this plan is version "
+               << planVersion;
     const StringRef expected = compute ? "compute" : "comm";
     if (failed(readString(object, "stream", where, expected, stream)))
       return failure();
@@ -833,6 +838,23 @@ LogicalResult PlanReader::readStreams(const llvm::json::Object &object,
   return success();
 }
 
+LogicalResult PlanReader::readPayload(const llvm::json::Object &object,
+                                      StringRef where, Action &action) {
+  if (!object.get("payload"))
+    return success();
+  std::string payload;
+  if (failed(readString(object, "payload", where, std::nullopt, payload)))
+    return failure();
+  if (planVersion < kRuntimePlanVersion)
+    return error(where) << "shape exchanges (\"payload\") need plan version "
+                        << kRuntimePlanVersion << "; this plan is version "
+                        << planVersion;
+  if (payload != "data" && payload != "shape")
+    return error(where) << "\"payload\" must be data or shape";
+  action.shape = payload == "shape";
+  return success();
+}
+
 LogicalResult PlanReader::readCommunicator(const llvm::json::Object &object,
                                            StringRef where, Action &action) {
   if (!object.get("communicator"))
@@ -871,7 +893,8 @@ LogicalResult PlanReader::readInstruction(const llvm::json::Value &value,
                        {"op", "stage", "microbatch", "direction", "peer",
                         "group", "communicator", "bytes", "declaration",
                         "p2p_group", "overlap", "layerwise", "stream",
-                        "wait_event", "record_event", "slot", "recv_slot"})))
+                        "wait_event", "record_event", "slot", "recv_slot",
+                        "payload"})))
     return failure();
   std::string opName;
   if (failed(readString(*object, "op", where, std::nullopt, opName)))
@@ -924,10 +947,11 @@ LogicalResult PlanReader::readInstruction(const llvm::json::Value &value,
     action.gradient = direction == "backward";
     auto index = rankIndex.find(peer);
     action.peer = index == rankIndex.end() ? -1 : index->second;
-    if (failed(readCommunicator(*object, where, action)))
+    if (failed(readCommunicator(*object, where, action)) ||
+        failed(readPayload(*object, where, action)))
       return failure();
   } else if (failed(forbid("direction")) || failed(forbid("peer")) ||
-             failed(forbid("communicator"))) {
+             failed(forbid("communicator")) || failed(forbid("payload"))) {
     return failure();
   }
   if (collective) {

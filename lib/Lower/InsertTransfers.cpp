@@ -397,6 +397,9 @@ Schedule TransferInserter::assemble() {
   result.replicas = compute.replicas;
   result.stageCosts = compute.stageCosts;
   result.groups = compute.groups;
+  // The computes keep their streams and events: their names go with them.
+  result.streams = compute.streams;
+  result.events = compute.events;
   for (size_t r = 0; r < compute.ranks.size(); ++r) {
     RankProgram program;
     program.id = compute.ranks[r].id;

@@ -20,10 +20,13 @@
 
 namespace sched {
 
-/// The version of the JSON plan schema this build reads and writes: 3
-/// adds streams and events (an instruction's "stream" names a stream of its
-/// rank, "wait_event" and "record_event" order them).
-constexpr int kRuntimePlanVersion = 3;
+/// The version of the JSON plan schema this build reads and writes: 4
+/// adds shape exchanges (a transfer's "payload": "shape").
+constexpr int kRuntimePlanVersion = 4;
+/// Version 3 adds streams and events (an instruction's "stream" names a
+/// stream of its rank, "wait_event" and "record_event" order them); plans
+/// with them and no shape exchange are written, and still read, as 3.
+constexpr int kRuntimePlanVersionWithStreams = 3;
 /// Plans with communicators (a lazy group, a transfer on a group's
 /// communicator) but no streams are written, and still read, as version 2:
 /// their "stream" is compute or comm by the op and the rank runs on one

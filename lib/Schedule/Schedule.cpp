@@ -121,14 +121,14 @@ std::string sched::describeAction(const Schedule &schedule, const Action &a) {
         .str();
   switch (a.kind) {
   case ActionKind::Send:
-    return llvm::formatv("SEND_{0}(stage {1}, mb {2}) to {3}",
-                         a.gradient ? "B" : "F", a.stage, a.microbatch,
-                         rankName(a.peer))
+    return llvm::formatv("SEND_{0}{1}(stage {2}, mb {3}) to {4}",
+                         a.shape ? "SHAPE_" : "", a.gradient ? "B" : "F",
+                         a.stage, a.microbatch, rankName(a.peer))
         .str();
   case ActionKind::Recv:
-    return llvm::formatv("RECV_{0}(stage {1}, mb {2}) from {3}",
-                         a.gradient ? "B" : "F", a.stage, a.microbatch,
-                         rankName(a.peer))
+    return llvm::formatv("RECV_{0}{1}(stage {2}, mb {3}) from {4}",
+                         a.shape ? "SHAPE_" : "", a.gradient ? "B" : "F",
+                         a.stage, a.microbatch, rankName(a.peer))
         .str();
   case ActionKind::Unshard:
     return llvm::formatv("UNSHARD(stage {0})", a.stage).str();

@@ -63,6 +63,11 @@ struct Action {
   /// Send/recv: true when the transfer carries a gradient (backward
   /// direction), false for an activation.
   bool gradient = false;
+  /// Send/recv: true for a shape exchange, the small message that carries
+  /// the shape of the (stage, microbatch, direction) tensor ahead of the
+  /// tensor itself (Megatron-LM's `_communicate_shapes` under
+  /// `variable_seq_lengths`); false for the tensor's data.
+  bool shape = false;
   /// The stream of its rank the action runs on: an index into
   /// Schedule::streams, 0 (the rank's one stream) when the schedule names
   /// none.
@@ -276,6 +281,10 @@ enum class StagePlacement : uint8_t { Loop, V };
 
 /// The rank that holds `stage` among `pp` ranks under `placement`.
 int32_t rankOfStage(int32_t stage, int32_t pp, StagePlacement placement);
+
+/// The bytes of a shape exchange that states none: three int64
+/// dimensions, as Megatron-LM's `_communicate_shapes` sends them.
+constexpr int64_t kShapeExchangeBytes = 24;
 
 /// A short label of a compute action for grids and messages: "F3", or
 /// "2F3" with the stage when `withStage` is set (PyTorch's CSV spelling).

@@ -217,6 +217,7 @@ private:
     Action action = Action::compute(kind, static_cast<int32_t>(op.getStage()),
                                     static_cast<int32_t>(op.getMicrobatch()));
     action.gradient = op.getDirection() == Direction::Backward;
+    action.shape = op.getShape();
     action.peer = rankIndex.lookup(op.getPeer());
     if (FlatSymbolRefAttr comm = op.getCommAttr())
       action.communicator = groupIndex.lookup(comm.getValue());
@@ -414,9 +415,11 @@ static void writeAction(OpBuilder &builder, Location loc,
       comm = FlatSymbolRefAttr::get(builder.getContext(),
                                     schedule.groups[action.communicator].name);
     if (action.kind == ActionKind::Send)
-      SendOp::create(builder, loc, direction, stage, mb, peer, comm, bytes);
+      SendOp::create(builder, loc, direction, stage, mb, peer, comm, bytes,
+                     action.shape);
     else
-      RecvOp::create(builder, loc, direction, stage, mb, peer, comm, bytes);
+      RecvOp::create(builder, loc, direction, stage, mb, peer, comm, bytes,
+                     action.shape);
     return;
   }
   case ActionKind::AllReduce:

@@ -258,8 +258,9 @@ void ListSimulator::advance(int32_t r) {
         return;
       start = std::max(start, *inputs);
     }
+    // A shape exchange carries no data a consumer waits for.
     for (size_t i = begin; i < end; ++i)
-      if (actions[i].kind == ActionKind::Send)
+      if (actions[i].kind == ActionKind::Send && !actions[i].shape)
         post(eventKey(actions[i].gradient ? EventSlot::SendBackward
                                           : EventSlot::SendForward,
                       actions[i].stage, actions[i].microbatch),

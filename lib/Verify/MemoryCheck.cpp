@@ -227,6 +227,10 @@ void MemoryCheck::visitChanges(
                 -weightGrad(a.stage)});
       break;
     case ActionKind::Recv:
+      // A shape exchange's 24 bytes are read and freed at once (Megatron's
+      // `.tolist()`): no buffer that lives on.
+      if (a.shape)
+        break;
       if (MemoryAmount amount = receiveBytes(a))
         visit(i, {a.gradient ? MemoryTerm::ReceivedGradient
                              : MemoryTerm::ReceivedActivation,

@@ -52,8 +52,9 @@ static constexpr ActionRef kNone{-1, -1};
 
 static bool isSet(ActionRef ref) { return ref.rank >= 0; }
 
-/// Index of the table for a compute kind or a transfer direction.
-static int tableIndex(ActionKind kind, bool gradient) {
+/// Index of the table for a compute kind or a transfer direction; shape
+/// exchanges have tables of their own, after the data transfers'.
+static int tableIndex(ActionKind kind, bool gradient, bool shape) {
   switch (kind) {
   case ActionKind::Forward:
     return 0;
@@ -64,9 +65,9 @@ static int tableIndex(ActionKind kind, bool gradient) {
   case ActionKind::BackwardWeight:
     return 3;
   case ActionKind::Send:
-    return gradient ? 5 : 4;
+    return (gradient ? 5 : 4) + (shape ? 4 : 0);
   case ActionKind::Recv:
-    return gradient ? 7 : 6;
+    return (gradient ? 7 : 6) + (shape ? 4 : 0);
   default:
     return -1;
   }
@@ -76,25 +77,26 @@ ScheduleIndex::ScheduleIndex(const Schedule &schedule)
     : schedule(schedule), numStages(schedule.numStages),
       numMicrobatches(schedule.numMicrobatches) {}
 
-std::vector<ActionRef> &ScheduleIndex::table(ActionKind kind, bool gradient) {
-  return tables[tableIndex(kind, gradient)];
+std::vector<ActionRef> &ScheduleIndex::table(ActionKind kind, bool gradient,
+                                             bool shape) {
+  return tables[tableIndex(kind, gradient, shape)];
 }
 
-const std::vector<ActionRef> &ScheduleIndex::table(ActionKind kind,
-                                                   bool gradient) const {
-  return tables[tableIndex(kind, gradient)];
+const std::vector<ActionRef> &
+ScheduleIndex::table(ActionKind kind, bool gradient, bool shape) const {
+  return tables[tableIndex(kind, gradient, shape)];
 }
 
 ActionRef ScheduleIndex::compute(ActionKind kind, int32_t stage,
                                  int32_t mb) const {
-  return table(kind, false)[slot(stage, mb)];
+  return table(kind, false, false)[slot(stage, mb)];
 }
 
 ActionRef ScheduleIndex::transfer(ActionKind kind, bool gradient, int32_t stage,
-                                  int32_t mb) const {
+                                  int32_t mb, bool shape) const {
   if (stage < 0 || stage >= numStages)
     return kNone;
-  return table(kind, gradient)[slot(stage, mb)];
+  return table(kind, gradient, shape)[slot(stage, mb)];
 }
 
 ActionRef ScheduleIndex::inputGradient(int32_t stage, int32_t mb) const {
@@ -143,7 +145,7 @@ bool ScheduleIndex::indexActions(ViolationSink &sink) {
     const std::vector<Action> &actions = schedule.ranks[r].actions;
     for (size_t i = 0; i < actions.size(); ++i) {
       const Action &a = actions[i];
-      const int t = tableIndex(a.kind, a.gradient);
+      const int t = tableIndex(a.kind, a.gradient, a.shape);
       if (t < 0)
         continue;
       const ActionRef here{static_cast<int32_t>(r), static_cast<int32_t>(i)};
@@ -172,8 +174,10 @@ bool ScheduleIndex::indexActions(ViolationSink &sink) {
         placementOk = false;
         continue;
       }
-      if (a.kind == ActionKind::Send || a.kind == ActionKind::Recv)
+      if (a.kind == ActionKind::Send || a.kind == ActionKind::Recv) {
         lowered = true;
+        shapes |= a.shape;
+      }
       ActionRef &entry = tables[t][slot(a.stage, a.microbatch)];
       if (isSet(entry)) {
         if (Violation *v = sink.add(
@@ -187,9 +191,9 @@ bool ScheduleIndex::indexActions(ViolationSink &sink) {
             v->rule =
                 StructuralRule::count(-1, a.kind, a.stage, a.microbatch, 1);
           else
-            v->rule = StructuralRule::transferCount(-1, a.kind, a.gradient,
-                                                    a.stage, a.microbatch, 1,
-                                                    /*atLeast=*/false);
+            v->rule = StructuralRule::transferCount(
+                -1, a.kind, transferDirection(a), a.stage, a.microbatch, 1,
+                /*atLeast=*/false);
         }
         continue;
       }
@@ -275,6 +279,8 @@ void ScheduleIndex::checkCompleteness(ViolationSink &sink) {
 int64_t ScheduleIndex::transferBytes(const Action &transfer) const {
   if (transfer.bytes >= 0)
     return transfer.bytes;
+  if (transfer.shape)
+    return kShapeExchangeBytes;
   // A receive of stage s brings stage s-1's output forward, or the
   // gradient of stage s's output backward; a send mirrors it.
   const bool send = transfer.kind == ActionKind::Send;
@@ -359,6 +365,8 @@ void ScheduleIndex::checkTransfers(ViolationSink &sink) {
   // peer.
   if (pairable)
     checkMessageOrder(sink);
+  if (shapes)
+    checkShapeExchanges(sink);
   // Every cross-rank input must arrive by a receive. A stage that runs on
   // no rank is missing all its work, which completeness reports.
   const int32_t perReplica = schedule.microbatchesPerReplica();
@@ -379,7 +387,7 @@ void ScheduleIndex::checkTransfers(ViolationSink &sink) {
                               "stage {2} from {3}, but no recv brings it",
                               s, m, s - 1, rankName(stageRank[s - 1]))))
           v->rule = StructuralRule::transferCount(
-              stageRank[s], ActionKind::Recv, /*gradient=*/false, s, m, 1,
+              stageRank[s], ActionKind::Recv, /*direction=*/0, s, m, 1,
               /*atLeast=*/true);
       if (!schedule.isLastStage(s) && crosses(s, s + 1) &&
           !isSet(transfer(ActionKind::Recv, true, s, m)))
@@ -390,8 +398,39 @@ void ScheduleIndex::checkTransfers(ViolationSink &sink) {
                               "brings it",
                               s, m, s + 1, rankName(stageRank[s + 1]))))
           v->rule = StructuralRule::transferCount(
-              stageRank[s], ActionKind::Recv, /*gradient=*/true, s, m, 1,
+              stageRank[s], ActionKind::Recv, /*direction=*/1, s, m, 1,
               /*atLeast=*/true);
+    }
+}
+
+void ScheduleIndex::checkShapeExchanges(ViolationSink &sink) {
+  // batch_isend_irecv takes its receive buffers allocated: a data receive
+  // cannot be issued in one p2p group with the shape exchange its buffer
+  // is sized from, under either semantics.
+  // The shape receives' tables, forward and backward.
+  for (int t : {10, 11})
+    for (ActionRef shapeRecv : tables[t]) {
+      if (!isSet(shapeRecv))
+        continue;
+      const Action &s = action(shapeRecv);
+      const ActionRef recv =
+          transfer(ActionKind::Recv, s.gradient, s.stage, s.microbatch);
+      if (!isSet(recv) || recv.rank != shapeRecv.rank || s.bundle == 0 ||
+          action(recv).bundle != s.bundle)
+        continue;
+      if (Violation *v = sink.add(
+              ViolationKind::Dependency, recv,
+              llvm::formatv("{0} is issued in one p2p group with {1}, whose "
+                            "shape its buffer is allocated from: a batched "
+                            "receive is posted with its buffer, before any "
+                            "of the group's transfers completes (exchange "
+                            "the shape in a group of its own first)",
+                            describeAction(schedule, action(recv)),
+                            describeAction(schedule, s)))) {
+        v->notes.push_back({shapeRecv, "the shape exchange is here"});
+        v->rule.why = "which actions a p2p group holds is not stated over "
+                      "the rank's actions";
+      }
     }
 }
 
@@ -492,7 +531,12 @@ void ScheduleIndex::checkPair(ActionRef sendRef, ActionRef recvRef, size_t k,
     required = wants;
     disagreement = std::move(why);
   };
-  if (send.gradient != recv.gradient)
+  if (send.shape != recv.shape)
+    disagree(transferDirection(recv), transferDirection(send),
+             llvm::formatv("one carries {0}, the other {1}",
+                           send.shape ? "a shape" : "data",
+                           recv.shape ? "a shape" : "data"));
+  else if (send.gradient != recv.gradient)
     disagree(recv.gradient, send.gradient,
              llvm::formatv("one carries {0}, the other {1}",
                            send.gradient ? "a gradient" : "an activation",
@@ -540,6 +584,10 @@ void ScheduleIndex::checkPair(ActionRef sendRef, ActionRef recvRef, size_t k,
   };
   report(recvRef, sendRef, recvText, sendText);
   report(sendRef, recvRef, sendText, recvText);
+}
+
+int32_t sched::transferDirection(const Action &a) {
+  return (a.gradient ? 1 : 0) + (a.shape ? 2 : 0);
 }
 
 bool sched::collectiveStageIsKey(const Schedule &schedule, const Action &a) {

@@ -42,6 +42,10 @@ private:
 /// and names what a collective no declaration explains does.
 bool collectiveStageIsKey(const Schedule &schedule, const Action &a);
 
+/// A transfer's direction as the structural rules state it: 0 for an
+/// activation, 1 for a gradient, plus 2 for a shape exchange.
+int32_t transferDirection(const Action &a);
+
 /// Where every compute action and transfer of a schedule sits.
 class ScheduleIndex {
 public:
@@ -57,14 +61,17 @@ public:
   /// True when the schedule holds transfers: cross-rank inputs must then
   /// travel by matching send/recv pairs.
   bool lowered = false;
+  /// True when the schedule holds shape exchanges.
+  bool shapes = false;
   /// The rank index holding each stage, or -1.
   std::vector<int32_t> stageRank;
 
   /// The compute action of `kind` for (stage, mb), or {-1, -1}.
   ActionRef compute(ActionKind kind, int32_t stage, int32_t mb) const;
-  /// The send (or receive) of `gradient` direction at `stage` for `mb`.
-  ActionRef transfer(ActionKind kind, bool gradient, int32_t stage,
-                     int32_t mb) const;
+  /// The send (or receive) of `gradient` direction at `stage` for `mb`:
+  /// of its data, or with `shape` of its shape exchange.
+  ActionRef transfer(ActionKind kind, bool gradient, int32_t stage, int32_t mb,
+                     bool shape = false) const;
   /// The action `ref` points to.
   const Action &action(ActionRef ref) const {
     return schedule.ranks[ref.rank].actions[ref.index];
@@ -73,15 +80,17 @@ public:
   ActionRef inputGradient(int32_t stage, int32_t mb) const;
   /// The bytes a send or receive moves: its own `bytes`, else the `output`
   /// of the lower stage of the pair (what sched-insert-p2p puts there);
-  /// -1 when neither is known.
+  /// -1 when neither is known. A shape exchange that states none moves
+  /// kShapeExchangeBytes.
   int64_t transferBytes(const Action &transfer) const;
 
 private:
   size_t slot(int32_t stage, int32_t mb) const {
     return static_cast<size_t>(stage) * numMicrobatches + mb;
   }
-  std::vector<ActionRef> &table(ActionKind kind, bool gradient);
-  const std::vector<ActionRef> &table(ActionKind kind, bool gradient) const;
+  std::vector<ActionRef> &table(ActionKind kind, bool gradient, bool shape);
+  const std::vector<ActionRef> &table(ActionKind kind, bool gradient,
+                                      bool shape) const;
 
   bool indexActions(ViolationSink &sink);
   void checkCompleteness(ViolationSink &sink);
@@ -91,10 +100,13 @@ private:
   void checkMessageOrder(ViolationSink &sink);
   /// Checks that the `k`-th send and receive of a channel agree.
   void checkPair(ActionRef send, ActionRef recv, size_t k, ViolationSink &sink);
+  /// Checks that no data receive shares its p2p group with the shape
+  /// exchange its buffer is allocated from.
+  void checkShapeExchanges(ViolationSink &sink);
   void checkCollectives(ViolationSink &sink);
 
-  /// F, B, I, W, then send/recv forward/backward.
-  std::vector<ActionRef> tables[8];
+  /// F, B, I, W, then send/recv forward/backward of data, then of shapes.
+  std::vector<ActionRef> tables[12];
 };
 
 } // namespace sched

@@ -334,6 +334,7 @@ static RuleAction ruleAction(const ScheduleIndex &index, const Action &a) {
   result.peer = a.peer;
   result.group = a.group;
   result.direction = a.gradient ? 1 : 0;
+  result.payload = a.shape ? 1 : 0;
   const bool transfer =
       a.kind == ActionKind::Send || a.kind == ActionKind::Recv;
   // A transfer's bytes are its own, else its pair's stage output (what the
@@ -396,7 +397,7 @@ public:
         if (keeps(r, i))
           result.push_back({static_cast<int64_t>(actions[i].kind),
                             actions[i].stage, actions[i].microbatch,
-                            actions[i].gradient ? 1 : 0});
+                            transferDirection(actions[i])});
     }
     return result;
   }
@@ -485,8 +486,11 @@ static bool addRankRule(const ScheduleIndex &index, const Violation &v,
           "issue order: they are as many, and the k-th of each agree on "
           "direction (dir: 0 activation, 1 gradient), stage (the receive's "
           "is the send's + 1 forward, - 1 backward), microbatch and bytes "
-          "(when both are known, >= 0){4}",
+          "(when both are known, >= 0){4}{5}",
           rankId(rule.rank), rankId(rule.otherRank), rule.rank, rule.otherRank,
+          index.shapes ? ", and payload where either is a shape exchange "
+                         "(payload: 0 data, 1 shape)"
+                       : "",
           scope.comment());
     } else {
       pairing.form = PairingRule::Form::Collective;
@@ -877,8 +881,9 @@ static Z3Query structuralQuery(const ScheduleIndex &index,
                 : "rank " + std::to_string(schedule.ranks[rule.rank].id),
             static_cast<int>(rule.kind), kindName(rule.kind),
             rule.direction >= 0
-                ? llvm::formatv(" in direction {0} ({1})", rule.direction,
-                                rule.direction ? "gradient" : "activation")
+                ? llvm::formatv(" in direction {0} ({1}{2})", rule.direction,
+                                rule.direction & 1 ? "gradient" : "activation",
+                                rule.direction & 2 ? " shape" : "")
                       .str()
                 : std::string(),
             rule.stage >= 0 ? " of stage " + std::to_string(rule.stage)

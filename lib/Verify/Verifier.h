@@ -262,12 +262,13 @@ struct StructuralRule {
   /// A count of the transfers of `kind` in `direction` (1 gradient, 0
   /// activation) of `stage` and `microbatch` among the actions of `rank`
   /// (every rank when -1): `required`, or at least that with `atLeast`.
+  /// `direction` as transferDirection (lib/Verify/ScheduleIndex.h) has it.
   static StructuralRule transferCount(int32_t rank, ActionKind kind,
-                                      bool gradient, int32_t stage,
+                                      int32_t direction, int32_t stage,
                                       int32_t microbatch, int64_t required,
                                       bool atLeast) {
     StructuralRule rule = count(rank, kind, stage, microbatch, required);
-    rule.direction = gradient ? 1 : 0;
+    rule.direction = direction;
     rule.atLeast = atLeast;
     return rule;
   }

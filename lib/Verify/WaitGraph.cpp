@@ -47,6 +47,9 @@ const char *sched::waitReasonWords(WaitReason reason) {
            "REDUCE_GRAD and moves the reduced shard";
   case WaitReason::OptimizerStep:
     return "the optimizer step waits for every action of its rank";
+  case WaitReason::ShapeExchange:
+    return "the receive allocates its buffer from the shape that exchange "
+           "brought";
   }
   return "";
 }
@@ -176,8 +179,8 @@ void WaitGraph::linkRendezvous() {
         continue;
       const ActionRef send{static_cast<int32_t>(r), static_cast<int32_t>(i)};
       const int32_t far = a.gradient ? a.stage - 1 : a.stage + 1;
-      const ActionRef recv =
-          index.transfer(ActionKind::Recv, a.gradient, far, a.microbatch);
+      const ActionRef recv = index.transfer(ActionKind::Recv, a.gradient, far,
+                                            a.microbatch, a.shape);
       auto sendDone = memberDone.find(id(send));
       auto recvDone = memberDone.find(id(recv));
       const bool sendLone = sendDone == memberDone.end();
@@ -315,6 +318,23 @@ void WaitGraph::addInput(ActionRef producer, ActionRef consumer, bool gradient,
   // data itself.
   if (options.p2p == P2PSemantics::Eager)
     addEdge(send, consumer, WaitReason::Transfer);
+  if (!index.shapes)
+    return;
+  // A shape exchange ahead of the data (Megatron's variable_seq_lengths):
+  // its send reads the producer's output, and the data receive allocates
+  // its buffer from the shape received (under eager semantics, from the
+  // shape its send carries: the shape receive is only posted).
+  const ActionRef shapeSend = index.transfer(ActionKind::Send, gradient,
+                                             producerStage, mb, /*shape=*/true);
+  const ActionRef shapeRecv = index.transfer(ActionKind::Recv, gradient,
+                                             consumerStage, mb, /*shape=*/true);
+  if (shapeSend.rank >= 0)
+    addEdge(producer, shapeSend, WaitReason::Data);
+  if (shapeRecv.rank < 0 || recv.rank < 0)
+    return;
+  addEdge(shapeRecv, recv, WaitReason::ShapeExchange);
+  if (options.p2p == P2PSemantics::Eager && shapeSend.rank >= 0)
+    addEdge(shapeSend, recv, WaitReason::ShapeExchange);
 }
 
 void WaitGraph::addDataEdges() {

@@ -54,6 +54,9 @@ enum class WaitReason : uint8_t {
   /// A lazy communicator is created at its first use on each member, and
   /// creation completes only once every member reached it.
   CommunicatorCreation,
+  /// A data receive allocates its buffer from the shape its shape exchange
+  /// brought (Megatron-LM's variable_seq_lengths).
+  ShapeExchange,
 };
 
 /// Why an edge waits, in words: "it needs that action's output".

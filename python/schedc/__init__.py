@@ -1,9 +1,14 @@
 """schedc from Python: generate, verify and simulate pipeline schedules.
 
 A schedule comes in as one of
-  * a :class:`Schedule` (from :func:`generate`, :func:`from_csv` or
-    :func:`from_pipeline_order`),
+  * a :class:`Schedule` (from :func:`generate`, :func:`from_csv`,
+    :func:`from_pipeline_order` or :func:`from_plan`),
   * the text of a PyTorch pipelining CSV (``_dump_csv`` / ``_load_csv``),
+  * the text of a JSON runtime plan (docs/runtime-plan.md), which alone
+    says streams and events, communicators and shape exchanges (the CSV
+    and ``pipeline_order`` cannot: a rank there runs its actions in order
+    on one stream, and writing a schedule with streams or shape exchanges
+    to them raises ``ValueError``),
   * PyTorch's in-memory form: a dict from rank to the list of its actions,
     as ``torch.distributed.pipelining`` schedules keep in ``pipeline_order``;
     an action is a string such as ``"0F1"`` or ``"1SEND_F0"``, an object whose
@@ -39,6 +44,7 @@ __all__ = [
     "Violation",
     "from_csv",
     "from_pipeline_order",
+    "from_plan",
     "generate",
     "pipeline_order",
     "plan",
@@ -71,6 +77,17 @@ def from_csv(text: str, stages: Optional[int] = None,
         raise TypeError(f"CSV text must be a str, not {type(text).__name__}")
     return _schedc._read_csv(text, _optional_integer("stages", stages),
                              _optional_integer("microbatches", microbatches))
+
+
+def from_plan(text: str) -> Schedule:
+    """Reads the text of a JSON runtime plan (versions 1 to 4): its streams,
+    events, communicators, p2p groups, shape exchanges and collectives come
+    with it, and :func:`verify` applies its recorded memory limit unless
+    given one. Its semantics default to rendezvous, as ``schedc verify``
+    reads a plan."""
+    if not isinstance(text, str):
+        raise TypeError(f"plan text must be a str, not {type(text).__name__}")
+    return _schedc._read_plan(text)
 
 
 def from_pipeline_order(order: Mapping[int, Sequence[Any]],
@@ -219,6 +236,9 @@ def _schedule_of(schedule: ScheduleLike, stages: Optional[int],
     if isinstance(schedule, Schedule):
         return schedule
     if isinstance(schedule, str):
+        # A JSON plan opens with '{'; no CSV cell does.
+        if schedule.lstrip().startswith("{"):
+            return from_plan(schedule)
         return from_csv(schedule, stages, microbatches)
     if isinstance(schedule, Mapping):
         return from_pipeline_order(schedule, stages, microbatches)

@@ -167,3 +167,22 @@ sched.schedule @named stages 1 microbatches 1 {
     sched.barrier @dp declaration 1
   }
 }
+
+// Shape exchanges (Megatron-LM's variable_seq_lengths): `shape` before the
+// direction, beside a communicator and bytes.
+// CHECK-LABEL: sched.schedule @shapes stages 2 microbatches 1 {
+// CHECK: sched.send shape forward stage 0 mb 0 to 1{{$}}
+// CHECK-NEXT: sched.send forward stage 0 mb 0 to 1{{$}}
+// CHECK: sched.recv shape forward stage 1 mb 0 from 0 on @pp bytes 24{{$}}
+// CHECK-NEXT: sched.recv forward stage 1 mb 0 from 0{{$}}
+sched.schedule @shapes stages 2 microbatches 1 {
+  sched.group @pp members [[0, 1]]
+  sched.rank 0 {
+    sched.send shape forward stage 0 mb 0 to 1
+    sched.send forward stage 0 mb 0 to 1
+  }
+  sched.rank 1 {
+    sched.recv shape forward stage 1 mb 0 from 0 on @pp bytes 24
+    sched.recv forward stage 1 mb 0 from 0
+  }
+}

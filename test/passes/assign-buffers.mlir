@@ -65,3 +65,26 @@ sched.schedule @lowered stages 2 microbatches 2 {
     sched.backward stage 1 mb 1
   }
 }
+
+// -----
+
+// A shape exchange's receive holds no buffer: only the data receive after
+// it takes a slot.
+// CHECK-LABEL: sched.schedule @shapes
+// CHECK: sched.rank 1 attributes {sched.activation_slots = 1 : i64, sched.recv_slots = 1 : i64}
+// CHECK-NEXT: sched.recv shape forward stage 1 mb 0 from 0{{$}}
+// CHECK-NEXT: sched.recv forward stage 1 mb 0 from 0 {sched.slot = 0 : i64}
+// CHECK-NEXT: sched.forward stage 1 mb 0 {sched.recv_slot = 0 : i64, sched.slot = 0 : i64}
+sched.schedule @shapes stages 2 microbatches 1 {
+  sched.rank 0 {
+    sched.forward stage 0 mb 0
+    sched.send shape forward stage 0 mb 0 to 1
+    sched.send forward stage 0 mb 0 to 1
+  }
+  sched.rank 1 {
+    sched.recv shape forward stage 1 mb 0 from 0
+    sched.recv forward stage 1 mb 0 from 0
+    sched.forward stage 1 mb 0
+    sched.backward stage 1 mb 0
+  }
+}

@@ -17,11 +17,15 @@ from schedc_torch import strict_json
 PLAN_FORMAT = "schedc-runtime-plan"
 PLAN_VERSION = 1
 # The versions the executor reads: 2 adds communicators (a group's
-# "creation", a transfer's "communicator"), 3 streams and events. It runs a
-# rank's instructions one at a time in plan order, which keeps every stream's
+# "creation", a transfer's "communicator"), 3 streams and events, 4 shape
+# exchanges (a transfer's "payload": "shape"). It runs a rank's
+# instructions one at a time in plan order, which keeps every stream's
 # order and every event's; a lazy communicator is created (a barrier of its
-# members) at its first use.
-PLAN_VERSIONS = (1, 2, 3)
+# members) at its first use; a shape exchange sends the tensor's shape, and
+# the data receive after it allocates its buffer from the shape received.
+PLAN_VERSIONS = (1, 2, 3, 4)
+# What a transfer's "payload" may say.
+PAYLOADS = ("data", "shape")
 
 COMPUTE_OPS = ("forward", "backward", "backward_input", "backward_weight")
 TRANSFER_OPS = ("send", "recv")
@@ -48,6 +52,7 @@ INSTRUCTION_KEYS = {
     # the pair one after the other either way.
     "layerwise": COMPUTE_OPS,
     "communicator": TRANSFER_OPS,
+    "payload": TRANSFER_OPS,
     "stream": ALL_OPS,
     "wait_event": ALL_OPS,
     "record_event": ALL_OPS,
@@ -113,13 +118,16 @@ class Instruction:
     # A transfer's communicator: the group it runs on, "" for the rank
     # pair's own.
     communicator: str = ""
+    # A transfer's payload: "data", or "shape" for its shape exchange.
+    payload: str = "data"
 
     def describe(self) -> str:
         """A short description for messages: 'send forward stage 0 mb 1 to
         rank 1'."""
         if self.op in TRANSFER_OPS:
             where = "to" if self.op == "send" else "from"
-            return (f"{self.op} {self.direction} stage {self.stage} "
+            shape = "shape " if self.payload == "shape" else ""
+            return (f"{self.op} {shape}{self.direction} stage {self.stage} "
                     f"mb {self.microbatch} {where} rank {self.peer}")
         if self.op in COMPUTE_OPS:
             return f"{self.op} stage {self.stage} mb {self.microbatch}"
@@ -249,7 +257,8 @@ def _instruction(obj: object, where: str, groups: Dict[str, list],
             raise PlanError(f"{where}: unknown key {key!r}")
         if op not in INSTRUCTION_KEYS[key]:
             raise PlanError(f"{where}: a {op} has no {key!r}")
-        needs = {"communicator": 2, "wait_event": 3, "record_event": 3}
+        needs = {"communicator": 2, "wait_event": 3, "record_event": 3,
+                 "payload": 4}
         if version < needs.get(key, 1):
             raise PlanError(f"{where}: {key!r} needs plan version "
                             f"{needs[key]}; this plan is version {version}")
@@ -282,9 +291,12 @@ def _instruction(obj: object, where: str, groups: Dict[str, list],
         group = obj.get("group")
         if not isinstance(group, str) or group not in groups:
             raise PlanError(f"{where}: group {group!r} is not declared")
+    payload = obj.get("payload", "data")
+    if payload not in PAYLOADS:
+        raise PlanError(f"{where}: \"payload\" must be data or shape")
     _check_stream_and_slots(obj, op, where, version)
     return Instruction(op=op, stage=stage, microbatch=microbatch,
-                       communicator=communicator,
+                       communicator=communicator, payload=payload,
                        direction=direction, peer=peer, group=group,
                        bytes=_int(obj, "bytes", where, -1, low=-1,
                                   high=MAX_BYTES, why="an int64"),

@@ -119,6 +119,9 @@ class RankExecutor:
         self.output_grads: Dict[Tuple[int, int], Optional[torch.Tensor]] = {}
         self.input_grads: Dict[Tuple[int, int], torch.Tensor] = {}
         self.received: Dict[Tuple[str, int, int], torch.Tensor] = {}
+        # Shapes a shape exchange brought, by (direction, stage, mb): the
+        # data receive of that tensor allocates its buffer from it.
+        self.shapes: Dict[Tuple[str, int, int], Tuple[int, ...]] = {}
         self.reduced: Dict[int, torch.Tensor] = {}
         self.loss = 0.0
         self.stepped = False
@@ -282,6 +285,31 @@ class RankExecutor:
                             f"backward of it ran on this rank")
         return grad.contiguous()
 
+    def _shape_payload(self, ins: Instruction) -> torch.Tensor:
+        """The shape of the tensor a send of `ins`'s key carries, as int64
+        dimensions (Megatron-LM's _communicate_shapes); it leaves the
+        tensor where the data send finds it."""
+        key = (ins.stage, ins.microbatch)
+        tensor = (self.outputs.get(key) if ins.direction == "forward"
+                  else self.input_grads.get(key))
+        if tensor is None or (ins.direction == "forward" and
+                              self.plan.is_last_stage(ins.stage)):
+            raise PlanError(f"{ins.describe()} has no tensor to take the "
+                            f"shape of")
+        return torch.tensor(list(tensor.shape), dtype=torch.int64)
+
+    def _receive_buffer(self, ins: Instruction,
+                        run: List[Instruction]) -> torch.Tensor:
+        """A data receive's buffer: the shape its shape exchange brought,
+        else the model's activation shape (fixed shapes)."""
+        key = (ins.direction, ins.stage, ins.microbatch)
+        if any(i.payload == "shape" and i.op == "recv" and
+               (i.direction, i.stage, i.microbatch) == key for i in run):
+            raise PlanError(f"{ins.describe()} is issued together with the "
+                            f"shape exchange its buffer is allocated from")
+        shape = self.shapes.pop(key, self.spec.activation_shape())
+        return torch.empty(shape, dtype=torch.float64)
+
     def _peer(self, ins: Instruction) -> int:
         return (self.replica * len(self.plan.rank_ids) +
                 self.plan.index_of(ins.peer))
@@ -293,15 +321,20 @@ class RankExecutor:
         for ins in run:
             if ins.peer == self.rank_id:
                 raise PlanError(f"{ins.describe()} names its own rank")
+            shape = ins.payload == "shape"
             if ins.op == "send":
-                ops.append(dist.P2POp(dist.isend, self._payload(ins),
-                                      self._peer(ins)))
+                tensor = (self._shape_payload(ins) if shape
+                          else self._payload(ins))
+                ops.append(dist.P2POp(dist.isend, tensor, self._peer(ins)))
+                continue
+            if shape:
+                buf = torch.empty(len(self.spec.activation_shape()),
+                                  dtype=torch.int64)
             else:
-                buf = torch.empty(self.spec.activation_shape(),
-                                  dtype=torch.float64)
-                ops.append(dist.P2POp(dist.irecv, buf, self._peer(ins)))
-                landed.append(((ins.direction, ins.stage, ins.microbatch),
-                               buf))
+                buf = self._receive_buffer(ins, run)
+            ops.append(dist.P2POp(dist.irecv, buf, self._peer(ins)))
+            landed.append((shape, (ins.direction, ins.stage, ins.microbatch),
+                           buf))
         if len(ops) == 1:
             op = ops[0]
             if op.op is dist.isend:
@@ -311,8 +344,11 @@ class RankExecutor:
         else:
             for request in dist.batch_isend_irecv(ops):
                 request.wait()
-        for key, buf in landed:
-            self.received[key] = buf
+        for shape, key, buf in landed:
+            if shape:
+                self.shapes[key] = tuple(int(d) for d in buf.tolist())
+            else:
+                self.received[key] = buf
 
     def _flat_grad(self, stage: int) -> torch.Tensor:
         return flat([p.grad if p.grad is not None else torch.zeros_like(p)

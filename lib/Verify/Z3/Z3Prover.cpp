@@ -277,6 +277,11 @@ private:
         z3::expr rMb = attribute("mb", r.microbatch, constraints);
         agree = rDir == lDir && rStage == lStage + 1 - 2 * lDir && rMb == lMb &&
                 agree;
+        // A shape exchange pairs only with a shape exchange; the constants
+        // are stated only where either side is one.
+        if (l.payload != 0 || r.payload != 0)
+          agree = agree && attribute("payload", l.payload, constraints) ==
+                               attribute("payload", r.payload, constraints);
       } else {
         z3::expr lKey = attribute("key", l.stageKey, constraints);
         z3::expr rKey = attribute("key", r.stageKey, constraints);

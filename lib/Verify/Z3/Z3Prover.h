@@ -25,9 +25,9 @@ namespace sched {
 
 /// A counting rule over actions: of `actions` (each (kind, stage,
 /// microbatch, direction), kinds as ActionKind codes, direction 1 for a
-/// gradient transfer), the number that have `kind` (and `stage`,
-/// `microbatch`, `direction` where >= 0) must be `required`, or at least
-/// `required` when `atLeast` is set.
+/// gradient transfer, plus 2 for a shape exchange), the number that have `kind`
+/// (and `stage`, `microbatch`, `direction` where >= 0) must be `required`, or
+/// at least `required` when `atLeast` is set.
 struct CountRule {
   /// The rule in words, for the SMT-LIB file's comments.
   std::string description;
@@ -57,6 +57,8 @@ struct RuleAction {
   int64_t kind = 0, stage = -1, microbatch = -1, peer = -1, group = -1;
   /// Transfers: 1 for a gradient (backward), 0 for an activation.
   int64_t direction = 0;
+  /// Transfers: 1 for a shape exchange, 0 for data.
+  int64_t payload = 0;
   int64_t bytes = -1;
   /// Collectives: 1 when the stage is a matching key (a gradient
   /// reduction, a bias update, a collective no declaration explains).
@@ -68,10 +70,10 @@ struct RuleAction {
 /// A pairing rule between the programs of two ranks, `left` and `right`
 /// (every action of each, in issue order). Message: the sends of left to
 /// `rightRank` and the receives of right from `leftRank` are as many, and
-/// the k-th of each agree on direction, stage (the receive's is the
-/// send's + 1 forward, - 1 backward), microbatch and bytes (when both are
-/// known). Collective: the collectives of both on `group` are as many, and
-/// the k-th of each agree on kind, model stage (stage mod
+/// the k-th of each agree on payload (data or shape), direction, stage (the
+/// receive's is the send's + 1 forward, - 1 backward), microbatch and bytes
+/// (when both are known). Collective: the collectives of both on `group` are as
+/// many, and the k-th of each agree on kind, model stage (stage mod
 /// `stagesPerReplica`, when either's stage is a matching key) and bytes
 /// (when both are known).
 struct PairingRule {

@@ -1,0 +1,281 @@
+//===- StreamOrderTest.cpp - hand-built cases of streams and events -------===//
+//
+// The happens-before that lib/Verify/StreamOrder computes from a rank's
+// streams and CUDA events, and the two rules it checks (every dependency of
+// a rank, every two operations of one communicator), on schedules built by
+// hand: one stream, streams without events, an event chain across three
+// streams, a wait before its record, a re-recorded event, and the
+// violations each rule reports, with the verifier's verdict beside them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Verify/StreamOrder.h"
+#include "lib/Verify/Verifier.h"
+#include "lib/Verify/WaitGraph.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
+#include <vector>
+
+using namespace sched;
+
+namespace {
+
+/// A one-stage, one-rank schedule of F and B per microbatch, each action
+/// placed on the stream named in `streams` (one per action; "" for the
+/// rank's default stream), with the events `waits` and `records` name
+/// ("" for none).
+struct RankBuilder {
+  Schedule schedule;
+
+  explicit RankBuilder(int32_t microbatches) {
+    schedule.numStages = 1;
+    schedule.numMicrobatches = microbatches;
+    schedule.ranks.resize(1);
+  }
+
+  int16_t intern(std::vector<std::string> &names, const std::string &name) {
+    for (size_t i = 0; i < names.size(); ++i)
+      if (names[i] == name)
+        return static_cast<int16_t>(i);
+    names.push_back(name);
+    return static_cast<int16_t>(names.size() - 1);
+  }
+
+  /// Appends `action` on `stream`, waiting for `wait` and recording
+  /// `record` (empty: none); returns its position.
+  int32_t add(Action action, const std::string &stream = "default",
+              const std::string &wait = "", const std::string &record = "") {
+    if (schedule.streams.empty())
+      schedule.streams.push_back("default");
+    action.stream = static_cast<uint16_t>(intern(schedule.streams, stream));
+    if (!wait.empty())
+      action.waitEvent = intern(schedule.events, wait);
+    if (!record.empty())
+      action.recordEvent = intern(schedule.events, record);
+    schedule.ranks[0].actions.push_back(action);
+    return static_cast<int32_t>(schedule.ranks[0].actions.size() - 1);
+  }
+};
+
+Action forward(int32_t mb) {
+  return Action::compute(ActionKind::Forward, 0, mb);
+}
+Action backward(int32_t mb) {
+  return Action::compute(ActionKind::Backward, 0, mb);
+}
+
+/// The violations StreamOrder reports for `schedule` (which must pass the
+/// structural checks), after building its wait graph.
+std::vector<Violation> streamViolations(const Schedule &schedule) {
+  ScheduleIndex index(schedule);
+  ViolationSink sink;
+  EXPECT_TRUE(index.check(sink));
+  VerifyOptions options;
+  options.useZ3 = false;
+  WaitGraph graph(index, options);
+  graph.build();
+  StreamOrder(index).check(graph, sink);
+  return sink.take();
+}
+
+Verdict verdictOf(const Schedule &schedule) {
+  VerifyOptions options;
+  return verifySchedule(schedule, options).verdict;
+}
+
+} // namespace
+
+TEST(StreamOrder, OneStreamIsProgramOrder) {
+  RankBuilder b(2);
+  b.add(forward(0));
+  b.add(forward(1));
+  b.add(backward(0));
+  b.add(backward(1));
+  ScheduleIndex index(b.schedule);
+  StreamOrder order(index);
+  EXPECT_TRUE(order.ordered(0, 0, 3));
+  EXPECT_TRUE(order.ordered(0, 1, 2));
+  EXPECT_FALSE(order.ordered(0, 2, 1));
+  EXPECT_FALSE(order.ordered(0, 1, 1));
+  EXPECT_TRUE(streamViolations(b.schedule).empty());
+  EXPECT_EQ(verdictOf(b.schedule), Verdict::Verified);
+}
+
+TEST(StreamOrder, TwoStreamsWithoutEventsAreConcurrent) {
+  RankBuilder b(2);
+  const int32_t f0 = b.add(forward(0), "a");
+  const int32_t f1 = b.add(forward(1), "b");
+  const int32_t b0 = b.add(backward(0), "a");
+  const int32_t b1 = b.add(backward(1), "b");
+  ScheduleIndex index(b.schedule);
+  StreamOrder order(index);
+  EXPECT_TRUE(order.ordered(0, f0, b0));
+  EXPECT_TRUE(order.ordered(0, f1, b1));
+  // Listed earlier, but on another stream and with no event.
+  EXPECT_FALSE(order.ordered(0, f0, f1));
+  EXPECT_FALSE(order.ordered(0, f0, b1));
+  EXPECT_FALSE(order.ordered(0, f1, b0));
+  // Each backward follows its own forward on its stream: nothing to report.
+  EXPECT_TRUE(streamViolations(b.schedule).empty());
+}
+
+TEST(StreamOrder, BackwardOnAnotherStreamRaces) {
+  RankBuilder b(1);
+  b.add(forward(0), "compute");
+  const int32_t b0 = b.add(backward(0), "side");
+  std::vector<Violation> violations = streamViolations(b.schedule);
+  ASSERT_EQ(violations.size(), 1u);
+  EXPECT_EQ(violations[0].kind, ViolationKind::Dependency);
+  EXPECT_EQ(violations[0].at.index, b0);
+  EXPECT_NE(violations[0].message.find("on stream side of rank 0 must wait "
+                                       "for F(stage 0, mb 0) on stream "
+                                       "compute"),
+            std::string::npos)
+      << violations[0].message;
+  ASSERT_EQ(violations[0].notes.size(), 1u);
+  EXPECT_EQ(violations[0].notes[0].at.index, 0);
+  EXPECT_EQ(verdictOf(b.schedule), Verdict::Violated);
+}
+
+TEST(StreamOrder, EventOrdersStreamsAndIsTransitive) {
+  RankBuilder b(2);
+  // Stream a: F0 (records e1). Stream b waits e1, F1 (records e2). Stream
+  // c waits e2, then B0 and B1.
+  const int32_t f0 = b.add(forward(0), "a", "", "e1");
+  const int32_t f1 = b.add(forward(1), "b", "e1", "e2");
+  const int32_t b0 = b.add(backward(0), "c", "e2");
+  const int32_t b1 = b.add(backward(1), "c");
+  ScheduleIndex index(b.schedule);
+  StreamOrder order(index);
+  EXPECT_TRUE(order.ordered(0, f0, f1));
+  EXPECT_TRUE(order.ordered(0, f1, b0));
+  // Through both events, and on along stream c.
+  EXPECT_TRUE(order.ordered(0, f0, b0));
+  EXPECT_TRUE(order.ordered(0, f0, b1));
+  EXPECT_FALSE(order.ordered(0, b0, f1));
+  EXPECT_TRUE(streamViolations(b.schedule).empty());
+  EXPECT_EQ(verdictOf(b.schedule), Verdict::Verified);
+}
+
+TEST(StreamOrder, WaitBeforeRecordWaitsForNothing) {
+  // CUDA: before its first record an event is an empty set of work, so B0
+  // waits for nothing and may run before F0.
+  RankBuilder b(2);
+  const int32_t f0 = b.add(forward(0), "a");
+  const int32_t b0 = b.add(backward(0), "b", "e");
+  const int32_t f1 = b.add(forward(1), "a", "", "e");
+  b.add(backward(1), "a");
+  ScheduleIndex index(b.schedule);
+  StreamOrder order(index);
+  EXPECT_FALSE(order.ordered(0, f0, b0));
+  EXPECT_FALSE(order.ordered(0, f1, b0));
+  std::vector<Violation> violations = streamViolations(b.schedule);
+  ASSERT_EQ(violations.size(), 1u);
+  EXPECT_EQ(violations[0].kind, ViolationKind::Dependency);
+  EXPECT_EQ(violations[0].at.index, b0);
+}
+
+TEST(StreamOrder, WaitSeesTheLatestRecordBeforeIt) {
+  RankBuilder b(2);
+  // e is recorded after F0 on a, then again after F1 on a; the wait on b
+  // comes between the two records, so it orders F0 but not F1.
+  const int32_t f0 = b.add(forward(0), "a", "", "e");
+  const int32_t b0 = b.add(backward(0), "b", "e");
+  const int32_t f1 = b.add(forward(1), "a", "", "e");
+  const int32_t b1 = b.add(backward(1), "b");
+  ScheduleIndex index(b.schedule);
+  StreamOrder order(index);
+  EXPECT_TRUE(order.ordered(0, f0, b0));
+  EXPECT_TRUE(order.ordered(0, f0, b1));
+  EXPECT_FALSE(order.ordered(0, f1, b1));
+  std::vector<Violation> violations = streamViolations(b.schedule);
+  ASSERT_EQ(violations.size(), 1u);
+  EXPECT_EQ(violations[0].kind, ViolationKind::Dependency);
+  EXPECT_EQ(violations[0].at.index, b1);
+  // A second wait after the second record fixes it.
+  b.schedule.ranks[0].actions[b1].waitEvent =
+      b.schedule.ranks[0].actions[b0].waitEvent;
+  EXPECT_TRUE(streamViolations(b.schedule).empty());
+  EXPECT_EQ(verdictOf(b.schedule), Verdict::Verified);
+}
+
+TEST(StreamOrder, CollectivesOfOneCommunicatorOnTwoStreams) {
+  // Megatron-LM #1810's shape: two all-to-alls of one group from two
+  // streams that nothing orders.
+  RankBuilder b(1);
+  b.schedule.groups.push_back({"ep", {{0}}, false});
+  b.add(forward(0), "compute");
+  Action first;
+  first.kind = ActionKind::AllToAll;
+  first.group = 0;
+  first.stage = 0;
+  first.bytes = 1024;
+  Action second = first;
+  second.bytes = 2048;
+  b.add(first, "comm_a");
+  const int32_t later = b.add(second, "comm_b");
+  b.add(backward(0), "compute");
+  std::vector<Violation> violations = streamViolations(b.schedule);
+  ASSERT_FALSE(violations.empty());
+  const Violation &v = violations[0];
+  EXPECT_EQ(v.kind, ViolationKind::Collective);
+  EXPECT_EQ(v.at.index, later);
+  EXPECT_NE(v.message.find("all_to_all @ep (stage 0) of 1024 bytes on stream "
+                           "comm_a and all_to_all @ep (stage 0) of 2048 bytes "
+                           "on stream comm_b, two operations of one "
+                           "communicator (@ep)"),
+            std::string::npos)
+      << v.message;
+}
+
+TEST(StreamOrder, TransfersToOnePeerOnTwoStreams) {
+  // Two ranks, two stages: rank 0 computes and sends the activation on
+  // stream x and receives the gradient (and runs the backward) on stream
+  // y, with nothing between the two streams.
+  Schedule schedule;
+  schedule.numStages = 2;
+  schedule.numMicrobatches = 1;
+  schedule.streams = {"default", "x", "y"};
+  schedule.ranks.resize(2);
+  schedule.ranks[0].id = 0;
+  schedule.ranks[1].id = 1;
+  auto transfer = [](ActionKind kind, bool gradient, int32_t stage,
+                     int32_t peer, uint16_t stream) {
+    Action a = Action::compute(kind, stage, 0);
+    a.gradient = gradient;
+    a.peer = peer;
+    a.stream = stream;
+    return a;
+  };
+  std::vector<Action> &zero = schedule.ranks[0].actions;
+  zero.push_back(forward(0));
+  zero.back().stream = 1;
+  zero.push_back(transfer(ActionKind::Send, false, 0, 1, 1));
+  zero.push_back(transfer(ActionKind::Recv, true, 0, 1, 2));
+  zero.push_back(backward(0));
+  zero.back().stream = 2;
+  std::vector<Action> &one = schedule.ranks[1].actions;
+  one.push_back(transfer(ActionKind::Recv, false, 1, 0, 0));
+  one.push_back(Action::compute(ActionKind::Forward, 1, 0));
+  one.push_back(Action::compute(ActionKind::Backward, 1, 0));
+  one.push_back(transfer(ActionKind::Send, true, 1, 0, 0));
+  std::vector<Violation> violations = streamViolations(schedule);
+  ASSERT_FALSE(violations.empty());
+  EXPECT_EQ(violations[0].kind, ViolationKind::Transfer);
+  EXPECT_EQ(violations[0].at.rank, 0);
+  EXPECT_EQ(violations[0].at.index, 2);
+  EXPECT_NE(violations[0].message.find(
+                "the point-to-point communicator of ranks 0 and 1"),
+            std::string::npos)
+      << violations[0].message;
+  EXPECT_EQ(verdictOf(schedule), Verdict::Violated);
+  // Recording an event after the send and waiting for it before the
+  // receive orders the two, and the backward's input too.
+  schedule.events = {"sent"};
+  zero[1].recordEvent = 0;
+  zero[2].waitEvent = 0;
+  EXPECT_TRUE(streamViolations(schedule).empty());
+  EXPECT_EQ(verdictOf(schedule), Verdict::Verified);
+}
