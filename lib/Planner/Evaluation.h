@@ -64,6 +64,11 @@ struct RankFigures {
 std::vector<RankFigures> rankFigures(const CostModel &model,
                                      const Layout &layout, Strategy strategy,
                                      const std::vector<StageEstimate> &stages);
+/// The same into `ranks`, which keeps its capacity: the search bounds
+/// every candidate it makes with one vector.
+void rankFigures(const CostModel &model, const Layout &layout,
+                 Strategy strategy, const std::vector<StageEstimate> &stages,
+                 std::vector<RankFigures> &ranks);
 
 /// A cost model stage as a schedule's stage: its times, and its sizes in
 /// whole bytes (an activation and an output of at least one byte).
