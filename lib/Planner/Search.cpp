@@ -110,6 +110,37 @@ static bool keepsGlobalBatchOrder(Strategy strategy) {
 }
 
 namespace {
+/// A candidate as the enumeration leaves it (its layout, schedule and
+/// bounds), waiting for the branch and bound: a large search keeps ~10^6,
+/// and a whole Candidate (424 bytes, most of them filled only by
+/// evaluation) held 210 MB of DeepSeek-V3's search on 2,048 devices.
+struct BoundedCandidate {
+  Layout layout;
+  Strategy strategy;
+  bool synthesized;
+  Family family;
+  int64_t familySize;
+  double timeBound, memoryBound, shardedMemoryBound;
+
+  explicit BoundedCandidate(const Candidate &c)
+      : layout(c.layout), strategy(c.strategy), synthesized(c.synthesized),
+        family(c.family), familySize(c.familySize), timeBound(c.timeBound),
+        memoryBound(c.memoryBound), shardedMemoryBound(c.shardedMemoryBound) {
+  }
+  Candidate candidate() const {
+    Candidate c;
+    c.layout = layout;
+    c.strategy = strategy;
+    c.synthesized = synthesized;
+    c.family = family;
+    c.familySize = familySize;
+    c.timeBound = timeBound;
+    c.memoryBound = memoryBound;
+    c.shardedMemoryBound = shardedMemoryBound;
+    return c;
+  }
+};
+
 struct StageKey {
   int64_t tp, pp, vpp, ep, etp, cp, b;
   int zero;
@@ -327,8 +358,8 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
     return layouts.takeError();
 
   PlanResult result;
-  // A deque: no copies as it grows (a large search keeps ~10^6).
-  std::deque<Candidate> candidates;
+  // A deque: no copies as it grows.
+  std::deque<BoundedCandidate> candidates;
   // Candidates whose bound alone overflows memory are pruned as they are
   // made (most of a large search), but the nearest three are kept to
   // explain an empty table.
@@ -343,7 +374,7 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   auto consider = [&](const Candidate &candidate) {
     ++considered;
     if (!pruneByMemory || candidate.memoryBound <= limit) {
-      candidates.push_back(candidate);
+      candidates.emplace_back(candidate);
       return;
     }
     ++result.prunedMemory;
@@ -547,8 +578,9 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   // The branch and bound reaches a few thousand candidates in the order of
   // their bounds: it fills the cache again with theirs.
   stageCache.clear();
-  std::vector<Candidate *> open;
-  for (Candidate &candidate : candidates)
+  std::vector<const BoundedCandidate *> open;
+  open.reserve(candidates.size());
+  for (const BoundedCandidate &candidate : candidates)
     open.push_back(&candidate);
   // The nearest of the memory-pruned, nearest first.
   std::sort_heap(nearestOver.begin(), nearestOver.end(), lessMemory);
@@ -560,7 +592,8 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
                          formatGigabytes(limit) + " usable";
     result.overflowing.push_back(std::move(candidate));
   }
-  llvm::stable_sort(open, [](const Candidate *a, const Candidate *b) {
+  llvm::stable_sort(open, [](const BoundedCandidate *a,
+                             const BoundedCandidate *b) {
     return a->timeBound < b->timeBound;
   });
 
@@ -571,18 +604,16 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   double bestWithout = INFINITY, bestWith = INFINITY;
   const size_t top = static_cast<size_t>(std::max(options.top, 1));
   size_t done = 0;
-  for (Candidate *next : open) {
-    Candidate &candidate = *next;
+  for (const BoundedCandidate *next : open) {
     const double kth = times.size() >= top ? times[top - 1] : INFINITY;
     const double best = times.empty() ? INFINITY : times.front();
-    const double classBest =
-        candidate.hasPipeline() ? bestWith : bestWithout;
-    if (!options.exhaustive && candidate.timeBound > kth &&
-        candidate.timeBound > classBest &&
-        candidate.timeBound > 1.03 * best) {
+    const double classBest = next->layout.pp > 1 ? bestWith : bestWithout;
+    if (!options.exhaustive && next->timeBound > kth &&
+        next->timeBound > classBest && next->timeBound > 1.03 * best) {
       ++result.prunedBound;
       continue;
     }
+    Candidate candidate = next->candidate();
     if (options.maxEvaluations > 0 &&
         result.lowered >= static_cast<size_t>(options.maxEvaluations)) {
       result.truncated = true;
