@@ -22,15 +22,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "bench/peak-rss/PeakRssRun.h"
 #include "lib/CostModel/CostModel.h"
 #include "lib/Planner/Planner.h"
 
-#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -45,13 +43,6 @@
 using namespace sched;
 
 namespace {
-/// One child process: wall seconds, CPU seconds (user and system), peak
-/// RSS and exit status.
-struct ProcessRun {
-  double wall = 0, cpu = 0, peakMiB = 0;
-  int status = 0;
-};
-
 double childrenCpuSeconds() {
   rusage usage{};
   getrusage(RUSAGE_CHILDREN, &usage);
@@ -59,37 +50,6 @@ double childrenCpuSeconds() {
     return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
   };
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
-/// Runs `args` under bench/peak-rss (which waits for it, so its CPU time
-/// counts in this process's children).
-std::optional<ProcessRun> runProcess(llvm::StringRef binDir,
-                                     std::vector<std::string> args) {
-  const std::string peakRss = (binDir + "/peak-rss").str();
-  std::vector<llvm::StringRef> argv{peakRss};
-  argv.insert(argv.end(), args.begin(), args.end());
-  llvm::SmallString<128> report;
-  if (llvm::sys::fs::createTemporaryFile("planner-bench", "txt", report))
-    return std::nullopt;
-  const std::optional<llvm::StringRef> redirects[] = {
-      std::nullopt, llvm::StringRef(report), std::nullopt};
-  const double cpuBefore = childrenCpuSeconds();
-  const int status =
-      llvm::sys::ExecuteAndWait(peakRss, argv, std::nullopt, redirects);
-  ProcessRun run;
-  run.cpu = childrenCpuSeconds() - cpuBefore;
-  auto text = llvm::MemoryBuffer::getFile(report);
-  llvm::sys::fs::remove(report);
-  if (status != 0 || !text)
-    return std::nullopt;
-  llvm::SmallVector<llvm::StringRef, 3> fields;
-  (*text)->getBuffer().trim().split(fields, ' ');
-  double kib = 0;
-  if (fields.size() != 3 || fields[0].getAsDouble(run.wall) ||
-      fields[1].getAsDouble(kib) || fields[2].getAsInteger(10, run.status))
-    return std::nullopt;
-  run.peakMiB = kib / 1024;
-  return run;
 }
 
 double medianOf(std::vector<double> values) {
@@ -114,7 +74,8 @@ bool benchWholeProcess(llvm::StringRef binDir) {
     std::vector<double> walls, cpus, peaks;
     int status = 0;
     for (int run = 0; run < kRuns; ++run) {
-      std::optional<ProcessRun> child = runProcess(
+      const double cpuBefore = childrenCpuSeconds();
+      std::optional<ChildRun> child = runChild(
           binDir, {(binDir + "/schedc").str(), "plan", "--model",
                    "deepseek-v3", "--cluster", cluster.str(), "--devices",
                    "2048", "--precision", precision, "--optimizer-moments",
@@ -124,8 +85,8 @@ bool benchWholeProcess(llvm::StringRef binDir) {
                      << "/peak-rss\n";
         return false;
       }
-      walls.push_back(child->wall);
-      cpus.push_back(child->cpu);
+      walls.push_back(child->seconds);
+      cpus.push_back(childrenCpuSeconds() - cpuBefore);
       peaks.push_back(child->peakMiB);
       status = std::max(status, child->status);
     }
