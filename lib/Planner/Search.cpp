@@ -749,6 +749,7 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   if (options.progress)
     options.progress(open.size(), open.size());
 
+  evaluator.releaseMemoryWalks();
   recommend(model, evaluator, options, std::move(fitting), result);
   llvm::stable_sort(result.overflowing, [](const Candidate &a,
                                            const Candidate &b) {
