@@ -94,7 +94,8 @@ sanitize: $(SAN_BUILD_DIR)/build.ninja
 FUZZ_BUILD_DIR ?= build-fuzz
 FUZZ_PACKAGES := clang-22 libclang-rt-22-dev
 FUZZ_SECONDS ?= 60
-FUZZERS := torch-csv parse verify description json-plan
+FUZZERS := torch-csv parse verify description json-plan pass-options \
+           calibration
 
 fuzz-deps: deps
 	$(call install-missing,$(FUZZ_PACKAGES))

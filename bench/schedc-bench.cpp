@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Sched/SchedOps.h"
+#include "bench/peak-rss/PeakRssRun.h"
 #include "lib/Api/Api.h"
 #include "lib/Export/TorchCsv.h"
 #include "lib/Generate/PlanMemory.h"
@@ -561,43 +562,6 @@ void benchMemory(int64_t target) {
 //===----------------------------------------------------------------------===//
 // The CLI on PyTorch CSV files
 //===----------------------------------------------------------------------===//
-
-/// Wall time, peak RSS and exit status of one command.
-struct ChildRun {
-  double seconds = 0;
-  double peakMiB = 0;
-  int status = -1;
-};
-
-/// Runs `argv` under peak-rss (next to this binary), which measures it
-/// from a small parent: the kernel would count this process's own peak in
-/// a child it forks.
-std::optional<ChildRun> runChild(llvm::StringRef binDir,
-                                 const std::vector<std::string> &argv) {
-  const std::string peakRss = (binDir + "/peak-rss").str();
-  std::vector<llvm::StringRef> args{peakRss};
-  args.insert(args.end(), argv.begin(), argv.end());
-  llvm::SmallString<128> report;
-  if (llvm::sys::fs::createTemporaryFile("schedc-bench", "txt", report))
-    return std::nullopt;
-  const std::optional<llvm::StringRef> redirects[] = {
-      std::nullopt, llvm::StringRef(report), std::nullopt};
-  const int status =
-      llvm::sys::ExecuteAndWait(peakRss, args, std::nullopt, redirects);
-  auto text = llvm::MemoryBuffer::getFile(report);
-  llvm::sys::fs::remove(report);
-  if (status != 0 || !text)
-    return std::nullopt;
-  llvm::SmallVector<llvm::StringRef, 3> fields;
-  (*text)->getBuffer().trim().split(fields, ' ');
-  ChildRun run;
-  double kib = 0;
-  if (fields.size() != 3 || fields[0].getAsDouble(run.seconds) ||
-      fields[1].getAsDouble(kib) || fields[2].getAsInteger(10, run.status))
-    return std::nullopt;
-  run.peakMiB = kib / 1024;
-  return run;
-}
 
 /// One CSV file the CLI rows read.
 struct CliCase {

@@ -5,7 +5,7 @@
 # usage: fuzz/run-fuzzer.sh BUILD_DIR NAME SECONDS
 set -euo pipefail
 if [ $# -ne 3 ]; then
-  echo "usage: $0 BUILD_DIR torch-csv|parse|verify|description|json-plan SECONDS" >&2
+  echo "usage: $0 BUILD_DIR torch-csv|parse|verify|description|json-plan|pass-options|calibration SECONDS" >&2
   exit 2
 fi
 build=$1 name=$2 seconds=$3
@@ -14,6 +14,8 @@ case $name in
   torch-csv) kind=csv max_len=2048 ;;
   parse | verify) kind=mlir max_len=4096 ;;
   description | json-plan) kind=json max_len=4096 ;;
+  pass-options) kind=options max_len=1024 dict=options ;;
+  calibration) kind=efficiency max_len=4096 dict=json ;;
   *) echo "run-fuzzer.sh: error: unknown fuzz target '$name'" >&2; exit 2 ;;
 esac
 
@@ -36,7 +38,7 @@ echo "fuzzing $name for ${seconds}s (log: $log)"
 status=0
 "$build/bin/sched-$name-fuzzer" -max_total_time="$seconds" \
   -max_len="$max_len" -timeout=20 -rss_limit_mb=2048 -malloc_limit_mb=512 \
-  -dict="$fuzz/$kind.dict" -artifact_prefix="$fuzz/findings/$name/" \
+  -dict="$fuzz/${dict:-$kind}.dict" -artifact_prefix="$fuzz/findings/$name/" \
   -print_final_stats=1 "${folders[@]}" >"$log" 2>&1 || status=$?
 if [ "$status" -ne 0 ]; then
   tail -n 80 "$log"

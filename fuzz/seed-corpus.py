@@ -3,12 +3,17 @@
 
 mlir: every test/**/*.mlir, split at `// -----` lines, comment lines
 dropped. csv: every test/**/*.csv. json: every test/**/*.json and every
-`;--- NAME.json` section of a split-file test (plans and descriptions). Each seed is named by its SHA-1, so
+`;--- NAME.json` section of a split-file test (plans and descriptions).
+options: every pass option string of a RUN line (`--sched-x=a=1 b=2`,
+`sched-x{a=1 b=2}`), after a byte naming the pass in the order of
+sched-pass-options-fuzzer.cpp's list. efficiency: the `efficiency` object of
+every json seed that has one. Each seed is named by its SHA-1, so
 duplicates collapse and a rerun rewrites the same files.
 """
 
 import argparse
 import hashlib
+import json
 import pathlib
 import re
 import sys
@@ -40,9 +45,50 @@ def json_seeds(tests: pathlib.Path) -> Iterator[str]:
                 yield body
 
 
+# The passes of sched-pass-options-fuzzer.cpp, in its order.
+FUZZED_PASSES = [
+    "sched-lower-gpipe", "sched-lower-1f1b", "sched-lower-interleaved-1f1b",
+    "sched-lower-looped-bfs", "sched-lower-zb-h1", "sched-lower-zb-h2",
+    "sched-lower-interleaved-zb", "sched-lower-zb-v", "sched-lower-v-half",
+    "sched-lower-v-min", "sched-lower-dualpipe-v", "sched-lower-dualpipe",
+    "sched-lower-no-pp", "sched-lower-combined-1f1b", "sched-synthesize",
+    "sched-legalize-aux-loss", "sched-generate-verify", "sched-verify",
+    "sched-insert-p2p", "sched-assign-buffers", "sched-insert-collectives",
+    "sched-simulate",
+]
+
+
+def options_seeds(tests: pathlib.Path) -> Iterator[str]:
+    flag = re.compile(r"--(sched-[a-z0-9-]+)=(?:'([^']*)'|\"([^\"]*)\"|(\S+))")
+    nested = re.compile(r"(sched-[a-z0-9-]+)\{([^{}]*)\}")
+    for path in sorted(tests.rglob("*")):
+        if path.suffix not in (".mlir", ".test"):
+            continue
+        for line in path.read_text(errors="replace").splitlines():
+            if "RUN:" not in line:
+                continue
+            found = [(m.group(1), next(g for g in m.groups()[1:] if g is not None))
+                     for m in flag.finditer(line)]
+            found += [(m.group(1), m.group(2)) for m in nested.finditer(line)]
+            for name, options in found:
+                if name in FUZZED_PASSES:
+                    yield chr(FUZZED_PASSES.index(name)) + options
+
+
+def efficiency_seeds(tests: pathlib.Path) -> Iterator[str]:
+    for text in json_seeds(tests):
+        try:
+            document = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(document, dict) and "efficiency" in document:
+            yield json.dumps(document["efficiency"])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("kind", choices=["mlir", "csv", "json"],
+    parser.add_argument("kind", choices=["mlir", "csv", "json", "options",
+                                         "efficiency"],
                         help="which inputs")
     parser.add_argument("tests", type=pathlib.Path, help="the test/ folder")
     parser.add_argument("out", type=pathlib.Path, help="corpus folder to fill")
@@ -51,7 +97,9 @@ def main() -> int:
         print(f"seed-corpus.py: error: no folder '{args.tests}'",
               file=sys.stderr)
         return 2
-    read = {"mlir": mlir_seeds, "csv": csv_seeds, "json": json_seeds}[args.kind]
+    read = {"mlir": mlir_seeds, "csv": csv_seeds, "json": json_seeds,
+            "options": options_seeds,
+            "efficiency": efficiency_seeds}[args.kind]
     seeds = read(args.tests)
     args.out.mkdir(parents=True, exist_ok=True)
     names = set()

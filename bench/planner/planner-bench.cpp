@@ -8,6 +8,13 @@
 // time. Targets: under 2 s for DeepSeek-V3 on 2,048, under 10 s for Llama 3
 // 405B on 131,072, on a 2-core machine.
 //
+// Then the same DeepSeek-V3 questions as a user asks them (issue 31): the
+// whole `schedc plan` process with the command line of `make run` for one
+// cluster, as a child process (reading the presets, the search, proving the
+// recommendation, the bands, printing), its wall time, CPU time and peak
+// RSS, median of 3. The in-process rows above leave out the proof and the
+// process; these hold the 2 s target.
+//
 // Then the search's growth in the model's layers: Llama 3 8B's layer on
 // 64 H100s at 64 to 512 layers, CPU time (other processes on the machine
 // do not inflate it), and the exponent of the growth (issue 31: 0.28 s to
@@ -15,21 +22,91 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "bench/peak-rss/PeakRssRun.h"
 #include "lib/CostModel/CostModel.h"
 #include "lib/Planner/Planner.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <optional>
 #include <vector>
+
+#include <sys/resource.h>
 
 using namespace sched;
 
-int main() {
+namespace {
+double childrenCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_CHILDREN, &usage);
+  auto seconds = [](const timeval &t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+double medianOf(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+/// `schedc plan` for DeepSeek-V3 on 2,048 devices of each cluster, as
+/// `make run` asks it. Returns whether every median wall time is under
+/// the 2 s target.
+bool benchWholeProcess(llvm::StringRef binDir) {
+  constexpr int kRuns = 3;
+  llvm::outs() << "\nplanner: the whole schedc plan process, make run's "
+                  "flags for one cluster (median of "
+               << kRuns << " runs)\n";
+  llvm::outs() << llvm::formatv("{0,-32} {1,9} {2,9} {3,9} {4,5}\n",
+                                "model / cluster / devices", "wall s",
+                                "CPU s", "peak MiB", "exit");
+  bool met = true;
+  for (llvm::StringRef cluster : {"h800-ib", "gb200-nvl72", "tpu-v5p"}) {
+    const std::string precision = cluster == "tpu-v5p" ? "bf16" : "fp8";
+    std::vector<double> walls, cpus, peaks;
+    int status = 0;
+    for (int run = 0; run < kRuns; ++run) {
+      const double cpuBefore = childrenCpuSeconds();
+      std::optional<ChildRun> child = runChild(
+          binDir, {(binDir + "/schedc").str(), "plan", "--model",
+                   "deepseek-v3", "--cluster", cluster.str(), "--devices",
+                   "2048", "--precision", precision, "--optimizer-moments",
+                   "bf16", "--top", "5", "--no-fewer-devices"});
+      if (!child) {
+        llvm::errs() << "planner-bench: cannot run " << binDir
+                     << "/peak-rss\n";
+        return false;
+      }
+      walls.push_back(child->seconds);
+      cpus.push_back(childrenCpuSeconds() - cpuBefore);
+      peaks.push_back(child->peakMiB);
+      status = std::max(status, child->status);
+    }
+    met = met && status == 0 && medianOf(walls) < 2;
+    llvm::outs() << llvm::formatv(
+        "{0,-32} {1,9:f2} {2,9:f2} {3,9:f0} {4,5}\n",
+        llvm::formatv("deepseek-v3 {0} 2048", cluster).str(), medianOf(walls),
+        medianOf(cpus), medianOf(peaks), status);
+  }
+  llvm::outs() << "Target (the whole process under 2 s wall on each "
+                  "cluster): "
+               << (met ? "met" : "NOT met") << "\n";
+  return met;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  const std::string self = llvm::sys::fs::getMainExecutable(
+      argc > 0 ? argv[0] : "planner-bench", reinterpret_cast<void *>(&main));
+  const std::string binDir = llvm::sys::path::parent_path(self).str();
   constexpr int kRuns = 3;
   llvm::outs() << "planner: exact search, no cap (median of " << kRuns
                << " runs)\n";
@@ -90,6 +167,8 @@ int main() {
   llvm::outs() << "Targets (DeepSeek-V3 on 2,048 under 2 s, Llama 3 405B on "
                   "131,072 under 10 s): "
                << (met ? "met" : "NOT met") << "\n";
+
+  benchWholeProcess(binDir);
 
   llvm::outs() << "\nplanner: growth in layers (Llama 3 8B's layer, "
                   "h100-ib, 64 devices; CPU s, one run)\n";

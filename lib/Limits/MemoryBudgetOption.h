@@ -70,6 +70,12 @@ class parser<sched::MemoryBudgetOption>
     : public basic_parser<sched::MemoryBudgetOption> {
 public:
   parser(Option &option) : basic_parser(option) {}
+  /// `memory-budget` without `=SIZE` is an empty value, refused by
+  /// memoryBudgetBytes as any other: as a required value, llvm::cl printed
+  /// "requires a value!" itself and MLIR an empty `error:` after it.
+  enum ValueExpected getValueExpectedFlagDefault() const {
+    return ValueOptional;
+  }
   bool parse(Option &, StringRef, StringRef arg,
              sched::MemoryBudgetOption &value) {
     value = sched::MemoryBudgetOption::fromText(arg);

@@ -82,11 +82,11 @@ struct Holding {
 /// (a few each: no allocation per rank, as the search asks this of every
 /// candidate).
 using RankHoldings = llvm::SmallVector<Holding, 4>;
-static std::vector<RankHoldings> holdings(const Layout &layout,
-                                          Strategy strategy) {
+static void holdings(const Layout &layout, Strategy strategy,
+                     llvm::SmallVectorImpl<RankHoldings> &ranks) {
   const int32_t pp = static_cast<int32_t>(layout.pp);
   const double m = static_cast<double>(layout.microbatches);
-  std::vector<RankHoldings> ranks(pp);
+  ranks.assign(pp, RankHoldings());
   if (strategy == Strategy::DualPipe) {
     // Two replicas, one fed from each end: rank r runs stage r of the
     // first and stage pp-1-r of the second, half the microbatches each.
@@ -94,25 +94,35 @@ static std::vector<RankHoldings> holdings(const Layout &layout,
       ranks[r].push_back({r, m / 2});
       ranks[r].push_back({pp - 1 - r, m / 2});
     }
-    return ranks;
+    return;
   }
   const int32_t numStages = static_cast<int32_t>(layout.pp * layout.vpp);
   const StagePlacement placement =
       defaultVpp(strategy) == 2 ? StagePlacement::V : StagePlacement::Loop;
   for (int32_t s = 0; s < numStages; ++s)
     ranks[rankOfStage(s, pp, placement)].push_back({s, m});
-  return ranks;
 }
 
 std::vector<RankFigures>
 sched::rankFigures(const CostModel &model, const Layout &layout,
                    Strategy strategy,
                    const std::vector<StageEstimate> &stages) {
-  std::vector<RankHoldings> held = holdings(layout, strategy);
-  std::vector<double> before(stages.size() + 1, 0);
+  std::vector<RankFigures> ranks;
+  rankFigures(model, layout, strategy, stages, ranks);
+  return ranks;
+}
+
+void sched::rankFigures(const CostModel &model, const Layout &layout,
+                        Strategy strategy,
+                        const std::vector<StageEstimate> &stages,
+                        std::vector<RankFigures> &ranks) {
+  // On the stack up to 64 ranks and 256 stages (the search's largest).
+  llvm::SmallVector<RankHoldings, 64> held;
+  holdings(layout, strategy, held);
+  llvm::SmallVector<double, 257> before(stages.size() + 1, 0);
   for (size_t s = 0; s < stages.size(); ++s)
     before[s + 1] = before[s] + stages[s].forward;
-  std::vector<RankFigures> ranks(held.size());
+  ranks.assign(held.size(), RankFigures());
   std::array<double, 4> lastKey = {-1, -1, -1, -1};
   for (size_t r = 0; r < held.size(); ++r) {
     RankFigures &f = ranks[r];
@@ -167,7 +177,6 @@ sched::rankFigures(const CostModel &model, const Layout &layout,
     f.time.dataParallel = f.dataParallel.exposed;
     f.time.optimizer = f.dataParallel.optimizer;
   }
-  return ranks;
 }
 
 StageCost sched::toStageCost(const StageEstimate &s) {

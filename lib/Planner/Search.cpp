@@ -33,11 +33,13 @@ using namespace sched;
 /// Sets the candidate's time bound (over the pipeline ranks, the largest of
 /// the rank's compute plus the fill before it, plus what runs after the
 /// pipeline; overlap credited in full) and memory bound (static memory plus
-/// one microbatch's activations): true lower bounds, no schedule needed.
-static void bound(const CostModel &model, Candidate &candidate,
-                  const std::vector<StageEstimate> &stages) {
-  std::vector<RankFigures> ranks =
-      rankFigures(model, candidate.layout, candidate.strategy, stages);
+/// one microbatch's activations) from `stages` as the strategy runs them:
+/// true lower bounds, no schedule needed.
+/// `ranks` is scratch space the caller keeps between calls.
+static void boundAsRun(const CostModel &model, Candidate &candidate,
+                       const std::vector<StageEstimate> &stages,
+                       std::vector<RankFigures> &ranks) {
+  rankFigures(model, candidate.layout, candidate.strategy, stages, ranks);
   double busy = 0, tail = 0, memory = 0, sharded = 0;
   for (const RankFigures &f : ranks) {
     busy = std::max(busy, f.fill + f.busy);
@@ -49,6 +51,19 @@ static void bound(const CostModel &model, Candidate &candidate,
   candidate.timeBound = busy + tail;
   candidate.memoryBound = memory;
   candidate.shardedMemoryBound = sharded;
+}
+
+/// The bounds from the cost model's `stages`: the overlap rule
+/// (stagesAsRun) copies them only for the strategies it changes, as the
+/// search bounds every candidate it makes (a copy each was a fifth of
+/// DeepSeek-V3's search on 2,048 devices).
+static void bound(const CostModel &model, Candidate &candidate,
+                  const std::vector<StageEstimate> &stages,
+                  std::vector<RankFigures> &ranks) {
+  if (!overlapsCommunication(candidate.strategy))
+    return boundAsRun(model, candidate, stages, ranks);
+  boundAsRun(model, candidate, stagesAsRun(model, stages, candidate.strategy),
+             ranks);
 }
 
 //===----------------------------------------------------------------------===//
@@ -95,6 +110,37 @@ static bool keepsGlobalBatchOrder(Strategy strategy) {
 }
 
 namespace {
+/// A candidate as the enumeration leaves it (its layout, schedule and
+/// bounds), waiting for the branch and bound: a large search keeps ~10^6,
+/// and a whole Candidate (424 bytes, most of them filled only by
+/// evaluation) held 210 MB of DeepSeek-V3's search on 2,048 devices.
+struct BoundedCandidate {
+  Layout layout;
+  Strategy strategy;
+  bool synthesized;
+  Family family;
+  int64_t familySize;
+  double timeBound, memoryBound, shardedMemoryBound;
+
+  explicit BoundedCandidate(const Candidate &c)
+      : layout(c.layout), strategy(c.strategy), synthesized(c.synthesized),
+        family(c.family), familySize(c.familySize), timeBound(c.timeBound),
+        memoryBound(c.memoryBound), shardedMemoryBound(c.shardedMemoryBound) {
+  }
+  Candidate candidate() const {
+    Candidate c;
+    c.layout = layout;
+    c.strategy = strategy;
+    c.synthesized = synthesized;
+    c.family = family;
+    c.familySize = familySize;
+    c.timeBound = timeBound;
+    c.memoryBound = memoryBound;
+    c.shardedMemoryBound = shardedMemoryBound;
+    return c;
+  }
+};
+
 struct StageKey {
   int64_t tp, pp, vpp, ep, etp, cp, b;
   int zero;
@@ -312,8 +358,8 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
     return layouts.takeError();
 
   PlanResult result;
-  // A deque: no copies as it grows (a large search keeps ~10^6).
-  std::deque<Candidate> candidates;
+  // A deque: no copies as it grows.
+  std::deque<BoundedCandidate> candidates;
   // Candidates whose bound alone overflows memory are pruned as they are
   // made (most of a large search), but the nearest three are kept to
   // explain an empty table.
@@ -328,7 +374,7 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   auto consider = [&](const Candidate &candidate) {
     ++considered;
     if (!pruneByMemory || candidate.memoryBound <= limit) {
-      candidates.push_back(candidate);
+      candidates.emplace_back(candidate);
       return;
     }
     ++result.prunedMemory;
@@ -364,8 +410,18 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
     model.shard(sharded, c.layout);
     return stageCache.emplace(key, std::move(sharded)).first->second;
   };
+  // Layouts come grouped by their parallel dimensions, and a key (which
+  // leaves dp out) recurs only inside a group: the cache is emptied
+  // between layouts once it holds kStageCacheEntries, as every key kept
+  // held 400 MB of DeepSeek-V3's search on 2,048 devices (93,765 keys,
+  // each used by a layout's few strategies). Nothing references it there.
+  constexpr size_t kStageCacheEntries = 4096;
+  // The bounds' per-rank figures, one vector for every candidate.
+  std::vector<RankFigures> rankScratch;
   std::string firstLayoutError;
   for (Layout layout : *layouts) {
+    if (stageCache.size() > kStageCacheEntries)
+      stageCache.clear();
     if (llvm::Error error = model.checkLayout(layout)) {
       if (firstLayoutError.empty())
         firstLayoutError = llvm::toString(std::move(error));
@@ -463,7 +519,7 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
         continue;
       }
       const std::vector<StageEstimate> &stages = stagesOf(candidate);
-      bound(model, candidate, stagesAsRun(model, stages, strategy));
+      bound(model, candidate, stages, rankScratch);
       consider(candidate);
       // The least recomputation that fits, where the flags leave it open:
       // a block of k layers per stage recomputed in place of all of them.
@@ -486,7 +542,7 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
         member.family = family;
         member.familySize = largestStage - 1;
         member.layout = familyMember(layout, family, 1);
-        bound(model, member, stagesAsRun(model, stagesOf(member), strategy));
+        bound(model, member, stagesOf(member), rankScratch);
         member.memoryBound = candidate.memoryBound;
         consider(member);
       }
@@ -501,8 +557,7 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
         for (int zero : {2, 3}) {
           Candidate sharded = candidate;
           sharded.layout.zero = zero;
-          bound(model, sharded,
-                stagesAsRun(model, stagesOf(sharded), strategy));
+          bound(model, sharded, stagesOf(sharded), rankScratch);
           consider(sharded);
         }
     }
@@ -520,8 +575,12 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
                   .str()
             : firstLayoutError);
 
-  std::vector<Candidate *> open;
-  for (Candidate &candidate : candidates)
+  // The branch and bound reaches a few thousand candidates in the order of
+  // their bounds: it fills the cache again with theirs.
+  stageCache.clear();
+  std::vector<const BoundedCandidate *> open;
+  open.reserve(candidates.size());
+  for (const BoundedCandidate &candidate : candidates)
     open.push_back(&candidate);
   // The nearest of the memory-pruned, nearest first.
   std::sort_heap(nearestOver.begin(), nearestOver.end(), lessMemory);
@@ -533,7 +592,8 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
                          formatGigabytes(limit) + " usable";
     result.overflowing.push_back(std::move(candidate));
   }
-  llvm::stable_sort(open, [](const Candidate *a, const Candidate *b) {
+  llvm::stable_sort(open, [](const BoundedCandidate *a,
+                             const BoundedCandidate *b) {
     return a->timeBound < b->timeBound;
   });
 
@@ -544,18 +604,16 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   double bestWithout = INFINITY, bestWith = INFINITY;
   const size_t top = static_cast<size_t>(std::max(options.top, 1));
   size_t done = 0;
-  for (Candidate *next : open) {
-    Candidate &candidate = *next;
+  for (const BoundedCandidate *next : open) {
     const double kth = times.size() >= top ? times[top - 1] : INFINITY;
     const double best = times.empty() ? INFINITY : times.front();
-    const double classBest =
-        candidate.hasPipeline() ? bestWith : bestWithout;
-    if (!options.exhaustive && candidate.timeBound > kth &&
-        candidate.timeBound > classBest &&
-        candidate.timeBound > 1.03 * best) {
+    const double classBest = next->layout.pp > 1 ? bestWith : bestWithout;
+    if (!options.exhaustive && next->timeBound > kth &&
+        next->timeBound > classBest && next->timeBound > 1.03 * best) {
       ++result.prunedBound;
       continue;
     }
+    Candidate candidate = next->candidate();
     if (options.maxEvaluations > 0 &&
         result.lowered >= static_cast<size_t>(options.maxEvaluations)) {
       result.truncated = true;
@@ -637,8 +695,7 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
       }
       Candidate chosen = member(lo);
       // The member's own bound is tighter than the family's: it may prune.
-      bound(model, chosen,
-            stagesAsRun(model, stagesOf(chosen), chosen.strategy));
+      bound(model, chosen, stagesOf(chosen), rankScratch);
       if (!options.exhaustive && chosen.timeBound > kth &&
           chosen.timeBound > classBest && chosen.timeBound > 1.03 * best) {
         ++result.prunedBound;
@@ -692,6 +749,7 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   if (options.progress)
     options.progress(open.size(), open.size());
 
+  evaluator.releaseMemoryWalks();
   recommend(model, evaluator, options, std::move(fitting), result);
   llvm::stable_sort(result.overflowing, [](const Candidate &a,
                                            const Candidate &b) {
