@@ -172,38 +172,56 @@ static std::string placeOf(mlir::Location location,
       .str();
 }
 
+namespace {
+/// Text for one of MLIR's readers: its lines, a context whose diagnostics
+/// are collected with their place (placeOf), and a source manager holding
+/// a copy of it.
+class CollectedInput {
+public:
+  CollectedInput(llvm::StringRef text, llvm::StringRef name,
+                 bool asPipelineOrder)
+      : handler(&context, [this, asPipelineOrder](mlir::Diagnostic &diag) {
+          if (!errors.empty())
+            errors += "\n";
+          errors += placeOf(diag.getLocation(), lines, asPipelineOrder);
+          errors += diag.str();
+          return mlir::success();
+        }) {
+    text.split(lines, '\n');
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
+  }
+
+  mlir::MLIRContext context;
+  llvm::SmallVector<llvm::StringRef> lines;
+  /// The diagnostics, one per line.
+  std::string errors;
+  llvm::SourceMgr sourceMgr;
+
+private:
+  mlir::ScopedDiagnosticHandler handler;
+};
+} // namespace
+
 /// Reads CSV `text`; `asPipelineOrder` words diagnostics by rank and step.
 static llvm::Expected<ScheduleSource>
 readCsv(llvm::StringRef text, std::optional<int64_t> stages,
         std::optional<int64_t> microbatches, llvm::StringRef name,
         bool asPipelineOrder) {
-  llvm::SmallVector<llvm::StringRef> lines;
-  text.split(lines, '\n');
-  mlir::MLIRContext context;
-  std::string errors;
-  mlir::ScopedDiagnosticHandler collect(&context, [&](mlir::Diagnostic &diag) {
-    if (!errors.empty())
-      errors += "\n";
-    errors += placeOf(diag.getLocation(), lines, asPipelineOrder);
-    errors += diag.str();
-    return mlir::success();
-  });
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, name),
-                               llvm::SMLoc());
+  CollectedInput input(text, name, asPipelineOrder);
   TorchCsvOptions options;
   options.stages = stages;
   options.microbatches = microbatches;
   options.name = name.str();
   mlir::FailureOr<TorchCsvSchedule> read =
-      readTorchCsv(sourceMgr, &context, options);
+      readTorchCsv(input.sourceMgr, &input.context, options);
   if (mlir::failed(read))
-    return failWith(errors.empty() ? "malformed schedule" : errors);
+    return failWith(input.errors.empty() ? "malformed schedule" : input.errors);
   ScheduleSource source;
   source.name = name.str();
   source.schedule = std::move(read->schedule);
   for (size_t r = 0; r < read->columns.size(); ++r) {
-    llvm::StringRef line = r < lines.size() ? lines[r] : "";
+    llvm::StringRef line = r < input.lines.size() ? input.lines[r] : "";
     source.steps.push_back(cellsOfColumns(line, read->columns[r]));
   }
   return source;
@@ -218,23 +236,11 @@ api::readTorchCsvText(llvm::StringRef text, std::optional<int64_t> stages,
 
 llvm::Expected<ScheduleSource> api::readJsonPlanText(llvm::StringRef text,
                                                      llvm::StringRef name) {
-  llvm::SmallVector<llvm::StringRef> lines;
-  text.split(lines, '\n');
-  mlir::MLIRContext context;
-  std::string errors;
-  mlir::ScopedDiagnosticHandler collect(&context, [&](mlir::Diagnostic &diag) {
-    if (!errors.empty())
-      errors += "\n";
-    errors += placeOf(diag.getLocation(), lines, /*asPipelineOrder=*/false);
-    errors += diag.str();
-    return mlir::success();
-  });
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, name),
-                               llvm::SMLoc());
-  mlir::FailureOr<JsonPlanInput> read = readJsonPlan(sourceMgr, &context);
+  CollectedInput input(text, name, /*asPipelineOrder=*/false);
+  mlir::FailureOr<JsonPlanInput> read =
+      readJsonPlan(input.sourceMgr, &input.context);
   if (mlir::failed(read))
-    return failWith(errors.empty() ? "malformed plan" : errors);
+    return failWith(input.errors.empty() ? "malformed plan" : input.errors);
   ScheduleSource source;
   source.name = read->plan.name.empty() ? name.str() : read->plan.name;
   source.schedule = std::move(read->plan.schedule);
