@@ -9,6 +9,10 @@
 
 using namespace sched;
 
+// A plan holds an Action per instruction (the verifier's 192,512-action
+// CSV, the planner's orders): new fields go into padding.
+static_assert(sizeof(Action) <= 48, "Action grew past 48 bytes");
+
 bool sched::isCompute(ActionKind kind) {
   return kind == ActionKind::Forward || kind == ActionKind::Backward ||
          kind == ActionKind::BackwardInput ||

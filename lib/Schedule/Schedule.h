@@ -68,6 +68,12 @@ struct Action {
   /// tensor itself (Megatron-LM's `_communicate_shapes` under
   /// `variable_seq_lengths`); false for the tensor's data.
   bool shape = false;
+  /// Members of an overlap that runs its forward and its backward
+  /// interleaved layer by layer (Megatron-Core's combined 1F1B), not as
+  /// two whole passes: the forward allocates its activations a layer at a
+  /// time while the backward frees the other microbatch's (StageCost::layers
+  /// pieces each).
+  bool layerwise = false;
   /// The stream of its rank the action runs on: an index into
   /// Schedule::streams, 0 (the rank's one stream) when the schedule names
   /// none.
@@ -85,12 +91,6 @@ struct Action {
   /// Nonzero for members of a bundle (a p2p group or an overlap):
   /// consecutive actions of a rank with the same bundle run together.
   uint32_t bundle = 0;
-  /// Members of an overlap that runs its forward and its backward
-  /// interleaved layer by layer (Megatron-Core's combined 1F1B), not as
-  /// two whole passes: the forward allocates its activations a layer at a
-  /// time while the backward frees the other microbatch's (StageCost::layers
-  /// pieces each).
-  bool layerwise = false;
   /// Bytes moved by a transfer or collective, -1 when unknown.
   int64_t bytes = -1;
   /// Collectives: the index into Schedule::collectives of the declaration
