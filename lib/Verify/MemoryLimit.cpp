@@ -10,10 +10,11 @@
 
 using namespace sched;
 
-/// Millionths past which a limit bounds nothing: 2^126 millionths are
-/// 2^106 bytes, more than 2^32 actions of 2^63 bytes each.
+/// Millionths past which a limit bounds nothing: 2^122 millionths are
+/// 2^102 bytes, more than 2^32 actions of 2^63 bytes each. A value below it,
+/// times ten plus a digit, stays below 2^127: parse never overflows.
 static constexpr __int128 kUnboundedMillionths = static_cast<__int128>(1)
-                                                 << 126;
+                                                 << 122;
 
 /// The fraction digits a limit keeps: millionths.
 static constexpr int kKeptDigits = 6;

@@ -54,6 +54,9 @@ TEST(MemoryLimit, BytesAreExactPastDoubles) {
   // Far past anything a schedule holds: no bound.
   EXPECT_EQ(scaled("1e40", 1), "unbounded");
   EXPECT_EQ(scaled("1e400", 1), "unbounded");
+  // Just under the old 2^126 millionths, one more digit overflowed 128 bits
+  // (fuzz/regressions/pass-options/memory-limit-34-digits).
+  EXPECT_EQ(scaled("5666666666666666666666666666666666", 1), "unbounded");
   EXPECT_EQ(scaled(std::string(2000, '9'), 1), "unbounded");
   EXPECT_EQ(scaled("inf", 1), "unbounded");
   EXPECT_EQ(scaled("Infinity", 1), "unbounded");
