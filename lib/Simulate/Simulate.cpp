@@ -23,6 +23,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <numeric>
 
 using namespace sched;
 
@@ -310,19 +311,17 @@ llvm::Error ListSimulator::computeMemory() {
     // Each size is below 2^63 and a rank has fewer than 2^64 actions, so the
     // sum is exact in 128 bits; only the peak must fit the report's 64.
     __int128 liveBytes = 0, peakBytes = 0;
-    // A layerwise overlap's forward adds the rest of its activations with
-    // its backward (layerwiseOverlapPeak), as the verifier counts them.
-    size_t deferredAt = std::numeric_limits<size_t>::max();
-    double deferredLive = 0;
-    __int128 deferredBytes = 0;
     const std::vector<Action> &actions = schedule.ranks[r].actions;
+    // What each action adds: in microbatch-activation units and in bytes.
+    struct Delta {
+      double units = 0;
+      __int128 bytes = 0;
+    };
+    std::vector<Delta> delta(actions.size());
     for (size_t i = 0; i < actions.size(); ++i) {
       const Action &action = actions[i];
-      if (!isCompute(action.kind)) {
-        if (options.recordMemory)
-          liveAfter.push_back(live);
+      if (!isCompute(action.kind))
         continue;
-      }
       StageCost cost;
       if (!schedule.stageCosts.empty())
         cost = schedule.stageCosts[action.stage];
@@ -332,49 +331,72 @@ llvm::Error ListSimulator::computeMemory() {
               : options.weightGradFraction;
       switch (action.kind) {
       case ActionKind::Forward: {
+        // A layerwise overlap's forward holds its activations' peak beside
+        // its backward (layerwiseOverlapPeak) and the rest once the backward
+        // has freed its own, whichever of the two is listed first, as the
+        // verifier counts them.
         const size_t partner = layerwisePartner(actions, i);
-        if (partner > i) {
-          const StageCost other =
-              schedule.stageCosts.empty()
-                  ? StageCost()
-                  : schedule.stageCosts[actions[partner].stage];
-          // Without sizes, a microbatch's activations as a million units.
-          constexpr int64_t kUnit = 1000000;
-          const int64_t whole = cost.activation > 0 ? cost.activation : kUnit;
-          const int64_t peak = layerwiseOverlapPeak(
-              whole, cost.layers,
-              cost.activation > 0 ? other.activation : kUnit, other.layers);
-          const double fraction = static_cast<double>(peak) / whole;
-          live += fraction;
-          liveBytes += cost.activation > 0 ? peak : 0;
-          deferredAt = partner;
-          deferredLive = 1 - fraction;
-          deferredBytes = cost.activation > 0 ? whole - peak : 0;
+        if (partner == i) {
+          delta[i].units += 1;
+          delta[i].bytes += cost.activation;
           break;
         }
-        live += 1;
-        liveBytes += cost.activation;
+        const StageCost other =
+            schedule.stageCosts.empty()
+                ? StageCost()
+                : schedule.stageCosts[actions[partner].stage];
+        // Without sizes, a microbatch's activations as a million units.
+        constexpr int64_t kUnit = 1000000;
+        const int64_t whole = cost.activation > 0 ? cost.activation : kUnit;
+        const int64_t peak = layerwiseOverlapPeak(
+            whole, cost.layers, cost.activation > 0 ? other.activation : kUnit,
+            other.layers);
+        const double fraction = static_cast<double>(peak) / whole;
+        delta[i].units += fraction;
+        delta[partner].units += 1 - fraction;
+        if (cost.activation > 0) {
+          delta[i].bytes += peak;
+          delta[partner].bytes += whole - peak;
+        }
         break;
       }
       case ActionKind::Backward:
-        live -= 1;
-        liveBytes -= cost.activation;
+        delta[i].units -= 1;
+        delta[i].bytes -= cost.activation;
         break;
       case ActionKind::BackwardInput:
-        live -= 1 - keep;
-        liveBytes -= cost.activation - cost.weightGrad;
+        delta[i].units -= 1 - keep;
+        delta[i].bytes -= cost.activation - cost.weightGrad;
         break;
       default:
-        live -= keep;
-        liveBytes -= cost.weightGrad;
+        delta[i].units -= keep;
+        delta[i].bytes -= cost.weightGrad;
         break;
       }
-      if (i == deferredAt) {
-        live += deferredLive;
-        liveBytes += deferredBytes;
-        deferredAt = std::numeric_limits<size_t>::max();
-      }
-      timeline.peakActivations[r] = std::max(timeline.peakActivations[r], live);
+    }
+    // Members of a bundle run together: what allocates counts before what
+    // frees (MemoryCheck's allocationsFirst), in the listed order otherwise.
+    std::vector<size_t> order(actions.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    const auto allocates = [&](size_t i) {
+      return delta[i].bytes != 0 ? delta[i].bytes > 0 : delta[i].units > 0;
+    };
+    for (size_t i = 0; i < actions.size();) {
+      size_t end = i + 1;
+      while (actions[i].bundle != 0 && end < actions.size() &&
+             actions[end].bundle == actions[i].bundle)
+        ++end;
+      if (end - i > 1)
+        std::stable_partition(order.begin() + i, order.begin() + end,
+                              allocates);
+      i = end;
+    }
+    for (size_t i : order) {
+      live += delta[i].units;
+      liveBytes += delta[i].bytes;
+      if (isCompute(actions[i].kind))
+        timeline.peakActivations[r] =
+            std::max(timeline.peakActivations[r], live);
       if (options.recordMemory)
         liveAfter.push_back(live);
       peakBytes = std::max(peakBytes, liveBytes);
