@@ -191,8 +191,15 @@ sched::parseAttentionKernel(llvm::StringRef name) {
 }
 
 llvm::StringRef sched::activationCachingName(ActivationCaching caching) {
-  return caching == ActivationCaching::DeepSeekV3 ? "deepseek-v3"
-                                                  : "transformer-engine";
+  switch (caching) {
+  case ActivationCaching::DeepSeekV3:
+    return "deepseek-v3";
+  case ActivationCaching::KimiK2:
+    return "kimi-k2";
+  case ActivationCaching::TransformerEngine:
+    break;
+  }
+  return "transformer-engine";
 }
 
 std::optional<ActivationCaching>
@@ -200,6 +207,7 @@ sched::parseActivationCaching(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<ActivationCaching>>(name)
       .Case("transformer-engine", ActivationCaching::TransformerEngine)
       .Case("deepseek-v3", ActivationCaching::DeepSeekV3)
+      .Case("kimi-k2", ActivationCaching::KimiK2)
       .Default(std::nullopt);
 }
 

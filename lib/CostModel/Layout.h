@@ -198,8 +198,15 @@ std::optional<AttentionKernel> parseAttentionKernel(llvm::StringRef name);
 /// experts' SwiGLU input (fc1's output) in BF16. DeepSeekV3 (DeepSeek-V3
 /// report, section 3.3.2): the attention output once, in E5M6 (12 bits),
 /// for both; the experts' SwiGLU input in FP8, its output made again in
-/// the backward.
-enum class ActivationCaching : uint8_t { TransformerEngine, DeepSeekV3 };
+/// the backward. KimiK2 (Kimi K2 report, section 2.4.3): the experts'
+/// SwiGLU input in FP8 and its output made again, as DeepSeekV3; the
+/// attention output as Transformer Engine keeps it (the report names no
+/// other format for it).
+enum class ActivationCaching : uint8_t {
+  TransformerEngine,
+  DeepSeekV3,
+  KimiK2
+};
 
 llvm::StringRef activationCachingName(ActivationCaching caching);
 std::optional<ActivationCaching> parseActivationCaching(llvm::StringRef name);

@@ -20,11 +20,19 @@ static constexpr double kBf16 = 2;
 /// output it keeps: report section 3.3.2).
 static constexpr double kE5m6 = 1.5;
 
-/// Whether the forward keeps its FP8-storable activations as DeepSeek-V3
-/// does (TrainingSpec::activationCaching).
-static bool deepSeekCaching(const TrainingSpec &training) {
+/// Whether the forward keeps the attention output once, in E5M6, as
+/// DeepSeek-V3 does (TrainingSpec::activationCaching).
+static bool e5m6AttentionOutput(const TrainingSpec &training) {
   return training.precision == Precision::FP8 &&
          training.activationCaching == ActivationCaching::DeepSeekV3;
+}
+
+/// Whether the forward keeps the experts' SwiGLU input in FP8 and makes
+/// its output again in the backward, as DeepSeek-V3 and Kimi K2 do.
+static bool fp8SwigluInput(const TrainingSpec &training) {
+  return training.precision == Precision::FP8 &&
+         (training.activationCaching == ActivationCaching::DeepSeekV3 ||
+          training.activationCaching == ActivationCaching::KimiK2);
 }
 
 namespace {
@@ -320,7 +328,7 @@ static void attentionBlock(LayerBuilder &b, const ModelSpec &model,
     // that keeps context runs no attention forward again.
     b.keep("softmax statistics", t.full * heads * 4,
            Recompute::CoreAttention, R::Context);
-    if (deepSeekCaching(training)) {
+    if (e5m6AttentionOutput(training)) {
       // DeepSeek-V3 keeps the output once, in E5M6, for the core's
       // backward and the projection's weight gradient both; recomputing
       // the core does not free it.
@@ -445,13 +453,13 @@ static void moeMlp(LayerBuilder &b, const ModelSpec &model,
   const double gated = model.mlp == MlpKind::Gated ? 2 : 1;
   b.keep("dispatched tokens", copies * h * b.linearInput(), block, unnamed);
   b.gemm("experts fc1", rows, gated * slice, h, true, groups);
-  // DeepSeek-V3 keeps the SwiGLU input in FP8 and makes its output again
-  // in the backward (report section 3.3.2); Transformer Engine keeps fc1's
-  // BF16 output.
-  const bool deepseek = deepSeekCaching(training);
-  b.keep("experts fc1 output", copies * gated * slice * (deepseek ? 1 : kBf16),
+  // DeepSeek-V3 and Kimi K2 keep the SwiGLU input in FP8 and make its
+  // output again in the backward (DeepSeek-V3 report section 3.3.2, Kimi
+  // K2 report section 2.4.3); Transformer Engine keeps fc1's BF16 output.
+  const bool fp8Swiglu = fp8SwigluInput(training);
+  b.keep("experts fc1 output", copies * gated * slice * (fp8Swiglu ? 1 : kBf16),
          block, unnamed);
-  if (deepseek)
+  if (fp8Swiglu)
     b.alwaysRecompute(Recompute::MoeActivation);
   b.inModules(block | Recompute::MoeActivation | Recompute::Dots);
   b.memory(model.mlp == MlpKind::Gated ? "swiglu" : "gelu",

@@ -99,6 +99,23 @@ static const std::vector<SoftwareStack> &stacks() {
     deepseek.optimizerMomentBytes = 2;
     deepseek.activationCaching = ActivationCaching::DeepSeekV3;
     s.push_back(deepseek);
+
+    // Moonshot's framework as the Kimi K2 report states it (section
+    // 2.4.2-2.4.3): pipeline parallelism with virtual stages run as
+    // interleaved 1F1B, expert parallelism and ZeRO-1, no tensor
+    // parallelism; BF16 parameters with an FP32 gradient accumulation
+    // buffer; the experts' up-projection and SwiGLU inputs stored in FP8.
+    // The optimizer is Muon, one momentum per parameter: at FP32 (the
+    // report names no dtype) that is the 4 bytes of Adam's two BF16
+    // moments, which the stack takes for the count.
+    SoftwareStack kimi;
+    kimi.name = "kimi-k2";
+    kimi.version = "Kimi K2 technical report (arXiv 2507.20534v1)";
+    kimi.tensorParallelOverlap = false;
+    kimi.schedules = {"no-pp", "1f1b", "interleaved-1f1b"};
+    kimi.optimizerMomentBytes = 2;
+    kimi.activationCaching = ActivationCaching::KimiK2;
+    s.push_back(kimi);
     return s;
   }();
   return all;
@@ -230,9 +247,10 @@ readStackFile(const llvm::json::Object &object) {
   std::string moments =
       readChoice(reader, "optimizer_moments", {"fp32", "bf16"},
                  dtype(stack.optimizerMomentBytes));
-  std::string caching = readChoice(
-      reader, "activation_caching", {"transformer-engine", "deepseek-v3"},
-      activationCachingName(stack.activationCaching));
+  std::string caching =
+      readChoice(reader, "activation_caching",
+                 {"transformer-engine", "deepseek-v3", "kimi-k2"},
+                 activationCachingName(stack.activationCaching));
   std::string dispatcher =
       readChoice(reader, "moe_dispatcher", {"flex", "alltoall"},
                  moeDispatcherName(stack.moeDispatcher));

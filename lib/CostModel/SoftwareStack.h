@@ -64,7 +64,7 @@ std::string builtinStackNames();
 /// `blocking_p2p` ("all", "none" or a list of schedule names),
 /// `schedules` (a list), `allocator` ("caching"/"expandable"),
 /// `main_grads` and `optimizer_moments` ("fp32"/"bf16"),
-/// `activation_caching` ("transformer-engine"/"deepseek-v3"),
+/// `activation_caching` ("transformer-engine"/"deepseek-v3"/"kimi-k2"),
 /// `moe_dispatcher` ("flex"/"alltoall"), `cross_entropy` ("fused"/
 /// "unfused"). Errors name the
 /// field, or list the built-in stacks.

@@ -350,6 +350,32 @@ TEST(Operators, DeepSeekCachingKeepsFp8SwigluInputsAndOneAttentionOutput) {
       }());
 }
 
+/// Kimi K2's caching (its report, section 2.4.3) by hand: the experts'
+/// SwiGLU input in FP8 and the SwiGLU made again, as DeepSeek-V3; the
+/// attention output as Transformer Engine keeps it.
+TEST(Operators, KimiCachingKeepsFp8SwigluInputsOnly) {
+  auto [v3, training, layout] = Fp8DeepSeek();
+  auto saved = [&](const LayerOperators &ops, llvm::StringRef name) {
+    double bytes = 0;
+    for (const SavedTensor &t : ops.saved)
+      if (name == t.name)
+        bytes += t.bytes;
+    return bytes;
+  };
+  const LayerOperators te = layerOperators(v3, training, layout, true);
+  training.activationCaching = ActivationCaching::KimiK2;
+  const LayerOperators kimi = layerOperators(v3, training, layout, true);
+  const double tokens = 4096, heads = 128, v = 128, copies = tokens * 8;
+  EXPECT_DOUBLE_EQ(saved(kimi, "attention output"), tokens * heads * v * 2);
+  EXPECT_DOUBLE_EQ(saved(kimi, "output projection input"), tokens * heads * v);
+  EXPECT_DOUBLE_EQ(saved(kimi, "experts fc1 output"), copies * 2 * 2048);
+  EXPECT_DOUBLE_EQ(saved(kimi, "experts fc2 input"), 0);
+  EXPECT_DOUBLE_EQ(te.savedBytes() - kimi.savedBytes(),
+                   copies * 2 * 2048 + copies * 2048);
+  ASSERT_EQ(kimi.recompute.size(), 1u);
+  EXPECT_EQ(llvm::StringRef(kimi.recompute.front().name), "swiglu");
+}
+
 /// The loss's kept bytes and traffic by hand: Megatron's unfused
 /// vocab-parallel cross-entropy keeps FP32 softmax outputs (4 bytes per
 /// logit) and moves 10 + 6 bytes per logit; Transformer Engine's fused one

@@ -98,7 +98,8 @@ TEST(SoftwareStack, KernelsAllocatorAndSchedulesAsStated) {
 
 // DeepSeek's framework as the DeepSeek-V3 report states it: DualPipe (and
 // no pipeline), no TP overlap (no TP), BF16 moments with FP32 gradients,
-// its activation caching; every other stack keeps Transformer Engine's.
+// its activation caching; every stack but it and Kimi K2's keeps
+// Transformer Engine's.
 TEST(SoftwareStack, DeepSeekV3AsItsReportStatesIt) {
   TrainingSpec ds = applied(stack("deepseek-v3"));
   EXPECT_TRUE(ds.runsSchedule("dualpipe"));
@@ -110,7 +111,7 @@ TEST(SoftwareStack, DeepSeekV3AsItsReportStatesIt) {
   EXPECT_EQ(ds.optimizerMomentBytes, 2);
   EXPECT_EQ(ds.activationCaching, ActivationCaching::DeepSeekV3);
   for (const SoftwareStack &s : builtinStacks())
-    if (s.name != "deepseek-v3")
+    if (s.name != "deepseek-v3" && s.name != "kimi-k2")
       EXPECT_EQ(applied(s).activationCaching,
                 ActivationCaching::TransformerEngine)
           << s.name;
@@ -120,8 +121,30 @@ TEST(SoftwareStack, DeepSeekV3AsItsReportStatesIt) {
             std::string::npos);
   EXPECT_NE(loadError(R"({"name": "x", "activation_caching": "fp8"})")
                 .find("activation_caching: expected transformer-engine or "
-                      "deepseek-v3"),
+                      "deepseek-v3 or kimi-k2, got 'fp8'"),
             std::string::npos);
+}
+
+// Moonshot's framework as the Kimi K2 report states it (section 2.4):
+// pipeline with virtual stages (interleaved 1F1B), EP and ZeRO-1 with no
+// TP, an FP32 gradient buffer, Muon's one FP32 momentum counted as two
+// BF16 moments, and FP8 SwiGLU inputs.
+TEST(SoftwareStack, KimiK2AsItsReportStatesIt) {
+  TrainingSpec kimi = applied(stack("kimi-k2"));
+  EXPECT_TRUE(kimi.runsSchedule("interleaved-1f1b"));
+  EXPECT_TRUE(kimi.runsSchedule("1f1b"));
+  EXPECT_TRUE(kimi.runsSchedule("no-pp"));
+  EXPECT_FALSE(kimi.runsSchedule("dualpipe"));
+  EXPECT_FALSE(kimi.runsSchedule("interleaved-combined-1f1b"));
+  EXPECT_FALSE(kimi.blocksPipelineSends("interleaved-1f1b"));
+  EXPECT_FALSE(kimi.tensorParallelOverlap);
+  EXPECT_FALSE(kimi.expandableSegments);
+  EXPECT_EQ(kimi.mainGradientBytes, 4);
+  EXPECT_EQ(kimi.optimizerMomentBytes, 2);
+  EXPECT_EQ(kimi.activationCaching, ActivationCaching::KimiK2);
+  EXPECT_EQ(kimi.moeDispatcher, MoeDispatcher::Flex);
+  // A stack file names the caching too.
+  EXPECT_EQ(loadError(R"({"name": "x", "activation_caching": "kimi-k2"})"), "");
 }
 
 TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {

@@ -82,6 +82,7 @@ static cl::opt<std::string> stackFlag(
     "stack", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("The software stack the run uses: megatron-core, "
              "megatron-lm-2022, torchtitan, deepspeed, maxtext, deepseek-v3, "
+             "kimi-k2, "
              "or a .json "
              "stack file; sets the attention kernel, TP overlap, blocking "
              "p2p, allocator, gradient and moment dtypes and the schedules "
