@@ -12,6 +12,7 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -113,6 +114,26 @@ struct Action {
     return action;
   }
 };
+
+/// Members of a bundle run together: within each bundle of `actions`,
+/// orders the entries of `perAction` (one per action) whose net change
+/// `net` allocates (is positive) before the others, in the listed order
+/// otherwise. The verifier's memory walk and the simulator's count a
+/// bundle so.
+template <typename T, typename Net>
+void allocationsFirst(const std::vector<Action> &actions,
+                      std::vector<T> &perAction, Net net) {
+  for (size_t i = 0; i < actions.size();) {
+    size_t end = i + 1;
+    while (actions[i].bundle != 0 && end < actions.size() &&
+           actions[end].bundle == actions[i].bundle)
+      ++end;
+    if (end - i > 1)
+      std::stable_partition(perAction.begin() + i, perAction.begin() + end,
+                            [&](const T &x) { return net(x) > 0; });
+    i = end;
+  }
+}
 
 /// The program of one pipeline rank.
 struct RankProgram {

@@ -375,22 +375,12 @@ llvm::Error ListSimulator::computeMemory() {
       }
     }
     // Members of a bundle run together: what allocates counts before what
-    // frees (MemoryCheck's allocationsFirst), in the listed order otherwise.
+    // frees, as the verifier counts them.
     std::vector<size_t> order(actions.size());
     std::iota(order.begin(), order.end(), size_t{0});
-    const auto allocates = [&](size_t i) {
+    allocationsFirst(actions, order, [&](size_t i) {
       return delta[i].bytes != 0 ? delta[i].bytes > 0 : delta[i].units > 0;
-    };
-    for (size_t i = 0; i < actions.size();) {
-      size_t end = i + 1;
-      while (actions[i].bundle != 0 && end < actions.size() &&
-             actions[end].bundle == actions[i].bundle)
-        ++end;
-      if (end - i > 1)
-        std::stable_partition(order.begin() + i, order.begin() + end,
-                              allocates);
-      i = end;
-    }
+    });
     for (size_t i : order) {
       live += delta[i].units;
       liveBytes += delta[i].bytes;

@@ -261,25 +261,6 @@ void MemoryCheck::visitChanges(
   }
 }
 
-/// Members of a bundle run together: within each bundle of `actions`,
-/// orders the entries of `perAction` (one per action) whose net change
-/// `net` allocates before those that free.
-template <typename T, typename Net>
-static void allocationsFirst(const std::vector<Action> &actions,
-                             std::vector<T> &perAction, Net net) {
-  for (size_t i = 0; i < actions.size();) {
-    size_t end = i + 1;
-    while (actions[i].bundle != 0 && end < actions.size() &&
-           actions[end].bundle == actions[i].bundle)
-      ++end;
-    if (end - i > 1)
-      std::stable_sort(
-          perAction.begin() + i, perAction.begin() + end,
-          [&](const T &x, const T &y) { return net(x) > 0 && net(y) <= 0; });
-    i = end;
-  }
-}
-
 std::vector<llvm::SmallVector<MemoryChange, 2>>
 MemoryCheck::changes(size_t r, MemoryAmount &staticAmount) const {
   const std::vector<Action> &actions = index.schedule.ranks[r].actions;
