@@ -306,6 +306,15 @@ TEST(Operators, Fp8RecipeKeepsOutputLayerAndRouterInBf16) {
   }
 }
 
+/// The bytes a layer keeps under one tensor name.
+static double saved(const LayerOperators &ops, llvm::StringRef name) {
+  double bytes = 0;
+  for (const SavedTensor &t : ops.saved)
+    if (name == t.name)
+      bytes += t.bytes;
+  return bytes;
+}
+
 /// DeepSeek-V3's activation caching (report section 3.3.2) by hand on one
 /// MoE layer at 4,096 tokens, ep 8, FP8: the attention output kept once in
 /// E5M6 (128 heads x 128 x 1.5 bytes) where Transformer Engine keeps it in
@@ -314,13 +323,6 @@ TEST(Operators, Fp8RecipeKeepsOutputLayerAndRouterInBf16) {
 /// 8 x 2048 x 1) made again in the backward, with no recompute policy.
 TEST(Operators, DeepSeekCachingKeepsFp8SwigluInputsAndOneAttentionOutput) {
   auto [v3, training, layout] = Fp8DeepSeek();
-  auto saved = [&](const LayerOperators &ops, llvm::StringRef name) {
-    double bytes = 0;
-    for (const SavedTensor &t : ops.saved)
-      if (name == t.name)
-        bytes += t.bytes;
-    return bytes;
-  };
   const LayerOperators te = layerOperators(v3, training, layout, true);
   training.activationCaching = ActivationCaching::DeepSeekV3;
   const LayerOperators ds = layerOperators(v3, training, layout, true);
@@ -355,13 +357,6 @@ TEST(Operators, DeepSeekCachingKeepsFp8SwigluInputsAndOneAttentionOutput) {
 /// attention output as Transformer Engine keeps it.
 TEST(Operators, KimiCachingKeepsFp8SwigluInputsOnly) {
   auto [v3, training, layout] = Fp8DeepSeek();
-  auto saved = [&](const LayerOperators &ops, llvm::StringRef name) {
-    double bytes = 0;
-    for (const SavedTensor &t : ops.saved)
-      if (name == t.name)
-        bytes += t.bytes;
-    return bytes;
-  };
   const LayerOperators te = layerOperators(v3, training, layout, true);
   training.activationCaching = ActivationCaching::KimiK2;
   const LayerOperators kimi = layerOperators(v3, training, layout, true);
