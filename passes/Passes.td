@@ -644,7 +644,8 @@ def Synthesize : Pass<"sched-synthesize", "mlir::ModuleOp"> {
            "list: the list scheduler and the bound; exact: then Z3 while "
            "the gap is open">,
     Option<"timeLimit", "time-limit", "::sched::PassOptionValue<double>", /*default=*/"10",
-           "Seconds for the local search and for Z3 each">,
+           "Seconds for the whole synthesis: the list scheduler's search, "
+           "Z3 and the transfers' buffer repairs">,
     Option<"gap", "gap", "::sched::PassOptionValue<double>", /*default=*/"0.01",
            "Z3 stops once the gap is at most this (0: prove optimality)">,
     Option<"weightGradFraction", "weight-grad-fraction", "::sched::PassOptionValue<double>",

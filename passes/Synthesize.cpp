@@ -16,6 +16,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <chrono>
 #include <cmath>
 
 namespace sched {
@@ -28,6 +29,8 @@ using namespace mlir;
 
 /// Solves after the first while the transfers' buffers overflow.
 static constexpr int kBufferRepairs = 3;
+/// The local search's budget of a solve after the time limit is spent.
+static constexpr double kSpentSeconds = 1e-3;
 
 namespace {
 struct SynthesizePass : sched::impl::SynthesizeBase<SynthesizePass> {
@@ -111,10 +114,10 @@ LogicalResult SynthesizePass::synthesize(PipelineOp pipeline) {
   size.actions = int64_t(spec.pp) * spec.vpp * spec.microbatches *
                  (spec.splitBackward ? 3 : 2);
   size.microbatches = spec.microbatches;
-  if (llvm::Error error = checkMemoryBudget(
-          MemoryPath::Lower, size, budgetBytes,
-          "synthesizing @" + pipeline.getSymName().str(),
-          "the pass option memory-budget=SIZE"))
+  if (llvm::Error error =
+          checkMemoryBudget(MemoryPath::Lower, size, budgetBytes,
+                            "synthesizing @" + pipeline.getSymName().str(),
+                            "the pass option memory-budget=SIZE"))
     return pipeline.emitOpError()
            << "cannot be synthesized: " << llvm::toString(std::move(error));
   llvm::Expected<PipelineProblem> problem = PipelineProblem::build(spec);
@@ -128,16 +131,16 @@ LogicalResult SynthesizePass::synthesize(PipelineOp pipeline) {
 
   Builder builder(pipeline.getContext());
   llvm::SmallVector<NamedAttribute> record = {
-      builder.getNamedAttr("makespan", builder.getF64FloatAttr(result->makespan)),
+      builder.getNamedAttr("makespan",
+                           builder.getF64FloatAttr(result->makespan)),
       builder.getNamedAttr("lower_bound",
                            builder.getF64FloatAttr(result->lowerBound)),
       builder.getNamedAttr("gap", builder.getF64FloatAttr(result->gap)),
       builder.getNamedAttr("optimal", builder.getBoolAttr(result->optimal)),
-      builder.getNamedAttr("solvers",
-                           builder.getStringAttr(result->solvers))};
+      builder.getNamedAttr("solvers", builder.getStringAttr(result->solvers))};
   if (!result->exactStop.empty())
-    record.push_back(builder.getNamedAttr(
-        "z3", builder.getStringAttr(result->exactStop)));
+    record.push_back(
+        builder.getNamedAttr("z3", builder.getStringAttr(result->exactStop)));
   IntegerAttr scheduleLimit = pipeline.getMemoryLimitAttr();
   // The schedule keeps the limit it was solved for, when it is a whole
   // number (the verifier then checks the same one).
@@ -205,10 +208,25 @@ SynthesizePass::synthesizeWithBuffers(const PipelineProblem &problem) {
   if (llvm::Error error = problem.checkMemory())
     return std::move(error);
   std::optional<SynthesisResult> last;
-  auto solve = [&](const PipelineProblem &solvedIn)
-      -> llvm::Expected<ProblemSolution> {
+  // The time limit is the whole synthesis's: each solve (the first and
+  // the repairs) gets what the ones before it left; once it is spent, a
+  // solve is the list scheduler's policies alone (no restarts, no local
+  // search, no Z3), which every problem gets in a bounded number of steps.
+  const auto begin = std::chrono::steady_clock::now();
+  auto solve =
+      [&](const PipelineProblem &solvedIn) -> llvm::Expected<ProblemSolution> {
+    SynthesisOptions within = options;
+    within.timeLimitSeconds =
+        options.timeLimitSeconds -
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+            .count();
+    if (within.timeLimitSeconds <= 0) {
+      within.solver = SynthesisSolver::List;
+      within.listRestarts = 0;
+      within.timeLimitSeconds = kSpentSeconds;
+    }
     llvm::Expected<SynthesisResult> result =
-        synthesizeSchedule(solvedIn, options);
+        synthesizeSchedule(solvedIn, within);
     if (!result)
       return result.takeError();
     result->schedule = solvedIn.toSchedule(result->solution);

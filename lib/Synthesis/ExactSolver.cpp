@@ -23,8 +23,8 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
-#include <limits>
 #include <cmath>
+#include <limits>
 
 using namespace sched;
 
@@ -33,9 +33,8 @@ namespace {
 /// The exact decimal a double was written as ("1.2"), for Z3's reals.
 std::string exactDecimal(double value) {
   char buffer[400];
-  auto [end, ec] =
-      std::to_chars(buffer, buffer + sizeof(buffer), value,
-                    std::chars_format::fixed);
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value,
+                                 std::chars_format::fixed);
   if (ec != std::errc())
     return "0";
   return std::string(buffer, end);
@@ -88,6 +87,35 @@ private:
   std::vector<bool> reach;
 };
 
+/// What one microbatch's forward, input gradient (or full backward) and
+/// weight gradient add to the memory of a rank that holds one stage.
+struct OneStageMemory {
+  int32_t stage = 0;
+  int64_t forward = 0, input = 0, weight = 0;
+};
+
+/// The deltas of rank `rank`'s one stage, when it holds one and its
+/// backwards only free memory: its limit is then a set of clauses over the
+/// order (MakespanQuery::ask), not a sum.
+std::optional<OneStageMemory> oneStageMemory(const PipelineProblem &problem,
+                                             int32_t rank) {
+  if (problem.getStagesOf(rank).size() != 1)
+    return std::nullopt;
+  llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
+  llvm::ArrayRef<ActionKind> kinds = problem.getBackwardKinds();
+  OneStageMemory memory;
+  memory.stage = problem.getStagesOf(rank).front();
+  auto delta = [&](ActionKind kind) {
+    return ops[problem.getOperation(kind, memory.stage, 0)].memoryDelta;
+  };
+  memory.forward = delta(ActionKind::Forward);
+  memory.input = delta(kinds.front());
+  memory.weight = kinds.size() > 1 ? delta(kinds[1]) : 0;
+  if (memory.forward < 0 || memory.input > 0 || memory.weight > 0)
+    return std::nullopt;
+  return memory;
+}
+
 enum class QueryAnswer { Sat, Unsat, Unknown };
 
 /// A gap (relative to the incumbent) above which the search bisects
@@ -102,10 +130,11 @@ public:
       : problem(problem), paths(paths), reach(reach),
         ops(problem.getOperations()) {}
 
-  /// Asks Z3; on Sat, `found` is the model's schedule.
-  QueryAnswer ask(double bound, double seconds,
-                  size_t maxLiterals, ProblemSolution &found,
-                  size_t &literals, std::string &reason);
+  /// Asks Z3 within `seconds`, building the encoding included (a large one
+  /// takes seconds of its own); on Sat, `found` is the model's schedule.
+  QueryAnswer ask(double bound, double seconds, size_t maxLiterals,
+                  ProblemSolution &found, size_t &literals,
+                  std::string &reason);
 
 private:
   /// Order literal of the open pair (a, b), a < b on one rank: true when
@@ -122,9 +151,18 @@ private:
 
 } // namespace
 
-QueryAnswer MakespanQuery::ask(double bound, double seconds,
-                               size_t maxLiterals, ProblemSolution &found,
-                               size_t &literals, std::string &reason) {
+QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
+                               ProblemSolution &found, size_t &literals,
+                               std::string &reason) {
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(seconds));
+  auto secondsLeft = [&]() {
+    return std::chrono::duration<double>(deadline -
+                                         std::chrono::steady_clock::now())
+        .count();
+  };
   const double slack = 1e-9 * std::max(1.0, bound);
   // Latest start of each operation within the bound, widened.
   auto latestStart = [&](uint32_t op) {
@@ -165,10 +203,16 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds,
   }
 
   z3::context context;
-  z3::solver solver(context, "QF_LRA");
-  z3::params params(context);
-  params.set("timeout", static_cast<unsigned>(std::max(1.0, seconds * 1000)));
-  solver.set(params);
+  // With every limit as clauses the query is difference logic over the
+  // reals, which Z3 decides by its difference-logic solver, several times
+  // faster than by the simplex (docs/synthesis.md).
+  std::vector<std::optional<OneStageMemory>> oneStage(problem.getNumRanks());
+  bool differenceLogic = true;
+  for (int32_t r = 0; r < problem.getNumRanks(); ++r) {
+    oneStage[r] = oneStageMemory(problem, r);
+    differenceLogic &= oneStage[r] || !problem.getMemoryLimit(r);
+  }
+  z3::solver solver(context, differenceLogic ? "QF_RDL" : "QF_LRA");
   auto real = [&](double value) {
     return context.real_val(exactDecimal(value).c_str());
   };
@@ -194,6 +238,10 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds,
     solver.add(start[b] >= end(a));
   z3::expr_vector order(context);
   for (const Pair &pair : open) {
+    if (pair.literal % 1024 == 1023 && secondsLeft() <= 0) {
+      reason = "timeout";
+      return QueryAnswer::Unknown;
+    }
     z3::expr x = context.bool_const(
         ("o" + std::to_string(pair.a) + "_" + std::to_string(pair.b)).c_str());
     order.push_back(x);
@@ -201,15 +249,74 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds,
     solver.add(z3::implies(!x, start[pair.a] >= end(pair.b)));
   }
 
-  // Memory after each forward: its own chain's earlier forwards, every
-  // operation that precedes it for sure, and the open ones that run first.
-  std::vector<llvm::SmallVector<std::pair<uint32_t, int32_t>, 8>> openWith(
-      ops.size());
-  for (const Pair &pair : open) {
-    openWith[pair.a].push_back({pair.b, pair.literal});
-    openWith[pair.b].push_back({pair.a, pair.literal});
-  }
-  std::vector<std::vector<bool>> before(ops.size());
+  // Whether `other` runs before `f` on their rank: a constant when the
+  // dependences, the microbatch order or the windows decide it, else the
+  // pair's order literal (built only when asked: the sums below ask for
+  // every pair of a rank).
+  llvm::DenseMap<std::pair<uint32_t, uint32_t>, int32_t> literalOf;
+  for (const Pair &pair : open)
+    literalOf[{pair.a, pair.b}] = pair.literal;
+  auto decided = [&](uint32_t other, uint32_t f) -> std::optional<bool> {
+    if (literalOf.count({std::min(other, f), std::max(other, f)}))
+      return std::nullopt;
+    return reach.precedes(ops[other], ops[f]) ||
+           (ops[other].kind == ops[f].kind &&
+            ops[other].stage == ops[f].stage &&
+            ops[other].microbatch < ops[f].microbatch) ||
+           (!reach.precedes(ops[f], ops[other]) && !canPrecede(f, other));
+  };
+  auto runsBefore = [&](uint32_t other, uint32_t f) -> z3::expr {
+    if (std::optional<bool> known = decided(other, f))
+      return context.bool_val(*known);
+    const int32_t literal =
+        literalOf.lookup({std::min(other, f), std::max(other, f)});
+    return other < f ? order[literal] : !order[literal];
+  };
+  // A rank that holds one stage s: after F(s, n) it holds its parameters,
+  // n + 1 activations, less what the i input gradients (or full
+  // backwards) and w weight gradients before it freed, each kind in
+  // microbatch order. Fewer input gradients need at least as many weight
+  // gradients, so "I(s, i) runs before F(s, n), or W(s, w_i - 1) does",
+  // with w_i the least w that fits beside i of them, states the limit
+  // exactly, as clauses over the order: the query stays in difference
+  // logic, which Z3 decides much faster than sums.
+  bool refuted = false;
+  auto encodeOneStageMemory = [&](int32_t r, int64_t cap) {
+    if (!oneStage[r])
+      return false;
+    const auto [s, forwardDelta, inputDelta, weightDelta] = *oneStage[r];
+    llvm::ArrayRef<ActionKind> kinds = problem.getBackwardKinds();
+    for (int32_t n = 0; n < m && !refuted; ++n) {
+      const uint32_t f = problem.getOperation(ActionKind::Forward, s, n);
+      for (int32_t i = 0; i <= n; ++i) {
+        const int64_t excess = problem.getStaticMemory(r) +
+                               (n + 1) * forwardDelta + i * inputDelta - cap;
+        if (excess <= 0)
+          break;
+        z3::expr clause =
+            runsBefore(problem.getOperation(kinds.front(), s, i), f);
+        if (clause.is_true())
+          continue;
+        const int64_t weights = weightDelta < 0
+                                    ? (excess + -weightDelta - 1) / -weightDelta
+                                    : int64_t(m) + 1;
+        if (weights <= i) {
+          z3::expr weight = runsBefore(
+              problem.getOperation(kinds[1], s, int32_t(weights - 1)), f);
+          if (weight.is_true())
+            continue;
+          if (!weight.is_false())
+            clause = clause.is_false() ? weight : clause || weight;
+        }
+        if (clause.is_false()) {
+          refuted = true;
+          break;
+        }
+        solver.add(clause);
+      }
+    }
+    return true;
+  };
   for (int32_t r = 0; r < problem.getNumRanks(); ++r) {
     std::optional<int64_t> cap = problem.getMemoryLimit(r);
     if (!cap)
@@ -219,45 +326,49 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds,
       all += std::max<int64_t>(0, ops[op].memoryDelta);
     if (all <= *cap)
       continue;
-    std::vector<bool> forcedBefore(ops.size(), false);
+    if (encodeOneStageMemory(r, *cap)) {
+      if (refuted)
+        return QueryAnswer::Unsat;
+      continue;
+    }
+    // Memory after each forward: every operation that runs before it,
+    // decided or by its literal.
     for (uint32_t f : onRank[r]) {
       if (ops[f].kind != ActionKind::Forward)
         continue;
       int64_t fixed = problem.getStaticMemory(r) + ops[f].memoryDelta;
       z3::expr_vector terms(context);
-      std::vector<bool> isOpen(ops.size(), false);
-      for (auto [other, literal] : openWith[f]) {
-        isOpen[other] = true;
-        // The literal says "the lower index runs first".
-        z3::expr first = other < f ? order[literal] : !order[literal];
-        terms.push_back(z3::ite(first, context.real_val(std::to_string(
-                                           ops[other].memoryDelta)
-                                                            .c_str()),
-                                context.real_val(0)));
-      }
       for (uint32_t other : onRank[r]) {
-        if (other == f || isOpen[other])
+        if (other == f)
           continue;
-        const bool first =
-            reach.precedes(ops[other], ops[f]) ||
-            (ops[other].kind == ops[f].kind &&
-             ops[other].stage == ops[f].stage &&
-             ops[other].microbatch < ops[f].microbatch) ||
-            (!reach.precedes(ops[f], ops[other]) && !canPrecede(f, other));
-        if (first)
-          fixed += ops[other].memoryDelta;
+        if (std::optional<bool> known = decided(other, f)) {
+          if (*known)
+            fixed += ops[other].memoryDelta;
+          continue;
+        }
+        terms.push_back(z3::ite(
+            runsBefore(other, f),
+            context.real_val(std::to_string(ops[other].memoryDelta).c_str()),
+            context.real_val(0)));
       }
-      const z3::expr room =
-          context.real_val(std::to_string(*cap - fixed).c_str());
       if (terms.empty()) {
         if (fixed > *cap)
           return QueryAnswer::Unsat;
         continue;
       }
-      solver.add(z3::sum(terms) <= room);
+      solver.add(z3::sum(terms) <=
+                 context.real_val(std::to_string(*cap - fixed).c_str()));
     }
   }
 
+  if (secondsLeft() <= 0) {
+    reason = "timeout";
+    return QueryAnswer::Unknown;
+  }
+  z3::params params(context);
+  params.set("timeout",
+             static_cast<unsigned>(std::max(1.0, secondsLeft() * 1000)));
+  solver.set(params);
   const z3::check_result answer = solver.check();
   if (answer == z3::unsat)
     return QueryAnswer::Unsat;
@@ -276,16 +387,15 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds,
   std::vector<std::vector<uint32_t>> sequence(problem.getNumRanks());
   for (int32_t r = 0; r < problem.getNumRanks(); ++r) {
     sequence[r] = onRank[r];
-    std::stable_sort(sequence[r].begin(), sequence[r].end(),
-                     [&](uint32_t a, uint32_t b) {
-                       if (times[a] != times[b])
-                         return times[a] < times[b];
-                       if (auto it = firstOf.find({std::min(a, b),
-                                                   std::max(a, b)});
-                           it != firstOf.end())
-                         return it->second == (a < b);
-                       return reach.precedes(ops[a], ops[b]);
-                     });
+    std::stable_sort(
+        sequence[r].begin(), sequence[r].end(), [&](uint32_t a, uint32_t b) {
+          if (times[a] != times[b])
+            return times[a] < times[b];
+          if (auto it = firstOf.find({std::min(a, b), std::max(a, b)});
+              it != firstOf.end())
+            return it->second == (a < b);
+          return reach.precedes(ops[a], ops[b]);
+        });
   }
   llvm::Expected<ProblemSolution> timed =
       problem.timeOrder(std::move(sequence));
@@ -317,6 +427,7 @@ ExactSolverResult sched::solveExactly(const PipelineProblem &problem,
   const StageReach reach(problem);
   MakespanQuery query(problem, paths, reach);
   auto gap = [&]() { return relativeGap(result.makespan, result.lowerBound); };
+
   // Doubles time the schedules and Z3 reasons on the decimals they print
   // as, so a makespan within a relative 1e-9 of the incumbent is the same.
   const double rounding = 1e-9;
@@ -349,8 +460,8 @@ ExactSolverResult sched::solveExactly(const PipelineProblem &problem,
           upper - result.lowerBound > kBisectAbove * result.makespan;
       const double bound =
           bisect ? result.lowerBound + (upper - result.lowerBound) / 2 : goal;
-      const double slice = bisect ? std::max(left / 3, std::min(left, 1.0))
-                                  : left;
+      const double slice =
+          bisect ? std::max(left / 3, std::min(left, 1.0)) : left;
       ProblemSolution found;
       std::string reason;
       ++result.queries;
@@ -373,8 +484,8 @@ ExactSolverResult sched::solveExactly(const PipelineProblem &problem,
         continue;
       }
       if (llvm::Error error = problem.verify(found)) {
-        result.stopReason = "z3's model does not verify: " +
-                            llvm::toString(std::move(error));
+        result.stopReason =
+            "z3's model does not verify: " + llvm::toString(std::move(error));
         break;
       }
       const double makespan = found.makespan(ops);

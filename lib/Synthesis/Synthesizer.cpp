@@ -34,9 +34,9 @@ sched::synthesizeSchedule(const PipelineProblem &problem,
       solveWithListScheduling(problem, listOptions);
   if (!list)
     return list.takeError();
-  result.listSeconds = std::chrono::duration<double>(
-                           std::chrono::steady_clock::now() - begin)
-                           .count();
+  result.listSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+          .count();
   result.solution = std::move(list->solution);
   result.makespan = list->makespan;
   result.solvers = "list";
@@ -45,12 +45,18 @@ sched::synthesizeSchedule(const PipelineProblem &problem,
                                    llvm::toString(std::move(error)));
   result.lowerBound = std::min(result.lowerBound, result.makespan);
   result.gap = relativeGap(result.makespan, result.lowerBound);
-  if (result.gap > 0 && options.solver == SynthesisSolver::Exact) {
+  // Z3 gets what the list scheduler left of the budget.
+  const double left = options.timeLimitSeconds - result.listSeconds;
+  if (result.gap > 0 && options.solver == SynthesisSolver::Exact && left <= 0) {
+    result.solvers = "list";
+    result.exactStop = "time limit";
+  }
+  if (result.gap > 0 && options.solver == SynthesisSolver::Exact && left > 0) {
     ExactSolverOptions exactOptions;
-    exactOptions.timeLimitSeconds = options.timeLimitSeconds;
+    exactOptions.timeLimitSeconds = left;
     exactOptions.targetGap = options.targetGap;
-    ExactSolverResult exact = solveExactly(problem, result.solution,
-                                           result.lowerBound, exactOptions);
+    ExactSolverResult exact =
+        solveExactly(problem, result.solution, result.lowerBound, exactOptions);
     result.solvers = "list+z3";
     result.exactStop = exact.stopReason;
     result.exactQueries = exact.queries;

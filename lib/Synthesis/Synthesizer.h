@@ -32,7 +32,9 @@ std::optional<SynthesisSolver> parseSynthesisSolver(llvm::StringRef name);
 
 struct SynthesisOptions {
   SynthesisSolver solver = SynthesisSolver::Exact;
-  /// Wall-clock budget, in seconds, of the local search and of Z3 each.
+  /// Wall-clock budget, in seconds, of the whole synthesis: the list
+  /// scheduler's restarts and local search stop within it, and Z3 gets
+  /// what they left.
   double timeLimitSeconds = 10;
   /// Z3 stops once the gap is at most this; 0 asks it to prove
   /// optimality.

@@ -399,20 +399,28 @@ double exhaustiveOptimum(const PipelineProblem &problem) {
 }
 
 TEST(SynthesisExact, EqualsExhaustiveSearch) {
+  // The limit in activations; the weight gradient's residue as a fraction
+  // of one. At 1.5 with a residue of 0.75, F(s, 1) needs W(s, 0) before it
+  // (the exact solver's memory clauses with a weight-gradient literal), at
+  // 1 it needs I(s, 0).
   struct Case {
     int32_t pp, m;
     double last, w, comm;
-    int64_t limit;
+    double limit;
+    double residue = 0.5;
   };
   for (const Case &c : {Case{2, 2, 1.5, 0.5, 0.3, 1}, Case{2, 2, 2.0, 1.0, 0, 2},
                         Case{3, 2, 1.2, 0.3, 0.5, 2},
-                        Case{3, 2, 2.0, 0.6, 1.0, 1}}) {
+                        Case{3, 2, 2.0, 0.6, 1.0, 1},
+                        Case{2, 2, 1.5, 0.5, 0.3, 1.5, 0.75},
+                        Case{3, 2, 1.2, 0.3, 1.0, 1.5, 0.75}}) {
     SynthesisSpec spec = uniformSpec(c.pp, c.m, true, 1, 1, c.w);
     spec.stages.back().forward *= c.last;
     spec.stages.back().backwardInput *= c.last;
     spec.stages.back().backwardWeight *= c.last;
     spec.comm = c.comm;
-    spec.memoryLimit = {c.limit * kActivationUnit};
+    spec.weightGradFraction = c.residue;
+    spec.memoryLimit = {static_cast<int64_t>(c.limit * kActivationUnit)};
     PipelineProblem problem = buildProblem(spec);
     const double optimum = exhaustiveOptimum(problem);
     auto list = solveWithListScheduling(problem, {});
@@ -571,4 +579,32 @@ TEST(SynthesisList, WaitingForUrgentOperationsVerifies) {
               << "comm " << comm << " extra " << extra;
         }
     }
+}
+
+TEST(SynthesisExact, MemoryClausesBindBeyondTheRoundTrips) {
+  // Two activations per rank with a residue of half of one: F(s, 2) needs
+  // I(s, 0) and I(s, 1) before it, or I(s, 0) and W(s, 0) (the canonical
+  // round trips say only I(s, 0)). Z3 must keep that or its model fails
+  // verification (it did without the clauses). Started from the critical
+  // path, not the bound, so that Z3 has to prove the list schedule optimal.
+  for (int32_t pp : {2, 3, 4}) {
+    SynthesisSpec spec = uniformSpec(pp, 6, true, 1, 1, 0.3);
+    spec.stages.back().forward = 1.5;
+    spec.stages.back().backwardInput = 1.5;
+    spec.comm = 1;
+    spec.memoryLimit = {2 * kActivationUnit};
+    PipelineProblem problem = buildProblem(spec);
+    auto list = solveWithListScheduling(problem, {});
+    ASSERT_TRUE(static_cast<bool>(list));
+    const LowerBound bound = computeLowerBound(problem);
+    ExactSolverOptions options;
+    options.targetGap = 0;
+    options.timeLimitSeconds = 60;
+    ExactSolverResult exact =
+        solveExactly(problem, list->solution, bound.criticalPath, options);
+    EXPECT_TRUE(exact.optimal) << "pp " << pp << ": " << exact.stopReason;
+    EXPECT_FALSE(static_cast<bool>(problem.verify(exact.solution)));
+    EXPECT_LE(exact.makespan, list->makespan);
+    EXPECT_LE(exact.lowerBound, exact.makespan);
+  }
 }

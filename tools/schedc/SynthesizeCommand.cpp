@@ -93,8 +93,9 @@ static cl::opt<std::string> solverFlag(
 static cl::opt<double>
     timeLimitFlag("time-limit", cl::sub(synthesizeCommand),
                   cl::cat(schedcOptions), cl::init(10),
-                  cl::desc("Seconds for the local search and for Z3 each "
-                           "(default 10)"));
+                  cl::desc("Seconds for the whole synthesis: the list "
+                           "scheduler's search, Z3 and the transfers' buffer "
+                           "repairs (default 10)"));
 static cl::opt<double>
     gapFlag("gap", cl::sub(synthesizeCommand), cl::cat(schedcOptions),
             cl::init(0.01),
