@@ -81,8 +81,9 @@ bool StreamOrder::ordered(int32_t rank, int32_t before, int32_t after) const {
   return clocks.clocks[after * width + s] >= before;
 }
 
-bool StreamOrder::check(const WaitGraph &graph, ViolationSink &sink) const {
+bool StreamOrder::check(const WaitGraph &graph, ViolationSink &sink) {
   bool clean = true;
+  dependencies.assign(ranks.size(), {});
   if (llvm::all_of(ranks,
                    [](const RankClocks &r) { return r.streams.empty(); }))
     return clean;
@@ -104,20 +105,49 @@ static std::string describe(const Schedule &schedule, const Action &a) {
   return text;
 }
 
-/// The streams and events rules enter the encoding as facts: the clocks
-/// they read are not stated over the rank's actions yet.
-static void markFact(Violation *v) {
+/// The streams and events rules enter the encoding as the rank's stream
+/// rule (StreamOrder::rule).
+static void markRule(Violation *v, int32_t rank) {
   if (!v)
     return;
-  v->rule.why = "the order of a rank's streams and events is computed by the "
-                "graph path (vector clocks) and not stated over the rank's "
-                "actions";
+  v->rule.form = StructuralRule::Form::Streams;
+  v->rule.rank = rank;
+}
+
+/// The communicator `a` of rank `r` runs on, as a key (a group's member
+/// set: (0, group, set); a rank pair's own point-to-point one: (1, low
+/// rank, high rank)) and its name; none for an action on no communicator.
+static std::optional<std::pair<std::tuple<int, int32_t, int32_t>, std::string>>
+communicatorOf(const Schedule &schedule, size_t r, const Action &a) {
+  const bool transfer =
+      a.kind == ActionKind::Send || a.kind == ActionKind::Recv;
+  const int32_t group = transfer ? a.communicator : a.group;
+  if (group >= 0) {
+    const std::vector<std::vector<int32_t>> &sets =
+        schedule.groups[group].members;
+    int32_t set = -1;
+    for (size_t k = 0; k < sets.size() && set < 0; ++k)
+      if (llvm::is_contained(sets[k], static_cast<int32_t>(r)))
+        set = static_cast<int32_t>(k);
+    return std::make_pair(std::make_tuple(0, group, set),
+                          "@" + schedule.groups[group].name);
+  }
+  if (!transfer || a.peer < 0)
+    return std::nullopt;
+  const int32_t low = std::min<int32_t>(r, a.peer);
+  const int32_t high = std::max<int32_t>(r, a.peer);
+  return std::make_pair(
+      std::make_tuple(1, low, high),
+      llvm::formatv("the point-to-point communicator of ranks {0} and {1}",
+                    schedule.ranks[low].id, schedule.ranks[high].id)
+          .str());
 }
 
 void StreamOrder::checkDependencies(const std::vector<WaitEdge> &edges,
-                                    ViolationSink &sink, bool &clean) const {
+                                    ViolationSink &sink, bool &clean) {
   const Schedule &schedule = index.schedule;
   std::set<std::pair<uint64_t, uint64_t>> seen;
+  std::set<std::tuple<int32_t, int32_t, int32_t>> kept;
   for (const WaitEdge &e : edges) {
     switch (e.reason) {
     case WaitReason::ProgramOrder:
@@ -140,6 +170,8 @@ void StreamOrder::checkDependencies(const std::vector<WaitEdge> &edges,
     // Members of one bundle run together on one stream.
     if (a.bundle != 0 && a.bundle == b.bundle)
       continue;
+    if (kept.insert({from.rank, from.index, to.index}).second)
+      dependencies[from.rank].emplace_back(from.index, to.index);
     if (ordered(from.rank, from.index, to.index))
       continue;
     if (!seen.insert({(uint64_t(from.rank) << 32) | uint32_t(from.index),
@@ -158,7 +190,7 @@ void StreamOrder::checkDependencies(const std::vector<WaitEdge> &edges,
             describe(schedule, b), schedule.streamName(b.stream),
             schedule.ranks[to.rank].id, before,
             schedule.streamName(a.stream), waitReasonWords(e.reason)));
-    markFact(v);
+    markRule(v, from.rank);
     if (v)
       v->notes.push_back(
           {from, llvm::formatv("{0} runs on stream {1}", before,
@@ -181,29 +213,10 @@ void StreamOrder::checkCommunicators(ViolationSink &sink, bool &clean) const {
       const Action &a = actions[i];
       const bool transfer =
           a.kind == ActionKind::Send || a.kind == ActionKind::Recv;
-      const int32_t group = transfer ? a.communicator : a.group;
-      std::tuple<int, int32_t, int32_t> key;
-      std::string name;
-      if (group >= 0) {
-        const std::vector<std::vector<int32_t>> &sets =
-            schedule.groups[group].members;
-        int32_t set = -1;
-        for (size_t k = 0; k < sets.size() && set < 0; ++k)
-          if (llvm::is_contained(sets[k], static_cast<int32_t>(r)))
-            set = static_cast<int32_t>(k);
-        key = {0, group, set};
-        name = "@" + schedule.groups[group].name;
-      } else if (transfer && a.peer >= 0) {
-        const int32_t low = std::min<int32_t>(r, a.peer);
-        const int32_t high = std::max<int32_t>(r, a.peer);
-        key = {1, low, high};
-        name = llvm::formatv("the point-to-point communicator of ranks {0} "
-                             "and {1}",
-                             schedule.ranks[low].id, schedule.ranks[high].id)
-                   .str();
-      } else {
+      const auto communicator = communicatorOf(schedule, r, a);
+      if (!communicator)
         continue;
-      }
+      const auto &[key, name] = *communicator;
       auto [it, first] = last.try_emplace(key, static_cast<int32_t>(i));
       if (first)
         continue;
@@ -230,7 +243,7 @@ void StreamOrder::checkCommunicators(ViolationSink &sink, bool &clean) const {
               schedule.ranks[r].id, earlier, schedule.streamName(p.stream),
               describe(schedule, a), schedule.streamName(a.stream),
               name));
-      markFact(v);
+      markRule(v, static_cast<int32_t>(r));
       if (v)
         v->notes.push_back(
             {{static_cast<int32_t>(r), previous},
@@ -239,4 +252,84 @@ void StreamOrder::checkCommunicators(ViolationSink &sink, bool &clean) const {
                  .str()});
     }
   }
+}
+
+std::optional<StreamRule> StreamOrder::rule(int32_t rank, std::string &whyNot,
+                                            size_t limit) const {
+  const Schedule &schedule = index.schedule;
+  const RankClocks &clocks = ranks[rank];
+  if (clocks.streams.empty())
+    return std::nullopt;
+  const std::vector<Action> &actions = schedule.ranks[rank].actions;
+  StreamRule rule;
+  rule.streams = static_cast<int64_t>(clocks.streams.size());
+  std::map<int16_t, int64_t> events;
+  std::map<std::tuple<int, int32_t, int32_t>, int64_t> communicators;
+  // Bundles renumbered from 1, in order of appearance.
+  std::map<uint32_t, int64_t> bundles;
+  size_t length = 0;
+  for (size_t i = 0; i < actions.size(); ++i) {
+    const Action &a = actions[i];
+    StreamStep step;
+    step.stream = llvm::find(clocks.streams, a.stream) - clocks.streams.begin();
+    for (auto [event, field] : {std::make_pair(a.waitEvent, &step.wait),
+                                std::make_pair(a.recordEvent, &step.record)})
+      if (event >= 0)
+        *field = events.try_emplace(event, static_cast<int64_t>(events.size()))
+                     .first->second;
+    if (auto communicator = communicatorOf(schedule, rank, a)) {
+      step.communicator =
+          communicators
+              .try_emplace(communicator->first,
+                           static_cast<int64_t>(communicators.size()))
+              .first->second;
+      length = i + 1;
+    }
+    if (a.bundle != 0)
+      step.bundle =
+          bundles
+              .try_emplace(a.bundle, static_cast<int64_t>(bundles.size()) + 1)
+              .first->second;
+    rule.program.push_back(step);
+  }
+  for (auto [from, to] : dependencies[rank]) {
+    rule.ordered.emplace_back(from, to);
+    length = std::max(length, static_cast<size_t>(to) + 1);
+  }
+  // Actions after the last one the rule reads change nothing in it.
+  rule.program.resize(length);
+  rule.events = static_cast<int64_t>(events.size());
+  rule.communicators = static_cast<int64_t>(communicators.size());
+  const size_t width = clocks.streams.size();
+  const size_t cells = length * (5 + width * (1 + width + events.size()) +
+                                 3 * communicators.size());
+  if (cells > limit) {
+    whyNot = llvm::formatv(
+        "the stream rule of rank {0} would state {1} constants ({2} actions, "
+        "{3} streams, {4} events, {5} communicators), more than the {6} a "
+        "stream rule states",
+        schedule.ranks[rank].id, cells, length, width, events.size(),
+        communicators.size(), limit);
+    return std::nullopt;
+  }
+  std::string streamNames;
+  for (size_t k = 0; k < width; ++k)
+    streamNames += llvm::formatv("{0}{1} {2}", k ? ", " : "", k,
+                                 schedule.streamName(clocks.streams[k]))
+                       .str();
+  rule.description = llvm::formatv(
+      "along the first {0} actions of rank {1} (streams {2}; events and "
+      "communicators numbered in order of first use; bundle 0 for none), "
+      "happens-before is the vector clocks of its streams and events: clk of "
+      "an action at column k is its own position on its stream k, else the "
+      "larger of the clock of its stream's previous action (cur) and that "
+      "of the latest record of the event it waits for (ev; -1 for none); "
+      "each of its {3} dependencies between actions on different streams "
+      "(earlier, later) is ordered (the later action's clock at the earlier "
+      "one's stream reaches the earlier one, or both are in one bundle), "
+      "and each operation of a communicator (comm) is ordered after that "
+      "communicator's previous operation on the rank (op, opst, opbd), as "
+      "NCCL requires",
+      length, schedule.ranks[rank].id, streamNames, rule.ordered.size());
+  return rule;
 }

@@ -13,6 +13,10 @@
 #define LIB_VERIFY_STREAMORDER_H
 
 #include "lib/Verify/WaitGraph.h"
+#include "lib/Verify/Z3/Z3Prover.h"
+
+#include <optional>
+#include <string>
 
 namespace sched {
 
@@ -30,7 +34,29 @@ public:
   /// that the rank's streams and events do not order (`dependency`), and
   /// every two operations of one communicator on one rank that they do not
   /// order (`collective` or `transfer`). Returns false if it reported any.
-  bool check(const WaitGraph &graph, ViolationSink &sink) const;
+  /// Keeps, per rank, the dependencies it checks for rule().
+  bool check(const WaitGraph &graph, ViolationSink &sink);
+
+  /// The rule check() decided on `rank`, for the Z3 encoding: its actions
+  /// up to the last one the rule reads, each with its stream, events,
+  /// communicator and bundle, and the dependencies between them that
+  /// check() holds to the streams' order. None for a rank on one stream
+  /// without events (its order is program order, which the encoding
+  /// states), or, with `whyNot` set, for a rule of more than `limit`
+  /// constants.
+  std::optional<StreamRule> rule(int32_t rank, std::string &whyNot,
+                                 size_t limit = kMaxStreamCells) const;
+
+  /// Whether `rank` runs on several streams or uses events.
+  bool hasRule(int32_t rank) const { return !ranks[rank].streams.empty(); }
+
+  /// The most constants a stream rule states (actions times their clocks
+  /// and chains) where Z3 solves it (a violation's refutation, the SMT-LIB
+  /// file, --proof=search), past which it is not stated (docs/limits.md).
+  static constexpr size_t kMaxStreamCells = 20000;
+  /// The same where Z3 evaluates it on the schedule's values (the witness
+  /// check of a verified schedule, linear in the rule's links).
+  static constexpr size_t kMaxGroundStreamCells = 1000000;
 
 private:
   /// Per rank with more than one stream: the streams it uses (Action::stream
@@ -43,12 +69,15 @@ private:
   };
 
   void checkDependencies(const std::vector<WaitEdge> &edges,
-                         ViolationSink &sink, bool &clean) const;
+                         ViolationSink &sink, bool &clean);
   void checkCommunicators(ViolationSink &sink, bool &clean) const;
 
   const ScheduleIndex &index;
   /// Indexed by rank; empty `streams` for a rank on one stream.
   std::vector<RankClocks> ranks;
+  /// Indexed by rank: the (earlier, later) action pairs of each dependency
+  /// check() held to the streams' order.
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> dependencies;
 };
 
 } // namespace sched

@@ -670,7 +670,8 @@ static std::optional<ReadingRule> readingRule(const ScheduleIndex &index,
 /// over the schedule's actions where it has one, else its fact. A rule
 /// several violations break is stated once.
 static Z3Query structuralQuery(const ScheduleIndex &index,
-                               const std::vector<Violation> &violations) {
+                               const std::vector<Violation> &violations,
+                               const StreamOrder *streams = nullptr) {
   const Schedule &schedule = index.schedule;
   Z3Query query;
   std::set<std::tuple<int, int32_t, int32_t, int32_t>> stated;
@@ -681,6 +682,19 @@ static Z3Query structuralQuery(const ScheduleIndex &index,
     const StructuralRule &rule = v.rule;
     if (rule.form == StructuralRule::Form::Elided)
       continue;
+    std::string whyNot;
+    if (rule.form == StructuralRule::Form::Streams && streams &&
+        rule.rank >= 0) {
+      const auto key =
+          std::make_tuple(static_cast<int>(rule.form), rule.rank, -1, -1);
+      if (stated.count(key))
+        continue;
+      if (std::optional<StreamRule> order = streams->rule(rule.rank, whyNot)) {
+        query.streams.push_back(std::move(*order));
+        stated.insert(key);
+        continue;
+      }
+    }
     if (rule.form == StructuralRule::Form::Range && rule.leftOut) {
       RangeRule range;
       range.stage = rule.stage;
@@ -905,7 +919,8 @@ static Z3Query structuralQuery(const ScheduleIndex &index,
         "{0} (stated as what the schedule has, {1}, against what the rule "
         "requires, {2}: {3})",
         v.message, v.observed, v.required,
-        rule.form != StructuralRule::Form::None
+        !whyNot.empty() ? whyNot
+        : rule.form != StructuralRule::Form::None
             ? llvm::formatv("the actions the rule reads number more than the "
                             "{0} a rule lists",
                             rule.form == StructuralRule::Form::Reading
@@ -942,7 +957,10 @@ static void emitSmtlib(const Z3Query &query, const VerifyOptions &options,
   describe("rule", query.divides);
   describe("rule", query.shardings);
   describe("rule", query.readings);
+  describe("rule", query.streams);
   describe("fact", query.facts);
+  for (const std::string &note : query.unstated)
+    result.smtlib += "; not stated: " + note + "\n";
   result.smtlib += encodeSmtlib(query, error);
   if (!error.empty())
     result.smtlib =
@@ -1029,12 +1047,12 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
     result.unchecked = rules->unchecked();
   }
   // Structural violations: Z3 refutes the facts they state.
-  auto structural = [&]() {
+  auto structural = [&](const StreamOrder *streams = nullptr) {
     result.violations = sink.take();
     result.graphSeconds = secondsSince(begin);
     if (rules && leaveUndecided(*rules, options, result))
       return result;
-    Z3Query facts = structuralQuery(index, result.violations);
+    Z3Query facts = structuralQuery(index, result.violations, streams);
     emitSmtlib(facts, options, result);
     result.verdict = Verdict::Violated;
     if (options.useZ3)
@@ -1050,8 +1068,9 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
   // Streams and events must order every dependency of a rank and its
   // operations on each communicator (a schedule on one stream per rank
   // passes at once).
-  if (!StreamOrder(index).check(*graph, sink))
-    return structural();
+  StreamOrder streams(index);
+  if (!streams.check(*graph, sink))
+    return structural(&streams);
   std::vector<Z3Query> refutations;
   if (!graph->sort()) {
     const std::vector<size_t> cycle = graph->findCycle();
@@ -1077,6 +1096,23 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
   full.edges = std::move(shrunk.edges);
   full.chains = memory.getChains();
   full.limit = memory.limit();
+  // The order of each rank's streams and events, which the check above
+  // found to hold: stated so that Z3's answer covers it.
+  // Z3 evaluates them in the witness check, and solves them in the
+  // SMT-LIB file and unaided search, each to its limit.
+  const size_t streamLimit =
+      options.emitSmtlib || options.proofMode == ProofMode::Search
+          ? StreamOrder::kMaxStreamCells
+          : StreamOrder::kMaxGroundStreamCells;
+  if (clean || options.emitSmtlib)
+    for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+      std::string whyNot;
+      if (std::optional<StreamRule> order =
+              streams.rule(static_cast<int32_t>(r), whyNot, streamLimit))
+        full.streams.push_back(std::move(*order));
+      else if (!whyNot.empty())
+        full.unstated.push_back(whyNot);
+    }
   emitSmtlib(full, options, result);
   result.verdict = clean ? Verdict::Verified : Verdict::Violated;
   if (!options.useZ3)

@@ -154,7 +154,9 @@ struct DeclarationPattern {
 /// follows a compute of the stage since it. Reading: the actions of `rank`
 /// that `readings` explain (for `stage`) can each be read as one of them so
 /// that each has its instances (with `orNone`, its instances or none), each
-/// on time. Elided: the line
+/// on time. Streams: the streams and events of `rank` order every
+/// dependency between two of its actions and every two operations of one
+/// communicator on it (StreamOrder's rule). Elided: the line
 /// that stands for violations past the
 /// report's limit, which states nothing (the violations shown state their
 /// rules).
@@ -175,6 +177,7 @@ struct StructuralRule {
     Alternation,
     UnshardUse,
     Reading,
+    Streams,
     Elided
   };
   Form form = Form::None;

@@ -96,6 +96,8 @@ public:
         constraints.push_back(shardingRule(rule, constraints));
       for (const ReadingRule &rule : query.readings)
         constraints.push_back(readingRule(rule, constraints));
+      for (const StreamRule &rule : query.streams)
+        constraints.push_back(streamRule(rule, constraints));
       for (const RangeRule &rule : query.ranges) {
         z3::expr stage = attribute("stage", rule.stage, constraints);
         constraints.push_back(stage >= 0 &&
@@ -623,6 +625,139 @@ private:
     return z3::mk_and(holds);
   }
 
+  /// A constant named `prefix` equal to `value` (one link of a chain
+  /// carried along a program); in a ground encoding, `value` evaluated.
+  z3::expr link(const char *prefix, const z3::expr &value,
+                z3::expr_vector &constraints) {
+    // A ground encoding evaluates the link (a numeral) instead.
+    if (ground)
+      return value.simplify();
+    z3::expr next = fresh(prefix);
+    ++variableCount;
+    constraints.push_back(next == value);
+    return next;
+  }
+
+  /// An attribute of a stream rule's action: a constant equal to `value`
+  /// (attribute), or in a ground encoding the numeral.
+  z3::expr given(const char *prefix, int64_t value,
+                 z3::expr_vector &constraints) {
+    return ground ? numeral(value) : attribute(prefix, value, constraints);
+  }
+  /// Adds `condition` to `holds`, evaluated in a ground encoding.
+  void hold(z3::expr_vector &holds, const z3::expr &condition) {
+    holds.push_back(ground ? condition.simplify() : condition);
+  }
+
+  /// `values[x]` for `x` a constant in [0, values.size()), else `otherwise`
+  /// (an ite over the positions).
+  z3::expr pick(const std::vector<z3::expr> &values, const z3::expr &x,
+                const z3::expr &otherwise) {
+    // A numeral selects its value (what Z3 simplifies the ite to).
+    int64_t at = 0;
+    if (ground && x.is_numeral_i64(at))
+      return at >= 0 && static_cast<size_t>(at) < values.size()
+                 ? values[static_cast<size_t>(at)]
+                 : otherwise;
+    z3::expr result = otherwise;
+    for (size_t k = values.size(); k-- > 0;)
+      result = z3::ite(x == static_cast<int>(k), values[k], result);
+    return result;
+  }
+
+  /// Vector clocks of the rank's streams and events along its program,
+  /// each dependency ordered by them, and each communicator's operations
+  /// ordered one after the other.
+  z3::expr streamRule(const StreamRule &rule, z3::expr_vector &constraints) {
+    const size_t width =
+        static_cast<size_t>(std::max<int64_t>(rule.streams, 1));
+    const z3::expr none = context.int_val(-1), zero = context.int_val(0);
+    // State before the current action: per stream (or event) the clock of
+    // its last action (latest record), one column per stream.
+    std::vector<std::vector<z3::expr>> cur(width,
+                                           std::vector<z3::expr>(width, none));
+    std::vector<std::vector<z3::expr>> ev(static_cast<size_t>(rule.events),
+                                          std::vector<z3::expr>(width, none));
+    std::vector<z3::expr> op(static_cast<size_t>(rule.communicators), none),
+        opStream(op), opBundle(op.size(), zero);
+    std::vector<std::vector<z3::expr>> clocks;
+    std::vector<z3::expr> streams, bundles;
+    z3::expr_vector holds(context);
+    for (size_t i = 0; i < rule.program.size(); ++i) {
+      const StreamStep &a = rule.program[i];
+      const z3::expr at = context.int_val(static_cast<int64_t>(i));
+      z3::expr stream = given("stream", a.stream, constraints);
+      z3::expr wait = given("wait", a.wait, constraints);
+      z3::expr record = given("record", a.record, constraints);
+      z3::expr bundle = given("bundle", a.bundle, constraints);
+      std::optional<z3::expr> comm;
+      if (rule.communicators > 0)
+        comm = given("comm", a.communicator, constraints);
+      std::vector<z3::expr> clock;
+      for (size_t k = 0; k < width; ++k) {
+        std::vector<z3::expr> column, seen;
+        for (size_t s = 0; s < width; ++s)
+          column.push_back(cur[s][k]);
+        for (size_t e = 0; e < ev.size(); ++e)
+          seen.push_back(ev[e][k]);
+        const z3::expr before = pick(column, stream, none);
+        const z3::expr waited = pick(seen, wait, none);
+        clock.push_back(link("clk",
+                             z3::ite(stream == static_cast<int>(k), at,
+                                     z3::ite(before >= waited, before, waited)),
+                             constraints));
+      }
+      // The communicator's previous operation happens before this one.
+      if (comm)
+        for (size_t c = 0; c < op.size(); ++c)
+          if (!ground || a.communicator == static_cast<int64_t>(c))
+            hold(holds,
+                 z3::implies(*comm == static_cast<int>(c) && op[c] >= 0,
+                             (opBundle[c] != 0 && opBundle[c] == bundle) ||
+                                 pick(clock, opStream[c], none) >= op[c]));
+      // A ground encoding links only the chains the action changes (the
+      // others' ites simplify to their previous values).
+      for (size_t s = 0; s < width; ++s)
+        for (size_t k = 0; k < width && !(ground && a.stream != int64_t(s));
+             ++k)
+          cur[s][k] =
+              link("cur",
+                   z3::ite(stream == static_cast<int>(s), clock[k], cur[s][k]),
+                   constraints);
+      for (size_t e = 0; e < ev.size(); ++e)
+        for (size_t k = 0; k < width && !(ground && a.record != int64_t(e));
+             ++k)
+          ev[e][k] = link(
+              "ev", z3::ite(record == static_cast<int>(e), clock[k], ev[e][k]),
+              constraints);
+      if (comm)
+        for (size_t c = 0; c < op.size(); ++c) {
+          if (ground && a.communicator != static_cast<int64_t>(c))
+            continue;
+          const z3::expr here = *comm == static_cast<int>(c);
+          op[c] = link("op", z3::ite(here, at, op[c]), constraints);
+          opStream[c] =
+              link("opst", z3::ite(here, stream, opStream[c]), constraints);
+          opBundle[c] =
+              link("opbd", z3::ite(here, bundle, opBundle[c]), constraints);
+        }
+      clocks.push_back(std::move(clock));
+      streams.push_back(stream);
+      bundles.push_back(bundle);
+    }
+    // Each dependency: the later action's clock at the earlier one's
+    // stream reaches it, or both are in one bundle.
+    for (auto [from, to] : rule.ordered) {
+      if (from < 0 || to < 0 || static_cast<size_t>(from) >= clocks.size() ||
+          static_cast<size_t>(to) >= clocks.size())
+        return context.bool_val(false);
+      hold(holds,
+           (bundles[from] != 0 && bundles[from] == bundles[to]) ||
+               pick(clocks[to], streams[from], none) >= context.int_val(from));
+    }
+    return z3::mk_and(holds);
+  }
+
   /// replicas >= 1, and it divides the stages and the microbatches.
   z3::expr dividesRule(const DividesRule &rule, z3::expr_vector &constraints) {
     z3::expr stages = attribute("stages", rule.stages, constraints);
@@ -752,7 +887,7 @@ Z3Answer search(z3::context &context, const z3::expr_vector &constraints,
 /// Checks ground constraints: Z3's simplifier decides each one; whatever
 /// it leaves undecided goes to the solver.
 Z3Answer check(z3::context &context, const z3::expr_vector &constraints,
-               std::string &reason) {
+               std::string &reason, bool differenceLogic) {
   z3::goal goal(context);
   for (unsigned k = 0; k < constraints.size(); ++k)
     goal.add(constraints[k]);
@@ -764,7 +899,7 @@ Z3Answer check(z3::context &context, const z3::expr_vector &constraints,
   z3::expr_vector rest(context);
   for (unsigned g = 0; g < result.size(); ++g)
     rest.push_back(result[g].as_expr());
-  return search(context, rest, reason, /*differenceLogic=*/true);
+  return search(context, rest, reason, differenceLogic);
 }
 
 std::string toSmtlib(z3::context &context, const Z3Query &query) {
@@ -803,7 +938,10 @@ static void checkCandidate(z3::context &context, const Z3Query &query,
           encoder.encode(begin, end, /*withMemory=*/last);
       outcome.variables = encoder.variables();
       outcome.constraints += constraints.size();
-      const Z3Answer answer = check(context, constraints, outcome.reason);
+      // The stream rules (the last chunk's) are not difference constraints.
+      const Z3Answer answer =
+          check(context, constraints, outcome.reason,
+                /*differenceLogic=*/!last || query.streams.empty());
       if (answer != Z3Answer::Sat || last)
         return answer;
     }
@@ -843,8 +981,8 @@ Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds) {
                           query.pairings.empty() && query.placements.empty() &&
                           query.transfers.empty() && query.selections.empty() &&
                           query.backwards.empty() && query.divides.empty() &&
-                          query.shardings.empty() &&
-                          query.readings.empty());
+                          query.shardings.empty() && query.readings.empty() &&
+                          query.streams.empty());
       });
     }
   } catch (const z3::exception &error) {

@@ -172,6 +172,33 @@ struct ReadingRule {
   bool orNone = false;
 };
 
+/// One action of a StreamRule's program: its stream, the event it waits
+/// for and the one it records (-1 for none), its communicator (-1 for
+/// none) and its bundle (0 for none), each numbered densely on its rank.
+struct StreamStep {
+  int64_t stream = 0, wait = -1, record = -1, communicator = -1, bundle = 0;
+};
+
+/// A stream rule over one rank's program (its actions in issue order, up
+/// to the last one the rule reads): happens-before under its streams and
+/// events as vector clocks, a constant `clk` per action and stream (the
+/// last position of that stream that happens before the action: the
+/// action's own on its stream, else the larger of its stream's previous
+/// action's and the one of the latest record of the event it waits for),
+/// carried along the program by constants `cur` (per stream and column)
+/// and `ev` (per event and column). The rule: each pair of `ordered`
+/// (earlier, later) is ordered (the later action's clock at the earlier
+/// one's stream reaches it, or both are in one bundle), and each operation
+/// of a communicator is ordered after that communicator's previous one on
+/// the rank (chained as constants `op`, `opst` and `opbd`: its position,
+/// stream and bundle).
+struct StreamRule {
+  std::string description;
+  std::vector<StreamStep> program;
+  int64_t streams = 1, events = 0, communicators = 0;
+  std::vector<std::pair<int64_t, int64_t>> ordered;
+};
+
 /// The replica rule: `replicas` is at least 1 and divides `stages` and
 /// `microbatches`.
 struct DividesRule {
@@ -211,6 +238,10 @@ struct Z3Query {
   std::vector<DividesRule> divides;
   std::vector<ShardingRule> shardings;
   std::vector<ReadingRule> readings;
+  std::vector<StreamRule> streams;
+  /// Rules left out of the encoding (past their limits), in words, for the
+  /// SMT-LIB file's comments.
+  std::vector<std::string> unstated;
 };
 
 enum class Z3Answer : uint8_t { Sat, Unsat, Unknown };
