@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -822,7 +823,11 @@ public:
                               [this] { return done; }));
     });
   }
-  ~Deadline() {
+  ~Deadline() { finish(); }
+
+  /// Stops the watchdog; returns whether it interrupted the context. Once
+  /// it has returned, no interruption can follow.
+  bool finish() {
     {
       std::lock_guard<std::mutex> lock(mutex);
       done = true;
@@ -830,8 +835,8 @@ public:
     wakeup.notify_all();
     if (watchdog.joinable())
       watchdog.join();
+    return fired;
   }
-  bool expired() const { return fired; }
 
   /// A year, in seconds.
   static constexpr double kLongestBudget = 365.0 * 24 * 3600;
@@ -846,22 +851,63 @@ private:
 
 /// Runs `solve` under a budget of `seconds` (none when <= 0): running out
 /// is Unknown with the reason "timeout", whatever Z3 made of the
-/// interruption.
+/// interruption. Sets `interrupted` when the deadline interrupted the
+/// context.
 template <typename Solve>
 Z3Answer within(z3::context &context, double seconds, std::string &reason,
-                Solve solve) {
+                bool &interrupted, Solve solve) {
   Deadline deadline(context, seconds);
   Z3Answer answer = Z3Answer::Unknown;
   try {
     answer = solve();
   } catch (const z3::exception &) {
-    if (!deadline.expired())
+    if (!deadline.finish())
       throw;
   }
-  if (deadline.expired() && answer == Z3Answer::Unknown)
+  interrupted = deadline.finish();
+  if (interrupted && answer == Z3Answer::Unknown)
     reason = "timeout";
   return answer;
 }
+
+/// A Z3 context for one solve, reused by the next solve on the same thread.
+/// Making one costs about 17 MB of tables that Z3 fills before the first
+/// term (a sixth of verifying a 192,512-action lowered 1F1B, most of
+/// verifying a small schedule), and nothing of a solve outlives it: Z3
+/// counts references, so the solver, goals and terms are freed when the
+/// solve returns and the next one starts from the same empty tables. A
+/// context goes back for reuse only when the solve ended without an
+/// exception or an interruption (Z3 may keep an interrupted context
+/// cancelled); otherwise it is destroyed.
+class ReusedContext {
+public:
+  ReusedContext() : context(std::move(cached())) {
+    if (!context) {
+      z3::config config;
+      config.set("auto_config", false);
+      context = std::make_unique<z3::context>(config);
+    }
+  }
+  ~ReusedContext() {
+    if (reusable)
+      cached() = std::move(context);
+  }
+  ReusedContext(const ReusedContext &) = delete;
+  ReusedContext &operator=(const ReusedContext &) = delete;
+
+  z3::context &get() { return *context; }
+  /// The solve ended cleanly: the context may serve the next one.
+  void release() { reusable = true; }
+
+private:
+  static std::unique_ptr<z3::context> &cached() {
+    thread_local std::unique_ptr<z3::context> context;
+    return context;
+  }
+
+  std::unique_ptr<z3::context> context;
+  bool reusable = false;
+};
 
 /// Solves `constraints`, with the difference-logic solver when every one
 /// is a difference constraint.
@@ -927,33 +973,36 @@ constexpr size_t kCheckChunk = 16384;
 /// (measured), more than all the ground terms of a 200,000-action schedule
 /// take.
 static void checkCandidate(z3::context &context, const Z3Query &query,
-                           double timeoutSeconds, Z3Outcome &outcome) {
-  outcome.answer = within(context, timeoutSeconds, outcome.reason, [&] {
-    Encoder encoder(context, query, /*ground=*/true);
-    const size_t numEdges = encoder.numEdgeConstraints();
-    for (size_t begin = 0;; begin += kCheckChunk) {
-      const size_t end = std::min(numEdges, begin + kCheckChunk);
-      const bool last = end == numEdges;
-      const z3::expr_vector constraints =
-          encoder.encode(begin, end, /*withMemory=*/last);
-      outcome.variables = encoder.variables();
-      outcome.constraints += constraints.size();
-      // The stream rules (the last chunk's) are not difference constraints.
-      const Z3Answer answer =
-          check(context, constraints, outcome.reason,
-                /*differenceLogic=*/!last || query.streams.empty());
-      if (answer != Z3Answer::Sat || last)
-        return answer;
-    }
-  });
+                           double timeoutSeconds, Z3Outcome &outcome,
+                           bool &interrupted) {
+  outcome.answer =
+      within(context, timeoutSeconds, outcome.reason, interrupted, [&] {
+        Encoder encoder(context, query, /*ground=*/true);
+        const size_t numEdges = encoder.numEdgeConstraints();
+        for (size_t begin = 0;; begin += kCheckChunk) {
+          const size_t end = std::min(numEdges, begin + kCheckChunk);
+          const bool last = end == numEdges;
+          const z3::expr_vector constraints =
+              encoder.encode(begin, end, /*withMemory=*/last);
+          outcome.variables = encoder.variables();
+          outcome.constraints += constraints.size();
+          // The stream rules (the last chunk's) are not difference
+          // constraints.
+          const Z3Answer answer =
+              check(context, constraints, outcome.reason,
+                    /*differenceLogic=*/!last || query.streams.empty());
+          if (answer != Z3Answer::Sat || last)
+            return answer;
+        }
+      });
 }
 
 std::string sched::encodeSmtlib(const Z3Query &query, std::string &error) {
   try {
-    z3::config config;
-    config.set("auto_config", false);
-    z3::context context(config);
-    return toSmtlib(context, query);
+    ReusedContext context;
+    std::string text = toSmtlib(context.get(), query);
+    context.release();
+    return text;
   } catch (const z3::exception &exception) {
     error = std::string("z3: ") + exception.msg();
   }
@@ -964,27 +1013,31 @@ Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds) {
   Z3Outcome outcome;
   const auto begin = std::chrono::steady_clock::now();
   try {
-    z3::config config;
-    config.set("auto_config", false);
-    z3::context context(config);
+    ReusedContext reused;
+    z3::context &context = reused.get();
+    bool interrupted = false;
     if (!query.witness.empty()) {
-      checkCandidate(context, query, timeoutSeconds, outcome);
+      checkCandidate(context, query, timeoutSeconds, outcome, interrupted);
     } else {
       Encoder encoder(context, query, /*ground=*/false);
       const z3::expr_vector constraints =
           encoder.encode(0, query.edges.size(), /*withMemory=*/true);
       outcome.variables = encoder.variables();
       outcome.constraints = constraints.size();
-      outcome.answer = within(context, timeoutSeconds, outcome.reason, [&] {
-        return search(context, constraints, outcome.reason,
-                      query.counts.empty() && query.ranges.empty() &&
-                          query.pairings.empty() && query.placements.empty() &&
-                          query.transfers.empty() && query.selections.empty() &&
-                          query.backwards.empty() && query.divides.empty() &&
-                          query.shardings.empty() && query.readings.empty() &&
-                          query.streams.empty());
-      });
+      outcome.answer =
+          within(context, timeoutSeconds, outcome.reason, interrupted, [&] {
+            return search(
+                context, constraints, outcome.reason,
+                query.counts.empty() && query.ranges.empty() &&
+                    query.pairings.empty() && query.placements.empty() &&
+                    query.transfers.empty() && query.selections.empty() &&
+                    query.backwards.empty() && query.divides.empty() &&
+                    query.shardings.empty() && query.readings.empty() &&
+                    query.streams.empty());
+          });
     }
+    if (!interrupted)
+      reused.release();
   } catch (const z3::exception &error) {
     outcome.answer = Z3Answer::Unknown;
     outcome.reason = std::string("z3: ") + error.msg();
