@@ -23,7 +23,6 @@
 #include <cmath>
 #include <deque>
 #include <limits>
-#include <numeric>
 
 using namespace sched;
 
@@ -375,18 +374,15 @@ llvm::Error ListSimulator::computeMemory() {
       }
     }
     // Members of a bundle run together: what allocates counts before what
-    // frees, as the verifier counts them.
-    std::vector<size_t> order(actions.size());
-    std::iota(order.begin(), order.end(), size_t{0});
-    allocationsFirst(actions, order, [&](size_t i) {
-      return delta[i].bytes != 0 ? delta[i].bytes > 0 : delta[i].units > 0;
+    // frees, as the verifier counts them. Only compute actions change what
+    // is live, so the peak is taken after every delta.
+    allocationsFirst(actions, delta, [](const Delta &d) {
+      return d.bytes != 0 ? d.bytes > 0 : d.units > 0;
     });
-    for (size_t i : order) {
-      live += delta[i].units;
-      liveBytes += delta[i].bytes;
-      if (isCompute(actions[i].kind))
-        timeline.peakActivations[r] =
-            std::max(timeline.peakActivations[r], live);
+    for (const Delta &d : delta) {
+      live += d.units;
+      liveBytes += d.bytes;
+      timeline.peakActivations[r] = std::max(timeline.peakActivations[r], live);
       if (options.recordMemory)
         liveAfter.push_back(live);
       peakBytes = std::max(peakBytes, liveBytes);
