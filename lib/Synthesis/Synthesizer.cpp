@@ -47,11 +47,11 @@ sched::synthesizeSchedule(const PipelineProblem &problem,
   result.gap = relativeGap(result.makespan, result.lowerBound);
   // Z3 gets what the list scheduler left of the budget.
   const double left = options.timeLimitSeconds - result.listSeconds;
-  if (result.gap > 0 && options.solver == SynthesisSolver::Exact && left <= 0) {
-    result.solvers = "list";
+  const bool exactWanted =
+      result.gap > 0 && options.solver == SynthesisSolver::Exact;
+  if (exactWanted && left <= 0)
     result.exactStop = "time limit";
-  }
-  if (result.gap > 0 && options.solver == SynthesisSolver::Exact && left > 0) {
+  if (exactWanted && left > 0) {
     ExactSolverOptions exactOptions;
     exactOptions.timeLimitSeconds = left;
     exactOptions.targetGap = options.targetGap;
