@@ -107,10 +107,12 @@ class Layer:
     def step(self, read_counts: bool):
         torch = self.torch
         x = self.x.detach().requires_grad_()
-        # The router's GEMM, top-k and softmax over what it picked.
-        logits = x @ self.router
+        # The router's GEMM, top-k and softmax over what it picked, on the
+        # device's own tokens (the first rows stand for them): one weight
+        # per routed copy.
+        logits = x[: self.rows // self.top_k] @ self.router
         probs, _ = torch.topk(logits, self.top_k, dim=-1)
-        weight = torch.softmax(probs.float(), dim=-1)[:, :1].to(x.dtype)
+        weight = torch.softmax(probs.float(), dim=-1).reshape(-1, 1).to(x.dtype)
         # Permute rows by expert; the dropless dispatcher reads the counts.
         order = torch.argsort(self.expert)
         if read_counts:
