@@ -168,21 +168,24 @@ double CostModel::expertAllToAllTime(double tokens, double elementBytes,
   const MoeSpec &moe = *model.moe;
   const double groups = static_cast<double>(ep) / static_cast<double>(peers);
   const double h = static_cast<double>(model.hidden);
-  const double topK = static_cast<double>(moe.topK);
   const double eff = cluster.efficiency.allToAll;
-  // Over NVLink: every copy bound for a rank of another position in its
-  // NVLink group, either sent directly (same group) or forwarded by the
-  // rank of the sender's position that received it over the NIC (DeepEP:
-  // RDMA to the same local rank of the remote node, then NVLink).
-  const double inside = tokens * topK * h * elementBytes *
+  // The dispatcher sends a token once to each rank that holds one of its
+  // experts, not once per expert (DeepEP's get_dispatch_layout gives
+  // is_token_in_rank, [tokens, ranks], and num_tokens_per_rank; the rank
+  // expands the row to its experts after the exchange). Over NVLink: each
+  // destination rank at another position of its NVLink group, reached
+  // either directly (same group) or forwarded by the rank of the sender's
+  // position that received it over the NIC (DeepEP: RDMA to the same local
+  // rank of the remote node, then NVLink).
+  const double inside = tokens * expertDestinationRanks(ep) * h * elementBytes *
                         static_cast<double>(peers - 1) /
                         static_cast<double>(peers);
   // Over the NIC each token crosses once per remote group holding one of
-  // its experts: the expected number of distinct groups among top_k
-  // uniform choices, of which (G-1)/G are remote. Node-limited routing
-  // (DeepSeek-V3) sends a token to at most node_limit domains, each of
-  // local/peers groups. NVLink and the NIC run at once.
-  double reached = groups * (1 - std::pow(1 - 1 / groups, topK));
+  // its experts: the distinct groups among top_k distinct uniform experts
+  // (the same count over `groups` parts), of which (G-1)/G are remote.
+  // Node-limited routing (DeepSeek-V3) sends a token to at most node_limit
+  // domains, each of local/peers groups. NVLink and the NIC run at once.
+  double reached = expertDestinationRanks(static_cast<int64_t>(groups));
   if (moe.nodeLimit > 0)
     reached = std::min(reached, static_cast<double>(moe.nodeLimit) *
                                     static_cast<double>(local) /

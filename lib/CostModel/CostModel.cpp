@@ -394,6 +394,11 @@ static double sum(const StageTerms &t) {
          t.contextParallel + t.expertParallel + t.recompute;
 }
 
+/// The kernels' share of `t`, without the communication terms.
+static double computeSum(const StageTerms &t) {
+  return t.matmul + t.attention + t.memoryBound + t.recompute;
+}
+
 void CostModel::addOperators(StageTerms &terms,
                              const std::vector<Operator> &ops,
                              const Layout &layout) const {
@@ -779,14 +784,15 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
     if (last >= 0)
       megatron.back() = last;
   } else if (split == cache.splits.end()) {
-    split = cache.splits
-                .emplace(splitKey,
-                         bestSplit(model.layers, denseLayers,
-                                   sum(dense.forward), sum(moe.forward),
-                                   numStages, layout.pp,
-                                   sum(headForward) +
-                                       mtp * sum(mtpLayer.forward)))
-                .first;
+    split =
+        cache.splits
+            .emplace(splitKey,
+                     bestSplit(model.layers, denseLayers,
+                               computeSum(dense.forward),
+                               computeSum(moe.forward), numStages, layout.pp,
+                               computeSum(headForward) +
+                                   mtp * computeSum(mtpLayer.forward)))
+            .first;
   }
   const std::vector<int64_t> &sizes =
       layout.megatronSplit ? megatron : split->second;

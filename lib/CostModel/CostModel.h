@@ -186,7 +186,8 @@ public:
   double expertAllToAllTime(double tokens, double elementBytes,
                             const Layout &layout, bool dispatch) const;
   /// The ranks of an `ep`-way group a token's top_k experts sit on, on
-  /// average, under uniform routing.
+  /// average, under uniform routing (also the parts of any even split of
+  /// the experts, such as the NVLink groups a dispatcher forwards in).
   double expertDestinationRanks(int64_t ep) const;
   /// The same over `ep` ranks, `local` of them on each domain, whose
   /// dispatcher forwards over NVLink inside groups of `peers` ranks (a

@@ -520,18 +520,22 @@ TEST(CostModelFlops, MoeLayerByHand) {
       (4.0 * 1024 * 1024 + 1024.0 * 8 + 3 * (3.0 * 1024 * 512)) +
       2 * tokens * 1024.0 * 1000;
   EXPECT_DOUBLE_EQ(s.forwardTerms.matmul * c.peakBf16, matmul);
-  // Dispatch and combine: 2 copies of 2048 tokens x 1024 x 2 bytes each,
-  // 3/4 of them to the 3 other members, all inside the 8-device domain.
-  const double bytes = 2048.0 * 2 * 1024 * 2;
+  // Dispatch and combine: a row of 1024 x 2 bytes for each of 2048 tokens
+  // and each of the 4 ranks holding one of its 2 experts (2 of the 8 on
+  // each rank: 4 x (1 - C(6,2)/C(8,2)) = 4 x 13/28 ranks on average), 3/4
+  // of them to the 3 other members, all inside the 8-device domain.
+  const double bytes = 2048.0 * (4 * 13.0 / 28) * 1024 * 2;
   EXPECT_DOUBLE_EQ(s.forwardTerms.expertParallel, 2 * (bytes * 3 / 4) / 100e9);
   // Experts on this device: 8 / 4 of them.
   EXPECT_DOUBLE_EQ(s.expertParameters, 8.0 / 4 * 3 * 1024 * 512);
 }
 
 TEST(CostModelCollectives, ExpertAllToAllAcrossDomainsByHand) {
-  // ep = 16 over domains of 8: a token's 2 experts reach on average
-  // 2 x (1 - (1/2)^2) = 1.5 of the 2 domains, half of them remote, so 0.75
-  // copies cross; 7/16 of the 2 copies stay inside for other members.
+  // ep = 16 over domains of 8, 16 experts: a token's 2 distinct experts
+  // miss a domain's 8 with probability C(8,2)/C(16,2) = 28/120, so they
+  // reach 2 x 92/120 of the 2 domains, half of them remote: 92/120 rows
+  // cross; one expert per rank, so its 2 destination ranks are its 2
+  // copies, 7/16 of them inside for other members.
   ClusterSpec c = ideal(cluster("h100-ib"));
   CostModel model(parse(kMoe), c, training(16, 2048, 2048 * 16));
   Layout layout;
@@ -545,7 +549,7 @@ TEST(CostModelCollectives, ExpertAllToAllAcrossDomainsByHand) {
   CostModel sixteen(wide, c, training(16, 2048, 2048 * 16));
   layout.ep = 16;
   const double inside = 1000 * 2 * row * 7.0 / 16 / 450e9;
-  const double outside = 1000 * row * 0.75 / 50e9;
+  const double outside = 1000 * row * 92.0 / 120 / 50e9;
   EXPECT_DOUBLE_EQ(sixteen.expertAllToAllTime(1000, 2, layout, true),
                    std::max(inside, outside));
   // Node-limited routing caps the domains reached.
@@ -586,6 +590,30 @@ TEST(CostModelCollectives, AllToAllDispatcherSendsEveryCopy) {
   t8.moeDispatcher = MoeDispatcher::AllToAll;
   CostModel eightAll(wide, c, t8);
   EXPECT_DOUBLE_EQ(eightAll.expertAllToAllTime(1000, 2, layout, true),
+                   1000 * 2 * row * 7.0 / 8 / 450e9);
+}
+
+/// The flex dispatcher (DeepEP) sends a token once to each rank holding
+/// one of its experts (get_dispatch_layout's is_token_in_rank), not once
+/// per expert: with 16 experts on 8 ranks of one H100 node, a token's 2
+/// distinct experts sit on 8 x (1 - C(14,2)/C(16,2)) = 8 x 29/120 ranks on
+/// average, 7/8 of them another rank, where the all-to-all dispatcher sends
+/// both copies.
+TEST(CostModelCollectives, FlexDispatcherSendsOneRowPerRank) {
+  ClusterSpec c = ideal(cluster("h100-ib"));
+  ModelSpec wide = parse(kMoe);
+  wide.moe->experts = 16;
+  TrainingSpec t = training(8, 2048, 2048 * 8);
+  CostModel flex(wide, c, t);
+  Layout layout;
+  layout.dp = layout.ep = 8;
+  const double row = 1024 * 2;
+  EXPECT_NEAR(flex.expertDestinationRanks(8), 8 * 29.0 / 120, 1e-12);
+  EXPECT_DOUBLE_EQ(flex.expertAllToAllTime(1000, 2, layout, true),
+                   1000 * (8 * 29.0 / 120) * row * 7.0 / 8 / 450e9);
+  t.moeDispatcher = MoeDispatcher::AllToAll;
+  CostModel all(wide, c, t);
+  EXPECT_DOUBLE_EQ(all.expertAllToAllTime(1000, 2, layout, true),
                    1000 * 2 * row * 7.0 / 8 / 450e9);
 }
 
@@ -635,8 +663,8 @@ TEST(CostModelCollectives, MeasuredExpertExchangeInsideOneDomainByHand) {
 }
 
 /// A group that leaves its NVLink domain, and a cluster file's own
-/// all_to_all figure, keep the copy-count model at `all_to_all`.
-TEST(CostModelCollectives, UnmeasuredExpertExchangeKeepsCopyCount) {
+/// all_to_all figure, keep the row-count model at `all_to_all`.
+TEST(CostModelCollectives, UnmeasuredExpertExchangeKeepsRowCount) {
   ClusterSpec c = cluster("b200-ib");
   c.latency = 0;
   c.efficiency.allToAll = 1;
@@ -648,7 +676,7 @@ TEST(CostModelCollectives, UnmeasuredExpertExchangeKeepsCopyCount) {
   layout.ep = 16;
   const double row = 1024 * 2;
   const double inside = 1000 * 2 * row * 7.0 / 16 / 900e9;
-  const double outside = 1000 * row * 0.75 / 50e9;
+  const double outside = 1000 * row * 92.0 / 120 / 50e9;
   EXPECT_DOUBLE_EQ(sixteen.expertAllToAllTime(1000, 2, layout, true),
                    std::max(inside, outside));
 
