@@ -77,11 +77,12 @@ double CostModel::reduceScatterTime(double bytes, int64_t size, int64_t stride,
                 (domainBandwidth(local, stride) * eff.domainCollective *
                  messageShare(message, eff.domainHalfBytes)) +
             cluster.latency * static_cast<double>(local - 1);
+  // The half points are per-rank buffer sizes, as nccl-tests measured
+  // them on both links (KERNELS.md 4a, 4b), not the inter-node shard.
   if (domains > 1)
     time += ((domains - 1) / domains) * (bytes / static_cast<double>(local)) /
                 (cluster.scaleOutBandwidth * eff.scaleOutCollective *
-                 messageShare(message / static_cast<double>(local),
-                              eff.scaleOutHalfBytes)) +
+                 messageShare(message, eff.scaleOutHalfBytes)) +
             cluster.latency * (domains - 1);
   return time;
 }
