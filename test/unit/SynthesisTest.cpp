@@ -773,7 +773,7 @@ TEST(SynthesisBound, NarrowedWindowsStayBelowTheOptimum) {
     EXPECT_TRUE(narrowWindows(problem, paths, optimum, 1e9, 30).has_value())
         << "pp " << c.pp << " m " << c.m << " limit " << c.limit;
   }
-  EXPECT_GE(raised, 2);
+  EXPECT_GE(raised, 3);
 }
 
 // On a grid of pipelines, transfer times, W/I ratios and limits, neither the
