@@ -24,7 +24,9 @@
 #include "gtest/gtest.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <random>
 
 using namespace sched;
 
@@ -785,4 +787,34 @@ TEST(SynthesisBound, NarrowedWindowsKeepSchedules) {
   EXPECT_TRUE(narrowWindows(problem, paths, 79.497).has_value());
   EXPECT_FALSE(narrowWindows(problem, paths, 79.497, 1e9, 60).has_value());
   EXPECT_TRUE(narrowWindows(problem, paths, 79.8, 1e9, 2).has_value());
+}
+
+// Random small instances (stage times, the last stage's weight, transfers,
+// limits and residues drawn by a seeded generator): the windows' bound
+// never exceeds the optimum by exhaustive search, and shaved at the
+// optimum the windows never empty.
+TEST(SynthesisBound, NarrowedWindowsStayBelowRandomOptima) {
+  std::mt19937 random(28);
+  std::uniform_real_distribution<double> unit(0, 1);
+  for (int trial = 0; trial < 40; ++trial) {
+    SmallCase c;
+    c.pp = trial % 2 ? 2 : 3;
+    c.m = c.pp == 2 ? 2 + trial % 3 : 2;
+    c.last = 1 + std::round(10 * unit(random)) / 10;
+    c.w = 0.1 + std::round(9 * unit(random)) / 10;
+    c.comm = std::round(10 * unit(random)) / 10;
+    c.limit = 1 + std::round(4 * unit(random)) / 2;
+    c.residue = 0.25 * (1 + std::floor(4 * unit(random)));
+    PipelineProblem problem = smallProblem(c);
+    const double optimum =
+        c.m <= 2 ? exhaustiveOptimum(problem) : canonicalOptimum(problem);
+    auto list = solveWithListScheduling(problem, {});
+    ASSERT_TRUE(static_cast<bool>(list));
+    const double windows = windowBound(
+        problem, computeLowerBound(problem).value, list->makespan, 30);
+    EXPECT_LE(windows, optimum + 1e-9) << "trial " << trial;
+    const PathLengths paths = computePathLengths(problem, PathModel::Canonical);
+    EXPECT_TRUE(narrowWindows(problem, paths, optimum, 1e9, 30).has_value())
+        << "trial " << trial;
+  }
 }
