@@ -14,6 +14,7 @@
 
 #include "lib/Synthesis/ExactSolver.h"
 #include "lib/Synthesis/LowerBound.h"
+#include "lib/Synthesis/WindowBound.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -87,36 +88,12 @@ private:
   std::vector<bool> reach;
 };
 
-/// What one microbatch's forward, input gradient (or full backward) and
-/// weight gradient add to the memory of a rank that holds one stage.
-struct OneStageMemory {
-  int32_t stage = 0;
-  int64_t forward = 0, input = 0, weight = 0;
-};
-
-/// The deltas of rank `rank`'s one stage, when it holds one and its
-/// backwards only free memory: its limit is then a set of clauses over the
-/// order (MakespanQuery::ask), not a sum.
-std::optional<OneStageMemory> oneStageMemory(const PipelineProblem &problem,
-                                             int32_t rank) {
-  if (problem.getStagesOf(rank).size() != 1)
-    return std::nullopt;
-  llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
-  llvm::ArrayRef<ActionKind> kinds = problem.getBackwardKinds();
-  OneStageMemory memory;
-  memory.stage = problem.getStagesOf(rank).front();
-  auto delta = [&](ActionKind kind) {
-    return ops[problem.getOperation(kind, memory.stage, 0)].memoryDelta;
-  };
-  memory.forward = delta(ActionKind::Forward);
-  memory.input = delta(kinds.front());
-  memory.weight = kinds.size() > 1 ? delta(kinds[1]) : 0;
-  if (memory.forward < 0 || memory.input > 0 || memory.weight > 0)
-    return std::nullopt;
-  return memory;
-}
-
 enum class QueryAnswer { Sat, Unsat, Unknown };
+
+/// The shares of a query's time that narrowing its windows, and shaving
+/// them within that, may take.
+constexpr double kNarrowingShare = 0.5;
+constexpr double kShavingShare = 0.25;
 
 /// A gap (relative to the incumbent) above which the search bisects
 /// between the proved bound and the target rather than asking the target.
@@ -132,7 +109,7 @@ public:
 
   /// Asks Z3 within `seconds`, building the encoding included (a large one
   /// takes seconds of its own); on Sat, `found` is the model's schedule.
-  QueryAnswer ask(double bound, double seconds, size_t maxLiterals,
+  QueryAnswer ask(double bound, double seconds, size_t maxLiterals, bool narrow,
                   ProblemSolution &found, size_t &literals,
                   std::string &reason);
 
@@ -152,8 +129,8 @@ private:
 } // namespace
 
 QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
-                               ProblemSolution &found, size_t &literals,
-                               std::string &reason) {
+                               bool narrow, ProblemSolution &found,
+                               size_t &literals, std::string &reason) {
   const auto deadline =
       std::chrono::steady_clock::now() +
       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -164,15 +141,22 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
         .count();
   };
   const double slack = 1e-9 * std::max(1.0, bound);
+  // The windows under the bound, narrowed by propagation (WindowBound.h);
+  // an empty one refutes the bound.
+  const std::optional<TimeWindows> windows = narrowWindows(
+      problem, paths, bound, narrow ? kNarrowingShare * seconds : 0,
+      narrow ? kShavingShare * seconds : 0);
+  if (!windows)
+    return QueryAnswer::Unsat;
   // Latest start of each operation within the bound, widened.
   auto latestStart = [&](uint32_t op) {
-    return bound - paths.tail[op] - ops[op].duration + slack;
+    return windows->end[op] - ops[op].duration + slack;
   };
   auto canPrecede = [&](uint32_t a, uint32_t b) {
-    return paths.head[a] + ops[a].duration <= latestStart(b);
+    return windows->head[a] + ops[a].duration <= latestStart(b);
   };
   for (uint32_t op = 0; op < ops.size(); ++op)
-    if (paths.head[op] > latestStart(op))
+    if (windows->head[op] > latestStart(op))
       return QueryAnswer::Unsat;
 
   // Decide what the windows decide; literals for the rest.
@@ -206,11 +190,12 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
   // With every limit as clauses the query is difference logic over the
   // reals, which Z3 decides by its difference-logic solver, several times
   // faster than by the simplex (docs/synthesis.md).
-  std::vector<std::optional<OneStageMemory>> oneStage(problem.getNumRanks());
+  std::vector<std::optional<std::vector<MemoryClause>>> clauses(
+      problem.getNumRanks());
   bool differenceLogic = true;
   for (int32_t r = 0; r < problem.getNumRanks(); ++r) {
-    oneStage[r] = oneStageMemory(problem, r);
-    differenceLogic &= oneStage[r] || !problem.getMemoryLimit(r);
+    clauses[r] = oneStageMemoryClauses(problem, r);
+    differenceLogic &= clauses[r].has_value();
   }
   z3::solver solver(context, differenceLogic ? "QF_RDL" : "QF_LRA");
   auto real = [&](double value) {
@@ -222,8 +207,9 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
   auto end = [&](uint32_t op) { return start[op] + real(ops[op].duration); };
   const z3::expr limit = real(bound);
   for (uint32_t op = 0; op < ops.size(); ++op) {
-    solver.add(start[op] >= 0);
+    solver.add(start[op] >= real(std::max(0.0, windows->head[op] - slack)));
     solver.add(end(op) <= limit);
+    solver.add(end(op) <= real(windows->end[op] + slack));
   }
   for (const ProblemDependence &dep : problem.getDependences())
     solver.add(start[dep.to] >= end(dep.from) + real(dep.latency));
@@ -272,51 +258,28 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
         literalOf.lookup({std::min(other, f), std::max(other, f)});
     return other < f ? order[literal] : !order[literal];
   };
-  // A rank that holds one stage s: after F(s, n) it holds its parameters,
-  // n + 1 activations, less what the i input gradients (or full
-  // backwards) and w weight gradients before it freed, each kind in
-  // microbatch order. Fewer input gradients need at least as many weight
-  // gradients, so "I(s, i) runs before F(s, n), or W(s, w_i - 1) does",
-  // with w_i the least w that fits beside i of them, states the limit
-  // exactly, as clauses over the order: the query stays in difference
-  // logic, which Z3 decides much faster than sums.
-  bool refuted = false;
-  auto encodeOneStageMemory = [&](int32_t r, int64_t cap) {
-    if (!oneStage[r])
-      return false;
-    const auto [s, forwardDelta, inputDelta, weightDelta] = *oneStage[r];
-    llvm::ArrayRef<ActionKind> kinds = problem.getBackwardKinds();
-    for (int32_t n = 0; n < m && !refuted; ++n) {
-      const uint32_t f = problem.getOperation(ActionKind::Forward, s, n);
-      for (int32_t i = 0; i <= n; ++i) {
-        const int64_t excess = problem.getStaticMemory(r) +
-                               (n + 1) * forwardDelta + i * inputDelta - cap;
-        if (excess <= 0)
-          break;
-        z3::expr clause =
-            runsBefore(problem.getOperation(kinds.front(), s, i), f);
-        if (clause.is_true())
+  // A rank that holds one stage: its limit as clauses over the order
+  // (oneStageMemoryClauses), so the query stays in difference logic, which
+  // Z3 decides much faster than sums.
+  for (int32_t r = 0; r < problem.getNumRanks(); ++r) {
+    if (!clauses[r])
+      continue;
+    for (const MemoryClause &c : *clauses[r]) {
+      z3::expr clause = runsBefore(c.input, c.forward);
+      if (clause.is_true())
+        continue;
+      if (c.weight) {
+        z3::expr weight = runsBefore(*c.weight, c.forward);
+        if (weight.is_true())
           continue;
-        const int64_t weights = weightDelta < 0
-                                    ? (excess + -weightDelta - 1) / -weightDelta
-                                    : int64_t(m) + 1;
-        if (weights <= i) {
-          z3::expr weight = runsBefore(
-              problem.getOperation(kinds[1], s, int32_t(weights - 1)), f);
-          if (weight.is_true())
-            continue;
-          if (!weight.is_false())
-            clause = clause.is_false() ? weight : clause || weight;
-        }
-        if (clause.is_false()) {
-          refuted = true;
-          break;
-        }
-        solver.add(clause);
+        if (!weight.is_false())
+          clause = clause.is_false() ? weight : clause || weight;
       }
+      if (clause.is_false())
+        return QueryAnswer::Unsat;
+      solver.add(clause);
     }
-    return true;
-  };
+  }
   for (int32_t r = 0; r < problem.getNumRanks(); ++r) {
     std::optional<int64_t> cap = problem.getMemoryLimit(r);
     if (!cap)
@@ -324,13 +287,8 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
     int64_t all = problem.getStaticMemory(r);
     for (uint32_t op : onRank[r])
       all += std::max<int64_t>(0, ops[op].memoryDelta);
-    if (all <= *cap)
+    if (all <= *cap || clauses[r])
       continue;
-    if (encodeOneStageMemory(r, *cap)) {
-      if (refuted)
-        return QueryAnswer::Unsat;
-      continue;
-    }
     // Memory after each forward: every operation that runs before it,
     // decided or by its literal.
     for (uint32_t f : onRank[r]) {
@@ -466,8 +424,8 @@ ExactSolverResult sched::solveExactly(const PipelineProblem &problem,
       std::string reason;
       ++result.queries;
       const QueryAnswer answer =
-          query.ask(bound, slice, options.maxOrderLiterals, found,
-                    result.orderLiterals, reason);
+          query.ask(bound, slice, options.maxOrderLiterals,
+                    options.narrowWindows, found, result.orderLiterals, reason);
       if (answer == QueryAnswer::Unknown) {
         const bool outOfTime = reason == "timeout" || reason == "canceled";
         if (bisect && outOfTime) {

@@ -31,6 +31,10 @@ struct ExactSolverOptions {
   /// Skip instances with more order literals than this (the encoding
   /// would not be solved in time); the answer keeps the incumbent.
   size_t maxOrderLiterals = 200000;
+  /// Start each query from windows narrowed and shaved by propagation
+  /// (WindowBound.h), which refutes many at once; otherwise from the
+  /// canonical heads and tails (Z3 alone, as the tests compare).
+  bool narrowWindows = true;
 };
 
 struct ExactSolverResult {

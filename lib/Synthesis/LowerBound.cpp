@@ -11,17 +11,10 @@
 
 using namespace sched;
 
-namespace {
-/// A precedence: `to` starts `latency` after `from` ends.
-struct Edge {
-  uint32_t to;
-  double latency;
-};
-} // namespace
+using Edge = PathEdge;
 
-/// The precedences of `model`, by the operation they leave.
-static std::vector<llvm::SmallVector<Edge, 4>>
-precedences(const PipelineProblem &problem, PathModel model) {
+std::vector<llvm::SmallVector<PathEdge, 4>>
+sched::computePrecedences(const PipelineProblem &problem, PathModel model) {
   llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
   std::vector<llvm::SmallVector<Edge, 4>> out(ops.size());
   for (const ProblemDependence &dep : problem.getDependences())
@@ -146,25 +139,31 @@ static double serialForwardHead(const PipelineProblem &problem, uint32_t op,
   return std::isinf(least) ? 0 : least;
 }
 
-PathLengths sched::computePathLengths(const PipelineProblem &problem,
-                                      PathModel model) {
-  llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
-  const std::vector<llvm::SmallVector<Edge, 4>> out =
-      precedences(problem, model);
+std::vector<uint32_t>
+sched::topologicalOrder(llvm::ArrayRef<llvm::SmallVector<PathEdge, 4>> out) {
   // Kahn's order: every edge stays within a microbatch (the dependences
   // are acyclic) or goes to a later one.
-  std::vector<uint32_t> waiting(ops.size(), 0), order;
-  order.reserve(ops.size());
+  std::vector<uint32_t> waiting(out.size(), 0), order;
+  order.reserve(out.size());
   for (const auto &edges : out)
     for (const Edge &e : edges)
       ++waiting[e.to];
-  for (uint32_t op = 0; op < ops.size(); ++op)
+  for (uint32_t op = 0; op < out.size(); ++op)
     if (waiting[op] == 0)
       order.push_back(op);
   for (size_t i = 0; i < order.size(); ++i)
     for (const Edge &e : out[order[i]])
       if (--waiting[e.to] == 0)
         order.push_back(e.to);
+  return order;
+}
+
+PathLengths sched::computePathLengths(const PipelineProblem &problem,
+                                      PathModel model) {
+  llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
+  const std::vector<llvm::SmallVector<Edge, 4>> out =
+      computePrecedences(problem, model);
+  const std::vector<uint32_t> order = topologicalOrder(out);
   PathLengths paths;
   paths.head.assign(ops.size(), 0);
   paths.tail.assign(ops.size(), 0);

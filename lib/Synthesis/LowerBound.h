@@ -14,6 +14,8 @@
 
 #include "lib/Synthesis/PipelineProblem.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <vector>
 
 namespace sched {
@@ -42,6 +44,21 @@ enum class PathModel : uint8_t {
   Canonical,
 };
 
+/// A precedence of a path model: `to` starts `latency` after `from` ends.
+struct PathEdge {
+  uint32_t to;
+  double latency;
+};
+
+/// The precedences `model` states, by the operation they leave (acyclic:
+/// every edge stays within a microbatch or goes to a later one).
+std::vector<llvm::SmallVector<PathEdge, 4>>
+computePrecedences(const PipelineProblem &problem, PathModel model);
+
+/// The operations in an order that every edge of `out` follows (Kahn's).
+std::vector<uint32_t>
+topologicalOrder(llvm::ArrayRef<llvm::SmallVector<PathEdge, 4>> out);
+
 /// The heads and tails of `problem`'s operations under `model` (acyclic:
 /// every edge stays within a microbatch or goes to a later one).
 PathLengths computePathLengths(const PipelineProblem &problem,
@@ -64,6 +81,10 @@ struct LowerBound {
   /// first backward can start, no more of them than its memory holds, and
   /// all its other work after.
   double memoryWait = 0;
+  /// The largest makespan that narrowed time windows refute
+  /// (WindowBound.h), when the synthesizer computed it (0 otherwise); not
+  /// part of `value`, which needs no schedule.
+  double windows = 0;
   /// The rank of the rank bound that gives `value` (-1: the critical path).
   int32_t bindingRank = -1;
 };
