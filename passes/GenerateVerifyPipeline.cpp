@@ -8,6 +8,7 @@
 
 #include "passes/GenerateVerifyPipeline.h"
 #include "lib/Generate/Strategy.h"
+#include "lib/Limits/PassPipelineError.h"
 #include "lib/Verify/MemoryLimit.h"
 #include "passes/Passes.h"
 
@@ -149,9 +150,14 @@ void sched::registerSchedPipelines() {
         GenerateVerifyPipelineOptions options;
         std::string unknown;
         llvm::raw_string_ostream unknownStream(unknown);
-        if (mlir::failed(options.parseFromString(text, unknownStream)))
-          return errorHandler("sched-generate-verify: " +
-                              llvm::StringRef(unknown).trim());
+        if (mlir::failed(options.parseFromString(text, unknownStream))) {
+          std::string names;
+          llvm::raw_string_ostream namesStream(names);
+          GenerateVerifyPipelineOptions().print(namesStream);
+          return errorHandler(
+              "sched-generate-verify: " +
+              describePassOptionError(unknown, passOptionNames(names)));
+        }
         if (!options.memoryLimit.parsed())
           return errorHandler("sched-generate-verify: memory-limit must be "
                               "a number (negative: the schedule's "

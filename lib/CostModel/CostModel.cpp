@@ -347,8 +347,15 @@ struct CostModel::LayerCostCache {
   std::map<Key, LayerCost> costs;
   /// The output layer's terms by (tp, cp, microbatch size, sp).
   std::map<std::tuple<int64_t, int64_t, int64_t, bool>, HeadTerms> heads;
-  /// Stage sizes by the layer costs' key, the number of stages and pp.
-  std::map<std::tuple<Key, int64_t, int64_t>, std::vector<int64_t>> splits;
+  /// Stage sizes by what bestSplit reads: the layers, the dense ones, a
+  /// dense and an MoE layer's forward time, the stages, pp and the last
+  /// stage's extra time. Layouts that differ in what leaves the forward
+  /// times alone (the recomputation, above all a block's size, or ZeRO)
+  /// share one split: keyed by the layout, DeepSeek-V3's search on 2,048
+  /// devices balanced its layers once per recomputation of each shape.
+  using SplitKey =
+      std::tuple<int64_t, int64_t, double, double, int64_t, int64_t, double>;
+  std::map<SplitKey, std::vector<int64_t>> splits;
 };
 
 CostModel::LayerCostCache &CostModel::caches() const {
@@ -356,6 +363,8 @@ CostModel::LayerCostCache &CostModel::caches() const {
     layerCosts = std::make_shared<LayerCostCache>();
   return *layerCosts;
 }
+
+size_t CostModel::numKeptSplits() const { return caches().splits.size(); }
 
 const CostModel::HeadTerms &
 CostModel::cachedHeadTerms(const Layout &layout) const {
@@ -761,16 +770,24 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
   const int64_t denseLayers =
       model.moe ? std::min(model.moe->denseLayers, model.layers)
                 : model.layers;
-  // The split depends on the layer and head costs only (not on dp, zero or
-  // the schedule): the search's layouts share it.
-  const auto splitKey = std::make_tuple(
-      LayerCostCache::Key{layout.tp, layout.cp, layout.ep, layout.etp,
-                          layout.microbatchSize, layout.recompute,
-                          layout.sequenceParallel, false},
-      numStages, layout.pp);
+  // The split depends on the layers' and the head's kernel time only (not
+  // on dp, zero, the recomputation, the schedule or the links): the
+  // search's layouts share it.
+  const double denseForward = computeSum(dense.forward);
+  const double moeForward = computeSum(moe.forward);
+  const double lastForward =
+      computeSum(headForward) + mtp * computeSum(mtpLayer.forward);
+  const LayerCostCache::SplitKey splitKey{
+      model.layers, denseLayers, denseForward, moeForward,
+      numStages,    layout.pp,   lastForward};
   LayerCostCache &cache = caches();
-  auto split = cache.splits.find(splitKey);
+  // A time that is no number would break the map's order: such a split is
+  // made each time, not kept.
+  const bool keyed = std::isfinite(denseForward) &&
+                     std::isfinite(moeForward) && std::isfinite(lastForward);
+  auto split = keyed ? cache.splits.find(splitKey) : cache.splits.end();
   std::vector<int64_t> megatron;
+  std::vector<int64_t> unkept;
   if (layout.megatronSplit) {
     // Checked by checkLayout: the rest divides evenly.
     const int64_t first = layout.firstStageLayers;
@@ -784,18 +801,17 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
     if (last >= 0)
       megatron.back() = last;
   } else if (split == cache.splits.end()) {
-    split =
-        cache.splits
-            .emplace(splitKey,
-                     bestSplit(model.layers, denseLayers,
-                               computeSum(dense.forward),
-                               computeSum(moe.forward), numStages, layout.pp,
-                               computeSum(headForward) +
-                                   mtp * computeSum(mtpLayer.forward)))
-            .first;
+    std::vector<int64_t> made =
+        bestSplit(model.layers, denseLayers, denseForward, moeForward,
+                  numStages, layout.pp, lastForward);
+    if (keyed)
+      split = cache.splits.emplace(splitKey, std::move(made)).first;
+    else
+      unkept = std::move(made);
   }
-  const std::vector<int64_t> &sizes =
-      layout.megatronSplit ? megatron : split->second;
+  const std::vector<int64_t> &sizes = layout.megatronSplit ? megatron
+                                      : keyed              ? split->second
+                                                           : unkept;
 
   std::vector<StageEstimate> stages(numStages);
   int64_t next = 0;

@@ -202,6 +202,10 @@ public:
   /// ranks `stride` apart gets inside a domain (the torus share).
   double domainBandwidth(int64_t size, int64_t stride) const;
 
+  /// How many layer splits stages() has balanced and kept (for tests and
+  /// benchmarks: layouts with the same forward times share one).
+  size_t numKeptSplits() const;
+
 private:
   struct LayerCost;
   struct LayerCostCache;

@@ -332,6 +332,36 @@ TEST(CostModelStages, MegatronSplitPutsFirstAndLastAsked) {
             "do not split evenly into the 16 other stages (Megatron's split)");
 }
 
+TEST(CostModelStages, LayoutsWithTheSameForwardTimesShareASplit) {
+  // DeepSeek-V3 on 16 stages: the recomputation changes the backward and
+  // the memory, not a layer's forward time, so every recomputation and
+  // ZeRO stage of one shape balances its layers once, into the same split.
+  ModelSpec m = preset("deepseek-v3");
+  CostModel model(m, cluster("h800-ib"), training(256, 4096, 4096 * 256));
+  Layout layout = llvm::cantFail(parseLayout("dp=16,pp=16,ep=8"));
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+  const std::vector<StageEstimate> none = model.stages(layout);
+  EXPECT_EQ(model.numKeptSplits(), 1u);
+  for (llvm::StringRef recompute :
+       {"selective", "full", "block:1", "block:2", "block:3"}) {
+    layout.recompute = llvm::cantFail(parseRecompute(recompute));
+    for (int zero : {1, 2, 3}) {
+      layout.zero = zero;
+      const std::vector<StageEstimate> stages = model.stages(layout);
+      ASSERT_EQ(stages.size(), none.size());
+      for (size_t s = 0; s < stages.size(); ++s)
+        EXPECT_EQ(stages[s].numLayers, none[s].numLayers)
+            << recompute.str() << " zero " << zero << " stage " << s;
+    }
+  }
+  EXPECT_EQ(model.numKeptSplits(), 1u);
+  // Another shape (32 stages) balances anew.
+  Layout wider = llvm::cantFail(parseLayout("dp=8,pp=32,ep=8"));
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(wider)));
+  model.stages(wider);
+  EXPECT_EQ(model.numKeptSplits(), 2u);
+}
+
 TEST(CostModelMemory, OffloadMovesLayersToTheHost) {
   // Four layers on one stage; offload=2 sends layers 0 and 1 to the host
   // and stages one layer's worth on the device.

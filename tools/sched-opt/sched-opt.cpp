@@ -3,18 +3,22 @@
 // mlir-opt for the sched dialect: parses, verifies, runs passes, prints.
 // It reads the input itself, to refuse input that nests deeper than MLIR's
 // recursive parser can take before the parser exhausts the stack
-// (lib/Limits/NestingDepth.h).
+// (lib/Limits/NestingDepth.h), and says an error MLIR reports while it
+// builds the pass pipeline on one line (lib/Limits/PassPipelineError.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Sched/SchedDialect.h"
 #include "lib/Limits/DiagnosticExcerpt.h"
 #include "lib/Limits/NestingDepth.h"
+#include "lib/Limits/PassPipelineError.h"
 #include "lib/Version/Version.h"
 #include "passes/GenerateVerifyPipeline.h"
 #include "passes/Passes.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -47,6 +51,48 @@ static void printPassList() {
   passes.printOptionInfo(width);
 }
 
+/// The option names of the registered pass `name`, from a default
+/// instance's textual form; none for a pipeline or an unknown name.
+static std::vector<std::string> registeredPassOptionNames(llvm::StringRef name) {
+  const mlir::PassInfo *info = mlir::PassInfo::lookup(name);
+  if (!info)
+    return {};
+  mlir::OpPassManager pm;
+  if (mlir::failed(info->addToPipeline(
+          pm, "", [](const llvm::Twine &) { return mlir::failure(); })) ||
+      pm.size() != 1)
+    return {};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  pm.begin()->printAsTextualPipeline(os);
+  return sched::passOptionNames(text);
+}
+
+/// Builds the pipeline as `parsed` does (--pass-pipeline or the pass
+/// flags), with each error MLIR reports on one line
+/// (lib/Limits/PassPipelineError.h): MLIR's pipeline parser adds a blank
+/// line and a "failed to add" line per element to the cause, and says an
+/// unknown option without the pass or the options it has.
+static mlir::LogicalResult
+setUpPipeline(const mlir::MlirOptMainConfig &parsed, mlir::PassManager &pm) {
+  mlir::MLIRContext *context = pm.getContext();
+  std::vector<std::string> errors;
+  mlir::LogicalResult result = mlir::success();
+  {
+    mlir::ScopedDiagnosticHandler capture(context, [&](mlir::Diagnostic &diag) {
+      if (diag.getSeverity() != mlir::DiagnosticSeverity::Error)
+        return mlir::failure();
+      errors.push_back(diag.str());
+      return mlir::success();
+    });
+    result = parsed.setupPassPipeline(pm);
+  }
+  for (const std::string &error : errors)
+    mlir::emitError(mlir::UnknownLoc::get(context))
+        << sched::passPipelineErrorLine(error, registeredPassOptionNames);
+  return result;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   sched::installVersionPrinter("sched-opt");
@@ -59,8 +105,11 @@ int main(int argc, char **argv) {
   sched::printNoOpOnDiagnosticByDefault();
   auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
       argc, argv, "schedc optimizer driver (sched dialect)\n", registry);
-  const mlir::MlirOptMainConfig config =
+  mlir::MlirOptMainConfig config =
       mlir::MlirOptMainConfig::createFromCLOptions();
+  const mlir::MlirOptMainConfig parsed = config;
+  config.setPassPipelineSetupFn(
+      [parsed](mlir::PassManager &pm) { return setUpPipeline(parsed, pm); });
   if (config.shouldShowDialects()) {
     llvm::outs() << "Available Dialects: ";
     llvm::interleave(registry.getDialectNames(), llvm::outs(), ",");
