@@ -1020,8 +1020,6 @@ static bool leaveUndecided(const StepRules &rules,
   return true;
 }
 
-void sched::prepareVerifier() { prepareZ3Context(); }
-
 VerifyResult sched::verifySchedule(const Schedule &schedule,
                                    const VerifyOptions &options) {
   VerifyResult result;

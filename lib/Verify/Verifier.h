@@ -383,11 +383,6 @@ struct VerifyResult {
 VerifyResult verifySchedule(const Schedule &schedule,
                             const VerifyOptions &options);
 
-/// Prepares what the calling thread's first verifySchedule proves with (Z3's
-/// context, about 55 ms of CPU), so that a caller can overlap it with other
-/// work, such as reading the schedule on another thread.
-void prepareVerifier();
-
 /// The word for a violation kind, as used in --json output.
 const char *violationKindName(ViolationKind kind);
 

@@ -4,9 +4,7 @@
 // making one per solve. Nothing of a solve may reach the next: each answer
 // is the one a fresh context gives, after a satisfiable query, an
 // unsatisfiable one, a printed encoding, a solve the deadline interrupted,
-// and on two threads at once. A context made ahead of the first solve
-// (prepareZ3Context, as schedc verify does while it reads its file) serves
-// that solve.
+// and on two threads at once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,41 +83,6 @@ TEST(Z3ContextReuse, ThreadsSolveApart) {
   worker.join();
   for (int k = 0; k < 20; ++k)
     EXPECT_EQ(other[k], k % 2 ? Z3Answer::Unsat : Z3Answer::Sat);
-}
-
-TEST(Z3ContextReuse, APreparedContextServesTheFirstSolve) {
-  // On a thread of its own, which holds no context yet.
-  uint64_t madeByPrepare = 0;
-  uint64_t madeBySolves = 0;
-  Z3Answer answers[3] = {};
-  std::thread worker([&] {
-    const uint64_t before = z3ContextsMade();
-    prepareZ3Context();
-    const uint64_t prepared = z3ContextsMade();
-    answers[0] = solveWithZ3(chainWithWitness(50), 0).answer;
-    answers[1] = solveWithZ3(cycle(50), 0).answer;
-    answers[2] = solveWithZ3(chain(50), 0).answer;
-    madeByPrepare = prepared - before;
-    madeBySolves = z3ContextsMade() - prepared;
-  });
-  worker.join();
-  EXPECT_EQ(madeByPrepare, 1u);
-  EXPECT_EQ(madeBySolves, 0u);
-  EXPECT_EQ(answers[0], Z3Answer::Sat);
-  EXPECT_EQ(answers[1], Z3Answer::Unsat);
-  EXPECT_EQ(answers[2], Z3Answer::Sat);
-}
-
-TEST(Z3ContextReuse, PreparingTwiceMakesOneContext) {
-  uint64_t made = 0;
-  std::thread worker([&] {
-    const uint64_t before = z3ContextsMade();
-    prepareZ3Context();
-    prepareZ3Context();
-    made = z3ContextsMade() - before;
-  });
-  worker.join();
-  EXPECT_EQ(made, 1u);
 }
 
 } // namespace

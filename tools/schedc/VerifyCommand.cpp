@@ -20,7 +20,6 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/Support/thread.h"
 
 #include <cmath>
 
@@ -239,11 +238,6 @@ private:
 };
 } // namespace
 
-/// The stack of the thread that reads the schedule: the MLIR and JSON
-/// parsers recurse per level of nesting (up to kMaxNestingDepth levels), as
-/// they do on the main thread's 8 MiB.
-static constexpr unsigned kReaderStackBytes = 8u << 20;
-
 /// Verifies a CSV from its plain form, with each diagnostic at its cell.
 /// Cells left out of the read (`outOfRange`, already reported at their
 /// cells by the reader) are violations of their own, whose range rules the
@@ -315,20 +309,8 @@ int sched::runVerify() {
   PhaseProgress progress;
   progress.begin("reading " + inputFlag);
   ScheduleInput input;
-  // The proof's Z3 context (about 55 ms of CPU, a fifth of verifying a
-  // 192,512-action CSV) is made on this thread, which verifies, while
-  // another reads the file: a read fails or succeeds alike with it, and
-  // the two share nothing.
-  int readStatus = ExitOk;
-  {
-    llvm::thread reader(std::optional<unsigned>(kReaderStackBytes), [&] {
-      readStatus = input.read(inputFlag, formatFlag, csv);
-    });
-    prepareVerifier();
-    reader.join();
-  }
-  if (readStatus != ExitOk)
-    return readStatus;
+  if (int status = input.read(inputFlag, formatFlag, csv))
+    return status;
   progress.begin("verifying " + inputFlag);
   // The engine's semantics: MLIR and JSON plans run on NCCL or gloo
   // (rendezvous), a CSV on PyTorch's pipelining runtime (eager).

@@ -870,9 +870,6 @@ Z3Answer within(z3::context &context, double seconds, std::string &reason,
   return answer;
 }
 
-/// The contexts ReusedContext made in this process (z3ContextsMade).
-std::atomic<uint64_t> contextsMade{0};
-
 /// A Z3 context for one solve, reused by the next solve on the same thread.
 /// Making one costs about 17 MB of tables that Z3 fills before the first
 /// term (a sixth of verifying a 192,512-action lowered 1F1B, most of
@@ -889,7 +886,6 @@ public:
       z3::config config;
       config.set("auto_config", false);
       context = std::make_unique<z3::context>(config);
-      contextsMade.fetch_add(1, std::memory_order_relaxed);
     }
   }
   ~ReusedContext() {
@@ -1011,18 +1007,6 @@ std::string sched::encodeSmtlib(const Z3Query &query, std::string &error) {
     error = std::string("z3: ") + exception.msg();
   }
   return "";
-}
-
-uint64_t sched::z3ContextsMade() {
-  return contextsMade.load(std::memory_order_relaxed);
-}
-
-void sched::prepareZ3Context() {
-  try {
-    ReusedContext context;
-    context.release();
-  } catch (const z3::exception &) {
-  }
 }
 
 Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds) {

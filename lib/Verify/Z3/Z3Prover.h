@@ -262,18 +262,6 @@ Z3Outcome solveWithZ3(const Z3Query &query, double timeoutSeconds);
 /// printing), ending in (check-sat); `error` is set if Z3 failed.
 std::string encodeSmtlib(const Z3Query &query, std::string &error);
 
-/// Makes the calling thread's reusable Z3 context now (about 55 ms of CPU:
-/// the tables Z3 fills before the first term), so that the thread's first
-/// solve does not wait for it; a thread with other work to overlap (schedc
-/// verify reading its file on another) calls it first. A context Z3 cannot
-/// make is left for that solve to report.
-void prepareZ3Context();
-
-/// How many Z3 contexts this process has made: one per thread that solves,
-/// and one more after each solve that ended in an exception or an
-/// interruption (for tests and benchmarks).
-uint64_t z3ContextsMade();
-
 } // namespace sched
 
 #endif // LIB_VERIFY_Z3_Z3PROVER_H
