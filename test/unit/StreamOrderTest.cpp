@@ -314,6 +314,22 @@ Z3Answer answer(const StreamRule &rule, bool ground) {
   return solveWithZ3(query, 0).answer;
 }
 
+/// Expects Z3's answer on `rule`, solved and evaluated, to be sat exactly
+/// when `ordered` (the clocks' answer for the pair it states); counts the
+/// pair in `pairs` and, if ordered, in `orderedPairs`.
+void expectAgrees(const StreamRule &rule, bool ordered, int program,
+                  int32_t before, int32_t after, int &pairs,
+                  int &orderedPairs) {
+  const Z3Answer want = ordered ? Z3Answer::Sat : Z3Answer::Unsat;
+  EXPECT_EQ(answer(rule, /*ground=*/false), want)
+      << "program " << program << ", actions " << before << " and " << after;
+  EXPECT_EQ(answer(rule, /*ground=*/true), want)
+      << "program " << program << ", actions " << before << " and " << after
+      << " (evaluated)";
+  ++pairs;
+  orderedPairs += ordered;
+}
+
 } // namespace
 
 /// The encoding's vector clocks against the graph path's, on random
@@ -343,17 +359,9 @@ TEST(StreamOrderTest, EncodingAgreesWithTheClocksOnRandomPrograms) {
         static_cast<int32_t>(rank.schedule.ranks[0].actions.size());
     for (int32_t after = 1; after < n; ++after)
       for (int32_t before = 0; before < after; ++before) {
-        const bool ordered = order.ordered(0, before, after);
-        const StreamRule rule = pairRule(rank.schedule, before, after);
-        const Z3Answer want = ordered ? Z3Answer::Sat : Z3Answer::Unsat;
-        EXPECT_EQ(answer(rule, /*ground=*/false), want)
-            << "program " << program << ", actions " << before << " and "
-            << after;
-        EXPECT_EQ(answer(rule, /*ground=*/true), want)
-            << "program " << program << ", actions " << before << " and "
-            << after << " (evaluated)";
-        ++pairs;
-        orderedPairs += ordered;
+        expectAgrees(pairRule(rank.schedule, before, after),
+                     order.ordered(0, before, after), program, before, after,
+                     pairs, orderedPairs);
       }
   }
   // Both answers occur, so the comparison can fail either way.
@@ -417,16 +425,8 @@ TEST(StreamOrderTest, EventSlotsAgreeWithTheClocks) {
           continue;
         StreamRule rule = *stated;
         rule.ordered.assign(1, {before, after});
-        const bool ordered = order.ordered(0, before, after);
-        const Z3Answer want = ordered ? Z3Answer::Sat : Z3Answer::Unsat;
-        EXPECT_EQ(answer(rule, /*ground=*/false), want)
-            << "program " << program << ", actions " << before << " and "
-            << after;
-        EXPECT_EQ(answer(rule, /*ground=*/true), want)
-            << "program " << program << ", actions " << before << " and "
-            << after << " (evaluated)";
-        ++pairs;
-        orderedPairs += ordered;
+        expectAgrees(rule, order.ordered(0, before, after), program, before,
+                     after, pairs, orderedPairs);
       }
   }
   EXPECT_GT(pairs, 100);
