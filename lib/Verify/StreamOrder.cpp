@@ -254,6 +254,46 @@ void StreamOrder::checkCommunicators(ViolationSink &sink, bool &clean) const {
   }
 }
 
+/// The slot of each event of `actions` (by Action::waitEvent and
+/// recordEvent) and its first record: events whose spans (from the first
+/// record to the last use) do not overlap share a slot, the spans coloured
+/// in order of their starts, so a stream rule carries one chain per event
+/// live at once rather than one per event. A wait at or before its event's
+/// first record waits for nothing (CUDA) and reads no slot. Sets `slots`
+/// to the number of slots.
+static std::map<int16_t, std::pair<int64_t, size_t>>
+eventSlots(const std::vector<Action> &actions, int64_t &slots) {
+  // Per event: its first record and its last use after it.
+  std::map<int16_t, std::pair<size_t, size_t>> spans;
+  for (size_t i = 0; i < actions.size(); ++i) {
+    const Action &a = actions[i];
+    auto waited = spans.find(a.waitEvent);
+    if (a.waitEvent >= 0 && waited != spans.end() && i > waited->second.first)
+      waited->second.second = i;
+    if (a.recordEvent >= 0)
+      spans.try_emplace(a.recordEvent, i, i).first->second.second = i;
+  }
+  std::vector<std::tuple<size_t, size_t, int16_t>> byStart;
+  for (const auto &[event, span] : spans)
+    byStart.emplace_back(span.first, span.second, event);
+  llvm::sort(byStart);
+  std::map<int16_t, std::pair<int64_t, size_t>> result;
+  // The end of the span each slot holds last.
+  std::vector<size_t> ends;
+  for (auto [start, end, event] : byStart) {
+    size_t slot = 0;
+    while (slot < ends.size() && ends[slot] >= start)
+      ++slot;
+    if (slot == ends.size())
+      ends.push_back(end);
+    else
+      ends[slot] = end;
+    result[event] = {static_cast<int64_t>(slot), start};
+  }
+  slots = static_cast<int64_t>(ends.size());
+  return result;
+}
+
 std::optional<StreamRule> StreamOrder::rule(int32_t rank, std::string &whyNot,
                                             size_t limit) const {
   const Schedule &schedule = index.schedule;
@@ -263,7 +303,9 @@ std::optional<StreamRule> StreamOrder::rule(int32_t rank, std::string &whyNot,
   const std::vector<Action> &actions = schedule.ranks[rank].actions;
   StreamRule rule;
   rule.streams = static_cast<int64_t>(clocks.streams.size());
-  std::map<int16_t, int64_t> events;
+  int64_t slots = 0;
+  const std::map<int16_t, std::pair<int64_t, size_t>> events =
+      eventSlots(actions, slots);
   std::map<std::tuple<int, int32_t, int32_t>, int64_t> communicators;
   // Bundles renumbered from 1, in order of appearance.
   std::map<uint32_t, int64_t> bundles;
@@ -272,11 +314,12 @@ std::optional<StreamRule> StreamOrder::rule(int32_t rank, std::string &whyNot,
     const Action &a = actions[i];
     StreamStep step;
     step.stream = llvm::find(clocks.streams, a.stream) - clocks.streams.begin();
-    for (auto [event, field] : {std::make_pair(a.waitEvent, &step.wait),
-                                std::make_pair(a.recordEvent, &step.record)})
-      if (event >= 0)
-        *field = events.try_emplace(event, static_cast<int64_t>(events.size()))
-                     .first->second;
+    if (a.recordEvent >= 0)
+      step.record = events.at(a.recordEvent).first;
+    auto waited = events.find(a.waitEvent);
+    if (a.waitEvent >= 0 && waited != events.end() &&
+        i > waited->second.second)
+      step.wait = waited->second.first;
     if (auto communicator = communicatorOf(schedule, rank, a)) {
       step.communicator =
           communicators
@@ -298,17 +341,17 @@ std::optional<StreamRule> StreamOrder::rule(int32_t rank, std::string &whyNot,
   }
   // Actions after the last one the rule reads change nothing in it.
   rule.program.resize(length);
-  rule.events = static_cast<int64_t>(events.size());
+  rule.events = slots;
   rule.communicators = static_cast<int64_t>(communicators.size());
   const size_t width = clocks.streams.size();
-  const size_t cells = length * (5 + width * (1 + width + events.size()) +
+  const size_t cells = length * (5 + width * (1 + width + slots) +
                                  3 * communicators.size());
   if (cells > limit) {
     whyNot = llvm::formatv(
         "the stream rule of rank {0} would state {1} constants ({2} actions, "
-        "{3} streams, {4} events, {5} communicators), more than the {6} a "
-        "stream rule states",
-        schedule.ranks[rank].id, cells, length, width, events.size(),
+        "{3} streams, {4} events live at once, {5} communicators), more "
+        "than the {6} a stream rule states",
+        schedule.ranks[rank].id, cells, length, width, slots,
         communicators.size(), limit);
     return std::nullopt;
   }
@@ -318,8 +361,11 @@ std::optional<StreamRule> StreamOrder::rule(int32_t rank, std::string &whyNot,
                                  schedule.streamName(clocks.streams[k]))
                        .str();
   rule.description = llvm::formatv(
-      "along the first {0} actions of rank {1} (streams {2}; events and "
-      "communicators numbered in order of first use; bundle 0 for none), "
+      "along the first {0} actions of rank {1} (streams {2}; events "
+      "numbered by slot, events whose spans from first record to last use "
+      "do not overlap sharing one, a wait before any record of its event "
+      "waiting for nothing (-1); communicators numbered in order of first "
+      "use; bundle 0 for none), "
       "happens-before is the vector clocks of its streams and events: clk of "
       "an action at column k is its own position on its stream k, else the "
       "larger of the clock of its stream's previous action (cur) and that "

@@ -174,7 +174,9 @@ struct ReadingRule {
 
 /// One action of a StreamRule's program: its stream, the event it waits
 /// for and the one it records (-1 for none), its communicator (-1 for
-/// none) and its bundle (0 for none), each numbered densely on its rank.
+/// none) and its bundle (0 for none), each numbered densely on its rank,
+/// the events by slot (StreamOrder::rule: events live at different times
+/// share one).
 struct StreamStep {
   int64_t stream = 0, wait = -1, record = -1, communicator = -1, bundle = 0;
 };
