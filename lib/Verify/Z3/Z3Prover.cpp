@@ -769,9 +769,14 @@ private:
            z3::mod(microbatches, replicas) == 0;
   }
 
+  /// A constant named `prefix!N`, N counted by this encoding: the same
+  /// query prints the same SMT-LIB whatever the thread's reused context
+  /// made before (Z3's own fresh constants count per context). Solvers do
+  /// not share assertions, so a name met again in a later query is a new
+  /// unknown there.
   z3::expr fresh(const char *prefix) {
-    return z3::expr(context,
-                    Z3_mk_fresh_const(context, prefix, context.int_sort()));
+    return context.int_const(
+        (std::string(prefix) + "!" + std::to_string(freshCount++)).c_str());
   }
 
   z3::context &context;
@@ -782,6 +787,7 @@ private:
   std::vector<std::pair<int64_t, int64_t>> groundEdges;
   std::unordered_map<int64_t, z3::expr> numerals;
   size_t variableCount = 0;
+  size_t freshCount = 0;
 };
 
 Z3Answer toAnswer(z3::check_result result) {
