@@ -619,27 +619,19 @@ TEST(Collectives, SmallMessagesReachLessBandwidth) {
   // The same bytes in 1,000 buckets take longer than in one message.
   EXPECT_GT(model.reduceScatterTime(1e9, 8, 1, 1e6),
             model.reduceScatterTime(1e9, 8, 1));
-}
-
-/// Across nodes the half point is a buffer size, as nccl-tests measured it
-/// (an all-reduce of 16 MiB per rank over 4 x 8 B200: KERNELS.md 4b): 32
-/// ranks, 8 a node, each sending an 80 MB buffer reach half of the link's
-/// large-message fraction on their 10 MB inter-node shards, not an eighth
-/// of it (the shard compared with the buffer's half point made every
-/// multi-node data-parallel bucket ~3x slower than the measurement).
-TEST(Collectives, ScaleOutHalfPointIsTheBufferSize) {
-  std::optional<ClusterSpec> c = clusterPreset("h100-ib");
-  ASSERT_TRUE(c.has_value());
-  c->latency = 0;
-  CostModel model(preset("llama3-8b"), *c, TrainingSpec());
-  const Efficiency &e = c->efficiency;
-  const double bytes = e.scaleOutHalfBytes;
+  // Across nodes the half point is a buffer size, as nccl-tests measured it
+  // (an all-reduce of 16 MiB per rank over 4 x 8 B200: KERNELS.md 4b): 32
+  // ranks, 8 a node, each sending an 80 MB buffer reach half of the link's
+  // large-message fraction on their 10 MB inter-node shards, not an eighth
+  // of it (the shard compared with the buffer's half point made every
+  // multi-node data-parallel bucket ~3x slower than the measurement).
+  const double buffer = e.scaleOutHalfBytes;
   const double inside =
-      7.0 / 8 * bytes /
-      (450e9 * e.domainCollective * bytes / (bytes + e.domainHalfBytes));
+      7.0 / 8 * buffer /
+      (450e9 * e.domainCollective * buffer / (buffer + e.domainHalfBytes));
   const double across =
-      3.0 / 4 * (bytes / 8) / (50e9 * e.scaleOutCollective * 0.5);
-  EXPECT_NEAR(model.reduceScatterTime(bytes, 32, 1), inside + across, 1e-15);
+      3.0 / 4 * (buffer / 8) / (50e9 * e.scaleOutCollective * 0.5);
+  EXPECT_NEAR(model.reduceScatterTime(buffer, 32, 1), inside + across, 1e-15);
 }
 
 } // namespace
