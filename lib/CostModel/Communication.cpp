@@ -186,7 +186,7 @@ double CostModel::expertAllToAllTime(double tokens, double elementBytes,
   // (the same count over `groups` parts), of which (G-1)/G are remote.
   // Node-limited routing (DeepSeek-V3) sends a token to at most node_limit
   // domains, each of local/peers groups. NVLink and the NIC run at once.
-  double reached = expertDestinationRanks(static_cast<int64_t>(groups));
+  double reached = expertDestinationRanks(ep / peers);
   if (moe.nodeLimit > 0)
     reached = std::min(reached, static_cast<double>(moe.nodeLimit) *
                                     static_cast<double>(local) /

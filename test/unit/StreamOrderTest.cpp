@@ -330,6 +330,20 @@ void expectAgrees(const StreamRule &rule, bool ordered, int program,
   orderedPairs += ordered;
 }
 
+/// A seeded linear congruential sequence: next(bound) draws in [0, bound),
+/// the same numbers on every machine.
+class Draws {
+public:
+  explicit Draws(uint32_t seed) : seed(seed) {}
+  uint32_t operator()(uint32_t bound) {
+    seed = seed * 1103515245u + 12345u;
+    return (seed >> 16) % bound;
+  }
+
+private:
+  uint32_t seed;
+};
+
 } // namespace
 
 /// The encoding's vector clocks against the graph path's, on random
@@ -338,11 +352,7 @@ void expectAgrees(const StreamRule &rule, bool ordered, int program,
 /// "the earlier happens before the later" sat exactly when
 /// StreamOrder::ordered says so, solving it and evaluating it alike.
 TEST(StreamOrderTest, EncodingAgreesWithTheClocksOnRandomPrograms) {
-  uint32_t seed = 12345;
-  auto next = [&seed](uint32_t bound) {
-    seed = seed * 1103515245u + 12345u;
-    return (seed >> 16) % bound;
-  };
+  Draws next(12345);
   const std::vector<std::string> streams = {"default", "a", "b"};
   const std::vector<std::string> events = {"", "", "e0", "e1", "e2"};
   int pairs = 0, orderedPairs = 0;
@@ -378,11 +388,7 @@ TEST(StreamOrderTest, EncodingAgreesWithTheClocksOnRandomPrograms) {
 /// before the later" sat exactly when StreamOrder::ordered says so, and
 /// the rule holds fewer slots than events.
 TEST(StreamOrderTest, EventSlotsAgreeWithTheClocks) {
-  uint32_t seed = 777;
-  auto next = [&seed](uint32_t bound) {
-    seed = seed * 1103515245u + 12345u;
-    return (seed >> 16) % bound;
-  };
+  Draws next(777);
   const std::vector<std::string> streams = {"default", "a", "b"};
   int pairs = 0, orderedPairs = 0;
   bool fewerSlots = false;
