@@ -134,8 +134,8 @@ double CostModel::modelFlopsPerToken() const {
 }
 
 double CostModel::hardwareFlopsPerToken(const Layout &layout) const {
-  const double flops =
-      sched::hardwareFlopsPerToken(model, training.seqLen, layout.recompute);
+  const double flops = sched::hardwareFlopsPerToken(
+      model, training.seqLen, layout.recompute, training.separateProjections);
   if (!layout.recompute.isBlock())
     return flops;
   // A block recomputes the share of the layers in its blocks.
@@ -270,6 +270,11 @@ llvm::Error CostModel::checkLayout(Layout &layout) const {
       return fail("offload=N and a saved-name policy's =offload both move "
                   "activations to host memory: use one");
   }
+  if (layout.recompute.isPerOperator() && (model.moe || model.mla))
+    return fail("--recompute op (torchtitan's per-operator policy) is "
+                "modelled for dense layers without MLA; this model has " +
+                std::string(model.moe ? "MoE layers" : "MLA") +
+                " (use none, full or a module set)");
   if (layout.offloadLayers >= model.layers)
     return fail(llvm::formatv("offload={0} needs fewer than the model's {1} "
                               "layers (the last layer's activations are "
@@ -539,6 +544,10 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout,
   // unnamed: their gathers run again).
   if (layout.recompute.isFull() || layout.recompute.isNamed())
     cost.backward.recompute += cost.forward.tensorParallel;
+  // The per-operator policy keeps reduce_scatter's output (its save list)
+  // and runs the all-gathers again: half the forward's collectives.
+  if (layout.recompute.isPerOperator())
+    cost.backward.recompute += cost.forward.tensorParallel / 2;
   if (layout.recompute.recomputes(Recompute::Moe))
     cost.backward.recompute += cost.forward.expertParallel;
 

@@ -8,6 +8,8 @@
 
 #include "lib/CostModel/Flops.h"
 
+#include <vector>
+
 using namespace sched;
 
 namespace {
@@ -77,12 +79,42 @@ double sched::megatronFlopsPerToken(const ModelSpec &model, int64_t seqLen) {
               mtp * (3 * h + 2 * h * h) + h * vocab * (mtp + 1));
 }
 
+/// The weight GEMMs' multiply-adds per token of a dense layer that
+/// torchtitan's per-operator policy runs again: every second GEMM in call
+/// order (Q, K, V, output, gate, up, down with separate projections; QKV,
+/// output, fc1, fc2 fused).
+static double evenCallMacs(const ModelSpec &model, bool separate) {
+  const double h = static_cast<double>(model.hidden);
+  const double d = static_cast<double>(model.headDim);
+  const double q = static_cast<double>(model.heads) * d * h;
+  const double kv = static_cast<double>(model.kvHeads) * d * h;
+  const double f = static_cast<double>(model.ffnHidden) * h;
+  const bool gated = model.mlp == MlpKind::Gated;
+  std::vector<double> calls;
+  if (separate)
+    calls = {q, kv, kv, q};
+  else
+    calls = {q + 2 * kv, q};
+  if (gated && separate)
+    calls.insert(calls.end(), {f, f, f});
+  else
+    calls.insert(calls.end(), {(gated ? 2 : 1) * f, f});
+  double macs = 0;
+  for (size_t i = 1; i < calls.size(); i += 2)
+    macs += calls[i];
+  return macs;
+}
+
 double sched::hardwareFlopsPerToken(const ModelSpec &model, int64_t seqLen,
-                                    Recompute recompute) {
+                                    Recompute recompute,
+                                    bool separateProjections) {
   const double flops = megatronFlopsPerToken(model, seqLen);
   if (recompute.isNone())
     return flops;
   const double h = static_cast<double>(model.hidden);
+  if (recompute.isPerOperator())
+    return flops + 2 * static_cast<double>(model.layers) *
+                       evenCallMacs(model, separateProjections);
   if (recompute.isFull()) {
     // Every layer's forward again (a third of its three passes); the
     // output layer is not recomputed.

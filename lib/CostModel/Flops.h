@@ -25,9 +25,12 @@ double megatronFlopsPerToken(const ModelSpec &model, int64_t seqLen);
 
 /// The FLOPs the devices execute per token under `recompute`: the model
 /// FLOPs plus the recomputed forward (the attention core for selective, the
-/// whole layer stack for full).
+/// whole layer stack for full, every second weight GEMM for torchtitan's
+/// per-operator policy, which counts Q, K and V apart under
+/// `separateProjections`).
 double hardwareFlopsPerToken(const ModelSpec &model, int64_t seqLen,
-                             Recompute recompute);
+                             Recompute recompute,
+                             bool separateProjections = false);
 
 } // namespace sched
 

@@ -118,6 +118,8 @@ static constexpr uint8_t kDotsImplies =
 std::string sched::recomputeName(Recompute recompute) {
   if (recompute.isNamed())
     return savedNamesText(recompute);
+  if (recompute.isPerOperator())
+    return "op";
   if (recompute.isBlock())
     return "block:" + std::to_string(recompute.blockSize());
   if (recompute.isFull())
@@ -144,6 +146,8 @@ llvm::Expected<Recompute> sched::parseRecompute(llvm::StringRef name) {
     return Recompute::Full;
   if (name == "selective")
     return Recompute::Selective;
+  if (name == "op")
+    return Recompute::perOperator();
   if (name.consume_front("save:"))
     return parseSavedNames(name);
   if (name.consume_front("block:")) {
@@ -168,7 +172,7 @@ llvm::Expected<Recompute> sched::parseRecompute(llvm::StringRef name) {
     if (found == std::end(kModuleNames))
       return llvm::createStringError(
           "'" + item.take_front(64) +
-          "' is not none, selective, full, block:N, save:NAMES or a "
+          "' is not none, selective, op, full, block:N, save:NAMES or a "
           "recompute module (core_attn, layernorm, mla_up_proj, mlp, moe_act, "
           "shared_experts, moe, dots, joined by commas)");
     set |= found->module;

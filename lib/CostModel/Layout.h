@@ -35,7 +35,12 @@ namespace sched {
 /// core (Korthikanti et al. 2022). A saved-name policy is MaxText's
 /// `remat_policy: custom`: the tensors named by their checkpoint names stay
 /// (on the device or in host memory), everything else the backward needs
-/// is made again.
+/// is made again. The per-operator policy is torchtitan's selective
+/// activation checkpointing with `selective_ac_option = "op"`: every
+/// operator's output stays except every second weight GEMM's (in call
+/// order) and every operator outside its save list (the norms, rotary
+/// embedding, activation functions and FP8 casts), which the backward runs
+/// again; the attention kernel's outputs stay.
 class Recompute {
 public:
   /// Megatron-Core's recompute modules, by the names its flag takes.
@@ -109,6 +114,13 @@ public:
     return r;
   }
 
+  /// torchtitan's per-operator policy.
+  static constexpr Recompute perOperator() {
+    Recompute r;
+    r.alternate = true;
+    return r;
+  }
+
   static const Recompute None;
   static const Recompute Selective;
   static const Recompute Full;
@@ -122,7 +134,8 @@ public:
   bool isFull() const { return whole; }
   bool isBlock() const { return whole && blockLayers > 0; }
   int64_t blockSize() const { return blockLayers; }
-  bool isNone() const { return !whole && !isNamed() && set == 0; }
+  bool isNone() const { return !whole && !isNamed() && !alternate && set == 0; }
+  bool isPerOperator() const { return alternate; }
   uint8_t moduleSet() const { return set; }
   /// Whether the backward runs `module`'s forward again in a layer this
   /// recomputation covers (a full recomputation runs every module again;
@@ -130,6 +143,10 @@ public:
   /// keeps `context` and a dense MLP where it keeps fc1's output, since no
   /// name covers the norms' outputs or an MoE block's tensors).
   bool recomputes(Module module) const {
+    // The per-operator policy runs every norm again; it keeps the attention
+    // kernel's outputs and, of each module's GEMMs, every other one.
+    if (alternate)
+      return module == LayerNorm;
     if (isNamed()) {
       if (module == CoreAttention)
         return !(saved & Context);
@@ -141,7 +158,7 @@ public:
   }
 
   friend constexpr bool operator==(Recompute a, Recompute b) {
-    return a.whole == b.whole && a.set == b.set &&
+    return a.whole == b.whole && a.alternate == b.alternate && a.set == b.set &&
            a.blockLayers == b.blockLayers && a.saved == b.saved &&
            a.host == b.host;
   }
@@ -151,6 +168,8 @@ public:
   friend constexpr bool operator<(Recompute a, Recompute b) {
     if (a.whole != b.whole)
       return a.whole < b.whole;
+    if (a.alternate != b.alternate)
+      return a.alternate < b.alternate;
     if (a.saved != b.saved)
       return a.saved < b.saved;
     if (a.host != b.host)
@@ -160,6 +179,8 @@ public:
 
 private:
   bool whole = false;
+  /// torchtitan's per-operator policy.
+  bool alternate = false;
   uint8_t set = 0;
   /// A saved-name policy's names (0: a module policy).
   uint16_t saved = 0;
@@ -176,7 +197,8 @@ inline constexpr Recompute Recompute::Full = Recompute::full();
 /// "none", "full", "block:N", "selective" (the default set), the modules
 /// joined by commas in Megatron's spelling ("mla_up_proj,mlp"), or
 /// "save:" and MaxText's checkpoint names, `=offload` after those kept in
-/// host memory ("save:key_proj,value_proj,decoder_layer_input=offload").
+/// host memory ("save:key_proj,value_proj,decoder_layer_input=offload"),
+/// "op" (torchtitan's per-operator policy).
 std::string recomputeName(Recompute recompute);
 /// Parses those names; "selective" is core_attn. On failure the error
 /// names the unknown module or checkpoint name and lists the known ones.
@@ -258,6 +280,14 @@ struct TrainingSpec {
   /// (Megatron's unfused vocab_parallel_cross_entropy, PyTorch's
   /// cross_entropy over FP32 logits).
   bool fusedCrossEntropy = false;
+  /// The attention's Q, K and V projections and a gated MLP's two input
+  /// halves run as separate GEMMs (torchtitan's wq, wk, wv and w1, w3),
+  /// not as Megatron's fused linear_qkv and linear_fc1.
+  bool separateProjections = false;
+  /// What the planner searches as selective recomputation: Megatron's
+  /// attention core (Recompute::Selective) or torchtitan's per-operator
+  /// policy.
+  Recompute selectiveRecompute = Recompute::Selective;
   /// The software stack these facts came from (SoftwareStack.h; empty:
   /// none named, the flags' defaults), and the pipeline schedules it runs
   /// (by name; empty: any), which are all the planner searches.

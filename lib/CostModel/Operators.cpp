@@ -84,6 +84,9 @@ public:
     forward.grouped = groups > 1;
     forward.modules = current;
     forward.makes = makes;
+    forward.evenCall = ++calls % 2 == 0;
+    if (!forward.evenCall)
+      oddCallMakes |= makes;
     ops.forward.push_back(forward);
     Operator data = gemmOp(name, m, k, n, groups, f);
     data.grouped = groups > 1;
@@ -151,6 +154,10 @@ public:
       finishNamed(recompute);
       return;
     }
+    if (recompute.isPerOperator()) {
+      finishPerOperator();
+      return;
+    }
     const uint8_t modules = recompute.moduleSet() | forced;
     ops.recompute.clear();
     for (const Operator &op : ops.forward)
@@ -184,6 +191,24 @@ public:
       t.onHost = (t.checkpoint & recompute.hostNames()) != 0;
   }
 
+  /// torchtitan's per-operator policy (parallelize_llama.py's
+  /// _save_list): the outputs of the odd-numbered weight GEMMs and of the
+  /// attention kernel stay with the layer's input; the even-numbered GEMMs
+  /// and every memory-bound operator (norms, rotary embedding, activation
+  /// functions, FP8 casts) run again, and the tensors only they make are
+  /// dropped.
+  void finishPerOperator() {
+    const uint16_t kept = Recompute::LayerInput | Recompute::Context |
+                          Recompute::AttentionStats | oddCallMakes;
+    ops.recompute.clear();
+    for (const Operator &op : ops.forward)
+      if (op.kind == OperatorClass::MemoryBound || op.evenCall)
+        ops.recompute.push_back(op);
+    llvm::erase_if(ops.saved, [&](const SavedTensor &t) {
+      return t.onlyNamed || (t.checkpoint & ~kept) != 0;
+    });
+  }
+
 private:
   static Operator gemmOp(const char *name, double m, double n, double k,
                          double groups, bool fp8) {
@@ -203,6 +228,9 @@ private:
   uint8_t current = 0;
   uint16_t makes = 0;
   uint8_t forced = 0;
+  /// Weight GEMMs added so far, and the tensors the odd-numbered ones make.
+  int calls = 0;
+  uint16_t oddCallMakes = 0;
 };
 
 /// Token counts of one microbatch on one device.
@@ -301,11 +329,20 @@ static void attentionBlock(LayerBuilder &b, const ModelSpec &model,
     b.keep("qkv input", t.local * h * b.linearInput(), Recompute::LayerNorm,
            R::NormOutput);
     b.inModules(0);
-    // One fused GEMM: a saved-name policy that drops any of Q, K and V
-    // runs all of it again (MaxText's separate projections would run only
-    // the dropped ones).
-    b.making(R::QueryProj | R::KeyProj | R::ValueProj);
-    b.gemm("qkv", t.full, (heads + 2 * kvHeads) * d, h);
+    if (training.separateProjections) {
+      // torchtitan's wq, wk and wv, in that order.
+      b.making(R::QueryProj);
+      b.gemm("q", t.full, heads * d, h);
+      b.making(R::KeyProj);
+      b.gemm("k", t.full, kvHeads * d, h);
+      b.making(R::ValueProj);
+      b.gemm("v", t.full, kvHeads * d, h);
+    } else {
+      // One fused GEMM: a saved-name policy that drops any of Q, K and V
+      // runs all of it again.
+      b.making(R::QueryProj | R::KeyProj | R::ValueProj);
+      b.gemm("qkv", t.full, (heads + 2 * kvHeads) * d, h);
+    }
     b.memory("rotary", t.full * (heads + kvHeads) * d * kBf16 * 2);
     b.keep("q", t.full * heads * d * kBf16, 0, R::QueryProj);
     b.keep("k", t.full * kvHeads * d * kBf16, 0, R::KeyProj);
@@ -388,7 +425,7 @@ static void mlpNorm(LayerBuilder &b, const ModelSpec &model,
 /// modules `modules`.
 static void denseMlp(LayerBuilder &b, const ModelSpec &model, const Tokens &t,
                      double width, const char *fc1, const char *fc2,
-                     uint8_t modules, bool named) {
+                     uint8_t modules, bool named, bool separate) {
   using R = Recompute;
   const double h = static_cast<double>(model.hidden);
   b.inModules(modules);
@@ -397,14 +434,29 @@ static void denseMlp(LayerBuilder &b, const ModelSpec &model, const Tokens &t,
   // gated fc1), its unnamed activation output and mlpwo; a shared expert's
   // are all unnamed.
   const uint16_t wi = named ? R::MlpWi0 | R::MlpWi1 : R::Unnamed;
-  b.making(wi);
-  b.gemm(fc1, t.full, (gated ? 2 : 1) * width, h);
+  if (gated && separate) {
+    // torchtitan's w1 (the gate) and w3 (the up half), in that order.
+    b.making(named ? R::MlpWi0 : R::Unnamed);
+    b.gemm("w1", t.full, width, h);
+    b.making(named ? R::MlpWi1 : R::Unnamed);
+    b.gemm("w3", t.full, width, h);
+  } else {
+    b.making(wi);
+    b.gemm(fc1, t.full, (gated ? 2 : 1) * width, h);
+  }
   // SwiGLU: read gate and up, write their product; GELU: read, write. The
   // activation function is no weight GEMM: `dots` runs it again.
   b.inModules(modules | Recompute::Dots);
   b.making(named ? R::ActivationOutput : R::Unnamed);
   b.memory(gated ? "swiglu" : "gelu", t.full * (gated ? 3 : 2) * width * kBf16);
-  b.keep("fc1 output", t.full * (gated ? 2 : 1) * width * kBf16, modules, wi);
+  if (gated && separate) {
+    b.keep("w1 output", t.full * width * kBf16, modules,
+           named ? R::MlpWi0 : R::Unnamed);
+    b.keep("w3 output", t.full * width * kBf16, modules,
+           named ? R::MlpWi1 : R::Unnamed);
+  } else {
+    b.keep("fc1 output", t.full * (gated ? 2 : 1) * width * kBf16, modules, wi);
+  }
   b.keep("fc2 input", t.full * width * b.linearInput(),
          modules | Recompute::Dots,
          named ? R::ActivationOutput : R::Unnamed);
@@ -479,10 +531,9 @@ static void moeMlp(LayerBuilder &b, const ModelSpec &model,
       b.keep("shared experts input", t.local * h,
              Recompute::LayerNorm | Recompute::SharedExperts | block,
              unnamed);
-    denseMlp(b, model, t,
-             width * static_cast<double>(moe.sharedExperts) / t.tp,
+    denseMlp(b, model, t, width * static_cast<double>(moe.sharedExperts) / t.tp,
              "shared fc1", "shared fc2", Recompute::SharedExperts | block,
-             /*named=*/false);
+             /*named=*/false, training.separateProjections);
   }
 }
 
@@ -501,7 +552,8 @@ LayerOperators sched::layerOperators(const ModelSpec &model,
     b.keep("fc1 input", t.local * h * b.linearInput(), Recompute::LayerNorm,
            Recompute::NormOutput);
     denseMlp(b, model, t, static_cast<double>(model.ffnHidden) / t.tp, "fc1",
-             "fc2", Recompute::Mlp, /*named=*/true);
+             "fc2", Recompute::Mlp, /*named=*/true,
+             training.separateProjections);
   }
   b.finish(layout.recompute);
   return ops;

@@ -59,6 +59,9 @@ struct Operator {
   /// The tensors it makes (a Recompute::Checkpoint set): a saved-name
   /// policy runs it again when it drops one of them.
   uint16_t makes = 0;
+  /// An even-numbered weight GEMM in the layer's call order: torchtitan's
+  /// per-operator policy drops its output and runs it again.
+  bool evenCall = false;
 };
 
 /// A tensor the forward keeps for the backward, per microbatch on one

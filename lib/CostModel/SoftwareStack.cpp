@@ -62,6 +62,11 @@ static const std::vector<SoftwareStack> &stacks() {
                        "looped-bfs",     "interleaved-zb", "zb-v",
                        "dualpipe-v"};
     titan.expandableSegments = true;
+    // Separate wq, wk, wv and w1, w3 (models/llama3/model.py), and
+    // selective checkpointing per operator (parallelize_llama.py's
+    // _save_list; llama3_8b.toml's selective_ac_option "op").
+    titan.separateProjections = true;
+    titan.selectiveRecompute = Recompute::perOperator();
     s.push_back(titan);
 
     // DeepSpeed's pipeline engine (runtime/pipe): TrainSchedule is 1F1B and
@@ -141,6 +146,8 @@ void SoftwareStack::apply(TrainingSpec &training) const {
   training.activationCaching = activationCaching;
   training.moeDispatcher = moeDispatcher;
   training.fusedCrossEntropy = fusedCrossEntropy;
+  training.separateProjections = separateProjections;
+  training.selectiveRecompute = selectiveRecompute;
   training.stack = name;
   training.schedules = schedules;
 }
@@ -162,7 +169,10 @@ llvm::json::Object SoftwareStack::toJson() const {
       {"optimizer_moments", dtype(optimizerMomentBytes)},
       {"activation_caching", activationCachingName(activationCaching)},
       {"moe_dispatcher", moeDispatcherName(moeDispatcher)},
-      {"cross_entropy", fusedCrossEntropy ? "fused" : "unfused"}};
+      {"cross_entropy", fusedCrossEntropy ? "fused" : "unfused"},
+      {"projections", separateProjections ? "separate" : "fused"},
+      {"selective_recompute",
+       selectiveRecompute.isPerOperator() ? "op" : "core_attn"}};
 }
 
 /// The most names a list field of a stack file holds: more than the
@@ -257,6 +267,12 @@ readStackFile(const llvm::json::Object &object) {
   std::string crossEntropy =
       readChoice(reader, "cross_entropy", {"fused", "unfused"},
                  stack.fusedCrossEntropy ? "fused" : "unfused");
+  std::string projections =
+      readChoice(reader, "projections", {"fused", "separate"},
+                 stack.separateProjections ? "separate" : "fused");
+  std::string selective =
+      readChoice(reader, "selective_recompute", {"core_attn", "op"},
+                 stack.selectiveRecompute.isPerOperator() ? "op" : "core_attn");
   if (llvm::Error error = reader.takeError())
     return std::move(error);
   if (stack.name.empty())
@@ -268,6 +284,9 @@ readStackFile(const llvm::json::Object &object) {
   stack.activationCaching = *parseActivationCaching(caching);
   stack.moeDispatcher = *parseMoeDispatcher(dispatcher);
   stack.fusedCrossEntropy = crossEntropy == "fused";
+  stack.separateProjections = projections == "separate";
+  stack.selectiveRecompute =
+      selective == "op" ? Recompute::perOperator() : Recompute::Selective;
   return stack;
 }
 

@@ -45,6 +45,8 @@ struct SoftwareStack {
   ActivationCaching activationCaching = ActivationCaching::TransformerEngine;
   MoeDispatcher moeDispatcher = MoeDispatcher::Flex;
   bool fusedCrossEntropy = false;
+  bool separateProjections = false;
+  Recompute selectiveRecompute = Recompute::Selective;
 
   /// Sets the facts on `training`.
   void apply(TrainingSpec &training) const;

@@ -47,7 +47,8 @@ struct LaunchPlan {
   /// The model has routed experts.
   bool moe = false;
   /// Recomputation: "none", "full", "block" (blockLayers per stage), or
-  /// "modules" with Megatron's module names; "named" for a MaxText
+  /// "modules" with Megatron's module names; "op" for torchtitan's
+  /// per-operator policy (torchtitan's alone); "named" for a MaxText
   /// saved-name policy, which neither launcher takes.
   std::string recompute = "none";
   int64_t blockLayers = 0;

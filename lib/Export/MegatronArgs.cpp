@@ -81,6 +81,10 @@ static std::string megatronRefusal(const LaunchPlan &plan) {
     return "Megatron-Core has no saved-name recompute policy (a MaxText "
            "remat_policy); plan with --recompute none, selective, full, "
            "block:N or Megatron's modules";
+  if (plan.recompute == "op")
+    return "Megatron-Core has no per-operator checkpointing policy "
+           "(torchtitan's selective_ac_option \"op\"); plan with --recompute "
+           "none, selective, full, block:N or Megatron's modules";
   if (llvm::is_contained(plan.recomputeModules, "dots"))
     return "Megatron-Core has no recompute module for JAX's dots policy "
            "(checkpoint_dots_with_no_batch_dims)";

@@ -96,10 +96,9 @@ static std::string torchtitanRefusal(const LaunchPlan &plan,
   if (plan.offloadLayers > 0)
     return "torchtitan does not offload activations to host memory";
   if (plan.recompute != "none" && plan.recompute != "full" &&
-      !(plan.recompute == "modules" && plan.recomputeModules.size() == 1 &&
-        plan.recomputeModules.front() == "core_attn"))
+      plan.recompute != "op")
     return "torchtitan's activation checkpointing is none, full, or "
-           "selective per op; the plan recomputes " +
+           "selective per op (--recompute op); the plan recomputes " +
            (plan.recompute == "block"
                 ? fmt::format("{} layers per stage", plan.blockLayers)
             : plan.recompute == "named"
@@ -190,7 +189,7 @@ llvm::Error sched::writeTorchtitanConfig(llvm::raw_ostream &os,
                                        : plan.recompute == "none"
                                            ? "none"
                                            : "selective");
-  if (plan.recompute == "modules")
+  if (plan.recompute == "op")
     os << "selective_ac_option = \"op\"\n";
   return llvm::Error::success();
 }

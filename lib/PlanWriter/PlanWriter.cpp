@@ -183,6 +183,8 @@ LaunchPlan sched::launchPlan(const CostModel &model, const Candidate &c) {
   const Recompute recompute = layout.recompute;
   if (recompute.isNamed()) {
     plan.recompute = "named";
+  } else if (recompute.isPerOperator()) {
+    plan.recompute = "op";
   } else if (recompute.isBlock()) {
     plan.recompute = "block";
     plan.blockLayers = recompute.blockSize();

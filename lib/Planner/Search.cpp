@@ -230,10 +230,14 @@ layoutsToTry(const CostModel &model, const PlanOptions &options) {
     else
       zeros = {1, 2, 3};
     std::vector<Recompute> recomputes =
-        options.recompute
-            ? std::vector<Recompute>{*options.recompute}
-            : std::vector<Recompute>{Recompute::None, Recompute::Selective,
-                                     Recompute::Full};
+        options.recompute ? std::vector<Recompute>{*options.recompute}
+                          : std::vector<Recompute>{Recompute::None,
+                                                   training.selectiveRecompute,
+                                                   Recompute::Full};
+    // The per-operator policy is modelled for dense layers without MLA.
+    if (!options.recompute && training.selectiveRecompute.isPerOperator() &&
+        (spec.moe || spec.mla))
+      recomputes.erase(recomputes.begin() + 1);
     // HSDP where FSDP (ZeRO-3) traffic runs every microbatch and the
     // data-parallel group outgrows the domain: shards inside the domain
     // (the largest divisor of dp x cp whose ranks fit in the devices a

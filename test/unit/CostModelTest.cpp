@@ -422,8 +422,9 @@ TEST(CostModelMemory, OffloadMovesLayersToTheHost) {
 
 TEST(Recompute, NamesRoundTrip) {
   for (llvm::StringRef name :
-       {"none", "full", "selective", "layernorm", "mla_up_proj,mlp", "block:3",
-        "save:", "save:qkv_proj,context", "save:key_proj,value_proj,mlpwi_0",
+       {"none", "full", "selective", "op", "layernorm", "mla_up_proj,mlp",
+        "block:3", "save:", "save:qkv_proj,context",
+        "save:key_proj,value_proj,mlpwi_0",
         "save:decoder_layer_input=offload,out_proj,mlpwo=offload",
         "core_attn,layernorm,mla_up_proj,mlp,moe_act,shared_experts,moe"}) {
     llvm::Expected<Recompute> r = parseRecompute(name);
@@ -445,7 +446,7 @@ TEST(Recompute, NamesRoundTrip) {
   llvm::Expected<Recompute> bad = parseRecompute("mlp,attention");
   ASSERT_FALSE(static_cast<bool>(bad));
   EXPECT_EQ(llvm::toString(bad.takeError()),
-            "'attention' is not none, selective, full, block:N, save:NAMES "
+            "'attention' is not none, selective, op, full, block:N, save:NAMES "
             "or a recompute module (core_attn, layernorm, mla_up_proj, mlp, "
             "moe_act, shared_experts, moe, dots, joined by commas)");
   EXPECT_FALSE(static_cast<bool>(parseRecompute("mlp,")));

@@ -70,6 +70,12 @@ TEST(Flops, HardwareFlopsAddTheRecomputedForward) {
   // Selective: the attention core's forward, 2 q s per layer.
   EXPECT_NEAR(hardwareFlopsPerToken(m, 8192, Recompute::Selective),
               model + 32 * 2 * 4096.0 * 8192, 1);
+  // Per operator, separate projections: wk (8 KV heads of 128), wo and w3
+  // again, 2 FLOPs per multiply-add; fused: the output projection and fc2.
+  EXPECT_NEAR(hardwareFlopsPerToken(m, 8192, Recompute::perOperator(), true),
+              model + 32 * 2 * 4096.0 * (1024 + 4096 + 14336), 1);
+  EXPECT_NEAR(hardwareFlopsPerToken(m, 8192, Recompute::perOperator(), false),
+              model + 32 * 2 * 4096.0 * (4096 + 14336), 1);
 }
 
 /// Hidden 1024, 8 heads of 128 with 2 KV heads, gated FFN 4096.
@@ -124,6 +130,55 @@ TEST(Operators, DenseLayerShapesByHand) {
   ops = layerOperators(*m, training, layout, false);
   ASSERT_EQ(ops.recompute.size(), 1u);
   EXPECT_EQ(ops.recompute[0].kind, OperatorClass::Attention);
+}
+
+TEST(Operators, PerOperatorPolicyRunsEverySecondGemmAgain) {
+  // torchtitan's per-operator policy on the small dense layer (hidden
+  // 1024, 8 heads of 128, 2 KV heads, gated FFN 4096, one sequence of
+  // 2048, tp 1) with torchtitan's separate projections: the calls are wq,
+  // wk, wv, wo, w1, w3, w2 (fc2), so wk, wo and w3 run again with every
+  // memory-bound operator; the attention kernel does not.
+  llvm::Expected<ModelSpec> m = smallDenseModel();
+  ASSERT_TRUE(static_cast<bool>(m));
+  TrainingSpec training;
+  training.seqLen = 2048;
+  training.separateProjections = true;
+  Layout layout;
+  LayerOperators none = layerOperators(*m, training, layout, false);
+  std::vector<std::string> names;
+  for (const Operator &op : none.forward)
+    names.push_back(op.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"norm+residual", "q", "k", "v",
+                                             "rotary", "attention",
+                                             "attention out", "norm+residual",
+                                             "w1", "w3", "swiglu", "fc2"}));
+  layout.recompute = Recompute::perOperator();
+  LayerOperators ops = layerOperators(*m, training, layout, false);
+  names.clear();
+  for (const Operator &op : ops.recompute)
+    names.push_back(op.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"norm+residual", "k", "rotary",
+                                             "attention out", "norm+residual",
+                                             "w3", "swiglu"}));
+  // Kept, BF16: the layer input, Q (8 heads), V (2 heads), the kernel's
+  // output and FP32 log-sum-exp, w1's output; K, the norms' outputs, the
+  // MLP norm's input (wo's output added), w3's output and w2's input go.
+  const double tokens = 2048, h = 1024, d = 128, f = 4096;
+  const double kept =
+      2 * tokens * (h + 8 * d + 2 * d + 8 * d + f) + 4 * tokens * 8;
+  EXPECT_DOUBLE_EQ(ops.savedBytes(), kept);
+  // Fused projections (Megatron's linear_qkv and linear_fc1): the calls
+  // are qkv, out, fc1, fc2, so the output projection and fc2 run again,
+  // and Q, K, V and fc1's output stay.
+  training.separateProjections = false;
+  ops = layerOperators(*m, training, layout, false);
+  names.clear();
+  for (const Operator &op : ops.recompute)
+    if (op.kind == OperatorClass::Gemm)
+      names.push_back(op.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"attention out", "fc2"}));
+  EXPECT_DOUBLE_EQ(ops.savedBytes(),
+                   2 * tokens * (h + 12 * d + 8 * d + 2 * f) + 4 * tokens * 8);
 }
 
 TEST(Operators, DotsKeepsTheWeightGemmsOutputs) {

@@ -90,6 +90,13 @@ TEST(SoftwareStack, KernelsAllocatorAndSchedulesAsStated) {
   EXPECT_TRUE(titan.runsSchedule("dualpipe-v"));
   EXPECT_FALSE(titan.runsSchedule("dualpipe"));
   EXPECT_EQ(titan.stack, "torchtitan");
+  // torchtitan's wq, wk, wv and w1, w3 are separate GEMMs, and its
+  // selective checkpointing is per operator; Megatron fuses both and
+  // selects the attention core.
+  EXPECT_TRUE(titan.separateProjections);
+  EXPECT_EQ(titan.selectiveRecompute, Recompute::perOperator());
+  EXPECT_FALSE(core.separateProjections);
+  EXPECT_EQ(core.selectiveRecompute, Recompute::Selective);
   // No stack: any schedule, nothing blocks.
   TrainingSpec none;
   EXPECT_TRUE(none.runsSchedule("dualpipe"));
@@ -155,7 +162,8 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
     llvm::raw_fd_ostream os(path, ec);
     os << R"({"name": "core-bf16", "base": "megatron-core",
               "main_grads": "bf16", "optimizer_moments": "bf16",
-              "allocator": "expandable", "blocking_p2p": "all"})";
+              "allocator": "expandable", "blocking_p2p": "all",
+              "projections": "separate", "selective_recompute": "op"})";
   }
   llvm::Expected<SoftwareStack> s = loadSoftwareStack(path);
   llvm::sys::fs::remove(path);
@@ -166,6 +174,8 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
   EXPECT_EQ(t.optimizerMomentBytes, 2);
   EXPECT_TRUE(t.expandableSegments);
   EXPECT_TRUE(t.blocksPipelineSends("interleaved-1f1b"));
+  EXPECT_TRUE(t.separateProjections);
+  EXPECT_TRUE(t.selectiveRecompute.isPerOperator());
   // Kept from the base.
   EXPECT_FALSE(t.runsSchedule("dualpipe"));
   EXPECT_EQ(t.attention, AttentionKernel::Flash);
@@ -181,6 +191,12 @@ TEST(SoftwareStack, ErrorsNameTheField) {
                 .find("blocking_p2p"),
             std::string::npos);
   EXPECT_NE(loadError(R"({"name": "x", "schedules": [1]})").find("schedules"),
+            std::string::npos);
+  EXPECT_NE(loadError(R"({"name": "x", "projections": "split"})")
+                .find("projections: expected fused or separate"),
+            std::string::npos);
+  EXPECT_NE(loadError(R"({"name": "x", "selective_recompute": "full"})")
+                .find("selective_recompute: expected core_attn or op"),
             std::string::npos);
   EXPECT_NE(loadError(R"({"attention": "flash"})").find("name"),
             std::string::npos);
