@@ -369,7 +369,7 @@ def write_bands(path: str, held_out: list[Outcome]) -> None:
                    "written by fidelity.py --write-bands"),
         "classes": classes,
         "comparison": dict(sorted(comparison.items()))}
-    Path(path).write_text(json.dumps(table, indent=1) + "\n")
+    Path(path).write_text(json.dumps(table, indent=2) + "\n")
     print(f"wrote {path}: {len(classes)} classes, {len(spread)} pairs")
 
 
