@@ -18,7 +18,7 @@ import torch
 from .models import ModelSpec
 from .plan import Plan
 from .reference import ReferenceTimeout, run_reference
-from .worker import DONE, FAILED, STARTING, worker_main
+from .worker import DONE, FAILED, STARTING, collective_mismatch, worker_main
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_PLAN, EXIT_DEADLOCK = 0, 1, 2, 3
 
@@ -79,6 +79,9 @@ def execute(plan: Plan, spec: ModelSpec, timeout: float) -> Outcome:
 
 def _execute(plan: Plan, spec: ModelSpec, timeout: float,
              init_method: str) -> Outcome:
+    mismatch = collective_mismatch(plan)
+    if mismatch:
+        return Outcome(EXIT_BAD_PLAN, [f"error: {mismatch}"])
     ranks = len(plan.rank_ids)
     world = ranks * plan.data_parallel
     context = multiprocessing.get_context("fork")

@@ -22,6 +22,10 @@ from .models import (AUX_WEIGHT, HIDDEN, LEARNING_RATE, ModelSpec, aux_loss,
 from .plan import (COMPUTE_OPS, MAX_COLLECTIVE_PAYLOAD, Instruction, Plan,
                    PlanError, bundles)
 
+# The torch calls a collective makes (a reduce_scatter runs as an
+# all_reduce), by the code RankExecutor._agree exchanges.
+AGREED_CALLS = ("all_reduce", "all_gather", "all_to_all", "barrier")
+
 # Progress states shared with the runner.
 STARTING, RUNNING, DONE, FAILED = 0, 1, 2, 3
 
@@ -61,6 +65,66 @@ def all_groups(plan: Plan) -> List[Tuple[int, ...]]:
     for index in range(len(plan.rank_ids)):
         found.add(dp_group(plan, index))
     return sorted(g for g in found if len(g) > 1)
+
+
+def _where(plan: Plan, process: int) -> str:
+    """A process as messages name it: 'rank 1', 'rank 1 (replica 0)'."""
+    ranks = len(plan.rank_ids)
+    where = f"rank {plan.rank_ids[process % ranks]}"
+    if plan.data_parallel > 1:
+        where += f" (replica {process // ranks})"
+    return where
+
+
+def _declared(ins: Instruction) -> str:
+    """A collective and its stated size, as the verifier words it."""
+    size = (f"of {ins.bytes} bytes" if ins.bytes >= 0 else
+            "(size not stated)")
+    return f"{ins.describe()} {size}"
+
+
+def collective_mismatch(plan: Plan) -> str:
+    """The first collective whose members disagree on its kind or its
+    stated size, worded as the verifier's `collective` rule, or "".
+
+    Collective k of a process group is the k-th collective each member
+    issues on it; gloo, handed counts that differ, sometimes refuses them
+    and sometimes hangs every member until the deadlock watchdog fires, so
+    the executor compares what the plan states before it starts a process
+    (a size not stated, -1, equals only another -1, as in the verifier).
+    A member that issues fewer collectives is a deadlock the watchdog
+    reports; the counts a run computes (FSDP shards) are compared at run
+    time (RankExecutor._agree)."""
+    ranks = len(plan.rank_ids)
+    world = ranks * plan.data_parallel
+    # (group name, processes) -> process -> its collectives on it, in order.
+    issued: Dict[Tuple[str, Tuple[int, ...]],
+                 Dict[int, List[Instruction]]] = {}
+    for process in range(world):
+        rank_id = plan.rank_ids[process % ranks]
+        for ins in plan.programs[process % ranks]:
+            if not ins.group or ins.group not in plan.groups or \
+                    not any(rank_id in s for s in plan.groups[ins.group]):
+                continue  # the run names what it cannot find
+            members = physical_group(plan, ins.group, rank_id,
+                                     process // ranks)
+            if len(members) < 2:
+                continue
+            issued.setdefault((ins.group, members), {}).setdefault(
+                process, []).append(ins)
+    for (name, members), by_process in sorted(issued.items()):
+        first = min(by_process)
+        for process in sorted(by_process):
+            for k, (a, b) in enumerate(zip(by_process[first],
+                                           by_process[process])):
+                if a.op == b.op and a.bytes == b.bytes:
+                    continue
+                return (f"collective #{k} on group @{name}: "
+                        f"{_where(plan, process)} issues {_declared(b)}, but "
+                        f"{_where(plan, first)} issues {_declared(a)}; members "
+                        f"of a group must issue the same collectives (kind "
+                        f"and bytes) in the same order")
+    return ""
 
 
 def lazy_communicators(plan: Plan) -> List[Tuple[str, Tuple[int, ...]]]:
@@ -361,6 +425,30 @@ class RankExecutor:
             p.grad = full[offset:offset + n].view_as(p).clone()
             offset += n
 
+    def _agree(self, group, call: str, count: int) -> None:
+        """Checks that every member of `group` makes the same torch call
+        (`call`, one of AGREED_CALLS) on `count` elements before making it.
+        Handed counts that differ, gloo sometimes refuses them and sometimes
+        hangs every member until the deadlock watchdog fires; this exchange
+        makes every member refuse, at once, what the plan could not state
+        (a gradient moved whole by one member and as an FSDP shard by
+        another)."""
+        code = AGREED_CALLS.index(call)
+        mine = torch.tensor([code, count, -code, -count], dtype=torch.int64)
+        seen = mine.clone()
+        dist.all_reduce(seen, op=dist.ReduceOp.MAX, group=group)
+        high_code, high_count, low_code, low_count = (
+            int(seen[0]), int(seen[1]), -int(seen[2]), -int(seen[3]))
+        if high_code != low_code:
+            other = high_code if high_code != code else low_code
+            raise PlanError(f"the members of the collective disagree on "
+                            f"what it is: this rank runs {call}, another "
+                            f"{AGREED_CALLS[other]}")
+        if high_count != low_count:
+            raise PlanError(f"the members of the collective disagree on "
+                            f"its size: this rank moves {count} elements; "
+                            f"the members move {low_count} to {high_count}")
+
     def collective(self, ins: Instruction) -> None:
         members = physical_group(self.plan, ins.group, self.rank_id,
                                  self.replica)
@@ -373,10 +461,13 @@ class RankExecutor:
                 # After reduce_grad the gradient the optimizer will use is
                 # the reduced one (a shard under FSDP): sum that.
                 if group is not None:
+                    self._agree(group, "all_reduce",
+                                self.reduced[ins.stage].numel())
                     dist.all_reduce(self.reduced[ins.stage], group=group)
                 return
             grad = self._flat_grad(ins.stage)
             if group is not None:
+                self._agree(group, "all_reduce", grad.numel())
                 dist.all_reduce(grad, group=group)
             self._set_grad(ins.stage, grad)
             return
@@ -386,6 +477,8 @@ class RankExecutor:
         payload = min(max(ins.bytes, 0), MAX_COLLECTIVE_PAYLOAD)
         count = max(1, -(-payload // 8))
         count = -(-count // size) * size
+        call = "all_reduce" if ins.op == "reduce_scatter" else ins.op
+        self._agree(group, call, 0 if call == "barrier" else count)
         data = torch.ones(count, dtype=torch.float64)
         if ins.op in ("all_reduce", "reduce_scatter"):
             dist.all_reduce(data, group=group)
