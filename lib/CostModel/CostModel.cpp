@@ -1058,13 +1058,17 @@ CostModel::dataParallel(const Layout &layout,
     break;
   default:
     // FSDP: gather for the forward and again for the backward, and a
-    // reduce-scatter, every microbatch, prefetched under its compute.
+    // reduce-scatter, every microbatch, prefetched under its compute;
+    // where the stack synchronizes the device around each gather
+    // (TrainingSpec::shardedOverlap), all of it adds to the compute.
     cost.total = m * (2 * gather + reduceInGroup) + reduceAcross;
     cost.exposed =
-        m * exposedBucketed(gather, forwardPerMicrobatch) +
-        (m - 1) * exposedBucketed(gather + reduceInGroup,
-                                  backwardPerMicrobatch) +
-        exposedBucketed(gather + reduce, backwardPerMicrobatch);
+        !training.shardedOverlap
+            ? cost.total
+            : m * exposedBucketed(gather, forwardPerMicrobatch) +
+                  (m - 1) * exposedBucketed(gather + reduceInGroup,
+                                            backwardPerMicrobatch) +
+                  exposedBucketed(gather + reduce, backwardPerMicrobatch);
     break;
   }
   cost.optimizer = recipe.optimizerTraffic * shardedParams /

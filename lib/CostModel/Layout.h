@@ -284,6 +284,10 @@ struct TrainingSpec {
   /// halves run as separate GEMMs (torchtitan's wq, wk, wv and w1, w3),
   /// not as Megatron's fused linear_qkv and linear_fc1.
   bool separateProjections = false;
+  /// ZeRO-3's gathers and reduce-scatters run beside compute (FSDP2,
+  /// Megatron-FSDP, DeepSpeed from 0.6); DeepSpeed 0.3-0.5 synchronized
+  /// the device before every parameter's gather, so they add to it.
+  bool shardedOverlap = true;
   /// What the planner searches as selective recomputation: Megatron's
   /// attention core (Recompute::Selective) or torchtitan's per-operator
   /// policy.

@@ -48,6 +48,10 @@ static const std::vector<SoftwareStack> &stacks() {
     lm.tensorParallelOverlap = false;
     lm.blockingSendSchedules = {"*"};
     lm.schedules = {"no-pp", "1f1b", "interleaved-1f1b"};
+    // Its ZeRO-3 is DeepSpeed's of the time (Narayanan et al. 2021: "We
+    // integrated ZeRO into our codebase using the DeepSpeed Python
+    // library"): no overlap, as below.
+    lm.shardedOverlap = false;
     s.push_back(lm);
 
     // torchtitan: SDPA (flash), async TP off by default, PyTorch's
@@ -78,6 +82,11 @@ static const std::vector<SoftwareStack> &stacks() {
     ds.tensorParallelOverlap = false;
     ds.blockingSendSchedules = {"*"};
     ds.schedules = {"no-pp", "1f1b"};
+    // ZeRO-3 in DeepSpeed 0.3.13-0.5.x: torch.cuda.synchronize() before
+    // every parameter's all_gather (partition_parameters.py
+    // _allgather_param) and after every submodule's fetch (stage3.py
+    // _synchronize_communication); reworked in 0.6.0 (PR #1453).
+    ds.shardedOverlap = false;
     s.push_back(ds);
 
     // MaxText on XLA: no userbuffers (the TPU profile has no TP overlap
@@ -147,6 +156,7 @@ void SoftwareStack::apply(TrainingSpec &training) const {
   training.moeDispatcher = moeDispatcher;
   training.fusedCrossEntropy = fusedCrossEntropy;
   training.separateProjections = separateProjections;
+  training.shardedOverlap = shardedOverlap;
   training.selectiveRecompute = selectiveRecompute;
   training.stack = name;
   training.schedules = schedules;
@@ -171,6 +181,7 @@ llvm::json::Object SoftwareStack::toJson() const {
       {"moe_dispatcher", moeDispatcherName(moeDispatcher)},
       {"cross_entropy", fusedCrossEntropy ? "fused" : "unfused"},
       {"projections", separateProjections ? "separate" : "fused"},
+      {"zero3_overlap", shardedOverlap},
       {"selective_recompute",
        selectiveRecompute.isPerOperator() ? "op" : "core_attn"}};
 }
@@ -267,6 +278,7 @@ readStackFile(const llvm::json::Object &object) {
   std::string crossEntropy =
       readChoice(reader, "cross_entropy", {"fused", "unfused"},
                  stack.fusedCrossEntropy ? "fused" : "unfused");
+  stack.shardedOverlap = reader.boolean("zero3_overlap", stack.shardedOverlap);
   std::string projections =
       readChoice(reader, "projections", {"fused", "separate"},
                  stack.separateProjections ? "separate" : "fused");

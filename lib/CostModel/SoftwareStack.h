@@ -46,6 +46,7 @@ struct SoftwareStack {
   MoeDispatcher moeDispatcher = MoeDispatcher::Flex;
   bool fusedCrossEntropy = false;
   bool separateProjections = false;
+  bool shardedOverlap = true;
   Recompute selectiveRecompute = Recompute::Selective;
 
   /// Sets the facts on `training`.

@@ -828,6 +828,18 @@ TEST(DataParallel, BucketsExposeTheirLastCollective) {
   s.numLayers = 4;
   EXPECT_NEAR(model.dataParallel(fsdp, {&s}, 10, 10).exposed,
               gather / 4 + (gather + reduce) / 4, 1e-12);
+  // DeepSpeed 0.3-0.5 synchronizes the device around every gather: its
+  // two gathers and reduce-scatter add to the compute, however long.
+  TrainingSpec synced = training(8, 2048, 2048 * 8);
+  synced.shardedOverlap = false;
+  CostModel deepspeed(m, c, synced);
+  ASSERT_FALSE(static_cast<bool>(deepspeed.checkLayout(fsdp)));
+  const DataParallelCost serial = deepspeed.dataParallel(fsdp, {&s}, 10, 10);
+  EXPECT_NEAR(serial.total, 2 * gather + reduce, 1e-12);
+  EXPECT_NEAR(serial.exposed, serial.total, 1e-12);
+  // ZeRO-1's bucketed reduction is not DeepSpeed's stage 3: unchanged.
+  EXPECT_NEAR(deepspeed.dataParallel(layout, {&s}, 10, 10).exposed,
+              hidden.exposed, 1e-12);
 }
 
 TEST(ScalingBook, DataParallelThresholds) {

@@ -96,6 +96,12 @@ TEST(SoftwareStack, KernelsAllocatorAndSchedulesAsStated) {
   EXPECT_TRUE(titan.separateProjections);
   EXPECT_EQ(titan.selectiveRecompute, Recompute::perOperator());
   EXPECT_FALSE(core.separateProjections);
+  // ZeRO-3 overlaps its collectives except DeepSpeed's of 2021, which is
+  // also the ZeRO-3 of Megatron-LM's 2021-22 runs.
+  EXPECT_TRUE(core.shardedOverlap);
+  EXPECT_TRUE(titan.shardedOverlap);
+  EXPECT_FALSE(lm.shardedOverlap);
+  EXPECT_FALSE(applied(stack("deepspeed")).shardedOverlap);
   EXPECT_EQ(core.selectiveRecompute, Recompute::Selective);
   // No stack: any schedule, nothing blocks.
   TrainingSpec none;
@@ -163,7 +169,8 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
     os << R"({"name": "core-bf16", "base": "megatron-core",
               "main_grads": "bf16", "optimizer_moments": "bf16",
               "allocator": "expandable", "blocking_p2p": "all",
-              "projections": "separate", "selective_recompute": "op"})";
+              "projections": "separate", "selective_recompute": "op",
+              "zero3_overlap": false})";
   }
   llvm::Expected<SoftwareStack> s = loadSoftwareStack(path);
   llvm::sys::fs::remove(path);
@@ -176,6 +183,7 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
   EXPECT_TRUE(t.blocksPipelineSends("interleaved-1f1b"));
   EXPECT_TRUE(t.separateProjections);
   EXPECT_TRUE(t.selectiveRecompute.isPerOperator());
+  EXPECT_FALSE(t.shardedOverlap);
   // Kept from the base.
   EXPECT_FALSE(t.runsSchedule("dualpipe"));
   EXPECT_EQ(t.attention, AttentionKernel::Flash);
@@ -191,6 +199,9 @@ TEST(SoftwareStack, ErrorsNameTheField) {
                 .find("blocking_p2p"),
             std::string::npos);
   EXPECT_NE(loadError(R"({"name": "x", "schedules": [1]})").find("schedules"),
+            std::string::npos);
+  EXPECT_NE(loadError(R"({"name": "x", "zero3_overlap": "no"})")
+                .find("zero3_overlap"),
             std::string::npos);
   EXPECT_NE(loadError(R"({"name": "x", "projections": "split"})")
                 .find("projections: expected fused or separate"),
