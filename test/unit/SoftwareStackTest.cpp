@@ -190,25 +190,21 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
 }
 
 TEST(SoftwareStack, ErrorsNameTheField) {
-  EXPECT_NE(loadError(R"({"name": "x", "base": "nemo"})").find("base: unknown"),
-            std::string::npos);
-  EXPECT_NE(loadError(R"({"name": "x", "attention": "sdpa"})")
-                .find("attention: expected flash or unfused"),
-            std::string::npos);
-  EXPECT_NE(loadError(R"({"name": "x", "blocking_p2p": "some"})")
-                .find("blocking_p2p"),
-            std::string::npos);
-  EXPECT_NE(loadError(R"({"name": "x", "schedules": [1]})").find("schedules"),
-            std::string::npos);
-  EXPECT_NE(loadError(R"({"name": "x", "zero3_overlap": "no"})")
-                .find("zero3_overlap"),
-            std::string::npos);
-  EXPECT_NE(loadError(R"({"name": "x", "projections": "split"})")
-                .find("projections: expected fused or separate"),
-            std::string::npos);
-  EXPECT_NE(loadError(R"({"name": "x", "selective_recompute": "full"})")
-                .find("selective_recompute: expected core_attn or op"),
-            std::string::npos);
+  // Each bad field, and what its one-line error says.
+  const std::pair<const char *, const char *> cases[] = {
+      {R"({"name": "x", "base": "nemo"})", "base: unknown"},
+      {R"({"name": "x", "attention": "sdpa"})",
+       "attention: expected flash or unfused"},
+      {R"({"name": "x", "blocking_p2p": "some"})", "blocking_p2p"},
+      {R"({"name": "x", "schedules": [1]})", "schedules"},
+      {R"({"name": "x", "zero3_overlap": "no"})", "zero3_overlap"},
+      {R"({"name": "x", "projections": "split"})",
+       "projections: expected fused or separate"},
+      {R"({"name": "x", "selective_recompute": "full"})",
+       "selective_recompute: expected core_attn or op"},
+  };
+  for (const auto &[text, message] : cases)
+    EXPECT_NE(loadError(text).find(message), std::string::npos) << text;
   EXPECT_NE(loadError(R"({"attention": "flash"})").find("name"),
             std::string::npos);
   EXPECT_NE(loadError("[1]").find("expected a JSON object"),
