@@ -13,9 +13,15 @@
 
 using namespace sched;
 
-/// The local search's budget for a planner candidate, in swaps timed
-/// (each re-times the whole step), independent of the load.
+/// The local search's budget for a planner candidate, independent of the
+/// load: at most this many swaps timed, and at most this much work
+/// (operations re-timed, tails recomputed, critical-chain steps walked:
+/// ListSchedulerOptions::maxWork). On a deep pipeline whose list schedule
+/// is far from its bound a move re-times most of the step (49,152
+/// operations, about 64,000 units a move), so the work caps it at some
+/// 90 moves where the swaps alone allowed 1,000.
 static constexpr int32_t kLocalSearchTrials = 1000;
+static constexpr int64_t kLocalSearchWork = 6000000;
 /// Solves after the first when the transfers' buffers overshoot the limit.
 static constexpr int kRepairs = 3;
 
@@ -104,6 +110,7 @@ sched::synthesizeOrder(const CostModel &model, const Candidate &candidate,
   ListSchedulerOptions options;
   options.searchSeconds = 60;
   options.maxTrials = kLocalSearchTrials;
+  options.maxWork = kLocalSearchWork;
   options.target = result.lowerBound;
   std::optional<PipelineProblem> solvedIn;
   llvm::Expected<BufferedSolution> solved = solveWithTransferBuffers(

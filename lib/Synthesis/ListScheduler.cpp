@@ -2,6 +2,7 @@
 
 #include "lib/Synthesis/ListScheduler.h"
 #include "llvm/ADT/SmallVector.h"
+#include "lib/Synthesis/LocalSearch.h"
 #include "lib/Synthesis/LowerBound.h"
 #include "lib/Generate/Strategy.h"
 
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 #include <tuple>
 
@@ -31,7 +33,10 @@ class ListRun {
 public:
   ListRun(const PipelineProblem &problem, const ListPolicy &policy,
           const PathLengths &paths);
-  llvm::Expected<ProblemSolution> run();
+  /// The schedule; none when an operation would end at or after `cutoff`
+  /// (a schedule that long cannot beat one already found).
+  llvm::Expected<std::optional<ProblemSolution>>
+  run(double cutoff = std::numeric_limits<double>::infinity());
 
 private:
   /// The operation rank `r` would run next, and when; none when nothing
@@ -46,7 +51,13 @@ private:
   /// Whether forward `op` may run now: the memory and in-flight rules.
   /// Sets `memoryBound` when memory (not the cap) holds it back.
   bool admits(uint32_t op, bool &memoryBound) const;
-  void place(uint32_t op, double start);
+  /// Places `op`; true when that opened or closed the pipeline's entry to
+  /// a new microbatch under reservation (the entry rank must choose again).
+  bool place(uint32_t op, double start);
+  /// Whether rank `q` cannot reserve one more microbatch's activations.
+  bool reservationFull(int32_t q) const {
+    return limits[q] && live[q] + pendingForward[q] + need[q] > *limits[q];
+  }
   int priorityOf(const ProblemOperation &op, bool forwardHeld) const;
 
   const PipelineProblem &problem;
@@ -60,6 +71,11 @@ private:
   std::vector<double> readyAt;
   std::vector<double> clock;
   std::vector<int64_t> live, pendingForward, need;
+  std::vector<std::optional<int64_t>> limits;
+  /// The kinds a rank's stages run, in the order choose() considers them.
+  llvm::SmallVector<ActionKind, 3> kinds;
+  /// Ranks where reservationFull holds (kept up to date by place()).
+  int32_t fullRanks = 0;
   /// Next microbatch per (kind slot, stage): each kind of a stage runs its
   /// microbatches in order, which loses no schedule (microbatches are
   /// alike: relabelling them in the order a stage runs them keeps every
@@ -98,6 +114,15 @@ ListRun::ListRun(const PipelineProblem &problem, const ListPolicy &policy,
     need[r] = problem.getSmallestFeasibleLimit(r) -
               problem.getTransferHeadroom(r) - live[r];
   }
+  for (int32_t r = 0; r < numRanks; ++r) {
+    limits.push_back(problem.getMemoryLimit(r));
+    fullRanks += reservationFull(r);
+  }
+  kinds.push_back(ActionKind::Forward);
+  for (ActionKind kind : {ActionKind::Backward, ActionKind::BackwardInput,
+                          ActionKind::BackwardWeight})
+    if (llvm::is_contained(problem.getBackwardKinds(), kind))
+      kinds.push_back(kind);
   next.assign(3, std::vector<int32_t>(problem.getNumStages(), 0));
   solution.order.assign(numRanks, {});
   solution.start.assign(ops.size(), 0);
@@ -120,16 +145,13 @@ bool ListRun::admits(uint32_t op, bool &memoryBound) const {
     // A microbatch in flight has its forwards' memory reserved.
     if (!enters)
       return true;
-    for (int32_t q = 0; q < numRanks; ++q) {
-      std::optional<int64_t> limit = problem.getMemoryLimit(q);
-      if (limit && live[q] + pendingForward[q] + need[q] > *limit) {
-        memoryBound = true;
-        return false;
-      }
+    if (fullRanks > 0) {
+      memoryBound = true;
+      return false;
     }
     return true;
   }
-  std::optional<int64_t> limit = problem.getMemoryLimit(o.rank);
+  const std::optional<int64_t> &limit = limits[o.rank];
   if (limit && live[o.rank] + o.memoryDelta > *limit) {
     memoryBound = true;
     return false;
@@ -159,12 +181,7 @@ ListRun::Choice ListRun::choose(int32_t r) const {
   llvm::SmallVector<Candidate, 8> candidates;
   bool forwardHeld = false;
   for (int32_t s : problem.getStagesOf(r))
-    for (ActionKind kind : {ActionKind::Forward, ActionKind::Backward,
-                            ActionKind::BackwardInput,
-                            ActionKind::BackwardWeight}) {
-      if (kind != ActionKind::Forward &&
-          !llvm::is_contained(problem.getBackwardKinds(), kind))
-        continue;
+    for (ActionKind kind : kinds) {
       const int32_t mb = next[slotOf(kind)][s];
       if (mb >= numMicrobatches)
         continue;
@@ -222,9 +239,20 @@ ListRun::Choice ListRun::choose(int32_t r) const {
   return best;
 }
 
-void ListRun::place(uint32_t op, double start) {
+bool ListRun::place(uint32_t op, double start) {
   const ProblemOperation &o = ops[op];
   const double end = start + o.duration;
+  const bool entryOpen = fullRanks == 0;
+  // Ranks whose reservation state place() may change count again.
+  auto changing = [&](int32_t q, auto &&change) {
+    if (!policy.reserve) {
+      change();
+      return;
+    }
+    fullRanks -= reservationFull(q);
+    change();
+    fullRanks += reservationFull(q);
+  };
   solution.start[op] = start;
   solution.order[o.rank].push_back(op);
   clock[o.rank] = end;
@@ -234,27 +262,28 @@ void ListRun::place(uint32_t op, double start) {
       ++entered;
       if (policy.reserve)
         for (int32_t q = 0; q < numRanks; ++q)
-          pendingForward[q] += need[q];
+          changing(q, [&] { pendingForward[q] += need[q]; });
     }
     if (policy.reserve)
-      pendingForward[o.rank] -= o.memoryDelta;
+      changing(o.rank, [&] { pendingForward[o.rank] -= o.memoryDelta; });
   } else if (o.stage == 0 && o.kind != ActionKind::BackwardWeight) {
     ++firstStageBackwards;
   }
-  live[o.rank] += o.memoryDelta;
+  changing(o.rank, [&] { live[o.rank] += o.memoryDelta; });
   for (uint32_t dep : problem.getSuccessors(op)) {
     const ProblemDependence &d = problem.getDependences()[dep];
     readyAt[d.to] = std::max(readyAt[d.to], end + d.latency);
     --unscheduledPreds[d.to];
   }
+  return policy.reserve && entryOpen != (fullRanks == 0);
 }
 
-llvm::Expected<ProblemSolution> ListRun::run() {
+llvm::Expected<std::optional<ProblemSolution>> ListRun::run(double cutoff) {
   // Each rank's choice is kept until what it depends on changes: its own
   // clock, memory and operations, the inputs its operations wait for, and
-  // for the rank that admits microbatches (it holds stage 0) the memory
-  // and in-flight state of every rank, which only its forwards of stage 0
-  // consult. The ranks' choices sit in a heap, earliest start first, then
+  // for the rank that admits microbatches (it holds stage 0) whether every
+  // rank has room to reserve one more microbatch, which only its forwards
+  // of stage 0 consult (its in-flight count changes with its own stage 0). The ranks' choices sit in a heap, earliest start first, then
   // the most urgent, then the lowest rank; an entry whose rank chose again
   // since is skipped.
   struct Entry {
@@ -299,10 +328,15 @@ llvm::Expected<ProblemSolution> ListRun::run() {
           "the list schedule is stuck: every rank's memory holds microbatches "
           "that wait for each other");
     const Choice best = choices[heap.front().rank];
-    place(best.op, best.start);
+    if (best.start + ops[best.op].duration >= cutoff)
+      return std::nullopt;
+    const bool entryChanged = place(best.op, best.start);
     const ProblemOperation &o = ops[best.op];
     markStale(o.rank);
-    markStale(entryRank);
+    // The entry rank's choice depends on other ranks only through whether
+    // a microbatch may enter.
+    if (entryChanged)
+      markStale(entryRank);
     for (uint32_t dep : problem.getSuccessors(best.op))
       markStale(ops[problem.getDependences()[dep].to].rank);
     for (int32_t r : stale) {
@@ -311,162 +345,17 @@ llvm::Expected<ProblemSolution> ListRun::run() {
     }
     stale.clear();
   }
-  return std::move(solution);
+  return std::optional<ProblemSolution>(std::move(solution));
 }
 
 llvm::Expected<ProblemSolution>
 sched::runListPolicy(const PipelineProblem &problem, const ListPolicy &policy) {
   const PathLengths paths = computePathLengths(problem);
-  return ListRun(problem, policy, paths).run();
-}
-
-//===----------------------------------------------------------------------===//
-// Local search
-//===----------------------------------------------------------------------===//
-
-/// Whether every rank of `solution` stays within its limit.
-static bool withinMemory(const PipelineProblem &problem,
-                         const ProblemSolution &solution) {
-  const std::vector<int64_t> peaks = problem.peakMemory(solution);
-  for (int32_t r = 0; r < problem.getNumRanks(); ++r) {
-    std::optional<int64_t> limit = problem.getMemoryLimit(r);
-    if (limit && peaks[r] > *limit)
-      return false;
-  }
-  return true;
-}
-
-/// The operations of a critical chain of `solution` that wait for the
-/// operation before them on their rank, with that operation's position:
-/// swapping such a pair is the move that can shorten the chain.
-static std::vector<std::pair<int32_t, size_t>>
-rankBoundCriticalPairs(const PipelineProblem &problem,
-                       const ProblemSolution &solution) {
-  llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
-  std::vector<size_t> position(ops.size());
-  for (const std::vector<uint32_t> &order : solution.order)
-    for (size_t i = 0; i < order.size(); ++i)
-      position[order[i]] = i;
-  const double makespan = solution.makespan(ops);
-  uint32_t op = 0;
-  for (uint32_t o = 0; o < ops.size(); ++o)
-    if (solution.start[o] + ops[o].duration >= makespan - 1e-9 * makespan)
-      op = o;
-  std::vector<std::pair<int32_t, size_t>> pairs;
-  auto near = [](double a, double b) {
-    return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(a));
-  };
-  while (true) {
-    const double start = solution.start[op];
-    std::optional<uint32_t> cause;
-    for (uint32_t dep : problem.getPredecessors(op)) {
-      const ProblemDependence &d = problem.getDependences()[dep];
-      if (near(solution.start[d.from] + ops[d.from].duration + d.latency,
-               start)) {
-        cause = d.from;
-        break;
-      }
-    }
-    const int32_t r = ops[op].rank;
-    const size_t i = position[op];
-    if (i > 0) {
-      const uint32_t before = solution.order[r][i - 1];
-      if (near(solution.start[before] + ops[before].duration, start)) {
-        const ProblemOperation &a = ops[before], &b = ops[op];
-        if (a.kind != b.kind || a.stage != b.stage)
-          pairs.push_back({r, i - 1});
-        if (!cause)
-          cause = before;
-      }
-    }
-    if (!cause)
-      break;
-    op = *cause;
-  }
-  return pairs;
-}
-
-/// The longest path from each operation's start to the end of `solution`:
-/// its duration, then the longest of its dependences (latency included)
-/// and the next operation on its rank (reverse topological order, Kahn's).
-static std::vector<double> pathsToEnd(const PipelineProblem &problem,
-                                      const ProblemSolution &solution) {
-  llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
-  llvm::ArrayRef<ProblemDependence> deps = problem.getDependences();
-  constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
-  std::vector<uint32_t> next(ops.size(), kNone), previous(ops.size(), kNone);
-  for (const std::vector<uint32_t> &order : solution.order)
-    for (size_t i = 0; i + 1 < order.size(); ++i) {
-      next[order[i]] = order[i + 1];
-      previous[order[i + 1]] = order[i];
-    }
-  std::vector<uint32_t> outstanding(ops.size(), 0);
-  std::vector<uint32_t> ready;
-  for (uint32_t op = 0; op < ops.size(); ++op) {
-    outstanding[op] = problem.getSuccessors(op).size() + (next[op] != kNone);
-    if (outstanding[op] == 0)
-      ready.push_back(op);
-  }
-  std::vector<double> path(ops.size(), 0);
-  auto done = [&](uint32_t op) {
-    if (--outstanding[op] == 0)
-      ready.push_back(op);
-  };
-  while (!ready.empty()) {
-    const uint32_t op = ready.back();
-    ready.pop_back();
-    double after = next[op] != kNone ? path[next[op]] : 0;
-    for (uint32_t dep : problem.getSuccessors(op))
-      after = std::max(after, deps[dep].latency + path[deps[dep].to]);
-    path[op] = ops[op].duration + after;
-    for (uint32_t dep : problem.getPredecessors(op))
-      done(deps[dep].from);
-    if (previous[op] != kNone)
-      done(previous[op]);
-  }
-  return path;
-}
-
-/// A lower bound on the makespan once operations `i` and `i + 1` of rank
-/// `r` swap (Taillard's estimate for the job shop, which is a bound
-/// here): what runs before them and what runs after them keeps its times
-/// (it depends on neither), so the paths through the swapped pair are
-/// these; infinity when the second depends on the first.
-static double swapBound(const PipelineProblem &problem,
-                        const ProblemSolution &solution,
-                        llvm::ArrayRef<double> toEnd, int32_t r, size_t i) {
-  llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
-  llvm::ArrayRef<ProblemDependence> deps = problem.getDependences();
-  const std::vector<uint32_t> &order = solution.order[r];
-  const uint32_t a = order[i], b = order[i + 1];
-  auto ready = [&](uint32_t op) {
-    double at = 0;
-    for (uint32_t dep : problem.getPredecessors(op)) {
-      const ProblemDependence &d = deps[dep];
-      if (d.from == a && op == b)
-        return std::numeric_limits<double>::infinity();
-      at = std::max(at, solution.start[d.from] + ops[d.from].duration +
-                            d.latency);
-    }
-    return at;
-  };
-  auto tail = [&](uint32_t op) {
-    double after = 0;
-    for (uint32_t dep : problem.getSuccessors(op))
-      after = std::max(after, deps[dep].latency + toEnd[deps[dep].to]);
-    return after;
-  };
-  const double readyB = ready(b);
-  if (std::isinf(readyB))
-    return readyB;
-  const double before =
-      i > 0 ? solution.start[order[i - 1]] + ops[order[i - 1]].duration : 0;
-  const double afterPair = i + 2 < order.size() ? toEnd[order[i + 2]] : 0;
-  const double pathA = ops[a].duration + std::max(tail(a), afterPair);
-  const double pathB = ops[b].duration + std::max(tail(b), pathA);
-  const double startB = std::max(before, readyB);
-  const double startA = std::max(startB + ops[b].duration, ready(a));
-  return std::max(startB + pathB, startA + pathA);
+  llvm::Expected<std::optional<ProblemSolution>> run =
+      ListRun(problem, policy, paths).run();
+  if (!run)
+    return run.takeError();
+  return std::move(**run);
 }
 
 std::vector<std::pair<std::string, ProblemSolution>>
@@ -573,14 +462,21 @@ sched::solveWithListScheduling(const PipelineProblem &problem,
   bool found = false;
   auto runPolicy = [&](const ListPolicy &policy) {
     ++result.policies;
-    llvm::Expected<ProblemSolution> run = ListRun(problem, policy, paths).run();
+    // A run that reaches the best makespan so far cannot replace it: it
+    // stops there.
+    llvm::Expected<std::optional<ProblemSolution>> run =
+        ListRun(problem, policy, paths)
+            .run(found ? result.makespan
+                       : std::numeric_limits<double>::infinity());
     if (!run) {
       llvm::consumeError(run.takeError());
       return;
     }
-    const double makespan = run->makespan(ops);
+    if (!*run)
+      return;
+    const double makespan = (*run)->makespan(ops);
     if (!found || makespan < result.makespan) {
-      result.solution = std::move(*run);
+      result.solution = std::move(**run);
       result.makespan = makespan;
       result.origin = "list";
       found = true;
@@ -613,41 +509,21 @@ sched::solveWithListScheduling(const PipelineProblem &problem,
                                    "schedule");
   // Local search: swap a critical operation with the one before it on its
   // rank while that shortens the step and keeps memory within the limits.
-  const double slack = 1e-9 * std::max(1.0, result.makespan);
-  bool improved = true;
-  while (improved && elapsed() < options.searchSeconds &&
-         (options.maxMoves < 0 || result.improvingMoves < options.maxMoves) &&
-         (options.maxTrials < 0 || result.trials < options.maxTrials) &&
-         result.makespan > options.target + slack) {
-    improved = false;
-    const std::vector<double> toEnd = pathsToEnd(problem, result.solution);
-    for (auto [r, i] : rankBoundCriticalPairs(problem, result.solution)) {
-      if (elapsed() >= options.searchSeconds ||
-          (options.maxTrials >= 0 && result.trials >= options.maxTrials))
-        break;
-      // Only a swap whose bound is below the makespan can shorten it.
-      if (swapBound(problem, result.solution, toEnd, r, i) >=
-          result.makespan - slack)
-        continue;
-      std::vector<std::vector<uint32_t>> order = result.solution.order;
-      std::swap(order[r][i], order[r][i + 1]);
-      ++result.trials;
-      llvm::Expected<ProblemSolution> timed =
-          problem.timeOrder(std::move(order));
-      if (!timed) {
-        llvm::consumeError(timed.takeError());
-        continue;
-      }
-      const double makespan = timed->makespan(ops);
-      if (makespan < result.makespan - slack &&
-          withinMemory(problem, *timed)) {
-        result.solution = std::move(*timed);
-        result.makespan = makespan;
-        ++result.improvingMoves;
-        improved = true;
-        break;
-      }
-    }
-  }
+  LocalSearchLimits limits;
+  // A budget beyond a week is none (and keeps the time point in range).
+  if (options.searchSeconds < 7 * 24 * 3600.0)
+    limits.deadline =
+        begin + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(
+                        std::max(0.0, options.searchSeconds)));
+  limits.maxMoves = options.maxMoves;
+  limits.maxTrials = options.maxTrials;
+  limits.maxWork = options.maxWork;
+  limits.target = options.target;
+  const LocalSearchStats stats =
+      improveByLocalSearch(problem, result.solution, result.makespan, limits);
+  result.trials = stats.trials;
+  result.improvingMoves = stats.improvingMoves;
+  result.searchWork = stats.work;
   return result;
 }

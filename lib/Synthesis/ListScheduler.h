@@ -74,6 +74,11 @@ struct ListSchedulerOptions {
   /// Most swaps the local search times, improving or not (-1: no cap);
   /// like maxMoves, a budget that does not depend on the load.
   int32_t maxTrials = -1;
+  /// Most work of the local search (-1: no cap), in operations re-timed,
+  /// tails recomputed and critical-chain steps walked
+  /// (LocalSearchLimits::maxWork); like maxTrials, independent of the load,
+  /// and what bounds the search's time on a large problem.
+  int64_t maxWork = -1;
   /// Stop as soon as the makespan reaches this (a lower bound).
   double target = 0;
   /// List schedules run again with randomly scaled priorities (seeds 1 to
@@ -93,8 +98,9 @@ struct ListSchedulerResult {
   /// improved.
   int32_t policies = 0;
   int32_t improvingMoves = 0;
-  /// Swaps the local search timed.
+  /// Swaps the local search timed, and its work (maxWork's units).
   int32_t trials = 0;
+  int64_t searchWork = 0;
 };
 
 /// The orders of the zoo strategies that apply to `problem`'s shape and
