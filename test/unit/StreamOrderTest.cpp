@@ -67,18 +67,33 @@ Action backward(int32_t mb) {
   return Action::compute(ActionKind::Backward, 0, mb);
 }
 
+/// The order of `schedule`'s streams and events as verifySchedule checks
+/// it (its index, wait graph and StreamOrder::check), for its stream rule.
+struct CheckedOrder {
+  ScheduleIndex index;
+  StreamOrder order;
+  /// Whether check() found every dependency and communicator ordered.
+  bool clean = false;
+  /// What it reported otherwise.
+  std::vector<Violation> violations;
+
+  explicit CheckedOrder(const Schedule &schedule)
+      : index(schedule), order(index) {
+    ViolationSink sink;
+    EXPECT_TRUE(index.check(sink));
+    VerifyOptions options;
+    options.useZ3 = false;
+    WaitGraph graph(index, options);
+    graph.build();
+    clean = order.check(graph, sink);
+    violations = sink.take();
+  }
+};
+
 /// The violations StreamOrder reports for `schedule` (which must pass the
 /// structural checks), after building its wait graph.
 std::vector<Violation> streamViolations(const Schedule &schedule) {
-  ScheduleIndex index(schedule);
-  ViolationSink sink;
-  EXPECT_TRUE(index.check(sink));
-  VerifyOptions options;
-  options.useZ3 = false;
-  WaitGraph graph(index, options);
-  graph.build();
-  StreamOrder(index).check(graph, sink);
-  return sink.take();
+  return CheckedOrder(schedule).violations;
 }
 
 Verdict verdictOf(const Schedule &schedule) {
@@ -413,15 +428,8 @@ TEST(StreamOrderTest, EventSlotsAgreeWithTheClocks) {
         };
         rank.add(a, streams[next(3)], event(2), event(1));
       }
-    ScheduleIndex index(rank.schedule);
-    ViolationSink sink;
-    ASSERT_TRUE(index.check(sink));
-    VerifyOptions options;
-    options.useZ3 = false;
-    WaitGraph graph(index, options);
-    graph.build();
-    StreamOrder order(index);
-    order.check(graph, sink);
+    CheckedOrder checked(rank.schedule);
+    const StreamOrder &order = checked.order;
     std::string whyNot;
     const std::optional<StreamRule> stated = order.rule(0, whyNot);
     ASSERT_TRUE(stated) << whyNot;
@@ -485,15 +493,9 @@ TEST(StreamOrderTest, SparseFormAgreesWithTheFullForm) {
         collective.stage = 0;
         add(collective);
       }
-    ScheduleIndex index(rank.schedule);
-    ViolationSink sink;
-    ASSERT_TRUE(index.check(sink));
-    VerifyOptions options;
-    options.useZ3 = false;
-    WaitGraph graph(index, options);
-    graph.build();
-    StreamOrder order(index);
-    const bool ordered = order.check(graph, sink);
+    CheckedOrder checked(rank.schedule);
+    const StreamOrder &order = checked.order;
+    const bool ordered = checked.clean;
     (ordered ? clean : violated) += 1;
     const Z3Answer want = ordered ? Z3Answer::Sat : Z3Answer::Unsat;
     std::string whyNot;
