@@ -295,7 +295,8 @@ eventSlots(const std::vector<Action> &actions, int64_t &slots) {
 }
 
 std::optional<StreamRule> StreamOrder::rule(int32_t rank, std::string &whyNot,
-                                            size_t limit) const {
+                                            size_t limit,
+                                            size_t sparseLimit) const {
   const Schedule &schedule = index.schedule;
   const RankClocks &clocks = ranks[rank];
   if (clocks.streams.empty())
@@ -310,6 +311,9 @@ std::optional<StreamRule> StreamOrder::rule(int32_t rank, std::string &whyNot,
   // Bundles renumbered from 1, in order of appearance.
   std::map<uint32_t, int64_t> bundles;
   size_t length = 0;
+  // What the sparse form links beyond each action's clocks: per record,
+  // its event's chain; per communicator operation, its communicator's.
+  std::vector<size_t> namedLinks;
   for (size_t i = 0; i < actions.size(); ++i) {
     const Action &a = actions[i];
     StreamStep step;
@@ -333,6 +337,9 @@ std::optional<StreamRule> StreamOrder::rule(int32_t rank, std::string &whyNot,
           bundles
               .try_emplace(a.bundle, static_cast<int64_t>(bundles.size()) + 1)
               .first->second;
+    namedLinks.push_back((namedLinks.empty() ? 0 : namedLinks.back()) +
+                         (step.record >= 0 ? clocks.streams.size() : 0) +
+                         (step.communicator >= 0 ? 3 : 0));
     rule.program.push_back(step);
   }
   for (auto [from, to] : dependencies[rank]) {
@@ -346,13 +353,20 @@ std::optional<StreamRule> StreamOrder::rule(int32_t rank, std::string &whyNot,
   const size_t width = clocks.streams.size();
   const size_t cells = length * (5 + width * (1 + width + slots) +
                                  3 * communicators.size());
-  if (cells > limit) {
+  // The sparse form: each action's attributes, clocks and stream chains,
+  // and the chains its record and communicator name.
+  const size_t sparseCells =
+      length * (5 + width * (1 + width)) +
+      (length ? namedLinks[length - 1] : 0);
+  rule.sparse = cells > limit;
+  if (rule.sparse && sparseCells > sparseLimit) {
     whyNot = llvm::formatv(
         "the stream rule of rank {0} would state {1} constants ({2} actions, "
         "{3} streams, {4} events live at once, {5} communicators), more "
-        "than the {6} a stream rule states",
+        "than the {6} a stream rule states, and {7} in its sparse form, "
+        "more than the {8} that form states",
         schedule.ranks[rank].id, cells, length, width, slots,
-        communicators.size(), limit);
+        communicators.size(), limit, sparseCells, sparseLimit);
     return std::nullopt;
   }
   std::string streamNames;
@@ -375,7 +389,18 @@ std::optional<StreamRule> StreamOrder::rule(int32_t rank, std::string &whyNot,
       "one's stream reaches the earlier one, or both are in one bundle), "
       "and each operation of a communicator (comm) is ordered after that "
       "communicator's previous operation on the rank (op, opst, opbd), as "
-      "NCCL requires",
-      length, schedule.ranks[rank].id, streamNames, rule.ordered.size());
+      "NCCL requires{4}",
+      length, schedule.ranks[rank].id, streamNames, rule.ordered.size(),
+      rule.sparse
+          ? llvm::formatv(
+                "; sparse form ({0} constants, where the full form would "
+                "state {1}): an event's chain (communicator's) is linked "
+                "only at the actions that record it (operate on it), and a "
+                "wait reads the chain of the event it names, so another "
+                "value of an action's wait, record or comm reads or links "
+                "none",
+                sparseCells, cells)
+                .str()
+          : std::string());
   return rule;
 }

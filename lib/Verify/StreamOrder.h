@@ -40,12 +40,14 @@ public:
   /// The rule check() decided on `rank`, for the Z3 encoding: its actions
   /// up to the last one the rule reads, each with its stream, events,
   /// communicator and bundle, and the dependencies between them that
-  /// check() holds to the streams' order. None for a rank on one stream
-  /// without events (its order is program order, which the encoding
-  /// states), or, with `whyNot` set, for a rule of more than `limit`
-  /// constants.
-  std::optional<StreamRule> rule(int32_t rank, std::string &whyNot,
-                                 size_t limit = kMaxStreamCells) const;
+  /// check() holds to the streams' order. The full form up to `limit`
+  /// constants, past it the sparse form (StreamRule::sparse) up to
+  /// `sparseLimit`. None for a rank on one stream without events (its
+  /// order is program order, which the encoding states), or, with
+  /// `whyNot` set, for a rule past both.
+  std::optional<StreamRule>
+  rule(int32_t rank, std::string &whyNot, size_t limit = kMaxStreamCells,
+       size_t sparseLimit = kMaxSparseStreamCells) const;
 
   /// Whether `rank` runs on several streams or uses events.
   bool hasRule(int32_t rank) const { return !ranks[rank].streams.empty(); }
@@ -54,6 +56,9 @@ public:
   /// and chains) where Z3 solves it (a violation's refutation, the SMT-LIB
   /// file, --proof=search), past which it is not stated (docs/limits.md).
   static constexpr size_t kMaxStreamCells = 20000;
+  /// The same for the sparse form, linear in the program, past
+  /// kMaxStreamCells (docs/limits.md).
+  static constexpr size_t kMaxSparseStreamCells = 100000;
   /// The same where Z3 evaluates it on the schedule's values (the witness
   /// check of a verified schedule, linear in the rule's links).
   static constexpr size_t kMaxGroundStreamCells = 1000000;

@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -1020,6 +1021,48 @@ static bool leaveUndecided(const StepRules &rules,
   return true;
 }
 
+/// A violation of a rank's streams and events whose stream rule is past
+/// its limits (StreamOrder::rule) has no encoding Z3 could refute: it stays
+/// visible as a warning, and if no other violation is left the verdict is
+/// unknown, never violated on the graph path's word alone. Returns true
+/// when it set the verdict.
+static bool leaveUnproved(const StreamOrder &streams,
+                          const VerifyOptions &options, VerifyResult &result) {
+  if (!options.useZ3)
+    return false;
+  std::map<int32_t, std::string> pastLimits;
+  std::vector<Violation> proved;
+  for (Violation &v : result.violations) {
+    if (v.rule.form != StructuralRule::Form::Streams || v.rule.rank < 0) {
+      proved.push_back(std::move(v));
+      continue;
+    }
+    auto [it, first] = pastLimits.try_emplace(v.rule.rank);
+    if (first && streams.rule(v.rule.rank, it->second))
+      it->second.clear();
+    if (it->second.empty()) {
+      proved.push_back(std::move(v));
+      continue;
+    }
+    v.message = "unproved (past the stream rule's limits): " + v.message;
+    result.unchecked.push_back(std::move(v));
+  }
+  result.violations = std::move(proved);
+  if (!result.violations.empty())
+    return false;
+  std::vector<std::string> reasons;
+  for (const auto &entry : pastLimits)
+    if (!entry.second.empty())
+      reasons.push_back(entry.second);
+  result.verdict = Verdict::Unknown;
+  result.unknownReason =
+      llvm::join(reasons, "; ") +
+      ": the violation of its streams' order is not proved";
+  if (options.emitSmtlib)
+    result.smtlib = "; verdict unknown: " + result.unknownReason + "\n";
+  return true;
+}
+
 VerifyResult sched::verifySchedule(const Schedule &schedule,
                                    const VerifyOptions &options) {
   VerifyResult result;
@@ -1051,6 +1094,8 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
     result.violations = sink.take();
     result.graphSeconds = secondsSince(begin);
     if (rules && leaveUndecided(*rules, options, result))
+      return result;
+    if (streams && leaveUnproved(*streams, options, result))
       return result;
     Z3Query facts = structuralQuery(index, result.violations, streams);
     emitSmtlib(facts, options, result);
@@ -1097,28 +1142,47 @@ VerifyResult sched::verifySchedule(const Schedule &schedule,
   full.chains = memory.getChains();
   full.limit = memory.limit();
   // The order of each rank's streams and events, which the check above
-  // found to hold: stated so that Z3's answer covers it.
-  // Z3 evaluates them in the witness check, and solves them in the
-  // SMT-LIB file and unaided search, each to its limit.
-  const size_t streamLimit =
-      options.emitSmtlib || options.proofMode == ProofMode::Search
-          ? StreamOrder::kMaxStreamCells
-          : StreamOrder::kMaxGroundStreamCells;
-  if (clean || options.emitSmtlib)
+  // found to hold: stated so that Z3's answer covers it. Z3 solves them in
+  // the SMT-LIB file and unaided search, and evaluates them in the witness
+  // check, each to its limits; the rules past them are listed in `unstated`.
+  auto stateStreams = [&](bool solved) {
+    full.streams.clear();
+    full.unstated.clear();
     for (size_t r = 0; r < schedule.ranks.size(); ++r) {
       std::string whyNot;
       if (std::optional<StreamRule> order =
-              streams.rule(static_cast<int32_t>(r), whyNot, streamLimit))
+              solved ? streams.rule(static_cast<int32_t>(r), whyNot)
+                     : streams.rule(static_cast<int32_t>(r), whyNot,
+                                    StreamOrder::kMaxGroundStreamCells,
+                                    StreamOrder::kMaxGroundStreamCells))
         full.streams.push_back(std::move(*order));
       else if (!whyNot.empty())
         full.unstated.push_back(whyNot);
     }
-  emitSmtlib(full, options, result);
+  };
+  const bool search = options.proofMode == ProofMode::Search;
+  if (options.emitSmtlib) {
+    stateStreams(/*solved=*/true);
+    emitSmtlib(full, options, result);
+  }
   result.verdict = clean ? Verdict::Verified : Verdict::Violated;
   if (!options.useZ3)
     return result;
 
   if (clean) {
+    if (!options.emitSmtlib || !search)
+      stateStreams(/*solved=*/search);
+    // A stream rule Z3 does not check leaves the streams' order unproved:
+    // the graph path's clocks found it, but no verdict rests on them alone.
+    if (!full.unstated.empty()) {
+      result.verdict = Verdict::Unknown;
+      result.unknownReason =
+          llvm::join(full.unstated, "; ") +
+          ": the order of its streams and events is not proved";
+      if (options.emitSmtlib)
+        result.smtlib = "; verdict unknown: " + result.unknownReason + "\n";
+      return result;
+    }
     if (options.proofMode == ProofMode::Witness)
       full.witness = std::move(shrunk.witness);
     confirm(full, Z3Answer::Sat, options, result);

@@ -67,18 +67,33 @@ Action backward(int32_t mb) {
   return Action::compute(ActionKind::Backward, 0, mb);
 }
 
+/// The order of `schedule`'s streams and events as verifySchedule checks
+/// it (its index, wait graph and StreamOrder::check), for its stream rule.
+struct CheckedOrder {
+  ScheduleIndex index;
+  StreamOrder order;
+  /// Whether check() found every dependency and communicator ordered.
+  bool clean = false;
+  /// What it reported otherwise.
+  std::vector<Violation> violations;
+
+  explicit CheckedOrder(const Schedule &schedule)
+      : index(schedule), order(index) {
+    ViolationSink sink;
+    EXPECT_TRUE(index.check(sink));
+    VerifyOptions options;
+    options.useZ3 = false;
+    WaitGraph graph(index, options);
+    graph.build();
+    clean = order.check(graph, sink);
+    violations = sink.take();
+  }
+};
+
 /// The violations StreamOrder reports for `schedule` (which must pass the
 /// structural checks), after building its wait graph.
 std::vector<Violation> streamViolations(const Schedule &schedule) {
-  ScheduleIndex index(schedule);
-  ViolationSink sink;
-  EXPECT_TRUE(index.check(sink));
-  VerifyOptions options;
-  options.useZ3 = false;
-  WaitGraph graph(index, options);
-  graph.build();
-  StreamOrder(index).check(graph, sink);
-  return sink.take();
+  return CheckedOrder(schedule).violations;
 }
 
 Verdict verdictOf(const Schedule &schedule) {
@@ -326,6 +341,11 @@ void expectAgrees(const StreamRule &rule, bool ordered, int program,
   EXPECT_EQ(answer(rule, /*ground=*/true), want)
       << "program " << program << ", actions " << before << " and " << after
       << " (evaluated)";
+  StreamRule sparse = rule;
+  sparse.sparse = true;
+  EXPECT_EQ(answer(sparse, /*ground=*/false), want)
+      << "program " << program << ", actions " << before << " and " << after
+      << " (sparse form)";
   ++pairs;
   orderedPairs += ordered;
 }
@@ -408,15 +428,8 @@ TEST(StreamOrderTest, EventSlotsAgreeWithTheClocks) {
         };
         rank.add(a, streams[next(3)], event(2), event(1));
       }
-    ScheduleIndex index(rank.schedule);
-    ViolationSink sink;
-    ASSERT_TRUE(index.check(sink));
-    VerifyOptions options;
-    options.useZ3 = false;
-    WaitGraph graph(index, options);
-    graph.build();
-    StreamOrder order(index);
-    order.check(graph, sink);
+    CheckedOrder checked(rank.schedule);
+    const StreamOrder &order = checked.order;
     std::string whyNot;
     const std::optional<StreamRule> stated = order.rule(0, whyNot);
     ASSERT_TRUE(stated) << whyNot;
@@ -439,4 +452,74 @@ TEST(StreamOrderTest, EventSlotsAgreeWithTheClocks) {
   EXPECT_GT(orderedPairs, 0);
   EXPECT_LT(orderedPairs, pairs);
   EXPECT_TRUE(fewerSlots);
+}
+
+/// The sparse form (StreamRule::sparse, what StreamOrder::rule states past
+/// kMaxStreamCells) against the full form and the graph path, with
+/// communicators: on random programs of three streams, six events and
+/// all-to-alls on two groups, the rule check() decided (every dependency
+/// and every communicator's order) is sat in either form, solved or
+/// evaluated, exactly when check() found no violation; and forced past
+/// the full form's limit, StreamOrder::rule states the sparse form with
+/// fewer constants.
+TEST(StreamOrderTest, SparseFormAgreesWithTheFullForm) {
+  Draws next(4242);
+  const std::vector<std::string> streams = {"default", "a", "b"};
+  int clean = 0, violated = 0;
+  for (int program = 0; program < 24; ++program) {
+    RankBuilder rank(4);
+    rank.schedule.groups.push_back({"ep", {{0}}, false});
+    rank.schedule.groups.push_back({"tp", {{0}}, false});
+    // Each action records one of six events (so several are live at once)
+    // and mostly waits for the one an earlier action recorded: most
+    // programs are ordered, and a skipped wait races.
+    auto add = [&](Action a) {
+      const size_t at = rank.schedule.ranks[0].actions.size();
+      const uint32_t back = 1 + next(2);
+      const std::string wait =
+          at >= back && next(5) != 0
+              ? "e" + std::to_string((at - back) % 6)
+              : std::string();
+      rank.add(a, streams[next(3)], wait, "e" + std::to_string(at % 6));
+    };
+    for (int32_t mb = 0; mb < 4; ++mb)
+      for (Action a : {forward(mb), backward(mb)}) {
+        add(a);
+        if (next(2) == 0)
+          continue;
+        Action collective;
+        collective.kind = ActionKind::AllToAll;
+        collective.group = static_cast<int32_t>(next(2));
+        collective.stage = 0;
+        add(collective);
+      }
+    CheckedOrder checked(rank.schedule);
+    const StreamOrder &order = checked.order;
+    const bool ordered = checked.clean;
+    (ordered ? clean : violated) += 1;
+    const Z3Answer want = ordered ? Z3Answer::Sat : Z3Answer::Unsat;
+    std::string whyNot;
+    const std::optional<StreamRule> full = order.rule(0, whyNot);
+    ASSERT_TRUE(full) << whyNot;
+    ASSERT_FALSE(full->sparse);
+    const std::optional<StreamRule> sparse =
+        order.rule(0, whyNot, /*limit=*/0);
+    ASSERT_TRUE(sparse) << whyNot;
+    ASSERT_TRUE(sparse->sparse);
+    EXPECT_NE(sparse->description.find("sparse form"), std::string::npos);
+    EXPECT_EQ(answer(*full, /*ground=*/false), want) << "program " << program;
+    EXPECT_EQ(answer(*sparse, /*ground=*/false), want)
+        << "program " << program << " (sparse form)";
+    EXPECT_EQ(answer(*sparse, /*ground=*/true), want)
+        << "program " << program << " (sparse form, evaluated)";
+    // Past both limits: no rule, and why.
+    EXPECT_FALSE(order.rule(0, whyNot, 0, 0));
+    EXPECT_NE(whyNot.find("in its sparse form, more than the 0 that form "
+                          "states"),
+              std::string::npos)
+        << whyNot;
+  }
+  // Both answers occur, so the comparison can fail either way.
+  EXPECT_GT(clean, 0);
+  EXPECT_GT(violated, 0);
 }

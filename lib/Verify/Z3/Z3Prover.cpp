@@ -672,6 +672,10 @@ private:
   z3::expr streamRule(const StreamRule &rule, z3::expr_vector &constraints) {
     const size_t width =
         static_cast<size_t>(std::max<int64_t>(rule.streams, 1));
+    // Ground, or sparse: an event's and a communicator's chains are linked
+    // only at the actions the schedule names them at (the ites elsewhere
+    // keep the previous value at the schedule's attributes).
+    const bool named = ground || rule.sparse;
     const z3::expr none = context.int_val(-1), zero = context.int_val(0);
     // State before the current action: per stream (or event) the clock of
     // its last action (latest record), one column per stream.
@@ -696,22 +700,38 @@ private:
         comm = given("comm", a.communicator, constraints);
       std::vector<z3::expr> clock;
       for (size_t k = 0; k < width; ++k) {
-        std::vector<z3::expr> column, seen;
+        std::vector<z3::expr> column;
         for (size_t s = 0; s < width; ++s)
           column.push_back(cur[s][k]);
-        for (size_t e = 0; e < ev.size(); ++e)
-          seen.push_back(ev[e][k]);
         const z3::expr before = pick(column, stream, none);
-        const z3::expr waited = pick(seen, wait, none);
-        clock.push_back(link("clk",
-                             z3::ite(stream == static_cast<int>(k), at,
-                                     z3::ite(before >= waited, before, waited)),
-                             constraints));
+        // Ground and sparse rules read the chain of the event the schedule
+        // names (a sparse one none for another value of `wait`).
+        std::optional<z3::expr> waited;
+        const bool waits =
+            a.wait >= 0 && static_cast<size_t>(a.wait) < ev.size();
+        if (!named) {
+          std::vector<z3::expr> seen;
+          for (size_t e = 0; e < ev.size(); ++e)
+            seen.push_back(ev[e][k]);
+          waited = pick(seen, wait, none);
+        } else if (waits) {
+          const z3::expr chain = ev[static_cast<size_t>(a.wait)][k];
+          waited = ground ? chain
+                          : z3::ite(wait == static_cast<int>(a.wait), chain,
+                                    none);
+        }
+        // Every clock is at least -1, so without a wait (sparse: none
+        // named) the clock is its stream's.
+        const z3::expr reached =
+            waited ? z3::ite(before >= *waited, before, *waited) : before;
+        clock.push_back(link(
+            "clk", z3::ite(stream == static_cast<int>(k), at, reached),
+            constraints));
       }
       // The communicator's previous operation happens before this one.
       if (comm)
         for (size_t c = 0; c < op.size(); ++c)
-          if (!ground || a.communicator == static_cast<int64_t>(c))
+          if (!named || a.communicator == static_cast<int64_t>(c))
             hold(holds,
                  z3::implies(*comm == static_cast<int>(c) && op[c] >= 0,
                              (opBundle[c] != 0 && opBundle[c] == bundle) ||
@@ -725,16 +745,22 @@ private:
               link("cur",
                    z3::ite(stream == static_cast<int>(s), clock[k], cur[s][k]),
                    constraints);
-      for (size_t e = 0; e < ev.size(); ++e)
-        for (size_t k = 0; k < width && !(ground && a.record != int64_t(e));
-             ++k)
+      // Named: only the chain the action's record (communicator) names.
+      auto linked = [&](int64_t value, size_t count) {
+        return named ? std::make_pair(
+                           static_cast<size_t>(std::max<int64_t>(value, 0)),
+                           static_cast<size_t>(std::clamp<int64_t>(
+                               value + 1, 0, static_cast<int64_t>(count))))
+                     : std::make_pair(size_t(0), count);
+      };
+      for (auto [e, end] = linked(a.record, ev.size()); e < end; ++e)
+        for (size_t k = 0; k < width; ++k)
           ev[e][k] = link(
               "ev", z3::ite(record == static_cast<int>(e), clock[k], ev[e][k]),
               constraints);
       if (comm)
-        for (size_t c = 0; c < op.size(); ++c) {
-          if (ground && a.communicator != static_cast<int64_t>(c))
-            continue;
+        for (auto [c, end] = linked(a.communicator, op.size()); c < end;
+             ++c) {
           const z3::expr here = *comm == static_cast<int>(c);
           op[c] = link("op", z3::ite(here, at, op[c]), constraints);
           opStream[c] =

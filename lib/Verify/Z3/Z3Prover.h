@@ -198,6 +198,14 @@ struct StreamRule {
   std::string description;
   std::vector<StreamStep> program;
   int64_t streams = 1, events = 0, communicators = 0;
+  /// Links each event's chain (`ev`) only at the actions that record it,
+  /// a wait reading the chain of the event it names, and each
+  /// communicator's (`op`, `opst`, `opbd`) only at its operations: linear
+  /// in the program where the full form is quadratic in the events live
+  /// at once, and the same clocks at the schedule's attributes (another
+  /// value of an action's `wait`, `record` or `comm` constant reads or
+  /// links no chain, where the full form re-routes them).
+  bool sparse = false;
   std::vector<std::pair<int64_t, int64_t>> ordered;
 };
 
