@@ -54,6 +54,14 @@ config.substitutions.append(("%cpu-limit", "bash " + os.path.join(
     config.test_source_root, "cpu-limit.sh") +
     (" 10" if config.schedc_sanitize else " 1")))
 
+# `%fault-limit RATIO CMD...` fails when CMD takes more minor page faults
+# than RATIO times the pages of its peak resident set: memory freed and
+# mapped again is faulted in again (test/fault-limit.py). A count, not a
+# time; off under sanitizers, whose allocators are their own.
+config.substitutions.append(("%fault-limit", "python3 " + os.path.join(
+    config.test_source_root, "fault-limit.py") +
+    (" none" if config.schedc_sanitize else "")))
+
 # Tools built with sanitizers (make sanitize, docs/fuzzing.md): a report
 # aborts, so `not` and `%exit` see a crash rather than an ordinary failure.
 # Debian's LLVM is not instrumented; its allocators trip ASan's checks on

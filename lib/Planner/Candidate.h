@@ -13,6 +13,7 @@
 
 #include "lib/CostModel/Layout.h"
 #include "lib/Generate/Strategy.h"
+#include "lib/Schedule/Schedule.h"
 
 #include <string>
 
@@ -89,6 +90,12 @@ struct Candidate {
   std::string verdict;
   double stepTime = 0;
   double makespan = 0;
+  /// What its step was simulated with (the stage costs as run and the
+  /// transfer time) and the rank that ended last: a detailed pass under
+  /// the same ones reruns only the compute-only simulation.
+  std::vector<StageCost> simulatedCosts;
+  double simulatedTransfer = -1;
+  size_t simulatedCritical = 0;
   double bubbleRatio = 0;
   /// A synthesized schedule's gap to the lower bound of its problem
   /// (docs/synthesis.md); -1 for the others.

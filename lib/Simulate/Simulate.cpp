@@ -23,6 +23,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <optional>
 
 using namespace sched;
 
@@ -47,6 +48,8 @@ class ListSimulator {
 public:
   ListSimulator(const Schedule &schedule, const SimulationOptions &options)
       : schedule(schedule), options(options),
+        stageCosts(options.stageCosts ? *options.stageCosts
+                                      : schedule.stageCosts),
         comm(options.declaredTransfers && schedule.transferTime >= 0
                  ? schedule.transferTime
                  : options.comm) {}
@@ -73,6 +76,9 @@ private:
 
   const Schedule &schedule;
   const SimulationOptions &options;
+  /// The stage costs it runs with: SimulationOptions::stageCosts, or the
+  /// schedule's.
+  const std::vector<StageCost> &stageCosts;
   /// The time of one transfer between ranks: the schedule's declared one
   /// or SimulationOptions::comm.
   const double comm;
@@ -81,8 +87,18 @@ private:
   std::vector<int32_t> stageRank;
   std::vector<size_t> pos;
   std::vector<double> clock;
-  /// When each event happened.
+  /// When each event happened: in `denseTimes` the events of a stage and
+  /// microbatch (denseIndex), in `events` the rest (collectives, and every
+  /// event of a schedule whose stages x microbatches far exceed its
+  /// actions). A hash map of every event was a fifth of the planner's time
+  /// on a million-action schedule (the 2^40-token plan, docs/limits.md).
   llvm::DenseMap<uint64_t, double> events;
+  std::vector<double> denseTimes;
+  std::vector<bool> denseSeen;
+  uint64_t denseStages = 0;
+  uint64_t denseMicrobatches = 0;
+  /// The slot of `key` in `denseTimes`, or nothing when it has none.
+  std::optional<size_t> denseIndex(uint64_t key) const;
   llvm::DenseMap<uint64_t, llvm::SmallVector<int32_t, 1>> waiters;
   std::deque<int32_t> ready;
   /// Collectives: per rank per group, how many issued; per instance, how
@@ -102,8 +118,8 @@ double ListSimulator::computeCost(const Action &action) const {
   if (options.unitSteps)
     return 1;
   StageCost cost;
-  if (!schedule.stageCosts.empty())
-    cost = schedule.stageCosts[action.stage];
+  if (!stageCosts.empty())
+    cost = stageCosts[action.stage];
   switch (action.kind) {
   case ActionKind::Forward:
     return cost.forward;
@@ -161,17 +177,38 @@ bool ListSimulator::sendsAway(int32_t r, const Action &action) const {
   }
 }
 
+std::optional<size_t> ListSimulator::denseIndex(uint64_t key) const {
+  const uint64_t slot = key >> 56;
+  const uint64_t stage = (key >> 28) & ((uint64_t(1) << 28) - 1);
+  const uint64_t microbatch = key & ((uint64_t(1) << 28) - 1);
+  if (slot >= static_cast<uint64_t>(EventSlot::Collective) ||
+      stage >= denseStages || microbatch >= denseMicrobatches)
+    return std::nullopt;
+  return static_cast<size_t>((slot * denseStages + stage) * denseMicrobatches +
+                             microbatch);
+}
+
 std::optional<double> ListSimulator::waitFor(int32_t r, uint64_t key,
                                              double delay) {
-  auto it = events.find(key);
-  if (it != events.end())
+  if (std::optional<size_t> at = denseIndex(key)) {
+    if (denseSeen[*at])
+      return denseTimes[*at] + delay;
+  } else if (auto it = events.find(key); it != events.end()) {
     return it->second + delay;
+  }
   waiters[key].push_back(r);
   return std::nullopt;
 }
 
 void ListSimulator::post(uint64_t key, double time) {
-  events[key] = time;
+  if (std::optional<size_t> at = denseIndex(key)) {
+    denseTimes[*at] = time;
+    denseSeen[*at] = true;
+  } else {
+    events[key] = time;
+  }
+  if (waiters.empty())
+    return;
   auto it = waiters.find(key);
   if (it == waiters.end())
     return;
@@ -322,8 +359,8 @@ llvm::Error ListSimulator::computeMemory() {
       if (!isCompute(action.kind))
         continue;
       StageCost cost;
-      if (!schedule.stageCosts.empty())
-        cost = schedule.stageCosts[action.stage];
+      if (!stageCosts.empty())
+        cost = stageCosts[action.stage];
       const double keep =
           cost.activation > 0
               ? static_cast<double>(cost.weightGrad) / cost.activation
@@ -341,9 +378,9 @@ llvm::Error ListSimulator::computeMemory() {
           break;
         }
         const StageCost other =
-            schedule.stageCosts.empty()
+            stageCosts.empty()
                 ? StageCost()
-                : schedule.stageCosts[actions[partner].stage];
+                : stageCosts[actions[partner].stage];
         // Without sizes, a microbatch's activations as a million units.
         constexpr int64_t kUnit = 1000000;
         const int64_t whole = cost.activation > 0 ? cost.activation : kUnit;
@@ -427,8 +464,10 @@ llvm::Expected<Timeline> ListSimulator::run() {
   if (std::string why = schedule.replicaError(); !why.empty())
     return llvm::createStringError(why);
   stageRank.assign(schedule.numStages, -1);
+  uint64_t numActions = 0;
   for (size_t r = 0; r < numRanks; ++r)
     for (const Action &action : schedule.ranks[r].actions) {
+      ++numActions;
       if (action.kind == ActionKind::Send || action.kind == ActionKind::Recv)
         lowered = true;
       // Collectives and the optimizer step may name no stage (-1).
@@ -445,6 +484,22 @@ llvm::Expected<Timeline> ListSimulator::run() {
       if (isCompute(action.kind) && stageRank[action.stage] < 0)
         stageRank[action.stage] = static_cast<int32_t>(r);
     }
+  // A table of the four stage-microbatch events for each stage and
+  // microbatch, where that is about as many entries as actions (a schedule
+  // has a forward for each): otherwise the map.
+  const uint64_t stages = static_cast<uint64_t>(std::max(schedule.numStages, 0));
+  const uint64_t microbatches =
+      static_cast<uint64_t>(std::max<int64_t>(schedule.numMicrobatches, 0));
+  if (stages < (uint64_t(1) << 28) && microbatches < (uint64_t(1) << 28) &&
+      stages * microbatches <= numActions + 4096) {
+    denseStages = stages;
+    denseMicrobatches = microbatches;
+    const size_t cells =
+        static_cast<size_t>(static_cast<uint64_t>(EventSlot::Collective) *
+                            stages * microbatches);
+    denseTimes.assign(cells, 0);
+    denseSeen.assign(cells, false);
+  }
   pos.assign(numRanks, 0);
   clock.assign(numRanks, 0);
   arrived.assign(numRanks, false);

@@ -39,6 +39,10 @@ struct SimulationOptions {
   double weightGradFraction = 0.5;
   /// Fill Timeline::liveActivations (8 bytes per action).
   bool recordMemory = false;
+  /// Stage costs to run with instead of the schedule's own
+  /// (Schedule::stageCosts), one per stage: the planner simulates one cached
+  /// order under each candidate's costs without copying it.
+  const std::vector<StageCost> *stageCosts = nullptr;
 };
 
 /// When one action ran.

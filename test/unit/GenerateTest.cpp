@@ -13,6 +13,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
+#include <vector>
 
 using namespace sched;
 
@@ -135,6 +137,74 @@ TEST(Simulate, RefusesNaNCosts) {
   ASSERT_FALSE(static_cast<bool>(timeline));
   std::string message = llvm::toString(timeline.takeError());
   EXPECT_NE(message.find("not numbers (NaN)"), std::string::npos) << message;
+}
+
+/// Every action's start and end, rank by rank.
+std::vector<std::vector<std::pair<double, double>>>
+timesOf(const Timeline &timeline) {
+  std::vector<std::vector<std::pair<double, double>>> times;
+  for (const std::vector<ActionTime> &rank : timeline.times) {
+    times.emplace_back();
+    for (const ActionTime &t : rank)
+      times.back().push_back({t.start, t.end});
+  }
+  return times;
+}
+
+// Events of a stage and microbatch sit in a table when stages x
+// microbatches is about the schedule's size, in a map otherwise (a
+// schedule that declares 2^26 microbatches and runs four): the two give the
+// same timeline, with transfers and costs that differ by stage.
+TEST(Simulate, EventTableAndMapAgree) {
+  PipelineShape shape;
+  shape.pp = 3;
+  shape.microbatches = 4;
+  for (int32_t s = 0; s < 3; ++s) {
+    StageCost cost;
+    cost.forward = 1 + s;
+    cost.backwardInput = 2 + s;
+    cost.backwardWeight = 1;
+    shape.stageCosts.push_back(cost);
+  }
+  llvm::Expected<Schedule> schedule =
+      generateSchedule(Strategy::OneFOneB, shape);
+  ASSERT_TRUE(static_cast<bool>(schedule));
+  SimulationOptions options;
+  options.comm = 0.25;
+  llvm::Expected<Timeline> table = simulate(*schedule, options);
+  ASSERT_TRUE(static_cast<bool>(table));
+  Schedule sparse = *schedule;
+  sparse.numMicrobatches = 1 << 26;
+  llvm::Expected<Timeline> map = simulate(sparse, options);
+  ASSERT_TRUE(static_cast<bool>(map));
+  EXPECT_EQ(timesOf(*table), timesOf(*map));
+  EXPECT_DOUBLE_EQ(table->makespan, map->makespan);
+}
+
+// SimulationOptions::stageCosts runs a schedule under other costs without
+// copying it: the same timeline as the copy that carries them.
+TEST(Simulate, StageCostsOfTheOptionsReplaceTheSchedules) {
+  PipelineShape shape;
+  shape.pp = 2;
+  shape.microbatches = 3;
+  llvm::Expected<Schedule> schedule =
+      generateSchedule(Strategy::OneFOneB, shape);
+  ASSERT_TRUE(static_cast<bool>(schedule));
+  std::vector<StageCost> costs(2);
+  costs[0].forward = 3;
+  costs[1].backwardInput = 5;
+  Schedule copy = *schedule;
+  copy.stageCosts = costs;
+  llvm::Expected<Timeline> copied = simulate(copy, {});
+  ASSERT_TRUE(static_cast<bool>(copied));
+  SimulationOptions options;
+  options.stageCosts = &costs;
+  llvm::Expected<Timeline> given = simulate(*schedule, options);
+  ASSERT_TRUE(static_cast<bool>(given));
+  EXPECT_EQ(timesOf(*copied), timesOf(*given));
+  llvm::Expected<Timeline> own = simulate(*schedule, {});
+  ASSERT_TRUE(static_cast<bool>(own));
+  EXPECT_NE(own->makespan, given->makespan);
 }
 
 } // namespace
