@@ -130,10 +130,24 @@ uint32_t PipelineProblem::addOperation(ActionKind kind, int32_t stage,
 
 void PipelineProblem::addDependence(uint32_t from, uint32_t to) {
   const bool remote = operations[from].rank != operations[to].rank;
-  const uint32_t id = static_cast<uint32_t>(dependences.size());
   dependences.push_back({from, to, remote ? spec.comm : 0.0});
-  successors[from].push_back(id);
-  predecessors[to].push_back(id);
+}
+
+PipelineProblem::Adjacency PipelineProblem::adjacency(bool incoming) const {
+  Adjacency result;
+  result.offsets.assign(operations.size() + 1, 0);
+  for (const ProblemDependence &d : dependences)
+    ++result.offsets[(incoming ? d.to : d.from) + 1];
+  for (size_t op = 0; op < operations.size(); ++op)
+    result.offsets[op + 1] += result.offsets[op];
+  result.items.resize(dependences.size());
+  std::vector<uint32_t> filled(result.offsets.begin(),
+                               result.offsets.end() - 1);
+  for (uint32_t id = 0; id < dependences.size(); ++id) {
+    const ProblemDependence &d = dependences[id];
+    result.items[filled[incoming ? d.to : d.from]++] = id;
+  }
+  return result;
 }
 
 llvm::Expected<PipelineProblem>
@@ -218,8 +232,6 @@ PipelineProblem::build(const SynthesisSpec &spec) {
       for (ActionKind kind : problem.getBackwardKinds())
         problem.addOperation(kind, s, m);
     }
-  problem.predecessors.assign(problem.operations.size(), {});
-  problem.successors.assign(problem.operations.size(), {});
   const ActionKind backward = problem.getBackwardKinds().front();
   for (int32_t s = 0; s < S; ++s)
     for (int32_t m = 0; m < M; ++m) {
@@ -236,6 +248,8 @@ PipelineProblem::build(const SynthesisSpec &spec) {
         problem.addDependence(
             b, problem.getOperation(ActionKind::BackwardWeight, s, m));
     }
+  problem.predecessors = problem.adjacency(/*incoming=*/true);
+  problem.successors = problem.adjacency(/*incoming=*/false);
   return problem;
 }
 
@@ -435,7 +449,7 @@ PipelineProblem::timeOrder(std::vector<std::vector<uint32_t>> order) const {
     ready.pop_back();
     ++done;
     const double end = solution.start[op] + operations[op].duration;
-    for (uint32_t dep : successors[op])
+    for (uint32_t dep : successors.of(op))
       release(dependences[dep].to, end + dependences[dep].latency);
     if (nextOnRank[op] >= 0)
       release(static_cast<uint32_t>(nextOnRank[op]), end);

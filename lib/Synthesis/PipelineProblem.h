@@ -118,10 +118,10 @@ public:
   }
   /// Indices into getDependences() of the dependences into / out of `op`.
   llvm::ArrayRef<uint32_t> getPredecessors(uint32_t op) const {
-    return predecessors[op];
+    return predecessors.of(op);
   }
   llvm::ArrayRef<uint32_t> getSuccessors(uint32_t op) const {
-    return successors[op];
+    return successors.of(op);
   }
   int32_t getNumRanks() const { return spec.pp; }
   int32_t getNumStages() const { return spec.numStages(); }
@@ -197,11 +197,26 @@ private:
   uint32_t addOperation(ActionKind kind, int32_t stage, int32_t mb);
   void addDependence(uint32_t from, uint32_t to);
 
+  /// Per operation, dependence indices in one array (the solvers walk them
+  /// for every operation placed or timed: one array, not one per
+  /// operation, keeps them in cache).
+  struct Adjacency {
+    /// Those of `op` are items[offsets[op]] to items[offsets[op + 1] - 1].
+    std::vector<uint32_t> offsets, items;
+    llvm::ArrayRef<uint32_t> of(uint32_t op) const {
+      return llvm::ArrayRef<uint32_t>(items).slice(
+          offsets[op], offsets[op + 1] - offsets[op]);
+    }
+  };
+  /// The dependences into (`incoming`) or out of each operation, in the
+  /// order they were added.
+  Adjacency adjacency(bool incoming) const;
+
   SynthesisSpec spec;
   bool bytes = false;
   std::vector<ProblemOperation> operations;
   std::vector<ProblemDependence> dependences;
-  std::vector<std::vector<uint32_t>> predecessors, successors;
+  Adjacency predecessors, successors;
   std::vector<int32_t> stageRank;
   std::vector<std::vector<int32_t>> stagesOfRank;
   std::vector<int64_t> staticMemory;
