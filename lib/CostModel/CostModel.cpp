@@ -270,7 +270,7 @@ llvm::Error CostModel::checkLayout(Layout &layout) const {
       return fail("offload=N and a saved-name policy's =offload both move "
                   "activations to host memory: use one");
   }
-  if (layout.recompute.isPerOperator() && (model.moe || model.mla))
+  if (!modelsRecompute(layout.recompute))
     return fail("--recompute op (torchtitan's per-operator policy) is "
                 "modelled for dense layers without MLA; this model has " +
                 std::string(model.moe ? "MoE layers" : "MLA") +

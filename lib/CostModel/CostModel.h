@@ -119,6 +119,11 @@ public:
   /// Why `layout` is impossible for this model, cluster and batch (sets
   /// layout.microbatches when it is possible).
   llvm::Error checkLayout(Layout &layout) const;
+  /// Whether `recompute` is modelled for this model (torchtitan's
+  /// per-operator policy only for dense layers without MLA).
+  bool modelsRecompute(Recompute recompute) const {
+    return !recompute.isPerOperator() || !(model.moe || model.mla);
+  }
 
   ParameterCounts parameters() const;
   /// Model FLOPs per token for forward and backward, as Megatron counts

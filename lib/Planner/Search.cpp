@@ -234,9 +234,8 @@ layoutsToTry(const CostModel &model, const PlanOptions &options) {
                           : std::vector<Recompute>{Recompute::None,
                                                    training.selectiveRecompute,
                                                    Recompute::Full};
-    // The per-operator policy is modelled for dense layers without MLA.
-    if (!options.recompute && training.selectiveRecompute.isPerOperator() &&
-        (spec.moe || spec.mla))
+    if (!options.recompute &&
+        !model.modelsRecompute(training.selectiveRecompute))
       recomputes.erase(recomputes.begin() + 1);
     // HSDP where FSDP (ZeRO-3) traffic runs every microbatch and the
     // data-parallel group outgrows the domain: shards inside the domain
