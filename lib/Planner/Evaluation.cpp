@@ -216,19 +216,6 @@ std::vector<StageEstimate> sched::candidateStages(const CostModel &model,
   return model.stages(layout);
 }
 
-/// Whether two stage cost lists are the same, field by field.
-static bool sameCosts(const std::vector<StageCost> &a,
-                      const std::vector<StageCost> &b) {
-  auto fields = [](const StageCost &c) {
-    return std::make_tuple(c.forward, c.backwardInput, c.backwardWeight,
-                           c.activation, c.weightGrad, c.parameters, c.layers,
-                           c.output);
-  };
-  return llvm::equal(a, b, [&](const StageCost &x, const StageCost &y) {
-    return fields(x) == fields(y);
-  });
-}
-
 /// The cost of schedule stage `stage`: DualPipe's second replica repeats
 /// the first's stages.
 static const StageCost &costOf(const std::vector<StageCost> &costs,
@@ -654,8 +641,7 @@ CandidateEvaluator::simulateStep(Candidate &candidate,
   // compute-only run (which splits idle time into bubble and transfers) is
   // new.
   if (detailed && candidate.evaluated && !candidate.detailed &&
-      candidate.simulatedTransfer == p2p &&
-      sameCosts(candidate.simulatedCosts, costs)) {
+      candidate.simulatedTransfer == p2p && candidate.simulatedCosts == costs) {
     llvm::Expected<Timeline> idle = simulate(schedule, computeOnlyOptions);
     if (!idle)
       return idle.takeError();

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace sched {
@@ -155,6 +156,14 @@ struct StageCost {
   /// Bytes of the activation one microbatch sends to the next stage (and
   /// of the gradient that comes back), -1 when unknown.
   int64_t output = -1;
+
+  /// Field by field, so a field added above is compared too.
+  friend bool operator==(const StageCost &a, const StageCost &b) {
+    return std::tie(a.forward, a.backwardInput, a.backwardWeight, a.activation,
+                    a.weightGrad, a.parameters, a.layers, a.output) ==
+           std::tie(b.forward, b.backwardInput, b.backwardWeight, b.activation,
+                    b.weightGrad, b.parameters, b.layers, b.output);
+  }
 };
 
 /// A process group: disjoint member sets of rank indices.
