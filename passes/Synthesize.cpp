@@ -220,7 +220,8 @@ SynthesizePass::synthesizeWithBuffers(const PipelineProblem &problem) {
         options.timeLimitSeconds -
         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
             .count();
-    if (within.timeLimitSeconds <= 0) {
+    const bool spent = within.timeLimitSeconds <= 0;
+    if (spent) {
       within.solver = SynthesisSolver::List;
       within.listRestarts = 0;
       within.timeLimitSeconds = kSpentSeconds;
@@ -229,6 +230,10 @@ SynthesizePass::synthesizeWithBuffers(const PipelineProblem &problem) {
         synthesizeSchedule(solvedIn, within);
     if (!result)
       return result.takeError();
+    // Z3 was wanted and the limit kept it from running: say so, as when
+    // the limit runs out inside one solve.
+    if (spent && options.solver == SynthesisSolver::Exact && result->gap > 0)
+      result->exactStop = "time limit";
     result->schedule = solvedIn.toSchedule(result->solution);
     last = std::move(*result);
     return last->solution;
