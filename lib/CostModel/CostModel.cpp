@@ -170,6 +170,11 @@ llvm::Error CostModel::checkTraining() const {
     return llvm::createStringError(
         "the " + cluster.deviceName + " of cluster '" + cluster.name +
         "' has no " + precisionName(training.precision) + " peak");
+  if (model.slidingWindow > 0 && training.attention == AttentionKernel::Unfused)
+    return llvm::createStringError(
+        "model '" + model.name +
+        "' attends within a sliding window, which the unfused attention "
+        "(whole score matrices) does not model; use --attention flash");
   return llvm::Error::success();
 }
 
@@ -190,6 +195,10 @@ llvm::Error CostModel::checkLayout(Layout &layout) const {
                               "2 x cp chunks",
                               layout.cp, training.seqLen)
                     .str());
+  // A windowed layer's ring would pass only the window's keys on: the
+  // exchange is not the one CostModel prices for causal attention.
+  if (layout.cp > 1 && model.slidingWindow > 0)
+    return fail("cp > 1 with sliding-window attention is not modelled");
   if (!model.moe && layout.ep != 1)
     return fail("ep > 1 needs a mixture-of-experts model");
   if (model.moe && model.moe->experts % layout.ep != 0)
@@ -346,9 +355,9 @@ struct CostModel::LayerCost {
 
 struct CostModel::LayerCostCache {
   /// tp, cp, ep, etp, microbatch size, recomputation, sequence
-  /// parallelism, MoE layer.
-  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t,
-                         Recompute, bool, bool>;
+  /// parallelism, MoE layer, sliding window.
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, Recompute,
+                         bool, bool, bool>;
   std::map<Key, LayerCost> costs;
   /// The output layer's terms by (tp, cp, microbatch size, sp).
   std::map<std::tuple<int64_t, int64_t, int64_t, bool>, HeadTerms> heads;
@@ -387,19 +396,26 @@ CostModel::cachedHeadTerms(const Layout &layout) const {
   return cache.heads.emplace(key, terms).first->second;
 }
 
-const CostModel::LayerCost &
-CostModel::cachedLayerCost(const Layout &layout, bool moeLayer) const {
+const CostModel::LayerCost &CostModel::cachedLayerCost(const Layout &layout,
+                                                       bool moeLayer,
+                                                       bool windowed) const {
   LayerCostCache &cache = caches();
   // A layer of a block recomputation is recomputed whole.
   Layout keyed = layout;
   if (layout.recompute.isBlock())
     keyed.recompute = Recompute::Full;
-  const LayerCostCache::Key key{keyed.tp, keyed.cp, keyed.ep, keyed.etp,
-                                keyed.microbatchSize, keyed.recompute,
-                                keyed.sequenceParallel, moeLayer};
+  const LayerCostCache::Key key{keyed.tp,
+                                keyed.cp,
+                                keyed.ep,
+                                keyed.etp,
+                                keyed.microbatchSize,
+                                keyed.recompute,
+                                keyed.sequenceParallel,
+                                moeLayer,
+                                windowed};
   auto it = cache.costs.find(key);
   if (it == cache.costs.end())
-    it = cache.costs.emplace(key, layerCost(keyed, moeLayer)).first;
+    it = cache.costs.emplace(key, layerCost(keyed, moeLayer, windowed)).first;
   return it->second;
 }
 
@@ -430,8 +446,8 @@ void CostModel::addOperators(StageTerms &terms,
   }
 }
 
-CostModel::LayerCost CostModel::layerCost(const Layout &layout,
-                                          bool moeLayer) const {
+CostModel::LayerCost CostModel::layerCost(const Layout &layout, bool moeLayer,
+                                          bool windowed) const {
   const LayerShape shape = layerShape(model, moeLayer);
   const double tokens = static_cast<double>(layout.microbatchSize) *
                         static_cast<double>(training.seqLen);
@@ -443,7 +459,8 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout,
   const double h = static_cast<double>(model.hidden);
 
   LayerCost cost;
-  const LayerOperators ops = layerOperators(model, training, layout, moeLayer);
+  const LayerOperators ops =
+      layerOperators(model, training, layout, moeLayer, windowed);
   addOperators(cost.forward, ops.forward, layout);
   addOperators(cost.backward, ops.backwardInput, layout);
   StageTerms weight;
@@ -745,9 +762,20 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
                                         moe.activationBytes);
     recomputedLayer = std::max(0.0, recomputedLayer);
   }
-  auto costOf = [&](int64_t layer) -> const LayerCost & {
-    return model.isMoeLayer(layer) ? moe : dense;
-  };
+  // Each kind's cost with the sliding window: [in a recomputed block or
+  // not][MoE][windowed]. A model without windows has only the full kind.
+  const bool windows = model.slidingWindow > 0;
+  const LayerCost *costs[2][2][2];
+  costs[0][0][0] = &dense;
+  costs[0][1][0] = &moe;
+  costs[1][0][0] = plainDense;
+  costs[1][1][0] = plainMoe;
+  for (int inBlock = 0; inBlock < 2; ++inBlock)
+    for (int isMoe = 0; isMoe < 2; ++isMoe)
+      costs[inBlock][isMoe][1] =
+          !windows ? costs[inBlock][isMoe][0]
+                   : &cachedLayerCost(inBlock == 0 || !block ? layout : plain,
+                                      isMoe == 1 && model.moe, true);
 
   const double h = static_cast<double>(model.hidden);
   const double vocab = static_cast<double>(model.vocab);
@@ -772,9 +800,8 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
       static_cast<double>(layout.tp);
   const double embeddingParams = vocab * h / static_cast<double>(layout.tp);
   // MTP modules sit outside any recomputed block.
-  const LayerCost &mtpLayer =
-      !block ? costOf(model.layers - 1)
-             : *(model.isMoeLayer(model.layers - 1) ? plainMoe : plainDense);
+  const LayerCost &mtpLayer = *costs[block][model.isMoeLayer(model.layers - 1)]
+                                    [model.isWindowedLayer(model.layers - 1)];
 
   const int64_t denseLayers =
       model.moe ? std::min(model.moe->denseLayers, model.layers)
@@ -782,8 +809,18 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
   // The split depends on the layers' and the head's kernel time only (not
   // on dp, zero, the recomputation, the schedule or the links): the
   // search's layouts share it.
-  const double denseForward = computeSum(dense.forward);
-  const double moeForward = computeSum(moe.forward);
+  // With a sliding window, a layer of each kind at the mean of its
+  // windowed and full forward (the split balances counts of kinds; the
+  // stages below sum each layer as it is).
+  const double windowedShare =
+      static_cast<double>(model.windowedLayersIn(0, model.layers)) /
+      static_cast<double>(model.layers);
+  auto meanForward = [&](int isMoe) {
+    return (1 - windowedShare) * computeSum(costs[0][isMoe][0]->forward) +
+           windowedShare * computeSum(costs[0][isMoe][1]->forward);
+  };
+  const double denseForward = meanForward(0);
+  const double moeForward = meanForward(1);
   const double lastForward =
       computeSum(headForward) + mtp * computeSum(mtpLayer.forward);
   const LayerCostCache::SplitKey splitKey{
@@ -837,20 +874,27 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
     const int64_t split =
         block ? std::min(end, stage.firstLayer + layout.recompute.blockSize())
               : end;
-    // How many layers of [from, to) cost as each of the four kinds.
+    // How many layers of [from, to) cost as each of the eight kinds: in
+    // the recomputed block or after it, dense or MoE, windowed or not.
     auto kinds = [&](int64_t from, int64_t to) {
       to = std::max(from, to);
-      const int64_t inBlock = std::max<int64_t>(0, std::min(to, split) - from);
-      const int64_t denseBlock =
-          std::max<int64_t>(0, std::min({to, split, denseLayers}) - from);
-      const int64_t rest = to - from - inBlock;
-      const int64_t denseRest = std::max<int64_t>(
-          0, std::min(to, denseLayers) - std::max(from, split));
-      return std::array<std::pair<const LayerCost *, int64_t>, 4>{
-          {{&dense, denseBlock},
-           {&moe, inBlock - denseBlock},
-           {plainDense, denseRest},
-           {plainMoe, rest - denseRest}}};
+      std::array<std::pair<const LayerCost *, int64_t>, 8> counts{};
+      size_t next = 0;
+      const int64_t parts[2][2] = {{from, std::min(to, split)},
+                                   {std::max(from, split), to}};
+      for (int inBlock = 0; inBlock < 2; ++inBlock) {
+        const auto [begin, end] = parts[inBlock];
+        const int64_t byKind[2][2] = {{begin, std::min(end, denseLayers)},
+                                      {std::max(begin, denseLayers), end}};
+        for (int isMoe = 0; isMoe < 2; ++isMoe) {
+          const auto [x, y] = byKind[isMoe];
+          const int64_t all = std::max<int64_t>(0, y - x);
+          const int64_t windowed = model.windowedLayersIn(x, y);
+          counts[next++] = {costs[inBlock][isMoe][0], all - windowed};
+          counts[next++] = {costs[inBlock][isMoe][1], windowed};
+        }
+      }
+      return counts;
     };
     for (auto [cost, count] : kinds(stage.firstLayer, end)) {
       if (count == 0)

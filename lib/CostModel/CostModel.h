@@ -222,10 +222,12 @@ private:
   /// The memo of layer costs, output-layer terms and stage splits.
   LayerCostCache &caches() const;
   /// One layer's costs; they depend on tp, cp, ep, the microbatch size,
-  /// recomputation and sequence parallelism only, so the search's many
+  /// recomputation, sequence parallelism and the layer's kind (MoE,
+  /// sliding window) only, so the search's many
   /// layouts share them (layerCosts memoizes).
-  LayerCost layerCost(const Layout &layout, bool moeLayer) const;
-  const LayerCost &cachedLayerCost(const Layout &layout, bool moeLayer) const;
+  LayerCost layerCost(const Layout &layout, bool moeLayer, bool windowed) const;
+  const LayerCost &cachedLayerCost(const Layout &layout, bool moeLayer,
+                                   bool windowed = false) const;
   /// The seconds of an operator list, by class, into `terms`.
   void addOperators(StageTerms &terms, const std::vector<Operator> &ops,
                     const Layout &layout) const;

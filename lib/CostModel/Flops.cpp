@@ -21,7 +21,16 @@ struct AttentionTerms {
 };
 } // namespace
 
-static AttentionTerms attentionTerms(const ModelSpec &model, double seq) {
+double sched::meanKeysPerQuery(double seqLen, int64_t window) {
+  const double w = static_cast<double>(window);
+  if (window <= 0 || w >= seqLen)
+    return seqLen / 2;
+  return w - w * w / (2 * seqLen);
+}
+
+/// The attention terms of one layer whose queries meet `keys` keys on
+/// average (meanKeysPerQuery).
+static AttentionTerms attentionTerms(const ModelSpec &model, double keys) {
   const double h = static_cast<double>(model.hidden);
   const double heads = static_cast<double>(model.heads);
   AttentionTerms t;
@@ -36,14 +45,14 @@ static AttentionTerms attentionTerms(const ModelSpec &model, double seq) {
                                    : h * heads * (nope + rope);
     t.projections = query + kvLora * (h + heads * (nope + v) + 1) +
                     h * rope + heads * v * h;
-    t.core = seq * heads * (nope + rope) / 2 + seq * heads * v / 2;
+    t.core = keys * heads * (nope + rope) + keys * heads * v;
     return t;
   }
   const double d = static_cast<double>(model.headDim);
   const double q = heads * d;
   const double kv = static_cast<double>(model.kvHeads) * d;
   t.projections = h * (q + 2 * kv) + q * h;
-  t.core = q * seq / 2 * 2;
+  t.core = q * keys * 2;
   return t;
 }
 
@@ -51,6 +60,24 @@ static AttentionTerms attentionTerms(const ModelSpec &model, double seq) {
 /// make-vocab-size-divisible-by).
 static double paddedVocab(const ModelSpec &model) {
   return static_cast<double>((model.vocab + 127) / 128 * 128);
+}
+
+/// The attention multiply-adds of one token over every layer and MTP
+/// module (which repeat the last layer's kind), the windowed layers' core
+/// over their band, `core` alone when `coreOnly`.
+static double attentionPerToken(const ModelSpec &model, int64_t seqLen,
+                                double layers, bool coreOnly = false) {
+  const double seq = static_cast<double>(seqLen);
+  const AttentionTerms full = attentionTerms(model, meanKeysPerQuery(seq, 0));
+  const AttentionTerms band =
+      attentionTerms(model, meanKeysPerQuery(seq, model.slidingWindow));
+  const double windowed =
+      static_cast<double>(model.windowedLayersIn(0, model.layers)) +
+      (model.isWindowedLayer(model.layers - 1)
+           ? layers - static_cast<double>(model.layers)
+           : 0);
+  const double projections = coreOnly ? 0 : full.projections * layers;
+  return projections + full.core * (layers - windowed) + band.core * windowed;
 }
 
 double sched::megatronFlopsPerToken(const ModelSpec &model, int64_t seqLen) {
@@ -72,10 +99,8 @@ double sched::megatronFlopsPerToken(const ModelSpec &model, int64_t seqLen) {
     mlp += expert * static_cast<double>(moe.topK) * gated * moeLayers;
     mlp += expert * static_cast<double>(moe.sharedExperts) * gated * moeLayers;
   }
-  const AttentionTerms attention =
-      attentionTerms(model, static_cast<double>(seqLen));
   const double vocab = paddedVocab(model);
-  return 6 * (h * mlp + layers * (attention.projections + attention.core) +
+  return 6 * (h * mlp + attentionPerToken(model, seqLen, layers) +
               mtp * (3 * h + 2 * h * h) + h * vocab * (mtp + 1));
 }
 
@@ -135,8 +160,7 @@ double sched::hardwareFlopsPerToken(const ModelSpec &model, int64_t seqLen,
   const double gated = model.mlp == MlpKind::Gated ? 3 : 2;
   double again = 0;
   if (recompute.recomputes(Recompute::CoreAttention))
-    again += 2 * layers *
-             attentionTerms(model, static_cast<double>(seqLen)).core;
+    again += 2 * attentionPerToken(model, seqLen, layers, /*coreOnly=*/true);
   if (model.mla && recompute.recomputes(Recompute::MlaUpProjection)) {
     const MlaSpec &mla = *model.mla;
     const double heads = static_cast<double>(model.heads);

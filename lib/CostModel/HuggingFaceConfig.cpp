@@ -149,6 +149,66 @@ static llvm::ArrayRef<MoeField> moeFieldsOf(Family family) {
     mapped.push_back(std::string(theirs) + " -> " + (ours));                   \
   } while (false)
 
+/// Sliding-window attention into `out`: `layer_types` (as transformers
+/// writes it for GPT-OSS, Gemma and Qwen3) says which layers attend within
+/// `sliding_window`; without it a `sliding_window` windows every layer
+/// (Mistral 7B v0.1) unless `use_sliding_window` is false (Qwen2/Qwen3,
+/// whose configs state a window they do not use).
+static llvm::Error mapSlidingWindow(ConfigReader &in, llvm::json::Object &out,
+                                    std::vector<std::string> &mapped) {
+  const llvm::json::Object &config = in.object();
+  in.use("use_sliding_window");
+  in.use("max_window_layers");
+  if (config.getBoolean("use_sliding_window") == std::optional<bool>(false)) {
+    in.use("sliding_window");
+    in.use("layer_types");
+    return llvm::Error::success();
+  }
+  llvm::Expected<std::optional<int64_t>> window = in.optional("sliding_window");
+  if (!window)
+    return window.takeError();
+  std::vector<bool> windowed;
+  if (const llvm::json::Array *types = config.getArray("layer_types")) {
+    in.use("layer_types");
+    for (const llvm::json::Value &type : *types) {
+      std::optional<llvm::StringRef> name = type.getAsString();
+      if (name == std::optional<llvm::StringRef>("sliding_attention"))
+        windowed.push_back(true);
+      else if (name == std::optional<llvm::StringRef>("full_attention"))
+        windowed.push_back(false);
+      else
+        return llvm::createStringError(
+            "layer_types: expected \"sliding_attention\" or "
+            "\"full_attention\" entries");
+    }
+  }
+  const bool anyWindowed =
+      windowed.empty() || llvm::is_contained(windowed, true);
+  if (!*window || **window == 0 || !anyWindowed)
+    return llvm::Error::success();
+  std::optional<int64_t> layers = config.getInteger("num_hidden_layers");
+  if (!windowed.empty() &&
+      layers != std::optional<int64_t>(static_cast<int64_t>(windowed.size())))
+    return llvm::createStringError(
+        fmt::format("layer_types: {} entries, but num_hidden_layers is {}",
+                    windowed.size(), layers.value_or(0)));
+  out["sliding_window"] = **window;
+  mapped.push_back("sliding_window -> sliding_window");
+  if (windowed.empty() || !llvm::is_contained(windowed, false))
+    return llvm::Error::success();
+  // Every N-th layer full (1-based), the others windowed.
+  const auto firstFull = llvm::find(windowed, false) - windowed.begin();
+  const int64_t every = static_cast<int64_t>(firstFull) + 1;
+  for (size_t i = 0; i < windowed.size(); ++i)
+    if (windowed[i] != ((static_cast<int64_t>(i) + 1) % every != 0))
+      return llvm::createStringError(
+          "layer_types: only every N-th layer full and the others windowed "
+          "can be described; write a model description instead");
+  out["full_attention_every"] = every;
+  mapped.push_back("layer_types -> full_attention_every");
+  return llvm::Error::success();
+}
+
 llvm::Expected<HuggingFaceTranslation>
 sched::translateHuggingFaceConfig(const llvm::json::Object &config,
                                   llvm::StringRef name) {
@@ -275,6 +335,14 @@ sched::translateHuggingFaceConfig(const llvm::json::Object &config,
     }
     break;
   }
+  }
+  if (llvm::Error error = mapSlidingWindow(in, out, mapped))
+    return error;
+  if (*family == Family::GptOss) {
+    // GptOssAttention's `sinks`: one learned logit per head (no field
+    // states it; every gpt_oss model has them).
+    out["attention_sinks"] = true;
+    mapped.push_back("model_type gpt_oss -> attention_sinks");
   }
   if (!moe.empty()) {
     // The load-balancing loss: DeepSeek-V3's bias balancing without a loss

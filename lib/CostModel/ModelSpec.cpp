@@ -59,6 +59,23 @@ static ModelSpec deepseekLike(llvm::StringRef name, int64_t heads,
   return model;
 }
 
+/// OpenAI's gpt-oss models (the model card, arXiv 2508.10925, and the
+/// HuggingFace config.json): every layer MoE with 4 of the experts, GQA
+/// with 64 query heads of 64 and 8 KV heads, attention sinks, and every
+/// second layer (the odd ones, 0-based) attending within 128 tokens.
+static ModelSpec gptOss(llvm::StringRef name, int64_t layers, int64_t experts) {
+  ModelSpec model = dense(name, layers, 2880, 2880, 64, 8, 201088);
+  model.headDim = 64;
+  model.moe = MoeSpec{experts, 4, 0, 2880, 0, 0};
+  model.slidingWindow = 128;
+  model.fullAttentionEvery = 2;
+  model.attentionSinks = true;
+  // router_aux_loss_coef 0.9: a load-balancing loss over each forward's
+  // tokens.
+  model.auxLoss = AuxLossScope::Microbatch;
+  return model;
+}
+
 static const Preset kPresets[] = {
     {"llama3-8b", [] { return llama3("llama3-8b", 32, 4096, 14336, 32); }},
     {"llama3-70b", [] { return llama3("llama3-70b", 80, 8192, 28672, 64); }},
@@ -82,6 +99,8 @@ static const Preset kPresets[] = {
        model.globalBatchTokens = 16384LL * 4096;
        return model;
      }},
+    {"gpt-oss-120b", [] { return gptOss("gpt-oss-120b", 36, 128); }},
+    {"gpt-oss-20b", [] { return gptOss("gpt-oss-20b", 24, 32); }},
     {"gpt3-175b",
      [] {
        ModelSpec model = dense("gpt3-175b", 96, 12288, 49152, 96, 96, 50257);
@@ -179,6 +198,15 @@ llvm::Expected<ModelSpec> sched::parseModelSpec(llvm::StringRef jsonText) {
     model.mla = spec;
   }
   model.mtpLayers = in.integer("mtp_layers", 0, 0, kMaxMtpLayers);
+  model.slidingWindow = in.integer("sliding_window", 1, 0, kMaxDim);
+  model.fullAttentionEvery = in.integer("full_attention_every", 1, 0, kMaxDim);
+  if (in.ok() && model.fullAttentionEvery > 0 && model.slidingWindow == 0)
+    in.fail("full_attention_every",
+            "needs sliding_window (the layers between the full ones are "
+            "windowed)");
+  model.attentionSinks = in.boolean("attention_sinks", false);
+  if (in.ok() && model.mla && model.slidingWindow > 0)
+    in.fail("sliding_window", "not modelled with mla");
   if (const llvm::json::Object *aux = in.nested("aux_loss")) {
     DescriptionReader a(*aux, "aux_loss.");
     std::string scope = a.string("scope");

@@ -62,6 +62,17 @@ struct ModelSpec {
   std::optional<MoeSpec> moe;
   std::optional<MlaSpec> mla;
   int64_t mtpLayers = 0;
+  /// Sliding-window attention: a windowed layer's query attends to at
+  /// most `slidingWindow` keys (itself and the ones before it); 0 for none.
+  /// With `fullAttentionEvery` N > 0 every N-th layer (1-based: layers N,
+  /// 2N, ...) attends to the whole causal context instead (Megatron-Core's
+  /// window_attn_skip_freq; GPT-OSS alternates, N = 2); 0: every layer is
+  /// windowed.
+  int64_t slidingWindow = 0;
+  int64_t fullAttentionEvery = 0;
+  /// Learned per-head attention sinks (GPT-OSS): a logit each head adds to
+  /// its softmax's denominator. Heads parameters per layer; no GEMM.
+  bool attentionSinks = false;
   /// The auxiliary (load-balancing) loss, if the model has one.
   std::optional<AuxLossScope> auxLoss;
   /// The sequence length and global batch (tokens) the model was trained
@@ -76,6 +87,23 @@ struct ModelSpec {
   /// Whether layer `layer` (0-based) has a mixture-of-experts MLP.
   bool isMoeLayer(int64_t layer) const {
     return moe && layer >= moe->denseLayers;
+  }
+
+  /// Whether layer `layer` (0-based) attends within the sliding window.
+  bool isWindowedLayer(int64_t layer) const {
+    return slidingWindow > 0 &&
+           (fullAttentionEvery == 0 || (layer + 1) % fullAttentionEvery != 0);
+  }
+
+  /// How many of the layers [from, to) attend within the sliding window.
+  int64_t windowedLayersIn(int64_t from, int64_t to) const {
+    if (slidingWindow <= 0 || to <= from)
+      return 0;
+    if (fullAttentionEvery == 0)
+      return to - from;
+    // Full layers are those with (layer + 1) a multiple of N.
+    auto fullBefore = [&](int64_t end) { return end / fullAttentionEvery; };
+    return (to - from) - (fullBefore(to) - fullBefore(from));
   }
 };
 

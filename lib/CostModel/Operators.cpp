@@ -9,8 +9,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/CostModel/Operators.h"
+#include "lib/CostModel/Flops.h"
 
 #include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <cmath>
 
 using namespace sched;
 
@@ -118,12 +122,13 @@ public:
 
   /// The fused attention core: its backward does 2.5x the forward's FLOPs
   /// (5 batched matmuls against 2; cudnn-frontend's FLOP convention).
-  void attention(double flops, bool latent) {
+  void attention(double flops, bool latent, double workRatio) {
     Operator op;
     op.name = "attention";
     op.kind = OperatorClass::Attention;
     op.flops = flops;
     op.latent = latent;
+    op.workRatio = workRatio;
     op.modules = current;
     op.makes = makes;
     ops.forward.push_back(op);
@@ -258,9 +263,35 @@ static Tokens tokensOf(const TrainingSpec &training, const Layout &layout) {
   return t;
 }
 
+/// Query and key tiles of the fused attention kernels: 128 x 128 (the
+/// block FlashAttention-2 and -3 use for head dimensions up to 128; cuDNN's
+/// engines are closed, docs/cost-model.md "Sliding-window attention").
+static constexpr int64_t kAttentionTile = 128;
+
+/// A sliding window's work per counted FLOP relative to a causal layer's.
+/// The kernel visits whole key tiles: query tile k visits min(k + 1, n)
+/// of them, n = ceil((W - 1) / tile) + 1 for a band of W keys, k + 1 for
+/// the causal triangle. Its time is the causal kernel's at this sequence
+/// times the ratio of tiles visited: cudnn-frontend PR #505's cuDNN
+/// backward (SM120, S 4,096, 16 heads of 64) takes 0.306 and 0.496 of the
+/// causal time with windows of 511 and 1,023 keys to the left, whose tile
+/// ratios are 0.284 and 0.477 (OperatorModelTest).
+static double bandWork(double seq, int64_t window) {
+  const double tile = static_cast<double>(kAttentionTile);
+  const double queryTiles = std::max(1.0, std::ceil(seq / tile));
+  const double band = std::ceil(static_cast<double>(window - 1) / tile) + 1;
+  // Tiles visited by the band: the first `band` query tiles visit k + 1,
+  // the rest `band` each.
+  const double ramp = std::min(band, queryTiles);
+  const double bandTiles = ramp * (ramp + 1) / 2 + (queryTiles - ramp) * band;
+  const double causalTiles = queryTiles * (queryTiles + 1) / 2;
+  const double keys = meanKeysPerQuery(seq, window);
+  return (bandTiles / causalTiles) * (seq / 2) / keys;
+}
+
 static void attentionBlock(LayerBuilder &b, const ModelSpec &model,
                            const TrainingSpec &training, const Layout &layout,
-                           const Tokens &t) {
+                           const Tokens &t, bool windowed) {
   const double h = static_cast<double>(model.hidden);
   const double heads = static_cast<double>(model.heads) / t.tp;
   const bool fp8 = training.precision == Precision::FP8;
@@ -352,10 +383,14 @@ static void attentionBlock(LayerBuilder &b, const ModelSpec &model,
   b.making(R::Context | R::AttentionStats);
   if (training.attention == AttentionKernel::Flash) {
     // Causal: each query meets seq/2 keys on average (Megatron counts it
-    // so); two matmuls of 2 FLOPs per multiply-add.
-    const double flops =
-        t.full * heads * 2 * (qkDim + vDim) * t.seq / 2;
-    b.attention(flops, model.mla.has_value());
+    // so), within a sliding window the band's mean; two matmuls of 2 FLOPs
+    // per multiply-add. A band costs the causal kernel's time in
+    // proportion to the key tiles it visits (bandWork).
+    const int64_t window = windowed ? model.slidingWindow : 0;
+    const double keys = meanKeysPerQuery(t.seq, window);
+    const double flops = t.full * heads * 2 * (qkDim + vDim) * keys;
+    b.attention(flops, model.mla.has_value(),
+                window > 0 ? bandWork(t.seq, window) : 1);
     // The kernel keeps its output and the FP32 log-sum-exp per row; the
     // output is also the output projection's input (one tensor in BF16;
     // in FP8 the projection keeps its own FP8 copy, and recomputing the
@@ -539,12 +574,13 @@ static void moeMlp(LayerBuilder &b, const ModelSpec &model,
 
 LayerOperators sched::layerOperators(const ModelSpec &model,
                                      const TrainingSpec &training,
-                                     const Layout &layout, bool moeLayer) {
+                                     const Layout &layout, bool moeLayer,
+                                     bool windowed) {
   LayerOperators ops;
   LayerBuilder b(ops, training.precision == Precision::FP8);
   const Tokens t = tokensOf(training, layout);
   const double h = static_cast<double>(model.hidden);
-  attentionBlock(b, model, training, layout, t);
+  attentionBlock(b, model, training, layout, t, windowed);
   mlpNorm(b, model, t);
   if (moeLayer) {
     moeMlp(b, model, training, layout, t);

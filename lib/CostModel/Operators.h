@@ -51,6 +51,10 @@ struct Operator {
   double flops = 0;
   bool latent = false;
   bool backward = false;
+  /// Attention: the kernel's work per FLOP counted beyond what the causal
+  /// curve measures (a sliding window's band visits whole key tiles, a
+  /// larger share of them masked than a causal diagonal's); 1 otherwise.
+  double workRatio = 1;
   /// Memory-bound: bytes read plus written.
   double bytes = 0;
   /// The recompute modules this forward operator belongs to (a
@@ -104,11 +108,12 @@ struct LayerOperators {
   double hostBytes() const;
 };
 
-/// The operators of layer kind `moeLayer` for one microbatch of `layout`
-/// on one device.
+/// The operators of layer kind `moeLayer` (attending within the sliding
+/// window when `windowed`) for one microbatch of `layout` on one device.
 LayerOperators layerOperators(const ModelSpec &model,
                               const TrainingSpec &training,
-                              const Layout &layout, bool moeLayer);
+                              const Layout &layout, bool moeLayer,
+                              bool windowed = false);
 
 /// The output layer and its loss (and each MTP module's projection and
 /// second output layer) for one microbatch on one device.

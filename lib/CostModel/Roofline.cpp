@@ -93,8 +93,8 @@ double sched::operatorTime(const Operator &op, const ClusterSpec &cluster,
     time = gemmTime(op, cluster);
     break;
   case OperatorClass::Attention:
-    time = op.flops / (cluster.peakBf16 *
-                       eff.attentionAt(seqLen, op.latent, op.backward));
+    time = op.flops * op.workRatio /
+           (cluster.peakBf16 * eff.attentionAt(seqLen, op.latent, op.backward));
     break;
   case OperatorClass::MemoryBound:
     time = op.bytes / (cluster.hbmBandwidth * eff.hbm);

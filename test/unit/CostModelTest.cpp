@@ -9,8 +9,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/CostModel/CostModel.h"
+#include "lib/CostModel/Flops.h"
+#include "lib/CostModel/Operators.h"
 
 #include "gtest/gtest.h"
+
+#include <cmath>
 
 using namespace sched;
 
@@ -139,6 +143,107 @@ TEST(CostModelFlops, DenseLayerByHand) {
                                1024.0 * 1024) +
                           6 * 2 * 1024 * 2048.0;
   EXPECT_DOUBLE_EQ(model.modelFlopsPerToken(), perToken);
+}
+
+// Sliding-window attention by hand: the kDense layer shape with 4 layers,
+// every second one (layers 1 and 3, 0-based) full and the others within
+// 256 keys. A query of a windowed layer meets 256 - 256^2 / (2 x 2048) =
+// 240 keys on average (the band of 2048 x 256 - 256^2 / 2 scores), one of
+// a full layer 1024.
+constexpr llvm::StringLiteral kWindowed = R"({
+  "name": "windowed", "layers": 4, "hidden": 1024, "ffn_hidden": 4096,
+  "heads": 8, "vocab": 1000, "sliding_window": 256,
+  "full_attention_every": 2 })";
+
+TEST(CostModelFlops, SlidingWindowLayersByHand) {
+  const ModelSpec m = parse(kWindowed);
+  EXPECT_EQ(m.windowedLayersIn(0, 4), 2);
+  EXPECT_EQ(m.windowedLayersIn(1, 4), 1);
+  EXPECT_EQ(m.windowedLayersIn(1, 2), 0);
+  EXPECT_TRUE(m.isWindowedLayer(0));
+  EXPECT_FALSE(m.isWindowedLayer(3));
+  EXPECT_DOUBLE_EQ(meanKeysPerQuery(2048, 256), 240);
+  EXPECT_DOUBLE_EQ(meanKeysPerQuery(2048, 0), 1024);
+  EXPECT_DOUBLE_EQ(meanKeysPerQuery(2048, 4096), 1024);
+  ClusterSpec c = ideal(cluster("h100-ib"));
+  const double tokens = 2048;
+  const double full = 2 * tokens * (1024.0 + 1024.0) * 1024;
+  const double band = 2 * tokens * (1024.0 + 1024.0) * 240;
+  // The operator counts the band's FLOPs (what MFU counts).
+  const LayerOperators windowedOps =
+      layerOperators(m, training(1, 2048, 2048), Layout(), false, true);
+  EXPECT_DOUBLE_EQ(windowedOps.forward[3].flops, band);
+  CostModel one(m, c, training(1, 2048, 2048));
+  Layout layout;
+  ASSERT_FALSE(static_cast<bool>(one.checkLayout(layout)));
+  // A stage per layer: the windowed stages (0, 2) take the causal
+  // kernel's time in proportion to the key tiles they visit, the full ones
+  // (1, 3) the causal half; the backward 2.5x each. 16 query tiles of 128:
+  // the band visits min(k + 1, 3) key tiles (45 in all), the triangle
+  // k + 1 (136).
+  CostModel four(m, c, training(4, 2048, 2048 * 4));
+  Layout piped;
+  piped.pp = 4;
+  piped.megatronSplit = true;
+  ASSERT_FALSE(static_cast<bool>(four.checkLayout(piped)));
+  const std::vector<StageEstimate> stages = four.stages(piped);
+  ASSERT_EQ(stages.size(), 4u);
+  for (int s = 0; s < 4; ++s) {
+    const double expected = s % 2 == 0 ? full * 45 / 136 : full;
+    EXPECT_DOUBLE_EQ(stages[s].forwardTerms.attention * c.peakBf16, expected)
+        << s;
+    EXPECT_DOUBLE_EQ(stages[s].backwardTerms.attention * c.peakBf16,
+                     2.5 * expected)
+        << s;
+  }
+  // One stage: two layers of each kind.
+  EXPECT_DOUBLE_EQ(one.stages(layout)[0].forwardTerms.attention * c.peakBf16,
+                   2 * full + 2 * full * 45 / 136);
+  // Megatron's model FLOPs count the band too: 6 x the attention core's
+  // multiply-adds less, per windowed layer, than a causal layer's.
+  ModelSpec causal = m;
+  causal.slidingWindow = 0;
+  causal.fullAttentionEvery = 0;
+  EXPECT_DOUBLE_EQ(megatronFlopsPerToken(causal, 2048) -
+                       megatronFlopsPerToken(m, 2048),
+                   6 * 2 * 2 * 1024.0 * (1024 - 240));
+  // The model's context-parallel layouts and the unfused kernel are not
+  // modelled: refused, not priced as causal attention.
+  CostModel two(m, c, training(2, 2048, 2048 * 2));
+  Layout split;
+  split.cp = 2;
+  llvm::Error refused = two.checkLayout(split);
+  ASSERT_TRUE(static_cast<bool>(refused));
+  EXPECT_NE(llvm::toString(std::move(refused))
+                .find("cp > 1 with sliding-window attention is not modelled"),
+            std::string::npos);
+  TrainingSpec unfused = training(1, 2048, 2048);
+  unfused.attention = AttentionKernel::Unfused;
+  llvm::Error kernel = CostModel(m, c, unfused).checkTraining();
+  ASSERT_TRUE(static_cast<bool>(kernel));
+  EXPECT_NE(llvm::toString(std::move(kernel)).find("sliding window"),
+            std::string::npos);
+}
+
+TEST(CostModelFlops, SlidingWindowFieldErrors) {
+  auto error = [](llvm::StringRef json) {
+    llvm::Expected<ModelSpec> model = parseModelSpec(json);
+    return model ? std::string() : llvm::toString(model.takeError());
+  };
+  const std::string base = R"("name": "w", "layers": 4, "hidden": 64,
+    "ffn_hidden": 128, "heads": 4, "vocab": 100)";
+  EXPECT_NE(error("{" + base + R"(, "full_attention_every": 2})")
+                .find("full_attention_every: needs sliding_window"),
+            std::string::npos);
+  EXPECT_NE(
+      error("{" + base + R"(, "sliding_window": 0})").find("sliding_window"),
+      std::string::npos);
+  EXPECT_NE(error("{" + base + R"(, "sliding_window": "128"})")
+                .find("sliding_window"),
+            std::string::npos);
+  EXPECT_EQ(error("{" + base + R"(, "sliding_window": 128,
+    "full_attention_every": 2, "attention_sinks": true})"),
+            "");
 }
 
 // Usable memory by hand (docs/cost-model.md, "Usable memory"):

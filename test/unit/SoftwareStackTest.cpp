@@ -123,11 +123,13 @@ TEST(SoftwareStack, DeepSeekV3AsItsReportStatesIt) {
   EXPECT_EQ(ds.mainGradientBytes, 4);
   EXPECT_EQ(ds.optimizerMomentBytes, 2);
   EXPECT_EQ(ds.activationCaching, ActivationCaching::DeepSeekV3);
-  for (const SoftwareStack &s : builtinStacks())
-    if (s.name != "deepseek-v3" && s.name != "kimi-k2")
+  for (const SoftwareStack &s : builtinStacks()) {
+    if (s.name != "deepseek-v3" && s.name != "kimi-k2") {
       EXPECT_EQ(applied(s).activationCaching,
                 ActivationCaching::TransformerEngine)
           << s.name;
+    }
+  }
   EXPECT_EQ(ds.moeDispatcher, MoeDispatcher::Flex);
   EXPECT_NE(loadError(R"({"name": "x", "moe_dispatcher": "nccl"})")
                 .find("moe_dispatcher: expected flex or alltoall"),
