@@ -53,7 +53,8 @@ cl::SubCommand sched::planCommand(
 static cl::opt<std::string>
     modelFlag("model", cl::sub(planCommand), cl::cat(schedcOptions),
               cl::desc("Model: a preset (llama3-8b, llama3-70b, llama3-405b, "
-                       "deepseek-v3, kimi-k2, gpt3-175b) or a .json file"),
+                       "deepseek-v3, kimi-k2, gpt-oss-120b, gpt-oss-20b, "
+                       "gpt3-175b) or a .json file"),
               cl::value_desc("name|file"));
 static cl::opt<std::string> clusterFlag(
     "cluster", cl::sub(planCommand), cl::cat(schedcOptions),
