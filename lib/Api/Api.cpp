@@ -495,8 +495,8 @@ static llvm::Expected<TrainingSpec> trainingOf(const PlanRequest &request,
     return failWith("seq_len must be in [1, 2^24]");
   std::optional<Precision> precision = parsePrecision(request.precision);
   if (!precision)
-    return failWith("precision must be bf16 or fp8, got '" + request.precision +
-                    "'");
+    return failWith("precision must be bf16, fp8 or fp4, got '" +
+                    request.precision + "'");
   TrainingSpec training;
   training.devices = request.devices;
   training.seqLen = request.seqLen     ? *request.seqLen

@@ -179,7 +179,7 @@ struct PlanRequest {
   std::optional<int64_t> globalBatch;
   /// Sequence length (default: the model's, else 4096).
   std::optional<int64_t> seqLen;
-  /// bf16 or fp8.
+  /// bf16, fp8 or fp4 (NVFP4).
   std::string precision = "bf16";
   /// Only this pipeline strategy, when set.
   std::string strategy;

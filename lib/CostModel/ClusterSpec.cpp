@@ -79,16 +79,23 @@ static const ClusterPreset kClusterPresets[] = {
        return cluster("h200-ib", "H200 SXM", 989e12, 1979e12,
                       memoryOf("H200 SXM", 141), 4.8e12, 8, 450e9, 50e9);
      }},
+    // Dense NVFP4: 9 PF on the 1,000 W HGX B200, 10 PF on the 1,200 W
+    // GB200 (NVIDIA's Blackwell tables: 18 and 20 PF with sparsity).
     {"b200-ib",
      [] {
-       return cluster("b200-ib", "B200 (HGX)", 2.25e15, 4.5e15,
-                      memoryOf("B200 (HGX)", 180), 8e12, 8, 900e9, 50e9);
+       ClusterSpec spec =
+           cluster("b200-ib", "B200 (HGX)", 2.25e15, 4.5e15,
+                   memoryOf("B200 (HGX)", 180), 8e12, 8, 900e9, 50e9);
+       spec.peakFp4 = 9e15;
+       return spec;
      }},
     {"gb200-nvl72",
      [] {
-       return cluster("gb200-nvl72", "B200 (GB200 NVL72)", 2.5e15, 5e15,
-                      memoryOf("B200 (GB200 NVL72)", 186), 8e12, 72, 900e9,
-                      50e9);
+       ClusterSpec spec =
+           cluster("gb200-nvl72", "B200 (GB200 NVL72)", 2.5e15, 5e15,
+                   memoryOf("B200 (GB200 NVL72)", 186), 8e12, 72, 900e9, 50e9);
+       spec.peakFp4 = 10e15;
+       return spec;
      }},
     {"tpu-v4",
      [] {
@@ -153,7 +160,15 @@ std::optional<ClusterSpec> sched::clusterPreset(llvm::StringRef name) {
 }
 
 llvm::StringRef sched::precisionName(Precision precision) {
-  return precision == Precision::FP8 ? "fp8" : "bf16";
+  switch (precision) {
+  case Precision::BF16:
+    return "bf16";
+  case Precision::FP8:
+    return "fp8";
+  case Precision::FP4:
+    return "fp4";
+  }
+  return "bf16";
 }
 
 std::optional<Precision> sched::parsePrecision(llvm::StringRef name) {
@@ -161,6 +176,8 @@ std::optional<Precision> sched::parsePrecision(llvm::StringRef name) {
     return Precision::BF16;
   if (name == "fp8")
     return Precision::FP8;
+  if (name == "fp4")
+    return Precision::FP4;
   return std::nullopt;
 }
 
@@ -290,6 +307,9 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
       spec.peakFp8 = p.number(
           "fp8", 0.0,
           {kPeakFlopsRange.min, kPeakFlopsRange.max, /*allowZero=*/true});
+      spec.peakFp4 = p.number(
+          "fp4", 0.0,
+          {kPeakFlopsRange.min, kPeakFlopsRange.max, /*allowZero=*/true});
       d.adopt(p);
     }
     spec.hbmBytes = d.number("hbm_bytes", std::nullopt, kHbmBytesRange);
@@ -342,6 +362,8 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
     Efficiency &out = spec.efficiency;
     out.matmul = e.fraction("matmul", out.matmul);
     out.matmulFp8 = e.fraction("matmul_fp8", out.matmulFp8);
+    if (e.has("matmul_fp4"))
+      out.matmulFp4 = e.fraction("matmul_fp4", out.matmulFp4);
     out.groupedMatmulFp8 =
         e.fraction("grouped_matmul_fp8", out.groupedMatmulFp8);
     out.groupedMatmulFp8Weight =

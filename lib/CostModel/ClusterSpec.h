@@ -24,7 +24,24 @@
 
 namespace sched {
 
-enum class Precision : uint8_t { BF16, FP8 };
+/// The precision of the transformer GEMMs: BF16, FP8 (Transformer Engine's
+/// FP8 recipes, MXFP8), or FP4 (NVFP4: E2M1 elements in blocks of 16 with
+/// an E4M3 scale each, Blackwell's tensor cores).
+enum class Precision : uint8_t { BF16, FP8, FP4 };
+
+/// Bytes of one GEMM operand element at `precision`: NVFP4 packs two
+/// elements a byte and adds a one-byte scale per block of 16.
+inline double elementBytes(Precision precision) {
+  switch (precision) {
+  case Precision::BF16:
+    return 2;
+  case Precision::FP8:
+    return 1;
+  case Precision::FP4:
+    return 0.5 + 1.0 / 16;
+  }
+  return 2;
+}
 
 /// The range of a cluster's bandwidths (`hbm_bandwidth`, `domain_bandwidth`,
 /// `scale_out_bandwidth`, and a sweep's values of the last), bytes/s per
@@ -51,9 +68,10 @@ enum class Topology : uint8_t {
 struct ClusterSpec {
   std::string name;
   std::string deviceName;
-  /// Dense peak FLOP/s; fp8 0 when the device has none.
+  /// Dense peak FLOP/s; fp8 and fp4 0 when the device has none.
   double peakBf16 = 0;
   double peakFp8 = 0;
+  double peakFp4 = 0;
   double hbmBytes = 0;
   /// Set when a cluster file's `hbm_bytes` was a datasheet's label read as
   /// decimal bytes (80e9 for an H100's "80 GB") and the device's measured
@@ -82,7 +100,15 @@ struct ClusterSpec {
 
   /// Dense peak for `precision` (0 when the device lacks it).
   double peak(Precision precision) const {
-    return precision == Precision::FP8 ? peakFp8 : peakBf16;
+    switch (precision) {
+    case Precision::BF16:
+      return peakBf16;
+    case Precision::FP8:
+      return peakFp8;
+    case Precision::FP4:
+      return peakFp4;
+    }
+    return 0;
   }
 };
 

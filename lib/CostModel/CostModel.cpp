@@ -170,6 +170,18 @@ llvm::Error CostModel::checkTraining() const {
     return llvm::createStringError(
         "the " + cluster.deviceName + " of cluster '" + cluster.name +
         "' has no " + precisionName(training.precision) + " peak");
+  if (training.precision == Precision::FP4) {
+    if (cluster.efficiency.matmulFp4 <= 0)
+      return llvm::createStringError(
+          "no NVFP4 GEMM efficiency is measured for the " + cluster.deviceName +
+          " of cluster '" + cluster.name +
+          "'; give efficiency.matmul_fp4 in a cluster file");
+    if (model.moe)
+      return llvm::createStringError(
+          "model '" + model.name +
+          "' has experts: NVFP4 grouped expert GEMMs are not measured, so "
+          "fp4 is modelled for dense models only");
+  }
   if (model.slidingWindow > 0 && training.attention == AttentionKernel::Unfused)
     return llvm::createStringError(
         "model '" + model.name +

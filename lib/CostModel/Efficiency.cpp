@@ -408,6 +408,15 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
     // profile").
     e.matmul *= 0.850;
     e.matmulFp8 *= 0.819;
+    // NVFP4 at the same layer's shapes, pre-quantized: 3.764 ms for three
+    // passes of 6.39e12 FLOP, 5,093 TFLOP/s (TE gemm_profiling.rst, KERNELS.md
+    // 1c): 0.340 of the 15 PF dense NVFP4 NVIDIA gives the Blackwell Ultra
+    // chip (developer blog "Inside NVIDIA Blackwell Ultra"; other sources
+    // rate the HGX B300 at 13-14 PF, which would make it 0.36-0.39). The
+    // B200's and GB200's tensor cores take the same fraction of their own
+    // 9 and 10 PF, as for BF16 and FP8; the quantize kernels are costed
+    // apart (Operators.cpp, castBytes).
+    e.matmulFp4 = 5.093e15 / 15e15;
     break;
   case Family::TpuV4:
   case Family::TpuV5p:

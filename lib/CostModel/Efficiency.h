@@ -65,6 +65,9 @@ struct Efficiency {
   /// Best-shape dense GEMM ceiling, of the BF16 and FP8 peaks.
   double matmul = 0.8;
   double matmulFp8 = 0.7;
+  /// NVFP4 GEMMs at a transformer layer's shapes, of the FP4 peak; 0 where
+  /// none was measured (fp4 is then refused: no figure is guessed).
+  double matmulFp4 = 0;
   /// Grouped expert GEMMs at FP8 (one kernel over E/ep experts' rows), of
   /// the FP8 peak: forward and data gradient, and the weight gradient
   /// (k-grouped). 0: no grouped measurement, the dense ceiling applies.

@@ -39,11 +39,29 @@ static bool fp8SwigluInput(const TrainingSpec &training) {
           training.activationCaching == ActivationCaching::KimiK2);
 }
 
+/// Bytes-equivalent of one element's quantization (docs/cost-model.md,
+/// "Operators"): FP8 writes a row-wise and a transposed copy of what it
+/// reads (read 2 bytes, write 1 + 1). NVFP4's quantize is not bound by its
+/// bytes (a per-tensor amax, an E4M3 scale per 16 elements, a random
+/// Hadamard transform for the weight gradient's operands): Transformer
+/// Engine's GEMM profile of one B300 layer (hidden 4,096, FFN 16,384,
+/// 15,872 tokens) spends 2.689 ms a layer quantizing for NVFP4 against
+/// 2.335 (FP8 current scaling) and 1.823 (MXFP8), the autocast less the
+/// pre-quantized times (KERNELS.md 1c): NVFP4 is priced at the FP8 cast
+/// times 2.689 / 2.079, their mean.
+static double castBytes(Precision precision) {
+  constexpr double kFp8 = 4;
+  constexpr double kNvfp4OverFp8 = 2.689 / ((2.335 + 1.823) / 2);
+  return precision == Precision::FP4 ? kFp8 * kNvfp4OverFp8 : kFp8;
+}
+
 namespace {
 /// Appends operators and their backward counterparts to a LayerOperators.
 class LayerBuilder {
 public:
-  LayerBuilder(LayerOperators &ops, bool fp8) : ops(ops), fp8(fp8) {}
+  /// `low`: the precision of the GEMMs the recipe runs below BF16 (BF16
+  /// for none).
+  LayerBuilder(LayerOperators &ops, Precision low) : ops(ops), low(low) {}
 
   /// The recompute modules the operators added next belong to.
   void inModules(uint8_t modules) { current = modules; }
@@ -72,18 +90,18 @@ public:
     ops.saved.back().onlyNamed = true;
   }
 
-  /// Bytes of a kept linear-layer input: Transformer Engine keeps the FP8
-  /// copy an FP8 GEMM casts its input to, BF16 otherwise.
-  double linearInput() const { return fp8 ? 1 : kBf16; }
+  /// Bytes of a kept linear-layer input: Transformer Engine keeps the
+  /// quantized copy a low-precision GEMM casts its input to, BF16
+  /// otherwise.
+  double linearInput() const { return elementBytes(low); }
 
   /// A weight GEMM (m x k)(k x n): the data gradient (m x n)(n x k) goes to
   /// I, the weight gradient (k x m)(m x n) to W, accumulated into FP32 main
-  /// gradients. FP8 GEMMs quantize their input in the forward (a row-wise
-  /// and a transposed copy: read 2 bytes, write 1 + 1) and the incoming
-  /// gradient in the backward.
+  /// gradients. Low-precision GEMMs quantize their input in the forward and
+  /// the incoming gradient in the backward (castBytes).
   void gemm(const char *name, double m, double n, double k,
             bool lowPrecision = true, double groups = 1) {
-    const bool f = fp8 && lowPrecision;
+    const Precision f = lowPrecision ? low : Precision::BF16;
     Operator forward = gemmOp(name, m, n, k, groups, f);
     forward.grouped = groups > 1;
     forward.modules = current;
@@ -99,8 +117,10 @@ public:
     weight.grouped = groups > 1;
     weight.accumulates = true;
     ops.backwardWeight.push_back(weight);
-    if (f) {
-      memory("fp8 cast", groups * m * k * 4, groups * m * n * 4);
+    if (f != Precision::BF16) {
+      const double bytes = castBytes(f);
+      memory(f == Precision::FP4 ? "nvfp4 cast" : "fp8 cast",
+             groups * m * k * bytes, groups * m * n * bytes);
     }
   }
 
@@ -108,13 +128,13 @@ public:
   /// to I.
   void coreGemm(const char *name, double m, double n, double k,
                 double groups) {
-    Operator forward = gemmOp(name, m, n, k, groups, false);
+    Operator forward = gemmOp(name, m, n, k, groups, Precision::BF16);
     forward.attentionCore = true;
     forward.modules = current;
     forward.makes = makes;
     ops.forward.push_back(forward);
-    Operator a = gemmOp(name, m, k, n, groups, false);
-    Operator b = gemmOp(name, k, n, m, groups, false);
+    Operator a = gemmOp(name, m, k, n, groups, Precision::BF16);
+    Operator b = gemmOp(name, k, n, m, groups, Precision::BF16);
     a.attentionCore = b.attentionCore = true;
     ops.backwardInput.push_back(a);
     ops.backwardInput.push_back(b);
@@ -216,7 +236,7 @@ public:
 
 private:
   static Operator gemmOp(const char *name, double m, double n, double k,
-                         double groups, bool fp8) {
+                         double groups, Precision precision) {
     Operator op;
     op.name = name;
     op.kind = OperatorClass::Gemm;
@@ -224,12 +244,12 @@ private:
     op.n = n;
     op.k = k;
     op.groups = groups;
-    op.fp8 = fp8;
+    op.precision = precision;
     return op;
   }
 
   LayerOperators &ops;
-  bool fp8;
+  Precision low;
   uint8_t current = 0;
   uint16_t makes = 0;
   uint8_t forced = 0;
@@ -294,7 +314,11 @@ static void attentionBlock(LayerBuilder &b, const ModelSpec &model,
                            const Tokens &t, bool windowed) {
   const double h = static_cast<double>(model.hidden);
   const double heads = static_cast<double>(model.heads) / t.tp;
-  const bool fp8 = training.precision == Precision::FP8;
+  // Transformer Engine keeps the output projection's FP8 input; under
+  // NVFP4 Megatron saves its BF16 input instead (save_original_input on
+  // linear_proj, megatron/core/transformer/attention.py) and casts it
+  // again in the backward.
+  const bool quantized = training.precision == Precision::FP8;
   // Pre-norm and the residual add: read h, write h; read 2h, write h. The
   // norm keeps its input (the layer's input, all a full recomputation
   // keeps); its output is the next GEMM's kept input.
@@ -410,11 +434,13 @@ static void attentionBlock(LayerBuilder &b, const ModelSpec &model,
       // Under `dots` neither copy stays: the output is the kernel's, not a
       // weight GEMM's, and the core runs again.
       b.keep("attention output", t.full * heads * vDim * kBf16,
-             fp8 ? Recompute::CoreAttention | Recompute::Dots : Recompute::Dots,
+             quantized ? Recompute::CoreAttention | Recompute::Dots
+                       : Recompute::Dots,
              R::Context);
-      // The FP8 copy is Transformer Engine's; MaxText's `context` names the
-      // BF16 output alone, and a saved-name policy casts it again.
-      if (fp8)
+      // The quantized copy is Transformer Engine's; MaxText's `context`
+      // names the BF16 output alone, and a saved-name policy casts it
+      // again.
+      if (quantized)
         b.keep("output projection input", t.full * heads * vDim,
                Recompute::Dots, R::Unnamed);
     }
@@ -577,7 +603,7 @@ LayerOperators sched::layerOperators(const ModelSpec &model,
                                      const Layout &layout, bool moeLayer,
                                      bool windowed) {
   LayerOperators ops;
-  LayerBuilder b(ops, training.precision == Precision::FP8);
+  LayerBuilder b(ops, training.precision);
   const Tokens t = tokensOf(training, layout);
   const double h = static_cast<double>(model.hidden);
   attentionBlock(b, model, training, layout, t, windowed);
@@ -613,7 +639,7 @@ LayerOperators sched::headOperators(const ModelSpec &model,
                                     const TrainingSpec &training,
                                     const Layout &layout) {
   LayerOperators ops;
-  LayerBuilder b(ops, training.precision == Precision::FP8);
+  LayerBuilder b(ops, training.precision);
   const Tokens t = tokensOf(training, layout);
   const double h = static_cast<double>(model.hidden);
   const double vocab = static_cast<double>(model.vocab) / t.tp;

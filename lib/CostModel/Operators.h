@@ -36,8 +36,9 @@ struct Operator {
   OperatorClass kind = OperatorClass::Gemm;
   /// GEMM: (m x k) times (k x n), `groups` times.
   double m = 0, n = 0, k = 0, groups = 1;
-  /// The GEMM runs at FP8 (the precision recipe decides which do).
-  bool fp8 = false;
+  /// The GEMM's precision (the precision recipe decides which GEMMs run
+  /// below BF16).
+  Precision precision = Precision::BF16;
   /// The GEMM accumulates into FP32 main gradients (weight gradients:
   /// read and written at 4 bytes).
   bool accumulates = false;

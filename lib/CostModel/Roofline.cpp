@@ -45,17 +45,22 @@ static const MeasuredGemm *measured(const Operator &op,
     return std::abs(a - b) <= 0.01 * std::max(a, b);
   };
   for (const MeasuredGemm &g : efficiency.gemms)
-    if (g.fp8 == op.fp8 && close(g.m, op.m) && close(g.n, op.n) &&
-        close(g.k, op.k))
+    if (g.fp8 == (op.precision == Precision::FP8) &&
+        op.precision != Precision::FP4 && close(g.m, op.m) &&
+        close(g.n, op.n) && close(g.k, op.k))
       return &g;
   return nullptr;
 }
 
 double sched::gemmCeiling(const Operator &op, const Efficiency &efficiency) {
-  if (!op.fp8)
+  if (op.precision == Precision::BF16)
     return op.grouped && efficiency.groupedMatmul > 0
                ? efficiency.groupedMatmul
                : efficiency.matmul;
+  // NVFP4: one measured figure at a transformer layer's shapes (dense; no
+  // grouped NVFP4 GEMM is priced: checkTraining refuses MoE at fp4).
+  if (op.precision == Precision::FP4)
+    return efficiency.matmulFp4;
   // Grouped expert GEMMs measure below dense ones of the same precision
   // (DeepGEMM, torchao's grouped MXFP8: KERNELS.md 1e); the weight
   // gradient, grouped over K, lowest.
@@ -68,7 +73,7 @@ double sched::gemmCeiling(const Operator &op, const Efficiency &efficiency) {
 
 static double gemmTime(const Operator &op, const ClusterSpec &cluster) {
   const Efficiency &eff = cluster.efficiency;
-  const double peak = op.fp8 ? cluster.peakFp8 : cluster.peakBf16;
+  const double peak = cluster.peak(op.precision);
   const double flops = operatorFlops(op);
   if (const MeasuredGemm *g = measured(op, eff))
     return flops / (peak * g->fraction);
@@ -77,7 +82,7 @@ static double gemmTime(const Operator &op, const ClusterSpec &cluster) {
       flops / (peak * ceiling * waveEfficiency(op.m, op.n, op.groups, eff));
   // Operands stream from HBM while the tiles compute; the output (BF16, or
   // an FP32 main gradient read and written) is stored after them.
-  const double element = op.fp8 ? 1 : 2;
+  const double element = elementBytes(op.precision);
   const double operands = op.groups * (op.m * op.k + op.k * op.n) * element;
   const double output = op.groups * op.m * op.n * (op.accumulates ? 8 : 2);
   const double bandwidth = cluster.hbmBandwidth * eff.hbm;

@@ -56,6 +56,8 @@ struct LaunchPlan {
   /// Layers whose activations go to host memory.
   int64_t offloadLayers = 0;
   bool fp8 = false;
+  /// NVFP4 (Transformer Engine's NVFP4BlockScaling) on every layer.
+  bool fp4 = false;
   bool tensorParallelOverlap = true;
   /// Main gradients and Adam's moments in bf16 (else fp32).
   bool bf16MainGrads = false;

@@ -166,6 +166,8 @@ llvm::Error sched::writeMegatronArgs(llvm::raw_ostream &os,
   add("--bf16");
   if (plan.fp8)
     add("--fp8-format e4m3");
+  if (plan.fp4)
+    add("--fp4-format e2m1 --fp4-recipe nvfp4");
 
   os << "# Megatron-Core flags for " << plan.title << "\n"
      << fmt::format("# {} devices: dp={} x tp={} x pp={} x cp={}; {} "

@@ -373,7 +373,9 @@ TEST(Operators, Fp8RecipeKeepsOutputLayerAndRouterInBf16) {
   for (const Operator &op : layer.forward) {
     if (op.kind != OperatorClass::Gemm)
       continue;
-    EXPECT_EQ(op.fp8, llvm::StringRef(op.name) != "router") << op.name;
+    EXPECT_EQ(op.precision == Precision::FP8,
+              llvm::StringRef(op.name) != "router")
+        << op.name;
   }
   // Grouped experts: 256 / 8 = 32 experts here, 4096 x 8 / 32 rows each.
   auto experts = llvm::find_if(layer.forward, [](const Operator &op) {
@@ -385,7 +387,7 @@ TEST(Operators, Fp8RecipeKeepsOutputLayerAndRouterInBf16) {
   LayerOperators head = headOperators(v3, training, layout);
   for (const Operator &op : head.forward) {
     if (llvm::StringRef(op.name) == "output") {
-      EXPECT_FALSE(op.fp8);
+      EXPECT_EQ(op.precision, Precision::BF16);
     }
   }
 }
@@ -397,6 +399,87 @@ static double saved(const LayerOperators &ops, llvm::StringRef name) {
     if (name == t.name)
       bytes += t.bytes;
   return bytes;
+}
+
+// NVFP4 (Transformer Engine's NVFP4BlockScaling as Megatron-Bridge's
+// performance recipes run it): every weight GEMM of the layer, forward and
+// both gradients, in FP4; the kept linear inputs are one transposed NVFP4
+// copy (0.5 + 1/16 bytes an element); the output projection keeps no
+// quantized copy (Megatron saves its BF16 input); each cast costs 1.29 x
+// FP8's (TE's measured quantize overheads); the output layer stays BF16.
+TEST(Operators, Nvfp4RecipeByHand) {
+  llvm::Expected<ModelSpec> m = smallDenseModel();
+  ASSERT_TRUE(static_cast<bool>(m));
+  TrainingSpec training;
+  training.seqLen = 2048;
+  training.precision = Precision::FP4;
+  Layout layout;
+  const LayerOperators ops = layerOperators(*m, training, layout, false);
+  int gemms = 0;
+  for (const std::vector<Operator> *list :
+       {&ops.forward, &ops.backwardInput, &ops.backwardWeight})
+    for (const Operator &op : *list)
+      if (op.kind == OperatorClass::Gemm) {
+        EXPECT_EQ(op.precision, Precision::FP4) << op.name;
+        ++gemms;
+      }
+  EXPECT_EQ(gemms, 4 * 3);
+  EXPECT_DOUBLE_EQ(saved(ops, "fc1 input"), 2048.0 * 1024 * (0.5 + 1.0 / 16));
+  EXPECT_DOUBLE_EQ(saved(ops, "output projection input"), 0);
+  double cast = 0;
+  for (const Operator &op : ops.forward)
+    if (llvm::StringRef(op.name) == "nvfp4 cast")
+      cast += op.bytes;
+  // Inputs of QKV (h), attention out (h), fc1 (h) and fc2 (f).
+  const double elements = 2048.0 * (3 * 1024 + 4096);
+  EXPECT_NEAR(cast, elements * 4 * 2.689 / ((2.335 + 1.823) / 2), 1e-6 * cast);
+  const LayerOperators head = headOperators(*m, training, layout);
+  for (const Operator &op : head.forward)
+    if (op.kind == OperatorClass::Gemm) {
+      EXPECT_EQ(op.precision, Precision::BF16) << op.name;
+    }
+}
+
+// An NVFP4 GEMM runs at the FP4 peak times TE's measured fraction on
+// Blackwell; devices without an fp4 peak or measurement, and MoE models,
+// are refused rather than priced.
+TEST(Roofline, Nvfp4GemmsAndTheirRefusals) {
+  std::optional<ClusterSpec> gb200 = clusterPreset("gb200-nvl72");
+  ASSERT_TRUE(gb200.has_value());
+  EXPECT_EQ(gb200->peak(Precision::FP4), 10e15);
+  EXPECT_NEAR(gb200->efficiency.matmulFp4, 5.093 / 15, 1e-12);
+  Operator op;
+  op.kind = OperatorClass::Gemm;
+  op.m = op.n = op.k = 8192;
+  op.precision = Precision::FP4;
+  EXPECT_DOUBLE_EQ(gemmCeiling(op, gb200->efficiency), 5.093 / 15);
+  op.precision = Precision::FP8;
+  EXPECT_DOUBLE_EQ(gemmCeiling(op, gb200->efficiency),
+                   gb200->efficiency.matmulFp8);
+  llvm::Expected<ModelSpec> dense = smallDenseModel();
+  ASSERT_TRUE(static_cast<bool>(dense));
+  TrainingSpec training;
+  training.devices = 8;
+  training.seqLen = 2048;
+  training.globalBatchTokens = 2048 * 8;
+  training.precision = Precision::FP4;
+  EXPECT_FALSE(
+      static_cast<bool>(CostModel(*dense, *gb200, training).checkTraining()));
+  auto refusal = [&](const ModelSpec &model, const ClusterSpec &cluster) {
+    llvm::Error error = CostModel(model, cluster, training).checkTraining();
+    return error ? llvm::toString(std::move(error)) : std::string();
+  };
+  std::optional<ClusterSpec> h100 = clusterPreset("h100-ib");
+  ASSERT_TRUE(h100.has_value());
+  EXPECT_NE(refusal(*dense, *h100).find("has no fp4 peak"), std::string::npos);
+  ClusterSpec unmeasured = *gb200;
+  unmeasured.efficiency.matmulFp4 = 0;
+  EXPECT_NE(refusal(*dense, unmeasured).find("no NVFP4 GEMM efficiency"),
+            std::string::npos);
+  std::optional<ModelSpec> moe = modelPreset("gpt-oss-20b");
+  ASSERT_TRUE(moe.has_value());
+  EXPECT_NE(refusal(*moe, *gb200).find("NVFP4 grouped expert GEMMs"),
+            std::string::npos);
 }
 
 /// DeepSeek-V3's activation caching (report section 3.3.2) by hand on one
@@ -560,7 +643,7 @@ TEST(Roofline, ReproducesDeepGemmOnH800) {
     op.m = row.m;
     op.n = row.n;
     op.k = row.k;
-    op.fp8 = true;
+    op.precision = Precision::FP8;
     const double predicted =
         operatorFlops(op) / operatorTime(op, *h800, 4096) / 1e12;
     EXPECT_NEAR(predicted / row.tflops, 1, 0.15)
@@ -585,7 +668,7 @@ TEST(Roofline, GroupedExpertGemmsReproduceGroupedKernels) {
     op.k = k;
     op.groups = groups;
     op.grouped = true;
-    op.fp8 = true;
+    op.precision = Precision::FP8;
     op.accumulates = weight;
     return operatorFlops(op) / operatorTime(op, cluster, 4096) / 1e12;
   };
@@ -601,20 +684,20 @@ TEST(Roofline, GroupedExpertGemmsReproduceGroupedKernels) {
   batched.n = 2048;
   batched.k = 128;
   batched.groups = 96;
-  batched.fp8 = true;
+  batched.precision = Precision::FP8;
   EXPECT_EQ(gemmCeiling(batched, b200->efficiency),
             b200->efficiency.matmulFp8);
   batched.grouped = true;
-  batched.fp8 = false;
+  batched.precision = Precision::BF16;
   EXPECT_EQ(gemmCeiling(batched, b200->efficiency), b200->efficiency.matmul);
   // A device without a grouped measurement: the dense FP8 ceiling.
-  batched.fp8 = true;
+  batched.precision = Precision::FP8;
   Efficiency a100 = efficiencyForDevice("A100");
   EXPECT_EQ(gemmCeiling(batched, a100), a100.matmulFp8);
   // Ironwood's grouped measurement (tokamax ragged_dot, 0.685) covers its
   // BF16 expert GEMMs too; its dense ones keep 0.829.
   Efficiency ironwood = efficiencyForDevice("TPU7x (Ironwood)");
-  batched.fp8 = false;
+  batched.precision = Precision::BF16;
   EXPECT_EQ(gemmCeiling(batched, ironwood), 0.685);
   batched.grouped = false;
   EXPECT_EQ(gemmCeiling(batched, ironwood), 0.829);
@@ -635,7 +718,7 @@ TEST(Roofline, MeasuredGemmsOverrideTheRoofline) {
                    operatorFlops(op) / (989e12 * 0.55));
   EXPECT_NE(operatorTime(op, *h100, 8192), roofline);
   // The FP8 GEMM of that shape was not measured: the roofline stands.
-  op.fp8 = true;
+  op.precision = Precision::FP8;
   h100->efficiency.gemms.clear();
   const double fp8Roofline = operatorTime(op, *h100, 8192);
   h100->efficiency.gemms.push_back({8192, 6144, 4096, false, 0.55});

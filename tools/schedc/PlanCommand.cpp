@@ -77,7 +77,8 @@ static cl::opt<int64_t>
                cl::desc("Sequence length (default: the model's, else 4096)"));
 static cl::opt<std::string>
     precisionFlag("precision", cl::sub(planCommand), cl::cat(schedcOptions),
-                  cl::desc("Matmul precision: bf16 or fp8 (default bf16)"),
+                  cl::desc("Matmul precision: bf16, fp8 or fp4 (NVFP4, "
+                           "Blackwell; default bf16)"),
                   cl::init("bf16"));
 static cl::opt<std::string> stackFlag(
     "stack", cl::sub(planCommand), cl::cat(schedcOptions),
@@ -683,7 +684,7 @@ static std::string checkPlanFlags() {
       (seqLenFlag < 1 || seqLenFlag > (int64_t(1) << 24)))
     return "--seq-len must be in [1, 2^24]";
   if (!parsePrecision(precisionFlag))
-    return "--precision must be bf16 or fp8, got '" +
+    return "--precision must be bf16, fp8 or fp4, got '" +
            clipForMessage(precisionFlag) + "'";
   for (const cl::opt<std::string> *flag :
        {&mainGradsFlag, &optimizerMomentsFlag})
