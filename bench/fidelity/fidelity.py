@@ -194,8 +194,8 @@ def apply_recipe(run: dict, recipe: dict) -> dict:
     """The run with the facts its framework recipe states
     (docs/fidelity-protocol.md, section 7): recomputation, the first and
     last stages' layers, activation offload, FSDP, the MoE dispatcher, the
-    all-to-all overlap and the allocator. The micro-batch size is the
-    table's."""
+    all-to-all overlap, the tensor-parallel overlap and the allocator. The
+    micro-batch size is the table's."""
     merged = dict(run)
     for key in ("main_grads", "optimizer_moments", "allocator"):
         if recipe.get(key):
@@ -213,6 +213,8 @@ def apply_recipe(run: dict, recipe: dict) -> dict:
         merged["layout"] = ",".join(kept + fields)
     if recipe.get("fsdp"):
         merged["zero"] = 3
+    if recipe.get("tp_overlap") in ("on", "off"):
+        merged["tp_overlap"] = recipe["tp_overlap"]
     if recipe.get("moe_dispatcher") == "alltoall":
         merged["moe_dispatcher"] = "alltoall"
     if recipe.get("a2a_overlap") and run["schedule"] in COMBINED:
