@@ -51,8 +51,10 @@ class PlanTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "devices must be in "
                                     "\\[1, 2\\^24\\], got 0"):
             schedc.plan(MODEL, CLUSTER, devices=0)
-        with self.assertRaisesRegex(ValueError, "precision must be bf16 or "
-                                    "fp8, got 'fp4'"):
+        with self.assertRaisesRegex(ValueError, "precision must be bf16, "
+                                    "fp8 or fp4, got 'fp16'"):
+            schedc.plan(MODEL, CLUSTER, devices=8, precision="fp16")
+        with self.assertRaisesRegex(ValueError, "has no fp4 peak"):
             schedc.plan(MODEL, CLUSTER, devices=8, precision="fp4")
         with self.assertRaisesRegex(ValueError, "layers: missing"):
             schedc.plan({"name": "x"}, CLUSTER, devices=8)
@@ -92,6 +94,24 @@ class PlanTest(unittest.TestCase):
             self.assertAlmostEqual(best.step_time, step, places=12)
             self.assertEqual(json.loads(Path(prefix + ".json").read_text()),
                              json.loads(Path(cli + ".json").read_text()))
+
+    def test_nvfp4_and_sliding_window_presets(self) -> None:
+        # NVFP4 on a Blackwell preset is faster than FP8 for the same
+        # layout; GPT-OSS's windowed layers plan like any model.
+        steps = {}
+        for precision in ("fp8", "fp4"):
+            plan = schedc.plan("llama3-70b", "gb200-nvl72", devices=64,
+                               global_batch=256, seq_len=8192, top=1,
+                               layout="dp=8,tp=2,pp=4,vpp=5",
+                               strategy="interleaved-1f1b", zero=1,
+                               recompute="none", microbatch_size=1,
+                               precision=precision)
+            steps[precision] = plan.recommended.step_time
+        self.assertLess(steps["fp4"], steps["fp8"])
+        oss = schedc.plan("gpt-oss-120b", "h100-ib", devices=64,
+                          global_batch=512, seq_len=4096, top=1)
+        self.assertIsNotNone(oss.recommended)
+        self.assertEqual(oss.recommended.cp, 1)
 
     def test_parity_errors(self) -> None:
         with self.assertRaisesRegex(ValueError, "zero must be 0, 1, 2 or 3, "
