@@ -818,3 +818,53 @@ TEST(SynthesisBound, NarrowedWindowsStayBelowRandomOptima) {
         << "trial " << trial;
   }
 }
+
+TEST(SynthesisBound, SharedRoomOfARanksStagesStaysBelowTheOptimum) {
+  // On a rank with two stages, F(t, j) of the higher stage runs while the
+  // lower stage s holds microbatch j's activation, so F(s, j + k) waits for
+  // it once k + 1 of those and F(t, j)'s do not fit. On the V with a full
+  // backward (every order of 8 operations per rank is searched) the bound
+  // stays at or below the optimum, and at two activations of room F(3, 0)
+  // precedes F(0, 1) in the canonical model.
+  for (double limit : {2.0, 2.5, 3.0})
+    for (double comm : {0.0, 1.0}) {
+      SynthesisSpec spec = uniformSpec(2, 2, false);
+      spec.vpp = 2;
+      spec.placement = StagePlacement::V;
+      spec.stages.assign(4, spec.stages.front());
+      spec.stages.back().forward = 1.5;
+      spec.comm = comm;
+      spec.memoryLimit = {static_cast<int64_t>(limit * kActivationUnit)};
+      PipelineProblem problem = buildProblem(spec);
+      const double optimum = exhaustiveOptimum(problem);
+      const LowerBound bound = computeLowerBound(problem);
+      EXPECT_LE(bound.value, optimum + 1e-9)
+          << "limit " << limit << " comm " << comm;
+      auto edges = computePrecedences(problem, PathModel::Canonical);
+      const uint32_t f3 = problem.getOperation(ActionKind::Forward, 3, 0);
+      const uint32_t f01 = problem.getOperation(ActionKind::Forward, 0, 1);
+      const bool ordered = llvm::any_of(
+          edges[f3], [&](const PathEdge &e) { return e.to == f01; });
+      EXPECT_EQ(ordered, limit < 3) << "limit " << limit;
+    }
+  // Larger V and interleaved loops: below every schedule the solvers and
+  // the zoo find, from the least limit up.
+  for (StagePlacement placement : {StagePlacement::V, StagePlacement::Loop})
+    for (int32_t pp : {2, 4})
+      for (double extra : {0.0, 0.5, 2.0}) {
+        SynthesisSpec spec = uniformSpec(pp, 2 * pp, true, 1, 1, 0.5);
+        spec.vpp = 2;
+        spec.placement = placement;
+        spec.stages.assign(2 * pp, spec.stages.front());
+        spec.stages.back().forward = 1.5;
+        spec.comm = 0.5;
+        PipelineProblem open = buildProblem(spec);
+        spec.memoryLimit = {open.getSmallestFeasibleLimit(0) +
+                            static_cast<int64_t>(extra * kActivationUnit)};
+        PipelineProblem problem = buildProblem(spec);
+        auto list = solveWithListScheduling(problem, {});
+        ASSERT_TRUE(static_cast<bool>(list));
+        EXPECT_LE(computeLowerBound(problem).value, list->makespan + 1e-9)
+            << "pp " << pp << " extra " << extra;
+      }
+}
