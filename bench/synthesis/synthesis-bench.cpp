@@ -50,6 +50,11 @@ struct Instance {
   double comm = 0;
   /// In stage activations; 0: unlimited.
   double limit = 0;
+  /// A global_batch aux head's stage, -1: none.
+  int32_t head = -1;
+  /// With a head: the ranks above it limited to 1F1B's peak there (P - r
+  /// activations), those at and below it to `limit`.
+  bool oneFOneBAbove = false;
   /// The known optimum, when there is one.
   double optimum = 0;
   /// `optimum` is a strategy's makespan, not a proved optimum: the row
@@ -76,9 +81,18 @@ SynthesisSpec specOf(const Instance &in) {
   SynthesisRequest request;
   request.splitBackward = in.split;
   request.comm = in.comm;
+  request.globalBatchHead = in.head;
   if (in.limit > 0)
     request.memoryLimit = llvm::cantFail(MemoryLimit::fromDouble(in.limit));
-  return makeSynthesisSpec(shape, request);
+  SynthesisSpec spec = makeSynthesisSpec(shape, request);
+  if (in.oneFOneBAbove && !spec.memoryLimit.empty()) {
+    const int64_t below = spec.memoryLimit.front();
+    spec.memoryLimit.clear();
+    for (int32_t r = 0; r < in.pp; ++r)
+      spec.memoryLimit.push_back(r <= in.head ? below
+                                              : (in.pp - r) * kActivationUnit);
+  }
+  return spec;
 }
 
 std::string units(int64_t amount) {
@@ -138,8 +152,10 @@ bool runRow(const Instance &in, double timeLimit, bool knownOptimum) {
                  << "\n";
     return false;
   }
-  const std::string limit = in.limit > 0 ? llvm::formatv("{0}", in.limit).str()
-                                         : std::string("inf");
+  std::string limit = in.limit > 0 ? llvm::formatv("{0}", in.limit).str()
+                                   : std::string("inf");
+  if (in.oneFOneBAbove && in.limit > 0)
+    limit += ", 1F1B's above";
   const std::string zoo =
       bestName == "-"
           ? std::string("none fits")
@@ -289,6 +305,32 @@ int main(int argc, char **argv) {
                   .str();
     ok &= runRow(in, timeLimit, false);
   }
+
+  // A global_batch aux head: every forward of its stage before any
+  // backward there, so the stages at and below it hold every microbatch's
+  // activation (the least limit is M activations); only zoo orders that
+  // keep the barrier (GPipe's) count as fitting. Under a limit the ranks
+  // above the head have 1F1B's peak there, which GPipe exceeds.
+  for (int32_t p : {4, 8})
+    for (int32_t head : {1, p / 2})
+      for (double w : {0.3, 1.0})
+        for (double comm : {0.0, 1.0})
+          for (double limit : {double(2 * p), 0.0}) {
+            Instance in;
+            in.pp = p;
+            in.m = 2 * p;
+            in.last = 1.2;
+            in.w = w;
+            in.comm = comm;
+            in.limit = limit;
+            in.head = head;
+            in.oneFOneBAbove = true;
+            in.name = llvm::formatv("P={0} M={1} last x1.2 W/I {2} aux "
+                                    "head at {3}",
+                                    p, in.m, w, head)
+                          .str();
+            ok &= runRow(in, timeLimit, false);
+          }
 
   llvm::outs() << "\n## Large instances (list scheduler and bound)\n\n"
                << header << "\n"

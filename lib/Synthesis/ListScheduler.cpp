@@ -81,6 +81,11 @@ private:
   /// alike: relabelling them in the order a stage runs them keeps every
   /// dependence and every rank's memory).
   std::vector<std::vector<int32_t>> next;
+  /// The stage whose forwards and backwards the in-flight cap counts: the
+  /// first, or the one above a global-batch aux head (every microbatch
+  /// passes the head's forward before any leaves it, so the cap counts the
+  /// stages above it); -1: none (a head on the last stage).
+  int32_t capStage = 0;
   int32_t entered = 0, firstStageBackwards = 0;
   ProblemSolution solution;
 };
@@ -111,8 +116,7 @@ ListRun::ListRun(const PipelineProblem &problem, const ListPolicy &policy,
     live[r] = problem.getStaticMemory(r);
     // A microbatch reserves its activations; the transfers' buffers are
     // not the problem's memory (TransferBuffers.h fits them).
-    need[r] = problem.getSmallestFeasibleLimit(r) -
-              problem.getTransferHeadroom(r) - live[r];
+    need[r] = problem.getMicrobatchActivations(r);
   }
   for (int32_t r = 0; r < numRanks; ++r) {
     limits.push_back(problem.getMemoryLimit(r));
@@ -124,6 +128,8 @@ ListRun::ListRun(const PipelineProblem &problem, const ListPolicy &policy,
     if (llvm::is_contained(problem.getBackwardKinds(), kind))
       kinds.push_back(kind);
   next.assign(3, std::vector<int32_t>(problem.getNumStages(), 0));
+  if (const int32_t head = problem.getSpec().globalBatchHead; head >= 0)
+    capStage = head + 1 < problem.getNumStages() ? head + 1 : -1;
   solution.order.assign(numRanks, {});
   solution.start.assign(ops.size(), 0);
 }
@@ -138,7 +144,7 @@ bool ListRun::admits(uint32_t op, bool &memoryBound) const {
   const ProblemOperation &o = ops[op];
   memoryBound = false;
   const bool enters = o.stage == 0;
-  if (enters && policy.inFlightCap > 0 &&
+  if (o.stage == capStage && policy.inFlightCap > 0 &&
       entered - firstStageBackwards >= policy.inFlightCap)
     return false;
   if (policy.reserve) {
@@ -258,15 +264,16 @@ bool ListRun::place(uint32_t op, double start) {
   clock[o.rank] = end;
   ++next[slotOf(o.kind)][o.stage];
   if (o.kind == ActionKind::Forward) {
-    if (o.stage == 0) {
+    if (o.stage == capStage)
       ++entered;
+    if (o.stage == 0) {
       if (policy.reserve)
         for (int32_t q = 0; q < numRanks; ++q)
           changing(q, [&] { pendingForward[q] += need[q]; });
     }
     if (policy.reserve)
       changing(o.rank, [&] { pendingForward[o.rank] -= o.memoryDelta; });
-  } else if (o.stage == 0 && o.kind != ActionKind::BackwardWeight) {
+  } else if (o.stage == capStage && o.kind != ActionKind::BackwardWeight) {
     ++firstStageBackwards;
   }
   changing(o.rank, [&] { live[o.rank] += o.memoryDelta; });

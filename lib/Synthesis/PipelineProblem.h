@@ -49,6 +49,11 @@ struct SynthesisSpec {
   std::vector<int64_t> memoryLimit;
   /// Part of an activation I keeps for W when stages declare no sizes.
   double weightGradFraction = 0.5;
+  /// The highest stage with a `global_batch` aux head, -1 when none: every
+  /// backward (I or B) of that stage waits for every forward there (the
+  /// loss needs the whole batch), and so every backward of the stages
+  /// below it (docs/aux-loss.md). Needs one stage per rank on a loop.
+  int32_t globalBatchHead = -1;
 
   int32_t numStages() const { return pp * vpp; }
   /// The pipeline's shape, as the generators take it.
@@ -60,6 +65,9 @@ struct SynthesisRequest {
   bool splitBackward = true;
   double comm = 0;
   double weightGradFraction = 0.5;
+  /// The highest stage with a `global_batch` aux head, -1 when none
+  /// (SynthesisSpec::globalBatchHead).
+  int32_t globalBatchHead = -1;
   /// The limit as the user wrote it: bytes, or stage activations when no
   /// stage declares sizes; none or `inf`: unlimited.
   std::optional<MemoryLimit> memoryLimit;
@@ -141,12 +149,23 @@ public:
   int64_t getStaticMemory(int32_t rank) const { return staticMemory[rank]; }
   /// The limit of `rank`, if any.
   std::optional<int64_t> getMemoryLimit(int32_t rank) const;
+  /// One microbatch's activations of all the stages rank `rank` holds.
+  int64_t getMicrobatchActivations(int32_t rank) const;
+  /// Whether rank `rank` holds a stage at or below a global-batch aux
+  /// head, so that every schedule holds every microbatch's activations of
+  /// it at once (between the head's last forward and its first backward).
+  bool holdsEveryMicrobatch(int32_t rank) const;
   /// The least limit under which rank `rank` can run any schedule: its
   /// parameters plus one microbatch's activations of all its stages (every
   /// forward of a microbatch precedes its first backward, so some point of
   /// every schedule holds them all; running microbatches one at a time
   /// holds no more), and the transfers' buffers beside them
-  /// (getTransferHeadroom).
+  /// (getTransferHeadroom). On a rank at or below a global-batch aux head,
+  /// every microbatch's activations: before the head's first backward the
+  /// rank has run all its forwards and none of its backwards, and running
+  /// all forwards, then each microbatch's backwards in turn (GPipe's
+  /// order) holds no more, its buffers at each point as one microbatch's
+  /// are beside the activations of the others.
   int64_t getSmallestFeasibleLimit(int32_t rank) const;
   /// What rank `rank`'s transfers add to that least limit when stages
   /// declare sizes (the verifier counts them then): over the rank's stages
