@@ -21,6 +21,8 @@
 #include "lib/Synthesis/Synthesizer.h"
 #include "lib/Synthesis/WindowBound.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include "gtest/gtest.h"
 
 #include <algorithm>
@@ -450,6 +452,31 @@ double exhaustiveOptimum(const PipelineProblem &problem) {
   return bestOfEveryCombination(problem, perRank);
 }
 
+/// On `problem`: the list schedule and the bound bracket the optimum over
+/// every order, and the exact solver, with and without the narrowed
+/// windows (Z3's encoding checked on its own), finds it and verifies.
+static void expectExactEqualsExhaustive(const PipelineProblem &problem,
+                                        const std::string &label) {
+  const double optimum = exhaustiveOptimum(problem);
+  auto list = solveWithListScheduling(problem, {});
+  ASSERT_TRUE(static_cast<bool>(list)) << label;
+  EXPECT_GE(list->makespan + 1e-9, optimum) << label;
+  const LowerBound bound = computeLowerBound(problem);
+  EXPECT_LE(bound.value, optimum + 1e-9) << label;
+  for (bool narrow : {true, false}) {
+    ExactSolverOptions options;
+    options.targetGap = 0;
+    options.timeLimitSeconds = 30;
+    options.narrowWindows = narrow;
+    ExactSolverResult exact =
+        solveExactly(problem, list->solution, bound.value, options);
+    EXPECT_TRUE(exact.optimal) << label << ": " << exact.stopReason;
+    EXPECT_NEAR(exact.makespan, optimum, 1e-9)
+        << label << " narrow " << narrow;
+    EXPECT_FALSE(static_cast<bool>(problem.verify(exact.solution))) << label;
+  }
+}
+
 TEST(SynthesisExact, EqualsExhaustiveSearch) {
   // The limit in activations; the weight gradient's residue as a fraction
   // of one. At 1.5 with a residue of 0.75, F(s, 1) needs W(s, 0) before it
@@ -460,29 +487,11 @@ TEST(SynthesisExact, EqualsExhaustiveSearch) {
                         Case{3, 2, 1.2, 0.3, 0.5, 2},
                         Case{3, 2, 2.0, 0.6, 1.0, 1},
                         Case{2, 2, 1.5, 0.5, 0.3, 1.5, 0.75},
-                        Case{3, 2, 1.2, 0.3, 1.0, 1.5, 0.75}}) {
-    PipelineProblem problem = smallProblem(c);
-    const double optimum = exhaustiveOptimum(problem);
-    auto list = solveWithListScheduling(problem, {});
-    ASSERT_TRUE(static_cast<bool>(list));
-    const LowerBound bound = computeLowerBound(problem);
-    EXPECT_LE(bound.value, optimum + 1e-9);
-    // With the narrowed windows and with Z3 alone (its encoding checked
-    // on its own).
-    for (bool narrow : {true, false}) {
-      ExactSolverOptions options;
-      options.targetGap = 0;
-      options.timeLimitSeconds = 30;
-      options.narrowWindows = narrow;
-      ExactSolverResult exact =
-          solveExactly(problem, list->solution, bound.value, options);
-      EXPECT_TRUE(exact.optimal) << exact.stopReason;
-      EXPECT_NEAR(exact.makespan, optimum, 1e-9)
-          << "pp " << c.pp << " last " << c.last << " limit " << c.limit
-          << " narrow " << narrow;
-      EXPECT_FALSE(static_cast<bool>(problem.verify(exact.solution)));
-    }
-  }
+                        Case{3, 2, 1.2, 0.3, 1.0, 1.5, 0.75}})
+    expectExactEqualsExhaustive(
+        smallProblem(c), llvm::formatv("pp {0} last {1} limit {2}", c.pp,
+                                       c.last, c.limit)
+                             .str());
 }
 
 TEST(SynthesisExact, CertifiesTheTargetGap) {
@@ -929,29 +938,10 @@ TEST(SynthesisGlobalHead, EqualsExhaustiveSearch) {
   };
   for (const Case &c : {Case{2, 0, 1.2, 0.3, 0.5, 1}, Case{3, 1, 2.0, 1.0, 1, 1},
                         Case{3, 0, 1.2, 0.5, 0, 1}, Case{3, 2, 1.5, 0.3, 1, 2},
-                        Case{3, 0, 2.0, 0.3, 1, 1.5}}) {
-    PipelineProblem problem =
-        globalHeadProblem(c.pp, 2, c.head, c.last, c.w, c.comm, 2, c.above);
-    const double optimum = exhaustiveOptimum(problem);
-    auto list = solveWithListScheduling(problem, {});
-    ASSERT_TRUE(static_cast<bool>(list));
-    EXPECT_GE(list->makespan + 1e-9, optimum);
-    const LowerBound bound = computeLowerBound(problem);
-    EXPECT_LE(bound.value, optimum + 1e-9)
-        << "pp " << c.pp << " head " << c.head << " last " << c.last;
-    for (bool narrow : {true, false}) {
-      ExactSolverOptions options;
-      options.targetGap = 0;
-      options.timeLimitSeconds = 30;
-      options.narrowWindows = narrow;
-      ExactSolverResult exact =
-          solveExactly(problem, list->solution, bound.value, options);
-      EXPECT_TRUE(exact.optimal) << exact.stopReason;
-      EXPECT_NEAR(exact.makespan, optimum, 1e-9)
-          << "pp " << c.pp << " head " << c.head << " narrow " << narrow;
-      EXPECT_FALSE(static_cast<bool>(problem.verify(exact.solution)));
-    }
-  }
+                        Case{3, 0, 2.0, 0.3, 1, 1.5}})
+    expectExactEqualsExhaustive(
+        globalHeadProblem(c.pp, 2, c.head, c.last, c.w, c.comm, 2, c.above),
+        llvm::formatv("pp {0} head {1} last {2}", c.pp, c.head, c.last).str());
 }
 
 TEST(SynthesisBound, SharedRoomOfARanksStagesStaysBelowTheOptimum) {
