@@ -277,8 +277,7 @@ bool ListRun::place(uint32_t op, double start) {
     ++firstStageBackwards;
   }
   changing(o.rank, [&] { live[o.rank] += o.memoryDelta; });
-  for (uint32_t dep : problem.getSuccessors(op)) {
-    const ProblemDependence &d = problem.getDependences()[dep];
+  for (const ProblemOutEdge &d : problem.getOutgoing(op)) {
     readyAt[d.to] = std::max(readyAt[d.to], end + d.latency);
     --unscheduledPreds[d.to];
   }
@@ -290,29 +289,30 @@ llvm::Expected<std::optional<ProblemSolution>> ListRun::run(double cutoff) {
   // clock, memory and operations, the inputs its operations wait for, and
   // for the rank that admits microbatches (it holds stage 0) whether every
   // rank has room to reserve one more microbatch, which only its forwards
-  // of stage 0 consult (its in-flight count changes with its own stage 0). The ranks' choices sit in a heap, earliest start first, then
-  // the most urgent, then the lowest rank; an entry whose rank chose again
-  // since is skipped.
-  struct Entry {
-    double start;
-    int priority;
-    int32_t rank;
-    uint32_t version;
-  };
-  auto later = [](const Entry &a, const Entry &b) {
-    return std::tie(a.start, a.priority, a.rank) >
-           std::tie(b.start, b.priority, b.rank);
-  };
-  std::vector<Entry> heap;
+  // of stage 0 consult (its in-flight count changes with its own stage 0).
+  // The ranks' choices sit in a tournament tree over the ranks, whose root
+  // is the earliest start, then the most urgent, then the lowest rank: a
+  // rank that chooses again updates its leaf and the path above it.
   std::vector<Choice> choices(numRanks);
-  std::vector<uint32_t> version(numRanks, 0);
+  int32_t leaves = 1;
+  while (leaves < numRanks)
+    leaves *= 2;
+  // Per node, the best rank below it (-1: none has a choice).
+  std::vector<int32_t> tree(2 * size_t(leaves), -1);
+  auto before = [&](int32_t a, int32_t b) {
+    if (a < 0 || b < 0)
+      return b < 0 && a >= 0;
+    return std::tie(choices[a].start, choices[a].priority, a) <
+           std::tie(choices[b].start, choices[b].priority, b);
+  };
   auto refresh = [&](int32_t r) {
     choices[r] = choose(r);
-    ++version[r];
-    if (!choices[r].valid)
-      return;
-    heap.push_back({choices[r].start, choices[r].priority, r, version[r]});
-    std::push_heap(heap.begin(), heap.end(), later);
+    size_t node = size_t(leaves) + r;
+    tree[node] = choices[r].valid ? r : -1;
+    for (node /= 2; node >= 1; node /= 2) {
+      const int32_t left = tree[2 * node], right = tree[2 * node + 1];
+      tree[node] = before(right, left) ? right : left;
+    }
   };
   for (int32_t r = 0; r < numRanks; ++r)
     refresh(r);
@@ -326,15 +326,11 @@ llvm::Expected<std::optional<ProblemSolution>> ListRun::run(double cutoff) {
     }
   };
   for (size_t placed = 0; placed < ops.size(); ++placed) {
-    while (!heap.empty() && heap.front().version != version[heap.front().rank]) {
-      std::pop_heap(heap.begin(), heap.end(), later);
-      heap.pop_back();
-    }
-    if (heap.empty())
+    if (tree[1] < 0)
       return llvm::createStringError(
           "the list schedule is stuck: every rank's memory holds microbatches "
           "that wait for each other");
-    const Choice best = choices[heap.front().rank];
+    const Choice best = choices[tree[1]];
     if (best.start + ops[best.op].duration >= cutoff)
       return std::nullopt;
     const bool entryChanged = place(best.op, best.start);
@@ -344,8 +340,8 @@ llvm::Expected<std::optional<ProblemSolution>> ListRun::run(double cutoff) {
     // a microbatch may enter.
     if (entryChanged)
       markStale(entryRank);
-    for (uint32_t dep : problem.getSuccessors(best.op))
-      markStale(ops[problem.getDependences()[dep].to].rank);
+    for (const ProblemOutEdge &d : problem.getOutgoing(best.op))
+      markStale(d.rank);
     for (int32_t r : stale) {
       isStale[r] = false;
       refresh(r);

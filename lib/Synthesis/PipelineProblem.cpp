@@ -6,6 +6,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <queue>
@@ -59,19 +60,6 @@ SynthesisSpec sched::makeSynthesisSpec(const PipelineShape &shape,
   return spec;
 }
 
-/// The slot of a compute kind in PipelineProblem::index.
-static int kindSlot(ActionKind kind) {
-  switch (kind) {
-  case ActionKind::Forward:
-    return 0;
-  case ActionKind::Backward:
-  case ActionKind::BackwardInput:
-    return 1;
-  default:
-    return 2;
-  }
-}
-
 static bool isFiniteNonNegative(double value) {
   return std::isfinite(value) && value >= 0;
 }
@@ -83,12 +71,6 @@ llvm::ArrayRef<ActionKind> PipelineProblem::getBackwardKinds() const {
   if (spec.splitBackward)
     return split;
   return full;
-}
-
-uint32_t PipelineProblem::getOperation(ActionKind kind, int32_t stage,
-                                       int32_t mb) const {
-  const size_t slot = kindSlot(kind);
-  return index[(slot * spec.numStages() + stage) * spec.microbatches + mb];
 }
 
 uint32_t PipelineProblem::addOperation(ActionKind kind, int32_t stage,
@@ -124,9 +106,8 @@ uint32_t PipelineProblem::addOperation(ActionKind kind, int32_t stage,
   }
   const uint32_t id = static_cast<uint32_t>(operations.size());
   operations.push_back(op);
-  index[(static_cast<size_t>(kindSlot(kind)) * spec.numStages() + stage) *
-            spec.microbatches +
-        mb] = id;
+  assert(id == getOperation(kind, stage, mb) &&
+         "operations are added in getOperation's order");
   return id;
 }
 
@@ -247,7 +228,6 @@ PipelineProblem::build(const SynthesisSpec &spec) {
                                 "2^62 bytes are beyond synthesis",
                                 r));
 
-  problem.index.assign(size_t(3) * S * M, 0);
   problem.operations.reserve(numOps);
   for (int32_t s = 0; s < S; ++s)
     for (int32_t m = 0; m < M; ++m) {
@@ -282,6 +262,12 @@ PipelineProblem::build(const SynthesisSpec &spec) {
                                 problem.getOperation(backward, h, j));
   problem.predecessors = problem.adjacency(/*incoming=*/true);
   problem.successors = problem.adjacency(/*incoming=*/false);
+  problem.outgoing.reserve(problem.dependences.size());
+  for (uint32_t id : problem.successors.items) {
+    const ProblemDependence &d = problem.dependences[id];
+    problem.outgoing.push_back(
+        {d.to, problem.operations[d.to].rank, d.latency});
+  }
   return problem;
 }
 

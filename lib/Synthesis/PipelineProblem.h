@@ -101,6 +101,14 @@ struct ProblemDependence {
   double latency = 0;
 };
 
+/// A dependence as the operation it leaves sees it: its target, the rank
+/// that runs the target, and the latency.
+struct ProblemOutEdge {
+  uint32_t to = 0;
+  int32_t rank = 0;
+  double latency = 0;
+};
+
 /// A solution: the order of the operations on each rank and their start
 /// times.
 struct ProblemSolution {
@@ -131,6 +139,14 @@ public:
   llvm::ArrayRef<uint32_t> getSuccessors(uint32_t op) const {
     return successors.of(op);
   }
+  /// The dependences out of `op`, in getSuccessors' order, with their
+  /// targets' ranks (one array: the list scheduler reads them for every
+  /// operation it places).
+  llvm::ArrayRef<ProblemOutEdge> getOutgoing(uint32_t op) const {
+    return llvm::ArrayRef<ProblemOutEdge>(outgoing).slice(
+        successors.offsets[op],
+        successors.offsets[op + 1] - successors.offsets[op]);
+  }
   int32_t getNumRanks() const { return spec.pp; }
   int32_t getNumStages() const { return spec.numStages(); }
   int32_t getNumMicrobatches() const { return spec.microbatches; }
@@ -141,8 +157,16 @@ public:
   int32_t getRankOf(int32_t stage) const { return stageRank[stage]; }
   /// The backward kinds: {BackwardInput, BackwardWeight} or {Backward}.
   llvm::ArrayRef<ActionKind> getBackwardKinds() const;
-  /// The operation `kind` of (stage, microbatch).
-  uint32_t getOperation(ActionKind kind, int32_t stage, int32_t mb) const;
+  /// The operation `kind` of (stage, microbatch): build() adds them stage
+  /// by stage, microbatch by microbatch, F then the backward kinds, so the
+  /// index is arithmetic (the solvers look operations up for every choice
+  /// they make; a table of them missed the cache).
+  uint32_t getOperation(ActionKind kind, int32_t stage, int32_t mb) const {
+    return static_cast<uint32_t>(
+        (size_t(stage) * spec.microbatches + mb) *
+            (spec.splitBackward ? 3 : 2) +
+        kindSlot(kind));
+  }
   /// Whether memory is counted in bytes (else in activation units).
   bool inBytes() const { return bytes; }
   /// Memory a rank holds before its first operation (its parameters).
@@ -213,6 +237,15 @@ public:
 
 private:
   PipelineProblem() = default;
+  /// The place of a compute kind among a (stage, microbatch)'s operations:
+  /// F, then I or B, then W.
+  static size_t kindSlot(ActionKind kind) {
+    if (kind == ActionKind::Forward)
+      return 0;
+    return kind == ActionKind::Backward || kind == ActionKind::BackwardInput
+               ? 1
+               : 2;
+  }
   uint32_t addOperation(ActionKind kind, int32_t stage, int32_t mb);
   void addDependence(uint32_t from, uint32_t to);
 
@@ -236,11 +269,11 @@ private:
   std::vector<ProblemOperation> operations;
   std::vector<ProblemDependence> dependences;
   Adjacency predecessors, successors;
+  /// The dependences in `successors`' order (getOutgoing).
+  std::vector<ProblemOutEdge> outgoing;
   std::vector<int32_t> stageRank;
   std::vector<std::vector<int32_t>> stagesOfRank;
   std::vector<int64_t> staticMemory;
-  /// Operation index of (kind slot, stage, microbatch).
-  std::vector<uint32_t> index;
 };
 
 } // namespace sched
