@@ -611,8 +611,11 @@ def Synthesize : Pass<"sched-synthesize", "mlir::ModuleOp"> {
     Memory counts parameters and activations (F allocates, I frees all but
     the weight-gradient part, W or B the rest); receive buffers are left
     to the verifier. A limit below what one microbatch needs is one
-    error naming the smallest feasible limit. Global-batch aux heads are
-    not synthesized yet (an error at the head).
+    error naming the smallest feasible limit. A global-batch aux head
+    orders every forward of its stage before any backward there, and the
+    ranks at and below it hold every microbatch's activations (one stage
+    per rank on a loop, stages without an output size; otherwise an
+    error naming the ways out).
 
     ```mlir
     // sched-opt --sched-synthesize="memory-limit=4"

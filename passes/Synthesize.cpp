@@ -94,17 +94,11 @@ LogicalResult SynthesizePass::checkOptions(Location loc) {
 }
 
 LogicalResult SynthesizePass::synthesize(PipelineOp pipeline) {
-  for (auto head : pipeline.getBody().front().getOps<AuxHeadOp>())
-    if (head.getScope() == AuxScope::GlobalBatch)
-      return head.emitError()
-             << "sched-synthesize does not synthesize around a global_batch "
-                "aux head yet; lower with a strategy and "
-                "sched-legalize-aux-loss, or use scope aux_free, microbatch "
-                "or sequence";
   SynthesisRequest request;
   request.splitBackward = backward == "split";
   request.comm = comm;
   request.weightGradFraction = weightGradFraction;
+  request.globalBatchHead = highestGlobalBatchHead(pipeline);
   request.memoryLimit = limit;
   if (!request.memoryLimit && pipeline.getMemoryLimit())
     request.memoryLimit = MemoryLimit::fromInteger(*pipeline.getMemoryLimit());

@@ -40,6 +40,14 @@ static std::vector<StageCost> readStageCosts(Block &body, int64_t numStages) {
   return costs;
 }
 
+int32_t sched::highestGlobalBatchHead(PipelineOp pipeline) {
+  int32_t highest = -1;
+  for (auto head : pipeline.getBody().front().getOps<AuxHeadOp>())
+    if (head.getScope() == AuxScope::GlobalBatch)
+      highest = std::max(highest, static_cast<int32_t>(head.getStage()));
+  return highest;
+}
+
 PipelineShape sched::readPipelineShape(PipelineOp pipeline) {
   PipelineShape shape;
   shape.pp = static_cast<int32_t>(pipeline.getPp());

@@ -40,6 +40,10 @@ AuxLossScope auxLossScope(AuxScope scope);
 /// The shape and per-stage costs a `sched.pipeline` declares.
 PipelineShape readPipelineShape(PipelineOp pipeline);
 
+/// The highest stage of `pipeline` with a `global_batch` aux head (its
+/// barrier covers the heads below it), or -1 when it has none.
+int32_t highestGlobalBatchHead(PipelineOp pipeline);
+
 /// The plain form of a `sched.schedule`. When `origins` is given it receives,
 /// per rank and action, the op the action came from (for diagnostics).
 mlir::FailureOr<Schedule>

@@ -81,6 +81,11 @@ private:
   /// alike: relabelling them in the order a stage runs them keeps every
   /// dependence and every rank's memory).
   std::vector<std::vector<int32_t>> next;
+  /// The stage whose forwards and backwards the in-flight cap counts: the
+  /// first, or the one above a global-batch aux head (every microbatch
+  /// passes the head's forward before any leaves it, so the cap counts the
+  /// stages above it); -1: none (a head on the last stage).
+  int32_t capStage = 0;
   int32_t entered = 0, firstStageBackwards = 0;
   ProblemSolution solution;
 };
@@ -111,8 +116,7 @@ ListRun::ListRun(const PipelineProblem &problem, const ListPolicy &policy,
     live[r] = problem.getStaticMemory(r);
     // A microbatch reserves its activations; the transfers' buffers are
     // not the problem's memory (TransferBuffers.h fits them).
-    need[r] = problem.getSmallestFeasibleLimit(r) -
-              problem.getTransferHeadroom(r) - live[r];
+    need[r] = problem.getMicrobatchActivations(r);
   }
   for (int32_t r = 0; r < numRanks; ++r) {
     limits.push_back(problem.getMemoryLimit(r));
@@ -124,6 +128,8 @@ ListRun::ListRun(const PipelineProblem &problem, const ListPolicy &policy,
     if (llvm::is_contained(problem.getBackwardKinds(), kind))
       kinds.push_back(kind);
   next.assign(3, std::vector<int32_t>(problem.getNumStages(), 0));
+  if (const int32_t head = problem.getSpec().globalBatchHead; head >= 0)
+    capStage = head + 1 < problem.getNumStages() ? head + 1 : -1;
   solution.order.assign(numRanks, {});
   solution.start.assign(ops.size(), 0);
 }
@@ -138,7 +144,7 @@ bool ListRun::admits(uint32_t op, bool &memoryBound) const {
   const ProblemOperation &o = ops[op];
   memoryBound = false;
   const bool enters = o.stage == 0;
-  if (enters && policy.inFlightCap > 0 &&
+  if (o.stage == capStage && policy.inFlightCap > 0 &&
       entered - firstStageBackwards >= policy.inFlightCap)
     return false;
   if (policy.reserve) {
@@ -258,20 +264,20 @@ bool ListRun::place(uint32_t op, double start) {
   clock[o.rank] = end;
   ++next[slotOf(o.kind)][o.stage];
   if (o.kind == ActionKind::Forward) {
-    if (o.stage == 0) {
+    if (o.stage == capStage)
       ++entered;
+    if (o.stage == 0) {
       if (policy.reserve)
         for (int32_t q = 0; q < numRanks; ++q)
           changing(q, [&] { pendingForward[q] += need[q]; });
     }
     if (policy.reserve)
       changing(o.rank, [&] { pendingForward[o.rank] -= o.memoryDelta; });
-  } else if (o.stage == 0 && o.kind != ActionKind::BackwardWeight) {
+  } else if (o.stage == capStage && o.kind != ActionKind::BackwardWeight) {
     ++firstStageBackwards;
   }
   changing(o.rank, [&] { live[o.rank] += o.memoryDelta; });
-  for (uint32_t dep : problem.getSuccessors(op)) {
-    const ProblemDependence &d = problem.getDependences()[dep];
+  for (const ProblemOutEdge &d : problem.getOutgoing(op)) {
     readyAt[d.to] = std::max(readyAt[d.to], end + d.latency);
     --unscheduledPreds[d.to];
   }
@@ -283,29 +289,30 @@ llvm::Expected<std::optional<ProblemSolution>> ListRun::run(double cutoff) {
   // clock, memory and operations, the inputs its operations wait for, and
   // for the rank that admits microbatches (it holds stage 0) whether every
   // rank has room to reserve one more microbatch, which only its forwards
-  // of stage 0 consult (its in-flight count changes with its own stage 0). The ranks' choices sit in a heap, earliest start first, then
-  // the most urgent, then the lowest rank; an entry whose rank chose again
-  // since is skipped.
-  struct Entry {
-    double start;
-    int priority;
-    int32_t rank;
-    uint32_t version;
-  };
-  auto later = [](const Entry &a, const Entry &b) {
-    return std::tie(a.start, a.priority, a.rank) >
-           std::tie(b.start, b.priority, b.rank);
-  };
-  std::vector<Entry> heap;
+  // of stage 0 consult (its in-flight count changes with its own stage 0).
+  // The ranks' choices sit in a tournament tree over the ranks, whose root
+  // is the earliest start, then the most urgent, then the lowest rank: a
+  // rank that chooses again updates its leaf and the path above it.
   std::vector<Choice> choices(numRanks);
-  std::vector<uint32_t> version(numRanks, 0);
+  int32_t leaves = 1;
+  while (leaves < numRanks)
+    leaves *= 2;
+  // Per node, the best rank below it (-1: none has a choice).
+  std::vector<int32_t> tree(2 * size_t(leaves), -1);
+  auto before = [&](int32_t a, int32_t b) {
+    if (a < 0 || b < 0)
+      return b < 0 && a >= 0;
+    return std::tie(choices[a].start, choices[a].priority, a) <
+           std::tie(choices[b].start, choices[b].priority, b);
+  };
   auto refresh = [&](int32_t r) {
     choices[r] = choose(r);
-    ++version[r];
-    if (!choices[r].valid)
-      return;
-    heap.push_back({choices[r].start, choices[r].priority, r, version[r]});
-    std::push_heap(heap.begin(), heap.end(), later);
+    size_t node = size_t(leaves) + r;
+    tree[node] = choices[r].valid ? r : -1;
+    for (node /= 2; node >= 1; node /= 2) {
+      const int32_t left = tree[2 * node], right = tree[2 * node + 1];
+      tree[node] = before(right, left) ? right : left;
+    }
   };
   for (int32_t r = 0; r < numRanks; ++r)
     refresh(r);
@@ -319,15 +326,11 @@ llvm::Expected<std::optional<ProblemSolution>> ListRun::run(double cutoff) {
     }
   };
   for (size_t placed = 0; placed < ops.size(); ++placed) {
-    while (!heap.empty() && heap.front().version != version[heap.front().rank]) {
-      std::pop_heap(heap.begin(), heap.end(), later);
-      heap.pop_back();
-    }
-    if (heap.empty())
+    if (tree[1] < 0)
       return llvm::createStringError(
           "the list schedule is stuck: every rank's memory holds microbatches "
           "that wait for each other");
-    const Choice best = choices[heap.front().rank];
+    const Choice best = choices[tree[1]];
     if (best.start + ops[best.op].duration >= cutoff)
       return std::nullopt;
     const bool entryChanged = place(best.op, best.start);
@@ -337,8 +340,8 @@ llvm::Expected<std::optional<ProblemSolution>> ListRun::run(double cutoff) {
     // a microbatch may enter.
     if (entryChanged)
       markStale(entryRank);
-    for (uint32_t dep : problem.getSuccessors(best.op))
-      markStale(ops[problem.getDependences()[dep].to].rank);
+    for (const ProblemOutEdge &d : problem.getOutgoing(best.op))
+      markStale(d.rank);
     for (int32_t r : stale) {
       isStale[r] = false;
       refresh(r);

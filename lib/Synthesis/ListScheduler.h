@@ -41,7 +41,8 @@ struct ListPolicy {
   bool reserve = true;
   WeightGradPolicy weightGrad = WeightGradPolicy::Fill;
   /// At most this many microbatches between the first stage's forwards and
-  /// its backwards (0: no cap).
+  /// its backwards (0: no cap); with a global-batch aux head, the stage
+  /// above it (every microbatch is in flight below it at once).
   int32_t inFlightCap = 0;
   /// Among forwards ready together, the one with the longest path ahead
   /// (else the oldest microbatch).

@@ -33,12 +33,21 @@ sched::computePrecedences(const PipelineProblem &problem, PathModel model) {
     if (!limit)
       continue;
     const int64_t room = *limit - problem.getStaticMemory(r);
-    for (int32_t s : problem.getStagesOf(r)) {
-      const int64_t activation =
-          ops[problem.getOperation(ActionKind::Forward, s, 0)].memoryDelta;
-      if (activation <= 0 || room < activation)
+    llvm::ArrayRef<int32_t> stages = problem.getStagesOf(r);
+    auto activationOf = [&](int32_t s) {
+      return ops[problem.getOperation(ActionKind::Forward, s, 0)].memoryDelta;
+    };
+    // While F(s, j) runs, every lower stage of the rank holds microbatch
+    // j's activation (its forward came before, its backward comes after
+    // this stage's): that much of the room is taken.
+    int64_t below = 0;
+    for (int32_t s : stages) {
+      const int64_t activation = activationOf(s);
+      const int64_t free = room - below;
+      below += activation;
+      if (activation <= 0 || free < activation)
         continue;
-      const int64_t k = room / activation;
+      const int64_t k = free / activation;
       if (k >= m)
         continue;
       ActionKind frees = backward;
@@ -46,7 +55,7 @@ sched::computePrecedences(const PipelineProblem &problem, PathModel model) {
         const int64_t residue =
             -ops[problem.getOperation(ActionKind::BackwardWeight, s, 0)]
                  .memoryDelta;
-        if (__int128(activation) + __int128(residue) * k > room)
+        if (__int128(activation) + __int128(residue) * k > free)
           frees = ActionKind::BackwardWeight;
       }
       for (int32_t j = 0; j + k < m; ++j)
@@ -54,6 +63,31 @@ sched::computePrecedences(const PipelineProblem &problem, PathModel model) {
             {problem.getOperation(ActionKind::Forward, s,
                                   static_cast<int32_t>(j + k)),
              0.0});
+    }
+    // A lower stage's forwards wait for a higher one's: when F(t, j) runs,
+    // each lower stage s of the rank holds microbatch j's activation and
+    // every later one it has started (its backwards run in order, the j-th
+    // after F(t, j)), so F(s, j + k) comes after F(t, j) once k + 1 of
+    // stage s's activations, F(t, j)'s and those of the other stages below
+    // t do not fit.
+    for (size_t ti = 1; ti < stages.size(); ++ti) {
+      const int32_t t = stages[ti];
+      int64_t lower = 0;
+      for (size_t si = 0; si < ti; ++si)
+        lower += activationOf(stages[si]);
+      for (size_t si = 0; si < ti; ++si) {
+        const int32_t s = stages[si];
+        const int64_t activation = activationOf(s);
+        const int64_t free = room - activationOf(t) - (lower - activation);
+        if (activation <= 0 || free < activation)
+          continue;
+        const int64_t k = free / activation;
+        for (int32_t j = 0; j + k < m; ++j)
+          out[problem.getOperation(ActionKind::Forward, t, j)].push_back(
+              {problem.getOperation(ActionKind::Forward, s,
+                                    static_cast<int32_t>(j + k)),
+               0.0});
+      }
     }
   }
   return out;

@@ -2,9 +2,11 @@
 
 #include "lib/Synthesis/PipelineProblem.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <queue>
@@ -47,6 +49,7 @@ SynthesisSpec sched::makeSynthesisSpec(const PipelineShape &shape,
   spec.splitBackward = request.splitBackward;
   spec.comm = request.comm;
   spec.weightGradFraction = request.weightGradFraction;
+  spec.globalBatchHead = request.globalBatchHead;
   if (request.memoryLimit && !request.memoryLimit->isUnbounded()) {
     const __int128 scaled = request.memoryLimit->floorScaled(
         declaresSizes(spec.stages) ? 1 : kActivationUnit);
@@ -55,19 +58,6 @@ SynthesisSpec sched::makeSynthesisSpec(const PipelineShape &shape,
       spec.memoryLimit = {static_cast<int64_t>(scaled)};
   }
   return spec;
-}
-
-/// The slot of a compute kind in PipelineProblem::index.
-static int kindSlot(ActionKind kind) {
-  switch (kind) {
-  case ActionKind::Forward:
-    return 0;
-  case ActionKind::Backward:
-  case ActionKind::BackwardInput:
-    return 1;
-  default:
-    return 2;
-  }
 }
 
 static bool isFiniteNonNegative(double value) {
@@ -81,12 +71,6 @@ llvm::ArrayRef<ActionKind> PipelineProblem::getBackwardKinds() const {
   if (spec.splitBackward)
     return split;
   return full;
-}
-
-uint32_t PipelineProblem::getOperation(ActionKind kind, int32_t stage,
-                                       int32_t mb) const {
-  const size_t slot = kindSlot(kind);
-  return index[(slot * spec.numStages() + stage) * spec.microbatches + mb];
 }
 
 uint32_t PipelineProblem::addOperation(ActionKind kind, int32_t stage,
@@ -122,9 +106,8 @@ uint32_t PipelineProblem::addOperation(ActionKind kind, int32_t stage,
   }
   const uint32_t id = static_cast<uint32_t>(operations.size());
   operations.push_back(op);
-  index[(static_cast<size_t>(kindSlot(kind)) * spec.numStages() + stage) *
-            spec.microbatches +
-        mb] = id;
+  assert(id == getOperation(kind, stage, mb) &&
+         "operations are added in getOperation's order");
   return id;
 }
 
@@ -193,6 +176,27 @@ PipelineProblem::build(const SynthesisSpec &spec) {
   for (int64_t limit : spec.memoryLimit)
     if (limit < 0)
       return fail("a memory limit must be >= 0");
+  if (spec.globalBatchHead < -1 || spec.globalBatchHead >= spec.numStages())
+    return fail(llvm::formatv("a global_batch aux head at stage {0} of a "
+                              "pipeline of {1} stages",
+                              spec.globalBatchHead, spec.numStages()));
+  if (spec.globalBatchHead >= 0 &&
+      (spec.vpp != 1 || spec.placement != StagePlacement::Loop))
+    return fail(llvm::formatv(
+        "a global_batch aux head is synthesized with one stage per rank "
+        "(vpp = 1 on a loop), not on {0} with vpp = {1}; lower with a "
+        "strategy and sched-legalize-aux-loss, or use scope aux_free, "
+        "microbatch or sequence",
+        spec.placement == StagePlacement::V ? "a V" : "a loop", spec.vpp));
+  if (spec.globalBatchHead >= 0 &&
+      llvm::any_of(spec.stages,
+                   [](const StageCost &c) { return c.output > 0; }))
+    return fail("a global_batch aux head is synthesized for stages without "
+                "an output size: the transfers' buffers beside every "
+                "microbatch's activations (gradients that arrive before the "
+                "head's last forward) are not modelled yet; lower with a "
+                "strategy and sched-legalize-aux-loss, or use scope "
+                "aux_free, microbatch or sequence");
   if (spec.memoryLimit.size() > 1 &&
       spec.memoryLimit.size() != static_cast<size_t>(spec.pp))
     return fail(llvm::formatv("{0} memory limits for {1} ranks",
@@ -224,7 +228,6 @@ PipelineProblem::build(const SynthesisSpec &spec) {
                                 "2^62 bytes are beyond synthesis",
                                 r));
 
-  problem.index.assign(size_t(3) * S * M, 0);
   problem.operations.reserve(numOps);
   for (int32_t s = 0; s < S; ++s)
     for (int32_t m = 0; m < M; ++m) {
@@ -248,8 +251,23 @@ PipelineProblem::build(const SynthesisSpec &spec) {
         problem.addDependence(
             b, problem.getOperation(ActionKind::BackwardWeight, s, m));
     }
+  // The global-batch loss at stage h: every forward there before any
+  // backward there (all pairs, so that a solution in any microbatch order
+  // keeps it; the solvers' canonical order needs only F(h, M-1) -> I(h, 0)).
+  if (const int32_t h = spec.globalBatchHead; h >= 0)
+    for (int32_t m = 0; m < M; ++m)
+      for (int32_t j = 0; j < M; ++j)
+        if (h + 1 < S || m != j)
+          problem.addDependence(problem.getOperation(ActionKind::Forward, h, m),
+                                problem.getOperation(backward, h, j));
   problem.predecessors = problem.adjacency(/*incoming=*/true);
   problem.successors = problem.adjacency(/*incoming=*/false);
+  problem.outgoing.reserve(problem.dependences.size());
+  for (uint32_t id : problem.successors.items) {
+    const ProblemDependence &d = problem.dependences[id];
+    problem.outgoing.push_back(
+        {d.to, problem.operations[d.to].rank, d.latency});
+  }
   return problem;
 }
 
@@ -297,11 +315,25 @@ int64_t PipelineProblem::getTransferHeadroom(int32_t rank) const {
   return std::max<int64_t>(0, most - activations);
 }
 
-int64_t PipelineProblem::getSmallestFeasibleLimit(int32_t rank) const {
-  int64_t least = staticMemory[rank];
+int64_t PipelineProblem::getMicrobatchActivations(int32_t rank) const {
+  int64_t activations = 0;
   for (int32_t s : stagesOfRank[rank])
-    least += operations[getOperation(ActionKind::Forward, s, 0)].memoryDelta;
-  return least + getTransferHeadroom(rank);
+    activations +=
+        operations[getOperation(ActionKind::Forward, s, 0)].memoryDelta;
+  return activations;
+}
+
+bool PipelineProblem::holdsEveryMicrobatch(int32_t rank) const {
+  return llvm::any_of(stagesOfRank[rank], [&](int32_t s) {
+    return s <= spec.globalBatchHead;
+  });
+}
+
+int64_t PipelineProblem::getSmallestFeasibleLimit(int32_t rank) const {
+  const int64_t held =
+      holdsEveryMicrobatch(rank) ? int64_t(spec.microbatches) : 1;
+  return staticMemory[rank] + held * getMicrobatchActivations(rank) +
+         getTransferHeadroom(rank);
 }
 
 std::string PipelineProblem::formatMemory(int64_t amount) const {
@@ -328,16 +360,27 @@ llvm::Error PipelineProblem::checkMemory() const {
       least = std::max(least, getSmallestFeasibleLimit(q));
     return llvm::createStringError(
         llvm::formatv("no schedule fits the memory limit of {0}: rank {1} "
-                      "needs {2} (its parameters and one microbatch's "
-                      "activations of its stages{3}); the smallest feasible "
-                      "limit is {4}",
+                      "needs {2} (its parameters and {5} activations of its "
+                      "stages{6}{3}); the smallest feasible limit is {4}",
                       formatMemory(*limit), r,
                       formatMemory(getSmallestFeasibleLimit(r)),
                       getTransferHeadroom(r) > 0
                           ? ", with the largest transfer buffer it holds "
                             "beside them"
                           : "",
-                      formatMemory(least))
+                      formatMemory(least),
+                      holdsEveryMicrobatch(r)
+                          ? llvm::formatv("all {0} microbatches'",
+                                          spec.microbatches)
+                                .str()
+                          : std::string("one microbatch's"),
+                      holdsEveryMicrobatch(r)
+                          ? llvm::formatv(", held together before the "
+                                          "global_batch aux head at stage "
+                                          "{0} runs its first backward",
+                                          spec.globalBatchHead)
+                                .str()
+                          : std::string())
             .str());
   }
   return llvm::Error::success();

@@ -49,6 +49,11 @@ struct SynthesisSpec {
   std::vector<int64_t> memoryLimit;
   /// Part of an activation I keeps for W when stages declare no sizes.
   double weightGradFraction = 0.5;
+  /// The highest stage with a `global_batch` aux head, -1 when none: every
+  /// backward (I or B) of that stage waits for every forward there (the
+  /// loss needs the whole batch), and so every backward of the stages
+  /// below it (docs/aux-loss.md). Needs one stage per rank on a loop.
+  int32_t globalBatchHead = -1;
 
   int32_t numStages() const { return pp * vpp; }
   /// The pipeline's shape, as the generators take it.
@@ -60,6 +65,9 @@ struct SynthesisRequest {
   bool splitBackward = true;
   double comm = 0;
   double weightGradFraction = 0.5;
+  /// The highest stage with a `global_batch` aux head, -1 when none
+  /// (SynthesisSpec::globalBatchHead).
+  int32_t globalBatchHead = -1;
   /// The limit as the user wrote it: bytes, or stage activations when no
   /// stage declares sizes; none or `inf`: unlimited.
   std::optional<MemoryLimit> memoryLimit;
@@ -93,6 +101,14 @@ struct ProblemDependence {
   double latency = 0;
 };
 
+/// A dependence as the operation it leaves sees it: its target, the rank
+/// that runs the target, and the latency.
+struct ProblemOutEdge {
+  uint32_t to = 0;
+  int32_t rank = 0;
+  double latency = 0;
+};
+
 /// A solution: the order of the operations on each rank and their start
 /// times.
 struct ProblemSolution {
@@ -123,6 +139,14 @@ public:
   llvm::ArrayRef<uint32_t> getSuccessors(uint32_t op) const {
     return successors.of(op);
   }
+  /// The dependences out of `op`, in getSuccessors' order, with their
+  /// targets' ranks (one array: the list scheduler reads them for every
+  /// operation it places).
+  llvm::ArrayRef<ProblemOutEdge> getOutgoing(uint32_t op) const {
+    return llvm::ArrayRef<ProblemOutEdge>(outgoing).slice(
+        successors.offsets[op],
+        successors.offsets[op + 1] - successors.offsets[op]);
+  }
   int32_t getNumRanks() const { return spec.pp; }
   int32_t getNumStages() const { return spec.numStages(); }
   int32_t getNumMicrobatches() const { return spec.microbatches; }
@@ -133,20 +157,39 @@ public:
   int32_t getRankOf(int32_t stage) const { return stageRank[stage]; }
   /// The backward kinds: {BackwardInput, BackwardWeight} or {Backward}.
   llvm::ArrayRef<ActionKind> getBackwardKinds() const;
-  /// The operation `kind` of (stage, microbatch).
-  uint32_t getOperation(ActionKind kind, int32_t stage, int32_t mb) const;
+  /// The operation `kind` of (stage, microbatch): build() adds them stage
+  /// by stage, microbatch by microbatch, F then the backward kinds, so the
+  /// index is arithmetic (the solvers look operations up for every choice
+  /// they make; a table of them missed the cache).
+  uint32_t getOperation(ActionKind kind, int32_t stage, int32_t mb) const {
+    return static_cast<uint32_t>(
+        (size_t(stage) * spec.microbatches + mb) *
+            (spec.splitBackward ? 3 : 2) +
+        kindSlot(kind));
+  }
   /// Whether memory is counted in bytes (else in activation units).
   bool inBytes() const { return bytes; }
   /// Memory a rank holds before its first operation (its parameters).
   int64_t getStaticMemory(int32_t rank) const { return staticMemory[rank]; }
   /// The limit of `rank`, if any.
   std::optional<int64_t> getMemoryLimit(int32_t rank) const;
+  /// One microbatch's activations of all the stages rank `rank` holds.
+  int64_t getMicrobatchActivations(int32_t rank) const;
+  /// Whether rank `rank` holds a stage at or below a global-batch aux
+  /// head, so that every schedule holds every microbatch's activations of
+  /// it at once (between the head's last forward and its first backward).
+  bool holdsEveryMicrobatch(int32_t rank) const;
   /// The least limit under which rank `rank` can run any schedule: its
   /// parameters plus one microbatch's activations of all its stages (every
   /// forward of a microbatch precedes its first backward, so some point of
   /// every schedule holds them all; running microbatches one at a time
   /// holds no more), and the transfers' buffers beside them
-  /// (getTransferHeadroom).
+  /// (getTransferHeadroom). On a rank at or below a global-batch aux head,
+  /// every microbatch's activations: before the head's first backward the
+  /// rank has run all its forwards and none of its backwards, and running
+  /// all forwards, then each microbatch's backwards in turn (GPipe's
+  /// order) holds no more, its buffers at each point as one microbatch's
+  /// are beside the activations of the others.
   int64_t getSmallestFeasibleLimit(int32_t rank) const;
   /// What rank `rank`'s transfers add to that least limit when stages
   /// declare sizes (the verifier counts them then): over the rank's stages
@@ -194,6 +237,15 @@ public:
 
 private:
   PipelineProblem() = default;
+  /// The place of a compute kind among a (stage, microbatch)'s operations:
+  /// F, then I or B, then W.
+  static size_t kindSlot(ActionKind kind) {
+    if (kind == ActionKind::Forward)
+      return 0;
+    return kind == ActionKind::Backward || kind == ActionKind::BackwardInput
+               ? 1
+               : 2;
+  }
   uint32_t addOperation(ActionKind kind, int32_t stage, int32_t mb);
   void addDependence(uint32_t from, uint32_t to);
 
@@ -217,11 +269,11 @@ private:
   std::vector<ProblemOperation> operations;
   std::vector<ProblemDependence> dependences;
   Adjacency predecessors, successors;
+  /// The dependences in `successors`' order (getOutgoing).
+  std::vector<ProblemOutEdge> outgoing;
   std::vector<int32_t> stageRank;
   std::vector<std::vector<int32_t>> stagesOfRank;
   std::vector<int64_t> staticMemory;
-  /// Operation index of (kind slot, stage, microbatch).
-  std::vector<uint32_t> index;
 };
 
 } // namespace sched

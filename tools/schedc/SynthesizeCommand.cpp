@@ -294,6 +294,7 @@ int sched::runSynthesize() {
   SynthesisRequest request;
   request.splitBackward = backwardFlag == "split";
   request.comm = comm;
+  request.globalBatchHead = highestGlobalBatchHead(pipeline);
   request.memoryLimit = limit;
   if (!limit && pipeline.getMemoryLimit())
     request.memoryLimit = MemoryLimit::fromInteger(*pipeline.getMemoryLimit());
