@@ -485,15 +485,28 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout, bool moeLayer,
   cost.activationBytes = ops.savedBytes();
   cost.hostBytes = ops.hostBytes();
 
+  // The all-gathers' share of the forward's tensor-parallel time (a
+  // per-operator policy runs them again): half, but under NVFP4.
+  double gatherShare = 0.5;
   if (layout.tp > 1) {
     const double bytes = kBf16 * chunk * h;
     if (layout.sequenceParallel) {
       // Per block an all-gather before and a reduce-scatter after; the
       // backward mirrors them and gathers the block's input again for the
-      // weight gradient (only the sequence shard was kept).
-      const double one = reduceScatterTime(bytes, layout.tp, 1);
-      cost.forward.tensorParallel = 4 * one;
-      cost.backward.tensorParallel = 6 * one;
+      // weight gradient (only the sequence shard was kept). Under NVFP4
+      // Transformer Engine gathers the quantized copies (the input's and
+      // the incoming gradient's: 0.5625 bytes an element,
+      // transformer_engine/pytorch/distributed.py _all_gather_nvfp4); the
+      // reduce-scatters stay BF16.
+      const double scatter = reduceScatterTime(bytes, layout.tp, 1);
+      const double gather =
+          training.precision == Precision::FP4
+              ? reduceScatterTime(bytes / kBf16 * elementBytes(Precision::FP4),
+                                  layout.tp, 1)
+              : scatter;
+      cost.forward.tensorParallel = 2 * gather + 2 * scatter;
+      cost.backward.tensorParallel = 4 * gather + 2 * scatter;
+      gatherShare = gather / (gather + scatter);
     } else {
       // An all-reduce after each block, forward and backward.
       cost.forward.tensorParallel = 2 * allReduceTime(bytes, layout.tp, 1);
@@ -576,7 +589,7 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout, bool moeLayer,
   // The per-operator policy keeps reduce_scatter's output (its save list)
   // and runs the all-gathers again: half the forward's collectives.
   if (layout.recompute.isPerOperator())
-    cost.backward.recompute += cost.forward.tensorParallel / 2;
+    cost.backward.recompute += cost.forward.tensorParallel * gatherShare;
   if (layout.recompute.recomputes(Recompute::Moe))
     cost.backward.recompute += cost.forward.expertParallel;
 

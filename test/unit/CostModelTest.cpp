@@ -225,6 +225,38 @@ TEST(CostModelFlops, SlidingWindowLayersByHand) {
             std::string::npos);
 }
 
+// Sequence parallelism under NVFP4: Transformer Engine all-gathers the
+// quantized copies (0.5625 bytes an element) and reduce-scatters in BF16.
+// Per layer and microbatch: forward 2 gathers + 2 scatters, backward 4
+// gathers (the gradient's and the input's again) + 2 scatters; BF16 and
+// FP8 move 2 bytes in every one.
+TEST(CostModelFlops, Nvfp4GathersQuantizedCopiesUnderSequenceParallelism) {
+  std::optional<ClusterSpec> gb200 = clusterPreset("gb200-nvl72");
+  ASSERT_TRUE(gb200.has_value());
+  const ModelSpec m = parse(kDense);
+  TrainingSpec t = training(2, 2048, 2048 * 2);
+  t.tensorParallelOverlap = false;
+  Layout layout;
+  layout.tp = 2;
+  for (Precision precision : {Precision::BF16, Precision::FP4}) {
+    t.precision = precision;
+    CostModel model(m, *gb200, t);
+    ASSERT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+    const StageEstimate stage = model.stages(layout)[0];
+    const double bf16 = model.reduceScatterTime(2.0 * 2048 * 1024, 2, 1);
+    const double gather =
+        precision == Precision::FP4
+            ? model.reduceScatterTime((0.5 + 1.0 / 16) * 2048 * 1024, 2, 1)
+            : bf16;
+    EXPECT_DOUBLE_EQ(stage.forwardTerms.tensorParallel,
+                     2 * (2 * gather + 2 * bf16))
+        << precisionName(precision).str();
+    EXPECT_DOUBLE_EQ(stage.backwardTerms.tensorParallel,
+                     2 * (4 * gather + 2 * bf16))
+        << precisionName(precision).str();
+  }
+}
+
 TEST(CostModelFlops, SlidingWindowFieldErrors) {
   auto error = [](llvm::StringRef json) {
     llvm::Expected<ModelSpec> model = parseModelSpec(json);
