@@ -501,7 +501,7 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout, bool moeLayer,
       const double scatter = reduceScatterTime(bytes, layout.tp, 1);
       const double gather =
           training.precision == Precision::FP4
-              ? reduceScatterTime(bytes / kBf16 * elementBytes(Precision::FP4),
+              ? reduceScatterTime(elementBytes(Precision::FP4) * chunk * h,
                                   layout.tp, 1)
               : scatter;
       cost.forward.tensorParallel = 2 * gather + 2 * scatter;

@@ -158,10 +158,10 @@ static llvm::Error mapSlidingWindow(ConfigReader &in, llvm::json::Object &out,
                                     std::vector<std::string> &mapped) {
   const llvm::json::Object &config = in.object();
   in.use("use_sliding_window");
-  in.use("max_window_layers");
   if (config.getBoolean("use_sliding_window") == std::optional<bool>(false)) {
     in.use("sliding_window");
     in.use("layer_types");
+    in.use("max_window_layers");
     return llvm::Error::success();
   }
   llvm::Expected<std::optional<int64_t>> window = in.optional("sliding_window");

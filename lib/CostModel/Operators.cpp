@@ -288,15 +288,15 @@ static Tokens tokensOf(const TrainingSpec &training, const Layout &layout) {
 /// engines are closed, docs/cost-model.md "Sliding-window attention").
 static constexpr int64_t kAttentionTile = 128;
 
-/// A sliding window's work per counted FLOP relative to a causal layer's.
-/// The kernel visits whole key tiles: query tile k visits min(k + 1, n)
-/// of them, n = ceil((W - 1) / tile) + 1 for a band of W keys, k + 1 for
-/// the causal triangle. Its time is the causal kernel's at this sequence
-/// times the ratio of tiles visited: cudnn-frontend PR #505's cuDNN
+/// The key tiles a band of `window` keys visits relative to the causal
+/// triangle's at `seq`. The kernel visits whole key tiles: query tile k
+/// visits min(k + 1, n) of them, n = ceil((W - 1) / tile) + 1 for a band
+/// of W keys, k + 1 for the causal triangle. A band's time is the causal
+/// kernel's at this sequence times this ratio: cudnn-frontend PR #505's cuDNN
 /// backward (SM120, S 4,096, 16 heads of 64) takes 0.306 and 0.496 of the
 /// causal time with windows of 511 and 1,023 keys to the left, whose tile
 /// ratios are 0.284 and 0.477 (OperatorModelTest).
-static double bandWork(double seq, int64_t window) {
+static double bandTileRatio(double seq, int64_t window) {
   const double tile = static_cast<double>(kAttentionTile);
   const double queryTiles = std::max(1.0, std::ceil(seq / tile));
   const double band = std::ceil(static_cast<double>(window - 1) / tile) + 1;
@@ -305,8 +305,7 @@ static double bandWork(double seq, int64_t window) {
   const double ramp = std::min(band, queryTiles);
   const double bandTiles = ramp * (ramp + 1) / 2 + (queryTiles - ramp) * band;
   const double causalTiles = queryTiles * (queryTiles + 1) / 2;
-  const double keys = meanKeysPerQuery(seq, window);
-  return (bandTiles / causalTiles) * (seq / 2) / keys;
+  return bandTiles / causalTiles;
 }
 
 static void attentionBlock(LayerBuilder &b, const ModelSpec &model,
@@ -318,7 +317,7 @@ static void attentionBlock(LayerBuilder &b, const ModelSpec &model,
   // NVFP4 Megatron saves its BF16 input instead (save_original_input on
   // linear_proj, megatron/core/transformer/attention.py) and casts it
   // again in the backward.
-  const bool quantized = training.precision == Precision::FP8;
+  const bool keepsFp8Input = training.precision == Precision::FP8;
   // Pre-norm and the residual add: read h, write h; read 2h, write h. The
   // norm keeps its input (the layer's input, all a full recomputation
   // keeps); its output is the next GEMM's kept input.
@@ -409,12 +408,14 @@ static void attentionBlock(LayerBuilder &b, const ModelSpec &model,
     // Causal: each query meets seq/2 keys on average (Megatron counts it
     // so), within a sliding window the band's mean; two matmuls of 2 FLOPs
     // per multiply-add. A band costs the causal kernel's time in
-    // proportion to the key tiles it visits (bandWork).
+    // proportion to the key tiles it visits (bandTileRatio): its work per
+    // counted FLOP is that ratio over the ratio of keys.
     const int64_t window = windowed ? model.slidingWindow : 0;
     const double keys = meanKeysPerQuery(t.seq, window);
     const double flops = t.full * heads * 2 * (qkDim + vDim) * keys;
     b.attention(flops, model.mla.has_value(),
-                window > 0 ? bandWork(t.seq, window) : 1);
+                window > 0 ? bandTileRatio(t.seq, window) * (t.seq / 2) / keys
+                           : 1);
     // The kernel keeps its output and the FP32 log-sum-exp per row; the
     // output is also the output projection's input (one tensor in BF16;
     // in FP8 the projection keeps its own FP8 copy, and recomputing the
@@ -434,13 +435,13 @@ static void attentionBlock(LayerBuilder &b, const ModelSpec &model,
       // Under `dots` neither copy stays: the output is the kernel's, not a
       // weight GEMM's, and the core runs again.
       b.keep("attention output", t.full * heads * vDim * kBf16,
-             quantized ? Recompute::CoreAttention | Recompute::Dots
-                       : Recompute::Dots,
+             keepsFp8Input ? Recompute::CoreAttention | Recompute::Dots
+                           : Recompute::Dots,
              R::Context);
-      // The quantized copy is Transformer Engine's; MaxText's `context`
+      // The keepsFp8Input copy is Transformer Engine's; MaxText's `context`
       // names the BF16 output alone, and a saved-name policy casts it
       // again.
-      if (quantized)
+      if (keepsFp8Input)
         b.keep("output projection input", t.full * heads * vDim,
                Recompute::Dots, R::Unnamed);
     }

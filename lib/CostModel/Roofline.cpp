@@ -45,9 +45,8 @@ static const MeasuredGemm *measured(const Operator &op,
     return std::abs(a - b) <= 0.01 * std::max(a, b);
   };
   for (const MeasuredGemm &g : efficiency.gemms)
-    if (g.fp8 == (op.precision == Precision::FP8) &&
-        op.precision != Precision::FP4 && close(g.m, op.m) &&
-        close(g.n, op.n) && close(g.k, op.k))
+    if (op.precision == (g.fp8 ? Precision::FP8 : Precision::BF16) &&
+        close(g.m, op.m) && close(g.n, op.n) && close(g.k, op.k))
       return &g;
   return nullptr;
 }

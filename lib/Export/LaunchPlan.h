@@ -55,9 +55,10 @@ struct LaunchPlan {
   std::vector<std::string> recomputeModules;
   /// Layers whose activations go to host memory.
   int64_t offloadLayers = 0;
-  bool fp8 = false;
-  /// NVFP4 (Transformer Engine's NVFP4BlockScaling) on every layer.
-  bool fp4 = false;
+  /// The transformer GEMMs' precision, as `schedc plan --precision` names
+  /// it: "bf16", "fp8" or "fp4" (NVFP4, Transformer Engine's
+  /// NVFP4BlockScaling on every layer).
+  std::string precision = "bf16";
   bool tensorParallelOverlap = true;
   /// Main gradients and Adam's moments in bf16 (else fp32).
   bool bf16MainGrads = false;

@@ -164,9 +164,9 @@ llvm::Error sched::writeMegatronArgs(llvm::raw_ostream &os,
     add("--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16");
   recomputeFlags(plan, flags);
   add("--bf16");
-  if (plan.fp8)
+  if (plan.precision == "fp8")
     add("--fp8-format e4m3");
-  if (plan.fp4)
+  if (plan.precision == "fp4")
     add("--fp4-format e2m1 --fp4-recipe nvfp4");
 
   os << "# Megatron-Core flags for " << plan.title << "\n"

@@ -81,7 +81,7 @@ static std::string torchtitanRefusal(const LaunchPlan &plan,
   if (plan.replicas > 1)
     return "torchtitan runs one chain of pipeline stages; the plan runs two "
            "replicas (DualPipe)";
-  if (plan.fp4)
+  if (plan.precision == "fp4")
     return "the plan runs NVFP4 GEMMs (Transformer Engine's recipe), which "
            "this emitter does not state as torchtitan's quantization";
   if (plan.pp > 1 && torchScheduleName(plan.strategy).empty() &&

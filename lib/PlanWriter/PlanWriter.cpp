@@ -201,8 +201,7 @@ LaunchPlan sched::launchPlan(const CostModel &model, const Candidate &c) {
       plan.recomputeModules.push_back(module.str());
   }
   plan.offloadLayers = layout.offloadLayers;
-  plan.fp8 = training.precision == Precision::FP8;
-  plan.fp4 = training.precision == Precision::FP4;
+  plan.precision = precisionName(training.precision).str();
   plan.tensorParallelOverlap = training.tensorParallelOverlap;
   plan.bf16MainGrads = training.mainGradientBytes == 2;
   plan.bf16Moments = training.optimizerMomentBytes == 2;
