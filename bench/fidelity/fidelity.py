@@ -108,7 +108,8 @@ def plan_command(schedc: str, run: dict, model: Path, cluster: Path) -> list[str
                       ("p2p_overlap", "--p2p-overlap"),
                       ("main_grads", "--main-grads"),
                       ("optimizer_moments", "--optimizer-moments"),
-                      ("moe_dispatcher", "--moe-dispatcher")):
+                      ("moe_dispatcher", "--moe-dispatcher"),
+                      ("cuda_graphs", "--cuda-graphs")):
         if key in run:
             cmd += [flag, str(run[key])]
     return cmd
@@ -117,7 +118,7 @@ def plan_command(schedc: str, run: dict, model: Path, cluster: Path) -> list[str
 # What a recipe adds to a published layout; --layout-only drops it.
 RECIPE_KEYS = ("recompute", "microbatch_size", "attention", "tp_overlap",
                "allocator", "p2p_overlap", "main_grads", "optimizer_moments",
-               "sp", "zero", "moe_dispatcher")
+               "sp", "zero", "moe_dispatcher", "cuda_graphs")
 # Recipe fields of the layout string itself (stage split, offload).
 RECIPE_LAYOUT_FIELDS = ("first", "last", "split", "offload")
 
@@ -190,6 +191,24 @@ COMBINED = {"no-pp": "combined-1f1b",
             "interleaved-1f1b": "interleaved-combined-1f1b"}
 
 
+def cuda_graphs(recipe_value: str) -> str:
+    """--cuda-graphs for a recipe's `cuda_graphs` ("IMPL:SCOPES" as
+    Megatron-Bridge's cuda_graph_impl and cuda_graph_scope name them)."""
+    impl, _, scope = recipe_value.partition(":")
+    scopes = set(scope.split(",")) if scope else set()
+    if impl == "none":
+        return "none"
+    if "full_iteration" in scopes or impl == "full_iteration":
+        return "step"
+    if impl == "local" and scopes == {"full"}:
+        return "layer"
+    if impl == "transformer_engine" and scopes <= {"attn", "moe_router",
+                                                    "moe_preprocess"}:
+        return "moe-router" if "moe_router" in scopes else "none"
+    raise ValueError(f"cuda_graphs '{recipe_value}': no --cuda-graphs "
+                     "states it")
+
+
 def apply_recipe(run: dict, recipe: dict) -> dict:
     """The run with the facts its framework recipe states
     (docs/fidelity-protocol.md, section 7): recomputation, the first and
@@ -215,6 +234,8 @@ def apply_recipe(run: dict, recipe: dict) -> dict:
         merged["zero"] = 3
     if recipe.get("tp_overlap") in ("on", "off"):
         merged["tp_overlap"] = recipe["tp_overlap"]
+    if recipe.get("cuda_graphs"):
+        merged["cuda_graphs"] = cuda_graphs(recipe["cuda_graphs"])
     if recipe.get("moe_dispatcher") == "alltoall":
         merged["moe_dispatcher"] = "alltoall"
     if recipe.get("a2a_overlap") and run["schedule"] in COMBINED:

@@ -433,7 +433,7 @@ const CostModel::LayerCost &CostModel::cachedLayerCost(const Layout &layout,
 
 static double sum(const StageTerms &t) {
   return t.matmul + t.attention + t.memoryBound + t.tensorParallel +
-         t.contextParallel + t.expertParallel + t.recompute;
+         t.contextParallel + t.expertParallel + t.recompute + t.host;
 }
 
 /// The kernels' share of `t`, without the communication terms.
@@ -577,6 +577,9 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout, bool moeLayer,
                                                           layout.etp, 1);
   }
 
+  if (moeLayer)
+    cost.forward.host = moeHostWait(ops, layout, cost.forward.expertParallel);
+
   StageTerms again;
   addOperators(again, ops.recompute, layout);
   cost.backward.recompute = again.matmul + again.attention + again.memoryBound;
@@ -590,8 +593,10 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout, bool moeLayer,
   // and runs the all-gathers again: half the forward's collectives.
   if (layout.recompute.isPerOperator())
     cost.backward.recompute += cost.forward.tensorParallel * gatherShare;
-  if (layout.recompute.recomputes(Recompute::Moe))
+  if (layout.recompute.recomputes(Recompute::Moe)) {
     cost.backward.recompute += cost.forward.expertParallel;
+    cost.backward.host += cost.forward.host;
+  }
 
   const double dense =
       shape.attentionParams + shape.mlpDenseParams + shape.normParams;
@@ -599,6 +604,40 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout, bool moeLayer,
   cost.expertParams =
       shape.routedParams / static_cast<double>(layout.ep * layout.etp);
   return cost;
+}
+
+double sched::moeHostForward(const TrainingSpec &training,
+                             double localExperts) {
+  const MoeHostTime &host = training.moeHost;
+  if (training.cudaGraphs == CudaGraphs::Layer ||
+      training.cudaGraphs == CudaGraphs::Step)
+    return 0;
+  double time = host.perLocalExpert * localExperts;
+  if (training.cudaGraphs != CudaGraphs::MoeRouter)
+    time += host.router;
+  // Only the all-to-all dispatcher's host time is measured; the flex
+  // dispatchers' is left out (a lower bound).
+  if (training.moeDispatcher == MoeDispatcher::AllToAll)
+    time += host.dispatch + host.combine;
+  return time;
+}
+
+double CostModel::moeHostWait(const LayerOperators &ops, const Layout &layout,
+                              double allToAll) const {
+  const double host =
+      moeHostForward(training, static_cast<double>(model.moe->experts) /
+                                   static_cast<double>(layout.ep));
+  if (host <= 0)
+    return 0;
+  // What the device runs of the block meanwhile: its kernels and its
+  // all-to-all.
+  const double seq =
+      static_cast<double>(training.seqLen) / static_cast<double>(layout.cp);
+  double device = allToAll;
+  for (const Operator &op : ops.forward)
+    if (op.modules & Recompute::Moe)
+      device += operatorTime(op, cluster, seq);
+  return std::max(0.0, host - device);
 }
 
 static void add(StageTerms &into, const StageTerms &t, double times = 1) {
@@ -609,6 +648,7 @@ static void add(StageTerms &into, const StageTerms &t, double times = 1) {
   into.contextParallel += times * t.contextParallel;
   into.expertParallel += times * t.expertParallel;
   into.recompute += times * t.recompute;
+  into.host += times * t.host;
 }
 
 /// Splits `n` layers, the first `dense` of them costing `denseCost` and

@@ -53,6 +53,9 @@ struct StageTerms {
   double contextParallel = 0;
   double expertParallel = 0;
   double recompute = 0;
+  /// The device waiting on the host: an MoE block launched eagerly after
+  /// it read its token counts (TrainingSpec::moeHost).
+  double host = 0;
 };
 
 /// One pipeline stage on one device, per microbatch.
@@ -228,6 +231,11 @@ private:
   LayerCost layerCost(const Layout &layout, bool moeLayer, bool windowed) const;
   const LayerCost &cachedLayerCost(const Layout &layout, bool moeLayer,
                                    bool windowed = false) const;
+  /// How long an MoE layer's forward waits on the host beyond what its
+  /// MoE block runs on the device (`ops`' block kernels and `allToAll`):
+  /// moeHostForward less that, or 0.
+  double moeHostWait(const LayerOperators &ops, const Layout &layout,
+                     double allToAll) const;
   /// The seconds of an operator list, by class, into `terms`.
   void addOperators(StageTerms &terms, const std::vector<Operator> &ops,
                     const Layout &layout) const;
@@ -237,6 +245,11 @@ private:
   TrainingSpec training;
   mutable std::shared_ptr<LayerCostCache> layerCosts;
 };
+
+/// Host time of one MoE block's forward launched eagerly with
+/// `localExperts` experts on the device: TrainingSpec::moeHost as the CUDA
+/// graphs and the dispatcher leave it (0 when a graph holds the block).
+double moeHostForward(const TrainingSpec &training, double localExperts);
 
 /// Tokens per device per step above which data parallelism over links of
 /// `bandwidth` bytes/s stays compute-bound (jax-ml scaling book: C / W),

@@ -6,6 +6,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <string>
@@ -223,6 +224,29 @@ std::optional<MoeDispatcher> sched::parseMoeDispatcher(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<MoeDispatcher>>(name)
       .Case("flex", MoeDispatcher::Flex)
       .Case("alltoall", MoeDispatcher::AllToAll)
+      .Default(std::nullopt);
+}
+
+llvm::StringRef sched::cudaGraphsName(CudaGraphs graphs) {
+  switch (graphs) {
+  case CudaGraphs::None:
+    return "none";
+  case CudaGraphs::MoeRouter:
+    return "moe-router";
+  case CudaGraphs::Layer:
+    return "layer";
+  case CudaGraphs::Step:
+    return "step";
+  }
+  llvm_unreachable("unknown CudaGraphs");
+}
+
+std::optional<CudaGraphs> sched::parseCudaGraphs(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<CudaGraphs>>(name)
+      .Case("none", CudaGraphs::None)
+      .Case("moe-router", CudaGraphs::MoeRouter)
+      .Case("layer", CudaGraphs::Layer)
+      .Case("step", CudaGraphs::Step)
       .Default(std::nullopt);
 }
 

@@ -246,6 +246,38 @@ enum class MoeDispatcher : uint8_t { Flex, AllToAll };
 llvm::StringRef moeDispatcherName(MoeDispatcher dispatcher);
 std::optional<MoeDispatcher> parseMoeDispatcher(llvm::StringRef name);
 
+/// What a run captures in CUDA graphs (a run's or stack's fact;
+/// docs/cost-model.md, "Host time of an eager MoE block"). None: every
+/// kernel is launched as the host reaches it. MoeRouter: the MoE router
+/// and its preprocessing are captured (Transformer Engine's graph scopes
+/// `moe_router`, `moe_preprocess`, with or without `attn`); dispatch,
+/// experts and combine stay eager. Layer: each layer is captured whole
+/// (Megatron's `local` full-layer graphs, which need the experts' shapes
+/// static: token dropping). Step: the whole iteration (`full_iteration`).
+enum class CudaGraphs : uint8_t { None, MoeRouter, Layer, Step };
+
+llvm::StringRef cudaGraphsName(CudaGraphs graphs);
+std::optional<CudaGraphs> parseCudaGraphs(llvm::StringRef name);
+
+/// Host time of one MoE block's forward where the block reads its token
+/// counts to the host (Megatron-Core's dropless MoE: the grouped experts'
+/// split sizes, the all-to-all's splits), so the host cannot run ahead of
+/// the device and the block takes at least this long. Seconds; all zero:
+/// not modelled (docs/cost-model.md, "Host time of an eager MoE block").
+struct MoeHostTime {
+  /// The router and the dispatcher's preprocessing.
+  double router = 0;
+  /// The all-to-all dispatcher's dispatch and its combine (with the
+  /// unpermute); not measured for the flex dispatchers.
+  double dispatch = 0;
+  double combine = 0;
+  /// The grouped experts' GEMMs and activation, per local expert.
+  double perLocalExpert = 0;
+  bool any() const {
+    return router > 0 || dispatch > 0 || combine > 0 || perLocalExpert > 0;
+  }
+};
+
 struct TrainingSpec {
   int64_t devices = 1;
   int64_t seqLen = 4096;
@@ -274,6 +306,10 @@ struct TrainingSpec {
   ActivationCaching activationCaching = ActivationCaching::TransformerEngine;
   /// The expert dispatcher of MoE layers.
   MoeDispatcher moeDispatcher = MoeDispatcher::Flex;
+  /// What the run captures in CUDA graphs, and the host time of an MoE
+  /// block launched eagerly.
+  CudaGraphs cudaGraphs = CudaGraphs::None;
+  MoeHostTime moeHost;
   /// The loss keeps the logits' gradient in BF16, written in place by the
   /// forward (Transformer Engine's parallel cross-entropy, Megatron's
   /// cross_entropy_fusion_impl "te"), rather than FP32 softmax outputs

@@ -35,6 +35,19 @@ static const std::vector<SoftwareStack> &stacks() {
     // Transformer Engine's implementation (cross_entropy_fusion_impl
     // "te"), which writes the gradient over the BF16 logits.
     core.fusedCrossEntropy = true;
+    // Its dropless MoE block reads the tokens per expert to the host every
+    // forward (the grouped experts' split sizes, the all-to-all's splits),
+    // so the host cannot run ahead of it: an nsys trace of Megatron-Core
+    // (Aug. 2025) running Qwen3-30B-A3B on 8 B200 (x86 host, EP 8, 16
+    // local experts, micro-batch 1, BF16, the all-to-all dispatcher, no
+    // CUDA graphs) gives median host ranges per MoE forward of 1.87 ms
+    // router and preprocessing, 2.62 ms dispatch, 2.19 ms experts and
+    // 7.22 ms in all, 0.54 ms left for the combine
+    // (yanring/Megatron-MoE-ModelZoo issue 7; docs/cost-model.md).
+    core.moeHost.router = 1.87e-3;
+    core.moeHost.dispatch = 2.62e-3;
+    core.moeHost.combine = 0.54e-3;
+    core.moeHost.perLocalExpert = 2.19e-3 / 16;
     s.push_back(core);
 
     // Megatron-LM of 2021-22 (v3.0; Narayanan et al. 2021, Korthikanti et
@@ -154,6 +167,8 @@ void SoftwareStack::apply(TrainingSpec &training) const {
   training.optimizerMomentBytes = optimizerMomentBytes;
   training.activationCaching = activationCaching;
   training.moeDispatcher = moeDispatcher;
+  training.cudaGraphs = cudaGraphs;
+  training.moeHost = moeHost;
   training.fusedCrossEntropy = fusedCrossEntropy;
   training.separateProjections = separateProjections;
   training.shardedOverlap = shardedOverlap;
@@ -179,6 +194,12 @@ llvm::json::Object SoftwareStack::toJson() const {
       {"optimizer_moments", dtype(optimizerMomentBytes)},
       {"activation_caching", activationCachingName(activationCaching)},
       {"moe_dispatcher", moeDispatcherName(moeDispatcher)},
+      {"cuda_graphs", cudaGraphsName(cudaGraphs)},
+      {"moe_host_forward",
+       llvm::json::Object{{"router", moeHost.router},
+                          {"dispatch", moeHost.dispatch},
+                          {"combine", moeHost.combine},
+                          {"per_local_expert", moeHost.perLocalExpert}}},
       {"cross_entropy", fusedCrossEntropy ? "fused" : "unfused"},
       {"projections", separateProjections ? "separate" : "fused"},
       {"zero3_overlap", shardedOverlap},
@@ -278,6 +299,25 @@ readStackFile(const llvm::json::Object &object) {
   std::string crossEntropy =
       readChoice(reader, "cross_entropy", {"fused", "unfused"},
                  stack.fusedCrossEntropy ? "fused" : "unfused");
+  std::string graphs =
+      readChoice(reader, "cuda_graphs", {"none", "moe-router", "layer", "step"},
+                 cudaGraphsName(stack.cudaGraphs));
+  if (reader.ok() && reader.has("moe_host_forward")) {
+    if (const llvm::json::Object *host = reader.nested("moe_host_forward")) {
+      // Seconds per MoE forward; a second is far beyond any host (the
+      // measured whole block takes 7 ms).
+      DescriptionReader times(*host, reader.path("moe_host_forward") + ".");
+      auto seconds = [&](llvm::StringRef key, double fallback) {
+        return times.number(key, fallback, {1e-9, 1, /*allowZero=*/true});
+      };
+      stack.moeHost.router = seconds("router", stack.moeHost.router);
+      stack.moeHost.dispatch = seconds("dispatch", stack.moeHost.dispatch);
+      stack.moeHost.combine = seconds("combine", stack.moeHost.combine);
+      stack.moeHost.perLocalExpert =
+          seconds("per_local_expert", stack.moeHost.perLocalExpert);
+      reader.adopt(times);
+    }
+  }
   stack.shardedOverlap = reader.boolean("zero3_overlap", stack.shardedOverlap);
   std::string projections =
       readChoice(reader, "projections", {"fused", "separate"},
@@ -296,6 +336,7 @@ readStackFile(const llvm::json::Object &object) {
   stack.activationCaching = *parseActivationCaching(caching);
   stack.moeDispatcher = *parseMoeDispatcher(dispatcher);
   stack.fusedCrossEntropy = crossEntropy == "fused";
+  stack.cudaGraphs = *parseCudaGraphs(graphs);
   stack.separateProjections = projections == "separate";
   stack.selectiveRecompute =
       selective == "op" ? Recompute::perOperator() : Recompute::Selective;

@@ -44,6 +44,8 @@ struct SoftwareStack {
   double optimizerMomentBytes = 4;
   ActivationCaching activationCaching = ActivationCaching::TransformerEngine;
   MoeDispatcher moeDispatcher = MoeDispatcher::Flex;
+  CudaGraphs cudaGraphs = CudaGraphs::None;
+  MoeHostTime moeHost;
   bool fusedCrossEntropy = false;
   bool separateProjections = false;
   bool shardedOverlap = true;
@@ -69,7 +71,9 @@ std::string builtinStackNames();
 /// `main_grads` and `optimizer_moments` ("fp32"/"bf16"),
 /// `activation_caching` ("transformer-engine"/"deepseek-v3"/"kimi-k2"),
 /// `moe_dispatcher` ("flex"/"alltoall"), `cross_entropy` ("fused"/
-/// "unfused"). Errors name the
+/// "unfused"), `cuda_graphs` ("none"/"moe-router"/"layer"/"step"),
+/// `moe_host_forward` (an object of seconds: `router`, `dispatch`,
+/// `combine`, `per_local_expert`). Errors name the
 /// field, or list the built-in stacks.
 llvm::Expected<SoftwareStack> loadSoftwareStack(llvm::StringRef nameOrPath);
 

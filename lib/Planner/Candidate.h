@@ -30,6 +30,8 @@ struct StepBreakdown {
   double tensorParallel = 0;
   double contextParallel = 0;
   double expertParallel = 0;
+  /// The device waiting on the host (eager MoE blocks).
+  double host = 0;
   /// What point-to-point transfers add to the pipeline's makespan.
   double pipelineParallel = 0;
   double dataParallel = 0;

@@ -157,6 +157,7 @@ void sched::rankFigures(const CostModel &model, const Layout &layout,
           h.microbatches * (a.contextParallel + b.contextParallel);
       f.time.expertParallel +=
           h.microbatches * (a.expertParallel + b.expertParallel);
+      f.time.host += h.microbatches * (a.host + b.host);
     }
     // Ranks that hold as many parameters with the same per-microbatch
     // compute pay the same data-parallel cost (the pipeline's middle

@@ -698,6 +698,74 @@ TEST(CostModelFlops, MoeLayerByHand) {
   EXPECT_DOUBLE_EQ(s.expertParameters, 8.0 / 4 * 3 * 1024 * 512);
 }
 
+/// An MoE block launched eagerly after its host read waits on the host
+/// (docs/cost-model.md, "Host time of an eager MoE block"): by hand on the
+/// layer above, whose block runs the router and the experts' GEMMs (every
+/// memory-bound kernel is free on the ideal cluster) and the all-to-all.
+TEST(CostModelFlops, EagerMoeBlockWaitsOnTheHost) {
+  ClusterSpec c = ideal(cluster("h100-ib"));
+  c.domainBandwidth = 100e9;
+  TrainingSpec t = training(4, 2048, 2048 * 4);
+  t.moeDispatcher = MoeDispatcher::AllToAll;
+  t.moeHost.router = 1e-3;
+  t.moeHost.dispatch = 2e-3;
+  t.moeHost.combine = 0.5e-3;
+  t.moeHost.perLocalExpert = 0.1e-3;
+  Layout layout;
+  layout.dp = 4;
+  layout.ep = 4;
+  auto stageWith = [&](const TrainingSpec &spec, const ModelSpec &m) {
+    return CostModel(m, c, spec).stages(layout)[0];
+  };
+  const ModelSpec moe = parse(kMoe);
+  const StageEstimate s = stageWith(t, moe);
+  // The block on the device: router h x E, the shared expert and the
+  // top-2 routed experts' 3 h f' each, and the exchange.
+  const double tokens = 2048;
+  const double block =
+      2 * tokens * (1024.0 * 8 + 3 * (3.0 * 1024 * 512)) / c.peakBf16 +
+      s.forwardTerms.expertParallel;
+  // The host: router, 8 / 4 local experts, dispatch and combine.
+  const double host = 1e-3 + 2 * 0.1e-3 + 2e-3 + 0.5e-3;
+  EXPECT_NEAR(s.forwardTerms.host, host - block, 1e-15);
+  EXPECT_EQ(s.backwardTerms.host, 0);
+  EXPECT_EQ(moeHostForward(t, 2), host);
+  // The router captured in a graph; the flex dispatcher's exchange is not
+  // measured: left out.
+  TrainingSpec router = t;
+  router.cudaGraphs = CudaGraphs::MoeRouter;
+  EXPECT_NEAR(stageWith(router, moe).forwardTerms.host, host - 1e-3 - block,
+              1e-15);
+  TrainingSpec flex = t;
+  flex.moeDispatcher = MoeDispatcher::Flex;
+  EXPECT_EQ(moeHostForward(flex, 2), 1e-3 + 2 * 0.1e-3);
+  // Whole layers or the whole step in a graph: no wait.
+  for (CudaGraphs graphs : {CudaGraphs::Layer, CudaGraphs::Step}) {
+    TrainingSpec captured = t;
+    captured.cudaGraphs = graphs;
+    EXPECT_EQ(stageWith(captured, moe).forwardTerms.host, 0);
+  }
+  // A host faster than the block: the device bounds it.
+  TrainingSpec quick = t;
+  quick.moeHost = MoeHostTime();
+  quick.moeHost.router = block / 2;
+  EXPECT_EQ(stageWith(quick, moe).forwardTerms.host, 0);
+  // The forward grows by the wait; recomputing the block waits again.
+  TrainingSpec none = t;
+  none.moeHost = MoeHostTime();
+  EXPECT_NEAR(s.forward - stageWith(none, moe).forward, host - block, 1e-15);
+  Layout again = layout;
+  again.recompute = Recompute::modules(Recompute::Moe);
+  EXPECT_NEAR(CostModel(moe, c, t).stages(again)[0].backwardTerms.host,
+              host - block, 1e-15);
+  // A dense layer has no MoE block.
+  ModelSpec dense = moe;
+  dense.moe.reset();
+  Layout flat;
+  flat.dp = 4;
+  EXPECT_EQ(CostModel(dense, c, t).stages(flat)[0].forwardTerms.host, 0);
+}
+
 TEST(CostModelCollectives, ExpertAllToAllAcrossDomainsByHand) {
   // ep = 16 over domains of 8, 16 experts: a token's 2 distinct experts
   // miss a domain's 8 with probability C(8,2)/C(16,2) = 28/120, so they

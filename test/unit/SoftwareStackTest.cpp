@@ -191,6 +191,44 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
   EXPECT_EQ(t.attention, AttentionKernel::Flash);
 }
 
+// Megatron-Core's MoE block host time, as the nsys trace of
+// yanring/Megatron-MoE-ModelZoo issue 7 gives it (median ranges per MoE
+// forward: router 1.87 ms, dispatch 2.62, experts 2.19 over 16 local
+// experts, 7.22 in all); no other stack states one. A file sets its own
+// and the CUDA graphs.
+TEST(SoftwareStack, MoeHostTimeAndCudaGraphs) {
+  const TrainingSpec core = applied(stack("megatron-core"));
+  EXPECT_EQ(core.cudaGraphs, CudaGraphs::None);
+  EXPECT_DOUBLE_EQ(core.moeHost.router, 1.87e-3);
+  EXPECT_DOUBLE_EQ(core.moeHost.dispatch, 2.62e-3);
+  EXPECT_DOUBLE_EQ(core.moeHost.perLocalExpert * 16, 2.19e-3);
+  EXPECT_NEAR(core.moeHost.router + core.moeHost.dispatch +
+                  core.moeHost.perLocalExpert * 16 + core.moeHost.combine,
+              7.22e-3, 1e-12);
+  for (const char *name : {"megatron-lm-2022", "torchtitan", "deepspeed",
+                           "maxtext", "deepseek-v3", "kimi-k2"})
+    EXPECT_FALSE(applied(stack(name)).moeHost.any()) << name;
+
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("stack", "json", path));
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    os << R"({"name": "graphed", "base": "megatron-core",
+              "cuda_graphs": "moe-router",
+              "moe_host_forward": {"router": 0.001, "dispatch": 0}})";
+  }
+  llvm::Expected<SoftwareStack> s = loadSoftwareStack(path);
+  llvm::sys::fs::remove(path);
+  ASSERT_TRUE(bool(s)) << llvm::toString(s.takeError());
+  const TrainingSpec t = applied(*s);
+  EXPECT_EQ(t.cudaGraphs, CudaGraphs::MoeRouter);
+  EXPECT_EQ(t.moeHost.router, 0.001);
+  EXPECT_EQ(t.moeHost.dispatch, 0);
+  // Kept from the base.
+  EXPECT_EQ(t.moeHost.combine, core.moeHost.combine);
+}
+
 TEST(SoftwareStack, ErrorsNameTheField) {
   // Each bad field, and what its one-line error says.
   const std::pair<const char *, const char *> cases[] = {
@@ -204,6 +242,14 @@ TEST(SoftwareStack, ErrorsNameTheField) {
        "projections: expected fused or separate"},
       {R"({"name": "x", "selective_recompute": "full"})",
        "selective_recompute: expected core_attn or op"},
+      {R"({"name": "x", "cuda_graphs": "full"})",
+       "cuda_graphs: expected none or moe-router or layer or step"},
+      {R"({"name": "x", "moe_host_forward": 1})",
+       "moe_host_forward: expected an object"},
+      {R"({"name": "x", "moe_host_forward": {"router": -1}})",
+       "moe_host_forward.router: expected a number in [1e-09, 1] or 0"},
+      {R"({"name": "x", "moe_host_forward": {"combine": 5}})",
+       "moe_host_forward.combine"},
   };
   for (const auto &[text, message] : cases)
     EXPECT_NE(loadError(text).find(message), std::string::npos) << text;

@@ -131,6 +131,13 @@ static cl::opt<std::string> moeDispatcherFlag(
              "once per rank or node holding an expert; default) or alltoall "
              "(Megatron-Core's all-to-all dispatcher: every top-k copy)"),
     cl::init("flex"));
+static cl::opt<std::string> cudaGraphsFlag(
+    "cuda-graphs", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("What the run captures in CUDA graphs: none (default), "
+             "moe-router (the MoE router and preprocessing), layer (whole "
+             "layers) or step (the whole iteration); an MoE block launched "
+             "eagerly waits on the host (a stack's fact; docs/cost-model.md)"),
+    cl::init("none"));
 static cl::opt<int> topFlag("top", cl::sub(planCommand), cl::cat(schedcOptions),
                             cl::desc("Candidates to list (default 10)"),
                             cl::init(10));
@@ -329,6 +336,7 @@ static llvm::json::Object candidateJson(const Candidate &c,
                           {"tensor_parallel_s", t.tensorParallel},
                           {"context_parallel_s", t.contextParallel},
                           {"expert_parallel_s", t.expertParallel},
+                          {"host_s", t.host},
                           {"pipeline_parallel_s", t.pipelineParallel},
                           {"data_parallel_s", t.dataParallel},
                           {"optimizer_s", t.optimizer},
@@ -503,6 +511,7 @@ static void explain(llvm::raw_ostream &os, const CostModel &model,
          "under attention");
     term("expert parallel", t.expertParallel,
          "all-to-all dispatch and combine");
+    term("host", t.host, "MoE blocks waiting on their eager launches");
     term("pipeline bubble", t.bubble, "idle in the simulated schedule");
     term("pipeline transfers", t.pipelineParallel,
          "what send/recv add to the makespan");
@@ -698,6 +707,9 @@ static std::string checkPlanFlags() {
   if (!parseMoeDispatcher(moeDispatcherFlag))
     return "--moe-dispatcher must be flex or alltoall, got '" +
            clipForMessage(moeDispatcherFlag) + "'";
+  if (!parseCudaGraphs(cudaGraphsFlag))
+    return "--cuda-graphs must be none, moe-router, layer or step, got '" +
+           clipForMessage(cudaGraphsFlag) + "'";
   if (allocatorFlag != "caching" && allocatorFlag != "expandable")
     return "--allocator must be caching or expandable, got '" +
            llvm::StringRef(allocatorFlag).take_front(64).str() + "'";
@@ -1100,6 +1112,8 @@ int sched::runPlan() {
     training.expandableSegments = allocatorFlag == "expandable";
   if (sets(moeDispatcherFlag))
     training.moeDispatcher = *parseMoeDispatcher(moeDispatcherFlag);
+  if (sets(cudaGraphsFlag))
+    training.cudaGraphs = *parseCudaGraphs(cudaGraphsFlag);
   if (sets(p2pOverlapFlag))
     training.blockingSendSchedules =
         p2pOverlapFlag == "off" ? std::vector<std::string>{"*"}
