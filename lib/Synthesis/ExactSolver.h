@@ -35,6 +35,12 @@ struct ExactSolverOptions {
   /// (WindowBound.h), which refutes many at once; otherwise from the
   /// canonical heads and tails (Z3 alone, as the tests compare).
   bool narrowWindows = true;
+  /// Where every duration and latency is a whole multiple of one unit,
+  /// ask each query over whole time slots (TimeIndexedQuery.h), when its
+  /// windows leave at most `maxSlotVariables` slot Booleans; otherwise, or
+  /// when false, by order literals.
+  bool timeIndexed = true;
+  size_t maxSlotVariables = 400000;
 };
 
 struct ExactSolverResult {
