@@ -163,8 +163,11 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
   TimeIndexedAnswer answer;
   llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
   const double slots = makespan / unit;
+  // A makespan that is a whole number of slots but for the doubles'
+  // rounding (1e-15 of it) is that number; the exact solver asks 1e-9
+  // below an incumbent for a proof of optimality, which is the slot before.
   const int64_t horizon =
-      static_cast<int64_t>(std::floor(slots + 1e-9 * std::max(1.0, slots)));
+      static_cast<int64_t>(std::floor(slots + 1e-12 * std::max(1.0, slots)));
   // Every schedule is no shorter than some canonical active one, which
   // starts (and so ends) its operations on slots: refuting `horizon`
   // slots refutes every makespan below the next slot.
