@@ -7,8 +7,11 @@
 // memory after each forward as a sum over those literals) and a search on
 // the makespan from the fast solver's answer down: "is there a schedule
 // no longer than T?", T = (1 - target gap) x the best makespan. A model is
-// a better schedule; unsat raises the lower bound to T. Built with exceptions (Z3's C++ API throws); every
-// z3::exception is caught here and ends the search with what it has.
+// a better schedule; unsat raises the lower bound to T. Where the costs
+// have a common unit, a query is asked over whole time slots instead
+// (TimeIndexedQuery.h), and unsat raises the bound to T's next slot.
+// Built with exceptions (Z3's C++ API throws); every z3::exception is
+// caught here and ends the search with what it has.
 //
 //===----------------------------------------------------------------------===//
 
