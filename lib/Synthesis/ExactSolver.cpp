@@ -14,6 +14,7 @@
 
 #include "lib/Synthesis/ExactSolver.h"
 #include "lib/Synthesis/LowerBound.h"
+#include "lib/Synthesis/TimeIndexedQuery.h"
 #include "lib/Synthesis/WindowBound.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -103,15 +104,17 @@ constexpr double kBisectAbove = 0.02;
 class MakespanQuery {
 public:
   MakespanQuery(const PipelineProblem &problem, const PathLengths &paths,
-                const StageReach &reach)
-      : problem(problem), paths(paths), reach(reach),
+                const StageReach &reach, std::optional<double> unit)
+      : problem(problem), paths(paths), reach(reach), unit(unit),
         ops(problem.getOperations()) {}
 
   /// Asks Z3 within `seconds`, building the encoding included (a large one
-  /// takes seconds of its own); on Sat, `found` is the model's schedule.
-  QueryAnswer ask(double bound, double seconds, size_t maxLiterals, bool narrow,
-                  ProblemSolution &found, size_t &literals,
-                  std::string &reason);
+  /// takes seconds of its own); on Sat, `found` is the model's schedule, on
+  /// Unsat `proved` the least makespan left (`bound`, or the next slot
+  /// after it when the time-indexed encoding answered).
+  QueryAnswer ask(double bound, double seconds, size_t maxLiterals,
+                  size_t maxSlotVariables, bool narrow, ProblemSolution &found,
+                  size_t &literals, double &proved, std::string &reason);
 
 private:
   /// Order literal of the open pair (a, b), a < b on one rank: true when
@@ -123,14 +126,17 @@ private:
   const PipelineProblem &problem;
   const PathLengths &paths;
   const StageReach &reach;
+  /// The problem's time unit (commonTimeUnit), when it has one.
+  std::optional<double> unit;
   llvm::ArrayRef<ProblemOperation> ops;
 };
 
 } // namespace
 
 QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
-                               bool narrow, ProblemSolution &found,
-                               size_t &literals, std::string &reason) {
+                               size_t maxSlotVariables, bool narrow,
+                               ProblemSolution &found, size_t &literals,
+                               double &proved, std::string &reason) {
   const auto deadline =
       std::chrono::steady_clock::now() +
       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -155,9 +161,29 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
   auto canPrecede = [&](uint32_t a, uint32_t b) {
     return windows->head[a] + ops[a].duration <= latestStart(b);
   };
+  proved = bound;
   for (uint32_t op = 0; op < ops.size(); ++op)
     if (windows->head[op] > latestStart(op))
       return QueryAnswer::Unsat;
+
+  // Whole time slots, where the problem has a unit and the windows leave
+  // few enough of them (TimeIndexedQuery.h); otherwise order literals.
+  if (unit) {
+    TimeIndexedAnswer slots = askTimeIndexed(problem, *windows, *unit, bound,
+                                             secondsLeft(), maxSlotVariables);
+    if (slots.kind == TimeIndexedAnswer::Kind::Unsat) {
+      proved = std::max(bound, slots.provedBound);
+      return QueryAnswer::Unsat;
+    }
+    if (slots.kind == TimeIndexedAnswer::Kind::Sat) {
+      found = std::move(slots.found);
+      return QueryAnswer::Sat;
+    }
+    if (slots.reason != "too large") {
+      reason = slots.reason;
+      return QueryAnswer::Unknown;
+    }
+  }
 
   // Decide what the windows decide; literals for the rest.
   std::vector<std::vector<uint32_t>> onRank(problem.getNumRanks());
@@ -383,7 +409,9 @@ ExactSolverResult sched::solveExactly(const PipelineProblem &problem,
   // The canonical model's windows: the search is over canonical schedules.
   const PathLengths paths = computePathLengths(problem, PathModel::Canonical);
   const StageReach reach(problem);
-  MakespanQuery query(problem, paths, reach);
+  MakespanQuery query(problem, paths, reach,
+                      options.timeIndexed ? commonTimeUnit(problem)
+                                          : std::nullopt);
   auto gap = [&]() { return relativeGap(result.makespan, result.lowerBound); };
 
   // Doubles time the schedules and Z3 reasons on the decimals they print
@@ -422,10 +450,11 @@ ExactSolverResult sched::solveExactly(const PipelineProblem &problem,
           bisect ? std::max(left / 3, std::min(left, 1.0)) : left;
       ProblemSolution found;
       std::string reason;
+      double proved = bound;
       ++result.queries;
-      const QueryAnswer answer =
-          query.ask(bound, slice, options.maxOrderLiterals,
-                    options.narrowWindows, found, result.orderLiterals, reason);
+      const QueryAnswer answer = query.ask(
+          bound, slice, options.maxOrderLiterals, options.maxSlotVariables,
+          options.narrowWindows, found, result.orderLiterals, proved, reason);
       if (answer == QueryAnswer::Unknown) {
         const bool outOfTime = reason == "timeout" || reason == "canceled";
         if (bisect && outOfTime) {
@@ -438,7 +467,8 @@ ExactSolverResult sched::solveExactly(const PipelineProblem &problem,
       if (answer == QueryAnswer::Unsat) {
         result.lowerBound = exact && bound == goal
                                 ? result.makespan
-                                : std::max(result.lowerBound, bound);
+                                : std::max(result.lowerBound,
+                                           std::min(proved, result.makespan));
         continue;
       }
       if (llvm::Error error = problem.verify(found)) {

@@ -7,8 +7,11 @@
 // memory after each forward as a sum over those literals) and a search on
 // the makespan from the fast solver's answer down: "is there a schedule
 // no longer than T?", T = (1 - target gap) x the best makespan. A model is
-// a better schedule; unsat raises the lower bound to T. Built with exceptions (Z3's C++ API throws); every
-// z3::exception is caught here and ends the search with what it has.
+// a better schedule; unsat raises the lower bound to T. Where the costs
+// have a common unit, a query is asked over whole time slots instead
+// (TimeIndexedQuery.h), and unsat raises the bound to T's next slot.
+// Built with exceptions (Z3's C++ API throws); every z3::exception is
+// caught here and ends the search with what it has.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +38,12 @@ struct ExactSolverOptions {
   /// (WindowBound.h), which refutes many at once; otherwise from the
   /// canonical heads and tails (Z3 alone, as the tests compare).
   bool narrowWindows = true;
+  /// Where every duration and latency is a whole multiple of one unit,
+  /// ask each query over whole time slots (TimeIndexedQuery.h), when its
+  /// windows leave at most `maxSlotVariables` slot Booleans; otherwise, or
+  /// when false, by order literals.
+  bool timeIndexed = true;
+  size_t maxSlotVariables = 400000;
 };
 
 struct ExactSolverResult {

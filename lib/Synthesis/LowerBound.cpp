@@ -173,6 +173,97 @@ static double serialForwardHead(const PipelineProblem &problem, uint32_t op,
   return std::isinf(least) ? 0 : least;
 }
 
+/// Microbatches up to which the canonical heads take the serial memory
+/// bound of a rank with two stages (its cost grows as the fifth power).
+static constexpr int32_t kPairedHeadsMicrobatches = 32;
+
+/// The serial memory bound of serialForwardHead on a rank that holds two
+/// stages lo < hi (the V, an interleaved loop with vpp = 2), split
+/// backward. In a canonical schedule, before forward F(x, n) of one of
+/// them the rank has run prefixes of its six chains: fl forwards, il input
+/// and wl weight gradients of lo, fh, ih, wh of hi, with
+///   wl <= il, wh <= ih, il <= ih <= fh <= fl   (I(hi, j) -> I(lo, j),
+///   F(lo, j) -> F(hi, j), each through the pipeline's other stages),
+/// and fl = n (x = lo) or fl >= n + 1, fh = n (x = hi); one more
+/// activation of x fits:
+///   al (fl - il) + rl (il - wl) + ah (fh - ih) + rh (ih - wh)
+///     + a_x <= room    (fl, fh counted before F(x, n)).
+/// Fewer forwards only lower the memory and the work, so the least finish
+/// takes fh = ih (x = lo: ih >= il; one more F and I of hi adds rh >= 0)
+/// or fl = n + 1 (x = hi); then every (il, ih, wl) with the fewest wh that
+/// fits is tried, and the least time one machine finishes those prefixes
+/// from their heads (serialFinish, optimal for one machine with release
+/// times, and no less for more operations) bounds F(x, n)'s start.
+static double pairedForwardHead(const PipelineProblem &problem, uint32_t op,
+                                const PathLengths &paths) {
+  llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
+  const ProblemOperation &f = ops[op];
+  const std::optional<int64_t> limit = problem.getMemoryLimit(f.rank);
+  llvm::ArrayRef<int32_t> stages = problem.getStagesOf(f.rank);
+  if (!limit || stages.size() != 2)
+    return 0;
+  const int32_t lo = stages[0], hi = stages[1], n = f.microbatch;
+  const bool upper = f.stage == hi;
+  const int32_t m = problem.getNumMicrobatches();
+  const __int128 room = *limit - problem.getStaticMemory(f.rank);
+  auto activation = [&](int32_t s) -> __int128 {
+    return ops[problem.getOperation(ActionKind::Forward, s, 0)].memoryDelta;
+  };
+  auto residue = [&](int32_t s) -> __int128 {
+    return -ops[problem.getOperation(ActionKind::BackwardWeight, s, 0)]
+                .memoryDelta;
+  };
+  const __int128 al = activation(lo), ah = activation(hi);
+  const __int128 rl = residue(lo), rh = residue(hi);
+  if (al <= 0 || ah <= 0 || rl < 0 || rh < 0 || rl > al || rh > ah)
+    return 0;
+  // Memory never binds when every microbatch of both stages fits.
+  if ((al + ah) * m <= room)
+    return 0;
+  const int32_t fl = upper ? std::min(n + 1, m) : n;
+  std::vector<uint32_t> chain[6];
+  for (int32_t j = 0; j <= n && j < m; ++j) {
+    chain[0].push_back(problem.getOperation(ActionKind::Forward, lo, j));
+    chain[1].push_back(problem.getOperation(ActionKind::BackwardInput, lo, j));
+    chain[2].push_back(problem.getOperation(ActionKind::BackwardWeight, lo, j));
+    chain[3].push_back(problem.getOperation(ActionKind::Forward, hi, j));
+    chain[4].push_back(problem.getOperation(ActionKind::BackwardInput, hi, j));
+    chain[5].push_back(problem.getOperation(ActionKind::BackwardWeight, hi, j));
+  }
+  const llvm::ArrayRef<uint32_t> chains[] = {chain[0], chain[1], chain[2],
+                                             chain[3], chain[4], chain[5]};
+  const __int128 own = upper ? ah : al;
+  // The fewest operations (no gradient, no forward of hi before F(lo, n))
+  // fit: every other choice runs more, so no later finish is less.
+  if (al * fl + (upper ? ah * n : 0) + own <= room) {
+    const int32_t counts[] = {fl, 0, 0, upper ? n : 0, 0, 0};
+    return serialFinish(chains, counts, ops, paths);
+  }
+  double least = std::numeric_limits<double>::infinity();
+  // x = hi: fh = n and ih <= n; x = lo: fh = ih <= n.
+  for (int32_t ih = 0; ih <= n; ++ih) {
+    const int32_t fh = upper ? n : ih;
+    for (int32_t il = upper ? 0 : ih; il <= std::min(ih, fl); ++il)
+      for (int32_t wl = 0; wl <= il; ++wl) {
+        // Memory before the fewest weight gradients of hi.
+        const __int128 held =
+            al * (fl - il) + rl * (il - wl) + ah * (fh - ih) + rh * ih + own;
+        int32_t wh = 0;
+        if (held > room) {
+          if (rh == 0)
+            continue;
+          const __int128 fewest = (held - room + rh - 1) / rh;
+          if (fewest > ih)
+            continue;
+          wh = static_cast<int32_t>(fewest);
+        }
+        const int32_t counts[] = {fl, il, wl, fh, ih, wh};
+        least = std::min(least, serialFinish(chains, counts, ops, paths));
+      }
+  }
+  return std::isinf(least) ? 0 : least;
+}
+
 std::vector<uint32_t>
 sched::topologicalOrder(llvm::ArrayRef<llvm::SmallVector<PathEdge, 4>> out) {
   // Kahn's order: every edge stays within a microbatch (the dependences
@@ -207,11 +298,17 @@ PathLengths sched::computePathLengths(const PipelineProblem &problem,
   const bool serial = model == PathModel::Canonical &&
                       problem.getSpec().splitBackward &&
                       problem.getNumMicrobatches() <= kSerialHeadsMicrobatches;
-  for (int pass = 0; pass < (serial ? 2 : 1); ++pass)
+  const bool paired = model == PathModel::Canonical &&
+                      problem.getSpec().splitBackward &&
+                      problem.getNumMicrobatches() <= kPairedHeadsMicrobatches;
+  for (int pass = 0; pass < (serial || paired ? 2 : 1); ++pass)
     for (uint32_t op : order) {
       if (serial && ops[op].kind == ActionKind::Forward)
         paths.head[op] =
             std::max(paths.head[op], serialForwardHead(problem, op, paths));
+      if (paired && ops[op].kind == ActionKind::Forward)
+        paths.head[op] =
+            std::max(paths.head[op], pairedForwardHead(problem, op, paths));
       for (const Edge &e : out[op])
         paths.head[e.to] = std::max(paths.head[e.to], paths.head[op] +
                                                           ops[op].duration +

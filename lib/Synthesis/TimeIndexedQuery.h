@@ -1,0 +1,65 @@
+//===- TimeIndexedQuery.h - a makespan query over whole time slots -*- C++
+//-*-===//
+//
+// Where every duration and dependence latency of a pipeline problem is a
+// whole multiple of one time unit, the earliest start times of any order
+// are whole multiples too (sums of them), so some optimal schedule starts
+// every operation on a slot of that unit, and "is there a schedule no
+// longer than T?" is a question about slots: one Boolean per operation and
+// slot of its window ("started by then"), the dependences and the
+// microbatch order as implications between them, one operation at a time
+// on a rank as an at-most-one per slot, and the memory of a rank after
+// every slot as one pseudo-Boolean sum over the started operations, which
+// holds for a rank with any number of stages (the order-literal encoding
+// of ExactSolver.h needs a sum of if-then-elses per forward there, and
+// the simplex). Z3 decides it with its SAT core and cardinality
+// reasoning. A refuted T proves more than T: no schedule ends before the
+// next slot.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_SYNTHESIS_TIMEINDEXEDQUERY_H
+#define LIB_SYNTHESIS_TIMEINDEXEDQUERY_H
+
+#include "lib/Synthesis/PipelineProblem.h"
+#include "lib/Synthesis/WindowBound.h"
+
+#include <optional>
+#include <string>
+
+namespace sched {
+
+/// The largest time unit of which every duration and latency of `problem`
+/// is a whole multiple (to a relative 1e-9), the unit being 1/q of a whole
+/// number for some q <= 1000; none when an operation takes no time (two
+/// operations of a rank could then share a slot) or no such unit exists.
+std::optional<double> commonTimeUnit(const PipelineProblem &problem);
+
+/// What a time-indexed query answered.
+struct TimeIndexedAnswer {
+  enum class Kind { Sat, Unsat, Unknown } kind = Kind::Unknown;
+  /// On Sat: a schedule no longer than the query's makespan (the model's
+  /// order, timed by PipelineProblem::timeOrder).
+  ProblemSolution found;
+  /// On Unsat: the least makespan any schedule can have, the slot after
+  /// the refuted one.
+  double provedBound = 0;
+  /// On Unknown: why ("too large", "timeout", Z3's reason).
+  std::string reason;
+  /// The slot Booleans of the encoding.
+  size_t variables = 0;
+};
+
+/// Whether `problem` has a canonical schedule (each kind of a stage in
+/// microbatch order) of makespan <= `makespan` whose operations start
+/// within `windows` (narrowWindows at that makespan), on slots of `unit`
+/// (commonTimeUnit), asked within `seconds` (building the encoding
+/// included); Unknown, "too large", beyond `maxVariables` slot Booleans.
+TimeIndexedAnswer askTimeIndexed(const PipelineProblem &problem,
+                                 const TimeWindows &windows, double unit,
+                                 double makespan, double seconds,
+                                 size_t maxVariables);
+
+} // namespace sched
+
+#endif // LIB_SYNTHESIS_TIMEINDEXEDQUERY_H
