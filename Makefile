@@ -114,9 +114,11 @@ fuzz: fuzz-build
 	if [ -n "$$failed" ]; then echo "fuzzers with findings:$$failed"; exit 1; fi
 
 bench: build
-	ninja -C $(BUILD_DIR) -j $(JOBS) schedc-bench planner-bench synthesis-bench
+	ninja -C $(BUILD_DIR) -j $(JOBS) schedc-bench planner-bench synthesis-bench \
+	  growth-bench
 	$(BUILD_DIR)/bin/schedc-bench
 	$(BUILD_DIR)/bin/planner-bench
+	$(BUILD_DIR)/bin/growth-bench
 	$(BUILD_DIR)/bin/synthesis-bench
 	@# Every run: the recipe runs (runs.json) and the whole published tables
 	@# (tables.json), development and held-out splits reported apart

@@ -90,6 +90,8 @@ struct Candidate {
   std::string overflow;
   /// "verified", "violated: ..." or "unknown: ..." once verified.
   std::string verdict;
+  /// Z3's resource units the proof spent (PlanOptions::proofResourceLimit).
+  uint64_t proofResources = 0;
   double stepTime = 0;
   double makespan = 0;
   /// What its step was simulated with (the stage costs as run and the

@@ -750,7 +750,8 @@ void CandidateEvaluator::detail(Candidate &candidate) {
     candidate.verdict = "unknown: " + llvm::toString(std::move(error));
 }
 
-bool sched::proveCandidate(const CostModel &model, Candidate &candidate) {
+bool sched::proveCandidate(const CostModel &model, Candidate &candidate,
+                           uint64_t resourceLimit) {
   llvm::Expected<Schedule> lowered = buildSchedule(model, candidate);
   if (!lowered) {
     candidate.verdict = "unknown: " + llvm::toString(lowered.takeError());
@@ -765,8 +766,10 @@ bool sched::proveCandidate(const CostModel &model, Candidate &candidate) {
   VerifyOptions verifyOptions;
   verifyOptions.p2p = P2PSemantics::Rendezvous;
   verifyOptions.memoryLimit = *memoryLimit;
-  verifyOptions.timeoutSeconds = 30;
+  verifyOptions.timeoutSeconds = kProofSafetySeconds;
+  verifyOptions.resourceLimit = resourceLimit;
   VerifyResult verdict = verifySchedule(*lowered, verifyOptions);
+  candidate.proofResources = verdict.z3Resources;
   switch (verdict.verdict) {
   case Verdict::Verified:
     candidate.verdict = "verified";

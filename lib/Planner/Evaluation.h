@@ -175,11 +175,27 @@ private:
   MemoryWalk givenWalk;
 };
 
+/// The Z3 resource units a proof may spend by default
+/// (PlanOptions::proofResourceLimit): 45 times the most a plan's proof
+/// spent when it was set (4.4 million, Llama 3 405B on 256 H100s; the
+/// 2^40-token plans 4.2 million), so that a proof stops by its work, the
+/// same on every machine, and never by the load (docs/limits.md).
+constexpr uint64_t kProofResourceLimit = 200'000'000;
+/// The wall-clock safety limit of a proof, in seconds: above the 20
+/// minutes that 200 million units took at the slowest rate measured on the
+/// loaded 2-core machine (165,000 a second), so a stalled machine reaches
+/// it only where the resource limit does not bind; the verdict is then
+/// "unknown", never "verified".
+constexpr double kProofSafetySeconds = 1'800;
+
 /// Lowers `candidate` with transfers and verifies it under rendezvous
 /// semantics against the device's usable memory in bytes: sets `verdict`
 /// (and, when violated, `fits` false and `overflow`) and raises the peak
-/// memory to the verifier's. Returns whether the verifier ran.
-bool proveCandidate(const CostModel &model, Candidate &candidate);
+/// memory to the verifier's. Z3 may spend `resourceLimit` of its resource
+/// units (0: none) and kProofSafetySeconds on the clock; past either the
+/// verdict is "unknown". Returns whether the verifier ran.
+bool proveCandidate(const CostModel &model, Candidate &candidate,
+                    uint64_t resourceLimit);
 
 } // namespace sched
 

@@ -60,6 +60,12 @@ struct PlanOptions {
   /// listed candidate.
   bool verify = true;
   bool verifyAll = false;
+  /// Z3's resource units each proof may spend (VerifyOptions::
+  /// resourceLimit): past it the verdict is "unknown", on every machine
+  /// alike. The default is far above what the largest plans' proofs spend
+  /// (docs/limits.md); 0 means none. A wall-clock limit of
+  /// kProofSafetySeconds also stops a proof, as "unknown".
+  uint64_t proofResourceLimit = kProofResourceLimit;
   /// Called with (done, total) while candidates are evaluated.
   std::function<void(size_t, size_t)> progress;
 };

@@ -972,13 +972,28 @@ static void emitSmtlib(const Z3Query &query, const VerifyOptions &options,
 /// false, with the verdict set to unknown, when Z3 does not agree.
 static bool confirm(const Z3Query &query, Z3Answer expected,
                     const VerifyOptions &options, VerifyResult &result) {
-  Z3Outcome outcome = solveWithZ3(query, options.timeoutSeconds);
+  // The queries of one verification share its resource budget.
+  const uint64_t limit = options.resourceLimit;
+  auto outOfResources = [&] {
+    result.verdict = Verdict::Unknown;
+    result.unknownReason = "Z3 could not decide: resource limit of " +
+                           std::to_string(limit) + " units reached";
+    return false;
+  };
+  if (limit != 0 && result.z3Resources >= limit)
+    return outOfResources();
+  Z3Outcome outcome = solveWithZ3(query, options.timeoutSeconds,
+                                  limit == 0 ? 0 : limit - result.z3Resources);
   result.z3Seconds += outcome.seconds;
+  result.z3Resources += outcome.resources;
   result.z3Variables += outcome.variables;
   result.z3Constraints += outcome.constraints;
   if (outcome.answer == expected)
     return true;
   result.verdict = Verdict::Unknown;
+  if (outcome.answer == Z3Answer::Unknown && limit != 0 &&
+      result.z3Resources >= limit)
+    return outOfResources();
   if (outcome.answer == Z3Answer::Unknown) {
     result.unknownReason = "Z3 could not decide: " + outcome.reason;
     return false;

@@ -46,8 +46,13 @@ struct VerifyOptions {
   std::optional<MemoryLimit> memoryLimit;
   /// Part of an activation the weight gradient keeps after I (units mode).
   double weightGradFraction = 0.5;
-  /// Solver budget in seconds; 0 means none.
+  /// Solver budget in seconds; 0 means none. Reaching it is "unknown",
+  /// which therefore depends on the machine and its load: a safety limit.
   double timeoutSeconds = 0;
+  /// Solver budget in Z3's resource units (its `rlimit` count) for the
+  /// whole verification, each query taking what the ones before left; 0
+  /// means none. Reaching it is "unknown" on every machine alike.
+  uint64_t resourceLimit = 0;
   ProofMode proofMode = ProofMode::Witness;
   /// Skip Z3 (the graph path's verdict only); for differential testing.
   bool useZ3 = true;
@@ -368,6 +373,8 @@ struct VerifyResult {
   /// Wall time of the graph path and of Z3, in seconds.
   double graphSeconds = 0;
   double z3Seconds = 0;
+  /// Z3's resource units spent (VerifyOptions::resourceLimit counts them).
+  uint64_t z3Resources = 0;
   /// Size of what went to Z3 after shrinking.
   size_t z3Variables = 0;
   size_t z3Constraints = 0;

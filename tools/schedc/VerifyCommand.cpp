@@ -155,6 +155,7 @@ static llvm::json::Value toJson(llvm::StringRef name, const Schedule *schedule,
       {"memory_unit", result.memoryInBytes ? "bytes" : "activations"},
       {"graph_seconds", result.graphSeconds},
       {"z3_seconds", result.z3Seconds},
+      {"z3_resources", static_cast<int64_t>(result.z3Resources)},
   };
   if (result.verdict == Verdict::Unknown)
     object["reason"] = result.unknownReason;

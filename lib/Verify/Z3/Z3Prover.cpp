@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -941,35 +942,96 @@ private:
   bool reusable = false;
 };
 
+/// Z3's resource units spent in `context` so far: the `rlimit` count that
+/// the work of every solver and tactic of the context adds to. Z3 4.8.12
+/// gives it only in a solver's statistics, the context's count in any
+/// solver's.
+uint64_t resourceCount(z3::context &context) {
+  z3::solver solver(context);
+  const z3::stats stats = solver.statistics();
+  for (unsigned k = 0; k < stats.size(); ++k)
+    if (stats.key(k) == "rlimit count")
+      return stats.is_uint(k) ? stats.uint_value(k)
+                              : static_cast<uint64_t>(stats.double_value(k));
+  return 0;
+}
+
+/// The resource units one solve may spend, counted from its start (the
+/// context is reused, and its count runs on). Z3's `rlimit` parameter
+/// bounds one solver call; the solve gives each call what is left.
+class ResourceBudget {
+public:
+  ResourceBudget(z3::context &context, uint64_t limit)
+      : context(context), limit(limit), start(resourceCount(context)) {}
+
+  uint64_t spent() const { return resourceCount(context) - start; }
+  /// Whether the solve may spend no more (never, without a limit).
+  bool exhausted() const { return limit != 0 && spent() >= limit; }
+  /// Whether the solve spent more than its limit.
+  bool exceeded() const { return limit != 0 && spent() > limit; }
+  /// Sets the next solver call's `rlimit` to the units left; false when
+  /// none are.
+  bool limitCall(z3::params &params) const {
+    if (limit == 0)
+      return true;
+    const uint64_t used = spent();
+    if (used >= limit)
+      return false;
+    // The parameter is unsigned; a larger remainder is checked after the
+    // call.
+    params.set("rlimit", static_cast<unsigned>(
+                             std::min<uint64_t>(limit - used, UINT32_MAX)));
+    return true;
+  }
+  std::string reason() const {
+    return "resource limit of " + std::to_string(limit) + " units reached";
+  }
+
+private:
+  z3::context &context;
+  const uint64_t limit;
+  const uint64_t start;
+};
+
 /// Solves `constraints`, with the difference-logic solver when every one
-/// is a difference constraint.
+/// is a difference constraint, within what is left of `budget`.
 Z3Answer search(z3::context &context, const z3::expr_vector &constraints,
-                std::string &reason, bool differenceLogic) {
+                std::string &reason, bool differenceLogic,
+                const ResourceBudget &budget) {
   z3::solver solver(context);
   z3::params params(context);
   // The Bellman-Ford based difference-logic solver is the fastest Z3 has
   // for difference constraints; structural rules (sums of indicators) need
   // the general one.
-  if (differenceLogic) {
+  if (differenceLogic)
     params.set("arith.solver", 1u);
-    solver.set(params);
+  if (!budget.limitCall(params)) {
+    reason = budget.reason();
+    return Z3Answer::Unknown;
   }
+  solver.set(params);
   for (unsigned k = 0; k < constraints.size(); ++k)
     solver.add(constraints[k]);
   Z3Answer answer = toAnswer(solver.check());
   if (answer == Z3Answer::Unknown)
-    reason = solver.reason_unknown();
+    reason = budget.exhausted() ? budget.reason() : solver.reason_unknown();
   return answer;
 }
 
 /// Checks ground constraints: Z3's simplifier decides each one; whatever
 /// it leaves undecided goes to the solver.
 Z3Answer check(z3::context &context, const z3::expr_vector &constraints,
-               std::string &reason, bool differenceLogic) {
+               std::string &reason, bool differenceLogic,
+               const ResourceBudget &budget) {
   z3::goal goal(context);
   for (unsigned k = 0; k < constraints.size(); ++k)
     goal.add(constraints[k]);
   z3::apply_result result = z3::tactic(context, "simplify")(goal);
+  // The simplifier takes no resource limit: its work counts once it ran.
+  if (budget.exceeded()) {
+    reason = budget.reason();
+    return Z3Answer::Unknown;
+  }
   if (result.size() == 1 && result[0].is_decided_sat())
     return Z3Answer::Sat;
   if (result.size() == 1 && result[0].is_decided_unsat())
@@ -977,7 +1039,7 @@ Z3Answer check(z3::context &context, const z3::expr_vector &constraints,
   z3::expr_vector rest(context);
   for (unsigned g = 0; g < result.size(); ++g)
     rest.push_back(result[g].as_expr());
-  return search(context, rest, reason, differenceLogic);
+  return search(context, rest, reason, differenceLogic, budget);
 }
 
 std::string toSmtlib(z3::context &context, const Z3Query &query) {
@@ -1005,8 +1067,8 @@ constexpr size_t kCheckChunk = 16384;
 /// (measured), more than all the ground terms of a 200,000-action schedule
 /// take.
 static void checkCandidate(z3::context &context, const Z3Query &query,
-                           double timeoutSeconds, Z3Outcome &outcome,
-                           bool &interrupted) {
+                           double timeoutSeconds, const ResourceBudget &budget,
+                           Z3Outcome &outcome, bool &interrupted) {
   outcome.answer =
       within(context, timeoutSeconds, outcome.reason, interrupted, [&] {
         Encoder encoder(context, query, /*ground=*/true);
@@ -1022,7 +1084,7 @@ static void checkCandidate(z3::context &context, const Z3Query &query,
           // constraints.
           const Z3Answer answer =
               check(context, constraints, outcome.reason,
-                    /*differenceLogic=*/!last || query.streams.empty());
+                    /*differenceLogic=*/!last || query.streams.empty(), budget);
           if (answer != Z3Answer::Sat || last)
             return answer;
         }
@@ -1041,15 +1103,18 @@ std::string sched::encodeSmtlib(const Z3Query &query, std::string &error) {
   return "";
 }
 
-Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds) {
+Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds,
+                             uint64_t resourceLimit) {
   Z3Outcome outcome;
   const auto begin = std::chrono::steady_clock::now();
   try {
     ReusedContext reused;
     z3::context &context = reused.get();
+    const ResourceBudget budget(context, resourceLimit);
     bool interrupted = false;
     if (!query.witness.empty()) {
-      checkCandidate(context, query, timeoutSeconds, outcome, interrupted);
+      checkCandidate(context, query, timeoutSeconds, budget, outcome,
+                     interrupted);
     } else {
       Encoder encoder(context, query, /*ground=*/false);
       const z3::expr_vector constraints =
@@ -1065,8 +1130,15 @@ Z3Outcome sched::solveWithZ3(const Z3Query &query, double timeoutSeconds) {
                     query.transfers.empty() && query.selections.empty() &&
                     query.backwards.empty() && query.divides.empty() &&
                     query.shardings.empty() && query.readings.empty() &&
-                    query.streams.empty());
+                    query.streams.empty(),
+                budget);
           });
+    }
+    outcome.resources = budget.spent();
+    // Work past the limit decides nothing, whichever call passed it.
+    if (outcome.answer != Z3Answer::Unknown && budget.exceeded()) {
+      outcome.answer = Z3Answer::Unknown;
+      outcome.reason = budget.reason();
     }
     if (!interrupted)
       reused.release();

@@ -261,12 +261,23 @@ struct Z3Outcome {
   /// The solver's reason when unknown (timeout, resource limit, error).
   std::string reason;
   double seconds = 0;
+  /// Z3's resource units (its `rlimit` count) the solve spent: a measure of
+  /// its work that does not depend on the machine or its load.
+  uint64_t resources = 0;
   size_t variables = 0;
   size_t constraints = 0;
 };
 
-/// Asks Z3 whether `query` is satisfiable.
-Z3Outcome solveWithZ3(const Z3Query &query, double timeoutSeconds);
+/// Asks Z3 whether `query` is satisfiable, within `timeoutSeconds` on the
+/// clock and `resourceLimit` of Z3's resource units (each 0 for none).
+/// Running out of either is Unknown, with the reason "timeout" or
+/// "resource limit of N units reached". Where the resource limit is the
+/// one reached, the answer is the same on every machine and under any
+/// load: each solver call gets the units the solve has left, and a solve
+/// whose work passes the limit (Z3's simplifier, which takes no limit, is
+/// checked after it ran) is Unknown.
+Z3Outcome solveWithZ3(const Z3Query &query, double timeoutSeconds,
+                      uint64_t resourceLimit = 0);
 
 /// The SMT-LIB 2 text of `query` without any candidate (Z3's own
 /// printing), ending in (check-sat); `error` is set if Z3 failed.
