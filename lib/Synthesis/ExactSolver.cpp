@@ -95,6 +95,9 @@ enum class QueryAnswer { Sat, Unsat, Unknown };
 /// them within that, may take.
 constexpr double kNarrowingShare = 0.5;
 constexpr double kShavingShare = 0.25;
+/// The share of a query's time left after the windows that its one-rank
+/// relaxations may take before the whole query.
+constexpr double kRankRelaxationShare = 0.75;
 
 /// A gap (relative to the incumbent) above which the search bisects
 /// between the proved bound and the target rather than asking the target.
@@ -111,10 +114,12 @@ public:
   /// Asks Z3 within `seconds`, building the encoding included (a large one
   /// takes seconds of its own); on Sat, `found` is the model's schedule, on
   /// Unsat `proved` the least makespan left (`bound`, or the next slot
-  /// after it when the time-indexed encoding answered).
+  /// after it when the time-indexed encoding answered). With `relax`, the
+  /// one-rank relaxations of the time-indexed query go first.
   QueryAnswer ask(double bound, double seconds, size_t maxLiterals,
-                  size_t maxSlotVariables, bool narrow, ProblemSolution &found,
-                  size_t &literals, double &proved, std::string &reason);
+                  size_t maxSlotVariables, bool narrow, bool relax,
+                  ProblemSolution &found, size_t &literals, double &proved,
+                  std::string &reason);
 
 private:
   /// Order literal of the open pair (a, b), a < b on one rank: true when
@@ -134,7 +139,7 @@ private:
 } // namespace
 
 QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
-                               size_t maxSlotVariables, bool narrow,
+                               size_t maxSlotVariables, bool narrow, bool relax,
                                ProblemSolution &found, size_t &literals,
                                double &proved, std::string &reason) {
   const auto deadline =
@@ -168,6 +173,41 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
 
   // Whole time slots, where the problem has a unit and the windows leave
   // few enough of them (TimeIndexedQuery.h); otherwise order literals.
+  // One rank at a time first: each rank's relaxation (TimeIndexedQuery.h)
+  // is a one-machine problem, small where the whole query is not, and
+  // where one rank's memory and the round trips through the others bind
+  // it refutes what the windows do not. The ranks whose windows leave
+  // the least room go first, the first with two thirds of the share.
+  if (unit && relax) {
+    std::vector<std::pair<double, int32_t>> byRoom;
+    for (int32_t r = 0; r < problem.getNumRanks(); ++r)
+      byRoom.push_back({0.0, r});
+    for (uint32_t op = 0; op < ops.size(); ++op)
+      byRoom[ops[op].rank].first +=
+          windows->end[op] - windows->head[op] - ops[op].duration;
+    std::sort(byRoom.begin(), byRoom.end());
+    const double share = kRankRelaxationShare * secondsLeft();
+    const auto relaxUntil =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            std::chrono::duration<double>(share));
+    for (size_t i = 0; i < byRoom.size(); ++i) {
+      const double left = std::chrono::duration<double>(
+                              relaxUntil - std::chrono::steady_clock::now())
+                              .count();
+      if (left <= 0)
+        break;
+      const double mine =
+          i == 0 ? left * 2 / 3 : left / static_cast<double>(byRoom.size() - i);
+      TimeIndexedAnswer one =
+          askTimeIndexed(problem, *windows, *unit, bound, mine,
+                         maxSlotVariables, byRoom[i].second);
+      if (one.kind == TimeIndexedAnswer::Kind::Unsat) {
+        proved = std::max(bound, one.provedBound);
+        return QueryAnswer::Unsat;
+      }
+    }
+  }
   if (unit) {
     TimeIndexedAnswer slots = askTimeIndexed(problem, *windows, *unit, bound,
                                              secondsLeft(), maxSlotVariables);
@@ -454,7 +494,8 @@ ExactSolverResult sched::solveExactly(const PipelineProblem &problem,
       ++result.queries;
       const QueryAnswer answer = query.ask(
           bound, slice, options.maxOrderLiterals, options.maxSlotVariables,
-          options.narrowWindows, found, result.orderLiterals, proved, reason);
+          options.narrowWindows, options.rankRelaxations, found,
+          result.orderLiterals, proved, reason);
       if (answer == QueryAnswer::Unknown) {
         const bool outOfTime = reason == "timeout" || reason == "canceled";
         if (bisect && outOfTime) {

@@ -44,6 +44,10 @@ struct ExactSolverOptions {
   /// when false, by order literals.
   bool timeIndexed = true;
   size_t maxSlotVariables = 400000;
+  /// Before a time-indexed query, ask its one-rank relaxations (each rank
+  /// alone as one machine with its memory, the others as the longest paths
+  /// between its operations; TimeIndexedQuery.h), which can only refute.
+  bool rankRelaxations = true;
 };
 
 struct ExactSolverResult {

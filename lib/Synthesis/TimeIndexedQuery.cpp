@@ -9,6 +9,7 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 using namespace sched;
@@ -73,7 +74,8 @@ public:
 
   /// Lays out the slots within `windows` under a horizon of `horizon`
   /// slots; false when a window holds no slot (no schedule fits).
-  bool layOut(const TimeWindows &windows, double unit, int64_t horizon) {
+  bool layOut(const TimeWindows &windows, double unit, int64_t horizon,
+              int32_t onlyRank) {
     llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
     length.resize(ops.size());
     first.resize(ops.size());
@@ -96,6 +98,11 @@ public:
       if (first[op] > last[op])
         return false;
       offset[op] = count;
+      // Another rank's operation of a one-rank relaxation has no slots.
+      if (onlyRank >= 0 && ops[op].rank != onlyRank) {
+        last[op] = first[op];
+        continue;
+      }
       count += static_cast<size_t>(last[op] - first[op]);
     }
     numVariables = count;
@@ -149,7 +156,7 @@ private:
 TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
                                         const TimeWindows &windows, double unit,
                                         double makespan, double seconds,
-                                        size_t maxVariables) {
+                                        size_t maxVariables, int32_t onlyRank) {
   using Kind = TimeIndexedAnswer::Kind;
   const auto deadline =
       std::chrono::steady_clock::now() +
@@ -175,7 +182,7 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
   try {
     z3::context context;
     SlotEncoding slotsOf(problem, context);
-    if (!slotsOf.layOut(windows, unit, horizon)) {
+    if (!slotsOf.layOut(windows, unit, horizon, onlyRank)) {
       answer.kind = Kind::Unsat;
       return answer;
     }
@@ -224,12 +231,48 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
     // (LowerBound.h); every canonical schedule obeys them.
     const std::vector<llvm::SmallVector<PathEdge, 4>> edges =
         computePrecedences(problem, PathModel::Canonical);
-    for (uint32_t from = 0; from < ops.size() && !refuted; ++from) {
-      for (const PathEdge &edge : edges[from])
-        precedes(from, edge.to, std::llround(edge.latency / unit));
-      if (outOfTime()) {
-        answer.reason = "timeout";
-        return answer;
+    if (onlyRank < 0) {
+      for (uint32_t from = 0; from < ops.size() && !refuted; ++from) {
+        for (const PathEdge &edge : edges[from])
+          precedes(from, edge.to, std::llround(edge.latency / unit));
+        if (outOfTime()) {
+          answer.reason = "timeout";
+          return answer;
+        }
+      }
+    } else {
+      // The relaxation keeps, between two operations of the rank, the
+      // longest path of precedences through the others (in slots, from
+      // the first's start to the second's): the other operations, free
+      // of their ranks, only relay it.
+      const std::vector<uint32_t> order = topologicalOrder(edges);
+      std::vector<int64_t> position(ops.size());
+      for (size_t i = 0; i < order.size(); ++i)
+        position[order[i]] = static_cast<int64_t>(i);
+      constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
+      std::vector<int64_t> distance(ops.size());
+      for (uint32_t from = 0; from < ops.size() && !refuted; ++from) {
+        if (ops[from].rank != onlyRank)
+          continue;
+        std::fill(distance.begin(), distance.end(), kNone);
+        distance[from] = 0;
+        for (size_t i = position[from]; i < order.size(); ++i) {
+          const uint32_t op = order[i];
+          if (distance[op] == kNone)
+            continue;
+          if (op != from && ops[op].rank == onlyRank) {
+            precedes(from, op, distance[op] - slotsOf.length[from]);
+            continue; // Paths beyond it follow from its own.
+          }
+          for (const PathEdge &edge : edges[op])
+            distance[edge.to] = std::max<int64_t>(
+                distance[edge.to], distance[op] + slotsOf.length[op] +
+                                       std::llround(edge.latency / unit));
+        }
+        if (secondsLeft() <= 0) {
+          answer.reason = "timeout";
+          return answer;
+        }
       }
     }
     if (refuted) {
@@ -240,6 +283,8 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
     for (uint32_t op = 0; op < ops.size(); ++op)
       onRank[ops[op].rank].push_back(op);
     for (int32_t r = 0; r < problem.getNumRanks(); ++r) {
+      if (onlyRank >= 0 && r != onlyRank)
+        continue;
       // One operation at a time: at most one runs in each slot. `running`
       // is forced on where the operation runs (it may be on elsewhere,
       // which only asks more).
@@ -331,7 +376,7 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
     // rank's order is right after a forward; the other kinds free).
     for (int32_t r = 0; r < problem.getNumRanks(); ++r) {
       const std::optional<int64_t> limit = problem.getMemoryLimit(r);
-      if (!limit)
+      if (!limit || (onlyRank >= 0 && r != onlyRank))
         continue;
       int64_t divisor = 0, allocated = 0, freed = 0;
       int64_t forwardFrom = INT64_MAX, forwardTo = -1;
@@ -398,6 +443,11 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
     }
     if (result == z3::unknown) {
       answer.reason = solver.reason_unknown();
+      return answer;
+    }
+    if (onlyRank >= 0) {
+      // The relaxation's model is no schedule of the problem.
+      answer.kind = Kind::Sat;
       return answer;
     }
     z3::model model = solver.get_model();

@@ -55,10 +55,18 @@ struct TimeIndexedAnswer {
 /// within `windows` (narrowWindows at that makespan), on slots of `unit`
 /// (commonTimeUnit), asked within `seconds` (building the encoding
 /// included); Unknown, "too large", beyond `maxVariables` slot Booleans.
+///
+/// With `onlyRank` >= 0, asks a relaxation instead: only that rank's
+/// operations run one at a time and within its memory, the others (and
+/// their ranks' limits) are dropped, and two of the rank's operations keep
+/// the longest path of the canonical precedences between them. Every
+/// canonical schedule of makespan <= `makespan` within `windows` satisfies
+/// it, so Unsat refutes the makespan as above; Sat says only that the
+/// relaxation does not refute it (`found` stays empty).
 TimeIndexedAnswer askTimeIndexed(const PipelineProblem &problem,
                                  const TimeWindows &windows, double unit,
                                  double makespan, double seconds,
-                                 size_t maxVariables);
+                                 size_t maxVariables, int32_t onlyRank = -1);
 
 } // namespace sched
 

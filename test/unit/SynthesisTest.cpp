@@ -1045,6 +1045,100 @@ TEST(SynthesisTimeIndexed, EqualsExhaustiveSearchOnTheV) {
     }
 }
 
+/// Whether some rank's relaxation (askTimeIndexed with onlyRank) refutes
+/// `makespan` from the windows narrowed at it; every rank is asked.
+static bool someRankRefutes(const PipelineProblem &problem, double makespan,
+                            int32_t *refuter = nullptr) {
+  const std::optional<double> unit = commonTimeUnit(problem);
+  EXPECT_TRUE(unit.has_value());
+  const PathLengths paths = computePathLengths(problem, PathModel::Canonical);
+  const std::optional<TimeWindows> windows =
+      narrowWindows(problem, paths, makespan);
+  if (!windows)
+    return true;
+  for (int32_t r = 0; r < problem.getNumRanks(); ++r) {
+    const TimeIndexedAnswer one =
+        askTimeIndexed(problem, *windows, *unit, makespan, 600, 400000, r);
+    EXPECT_NE(one.kind, TimeIndexedAnswer::Kind::Unknown) << one.reason;
+    if (one.kind == TimeIndexedAnswer::Kind::Unsat) {
+      if (refuter)
+        *refuter = r;
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST(SynthesisTimeIndexed, RankRelaxationsNeverRefuteTheOptimum) {
+  // Each rank alone, the others as the longest paths between its
+  // operations, is a relaxation: at the optimum over every order (V and
+  // loop placements, transfers, limits from the least one up) no rank's
+  // relaxation is unsatisfiable, while half a slot below it some is, or
+  // the windows are (the optimum of these is then proved by one rank).
+  std::vector<std::pair<std::string, PipelineProblem>> cases;
+  for (double limit : {2.0, 2.5, 3.0})
+    for (double comm : {0.0, 0.5, 1.0}) {
+      SynthesisSpec spec = uniformSpec(2, 2, false);
+      spec.vpp = 2;
+      spec.placement = StagePlacement::V;
+      spec.stages.assign(4, spec.stages.front());
+      spec.stages.back().forward = 1.5;
+      spec.comm = comm;
+      spec.memoryLimit = {static_cast<int64_t>(limit * kActivationUnit)};
+      cases.push_back({llvm::formatv("V limit {0} comm {1}", limit, comm).str(),
+                       buildProblem(spec)});
+    }
+  for (const SmallCase &c :
+       {SmallCase{2, 2, 1.5, 0.5, 0.5, 1}, SmallCase{3, 2, 2.0, 0.5, 1.0, 1},
+        SmallCase{2, 2, 1.5, 0.5, 0.5, 1.5, 0.75}})
+    cases.push_back(
+        {llvm::formatv("pp {0} limit {1} residue {2}", c.pp, c.limit, c.residue)
+             .str(),
+         smallProblem(c)});
+  int refutedBelow = 0;
+  for (const auto &[label, problem] : cases) {
+    const double optimum = exhaustiveOptimum(problem);
+    EXPECT_FALSE(someRankRefutes(problem, optimum)) << label;
+    const double unit = *commonTimeUnit(problem);
+    refutedBelow += someRankRefutes(problem, optimum - unit / 2);
+  }
+  // Below the optimum, windows or ranks refute at least some.
+  EXPECT_GT(refutedBelow, 0);
+}
+
+TEST(SynthesisTimeIndexed, OneRankProvesVHalfAtSixRanks) {
+  // The V under V-Half's memory (P + 2 activations) at P = 6, M = 6: the
+  // best schedule takes 47 (the synthesizer's search finds it; the plain
+  // list schedule here takes longer) and the bounds stay below it; the
+  // whole slot query proves 47, and so does rank 5 alone (stages 5 and 6,
+  // whose activations both wait for the whole round trip through ranks 0
+  // to 4): its relaxation refutes 46, while at 47 no rank's does.
+  SynthesisSpec spec = uniformSpec(6, 6, true);
+  spec.vpp = 2;
+  spec.placement = StagePlacement::V;
+  spec.stages.assign(12, spec.stages.front());
+  spec.memoryLimit = {8 * kActivationUnit};
+  PipelineProblem problem = buildProblem(spec);
+  auto list = solveWithListScheduling(problem, {});
+  ASSERT_TRUE(static_cast<bool>(list));
+  EXPECT_GE(list->makespan, 47);
+  EXPECT_LT(computeLowerBound(problem).value, 47);
+  int32_t refuter = -1;
+  EXPECT_TRUE(someRankRefutes(problem, 46, &refuter));
+  EXPECT_EQ(refuter, 5);
+  EXPECT_FALSE(someRankRefutes(problem, 47));
+  // The exact solver, which asks the relaxations first, proves it.
+  ExactSolverOptions options;
+  options.targetGap = 0;
+  options.timeLimitSeconds = 300;
+  ExactSolverResult exact = solveExactly(
+      problem, list->solution, computeLowerBound(problem).value, options);
+  EXPECT_TRUE(exact.optimal) << exact.stopReason;
+  EXPECT_DOUBLE_EQ(exact.makespan, 47);
+  EXPECT_DOUBLE_EQ(exact.lowerBound, 47);
+  EXPECT_FALSE(static_cast<bool>(problem.verify(exact.solution)));
+}
+
 TEST(SynthesisTimeIndexed, ProvesVMinOptimalAtFourRanks) {
   // The bench's V under V-Min's own peak (P = 4, M = 8, unit costs, W
   // keeping half an activation, 4 activations per rank): the bounds give
