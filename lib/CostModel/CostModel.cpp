@@ -443,11 +443,13 @@ static double computeSum(const StageTerms &t) {
 
 void CostModel::addOperators(StageTerms &terms,
                              const std::vector<Operator> &ops,
-                             const Layout &layout) const {
+                             const Layout &layout, uint8_t modules) const {
   // Attention kernels run on one context-parallel chunk at a time.
   const double seq = static_cast<double>(training.seqLen) /
                      static_cast<double>(layout.cp);
   for (const Operator &op : ops) {
+    if (modules != 0 && (op.modules & modules) == 0)
+      continue;
     const double time = operatorTime(op, cluster, seq);
     if (op.kind == OperatorClass::Attention || op.attentionCore)
       terms.attention += time;
@@ -577,8 +579,14 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout, bool moeLayer,
                                                           layout.etp, 1);
   }
 
-  if (moeLayer)
-    cost.forward.host = moeHostWait(ops, layout, cost.forward.expertParallel);
+  if (moeLayer) {
+    // What the device runs of the block meanwhile: its kernels and its
+    // all-to-all.
+    StageTerms block;
+    addOperators(block, ops.forward, layout, Recompute::Moe);
+    cost.forward.host =
+        moeHostWait(layout, computeSum(block) + cost.forward.expertParallel);
+  }
 
   StageTerms again;
   addOperators(again, ops.recompute, layout);
@@ -622,21 +630,10 @@ double sched::moeHostForward(const TrainingSpec &training,
   return time;
 }
 
-double CostModel::moeHostWait(const LayerOperators &ops, const Layout &layout,
-                              double allToAll) const {
+double CostModel::moeHostWait(const Layout &layout, double device) const {
   const double host =
       moeHostForward(training, static_cast<double>(model.moe->experts) /
                                    static_cast<double>(layout.ep));
-  if (host <= 0)
-    return 0;
-  // What the device runs of the block meanwhile: its kernels and its
-  // all-to-all.
-  const double seq =
-      static_cast<double>(training.seqLen) / static_cast<double>(layout.cp);
-  double device = allToAll;
-  for (const Operator &op : ops.forward)
-    if (op.modules & Recompute::Moe)
-      device += operatorTime(op, cluster, seq);
   return std::max(0.0, host - device);
 }
 

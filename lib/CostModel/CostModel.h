@@ -231,14 +231,14 @@ private:
   LayerCost layerCost(const Layout &layout, bool moeLayer, bool windowed) const;
   const LayerCost &cachedLayerCost(const Layout &layout, bool moeLayer,
                                    bool windowed = false) const;
-  /// How long an MoE layer's forward waits on the host beyond what its
-  /// MoE block runs on the device (`ops`' block kernels and `allToAll`):
+  /// How long an MoE layer's forward waits on the host beyond the
+  /// `device` seconds its MoE block runs (kernels and all-to-all):
   /// moeHostForward less that, or 0.
-  double moeHostWait(const LayerOperators &ops, const Layout &layout,
-                     double allToAll) const;
-  /// The seconds of an operator list, by class, into `terms`.
+  double moeHostWait(const Layout &layout, double device) const;
+  /// The seconds of an operator list, by class, into `terms`; with
+  /// `modules`, only the operators of those recompute modules.
   void addOperators(StageTerms &terms, const std::vector<Operator> &ops,
-                    const Layout &layout) const;
+                    const Layout &layout, uint8_t modules = 0) const;
 
   ModelSpec model;
   ClusterSpec cluster;
