@@ -403,9 +403,13 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
     // mean, 0.819); the quantize kernels are costed apart (KERNELS.md 1c,
     // NVIDIA/TransformerEngine gemm_profiling.rst d0067d0da). The same
     // Blackwell tensor cores in B200 and GB200 take the same factors on
-    // their own MAMF ceilings. Hopper's do not: the H200 calibration's GEMMs
-    // at model shapes reached MAMF (cost-model.md, "The measured H200
-    // profile").
+    // their own MAMF ceilings. Hopper keeps MAMF, although its layers land
+    // lower too: PyTorch's cuBLAS GEMMs at nine layers' shapes measured
+    // 0.852-0.888 of MAMF on the H100 and H200 (BF16 and FP8 alike; the
+    // best single shapes reached it). That is PyTorch eager's share, not
+    // Transformer Engine's, and applied to every Hopper run it moved
+    // bench/fidelity's development median the wrong way (cost-model.md,
+    // "GEMMs at a layer's shapes on Hopper").
     e.matmul *= 0.850;
     e.matmulFp8 *= 0.819;
     // NVFP4 at the same layer's shapes, pre-quantized: 3.764 ms for three
