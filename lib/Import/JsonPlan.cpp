@@ -176,6 +176,15 @@ private:
   /// after an error.
   const llvm::json::Value *elementOf(const RootArray &array, size_t k,
                                      llvm::json::Value &storage);
+  /// Reads each element of `array` with `read(k, where, object)`, `where`
+  /// naming it ("groups[3]"); an element that is no object is the error
+  /// "must be an object" followed by `shape` (` {"axis", "size"}`, or
+  /// empty). Stops at the first failure.
+  LogicalResult forEachObject(
+      const RootArray &array, StringRef shape,
+      llvm::function_ref<LogicalResult(size_t k, StringRef where,
+                                       const llvm::json::Object &object)>
+          read);
 
   LogicalResult readHeader(const llvm::json::Object &root);
   LogicalResult readVerdict(const llvm::json::Object &root);
@@ -453,26 +462,44 @@ LogicalResult PlanReader::readVerdict(const llvm::json::Object &root) {
   return success();
 }
 
+LogicalResult PlanReader::forEachObject(
+    const RootArray &array, StringRef shape,
+    llvm::function_ref<LogicalResult(size_t, StringRef,
+                                     const llvm::json::Object &)>
+        read) {
+  for (size_t k = 0; k < array.size(); ++k) {
+    const std::string where = llvm::formatv("{0}[{1}]", array.key, k).str();
+    llvm::json::Value storage = nullptr;
+    const llvm::json::Value *value = elementOf(array, k, storage);
+    if (!value)
+      return failure();
+    const llvm::json::Object *object = value->getAsObject();
+    if (!object)
+      return error(where) << "must be an object" << shape;
+    if (failed(read(k, where, *object)))
+      return failure();
+  }
+  return success();
+}
+
 LogicalResult PlanReader::readMesh(const llvm::json::Object &root) {
   std::optional<RootArray> mesh = rootArray(root, "mesh", false);
   if (!mesh)
     return failure();
-  for (size_t k = 0; k < mesh->size(); ++k) {
-    const std::string where = llvm::formatv("mesh[{0}]", k).str();
-    llvm::json::Value storage = nullptr;
-    const llvm::json::Value *value = elementOf(*mesh, k, storage);
-    if (!value)
-      return failure();
-    const llvm::json::Object *axis = value->getAsObject();
-    if (!axis)
-      return error(where) << "must be an object {\"axis\", \"size\"}";
-    MeshAxis &out = result.plan.mesh.emplace_back();
-    if (failed(checkKeys(*axis, where, {"axis", "size"})) ||
-        failed(readString(*axis, "axis", where, std::nullopt, out.name)) ||
-        failed(readInt(*axis, "size", where, 1, kMaxIndex, std::nullopt,
-                       out.size)))
-      return failure();
-  }
+  if (failed(forEachObject(
+          *mesh, " {\"axis\", \"size\"}",
+          [&](size_t, StringRef where,
+              const llvm::json::Object &axis) -> LogicalResult {
+            MeshAxis &out = result.plan.mesh.emplace_back();
+            if (failed(checkKeys(axis, where, {"axis", "size"})) ||
+                failed(
+                    readString(axis, "axis", where, std::nullopt, out.name)) ||
+                failed(readInt(axis, "size", where, 1, kMaxIndex, std::nullopt,
+                               out.size)))
+              return failure();
+            return success();
+          })))
+    return failure();
   // Hybrid sharding: dp_replicate x dp_shard replicas, as many as the plan
   // runs (lib/Schedule/DataParallelAxes.h).
   llvm::SmallVector<std::pair<StringRef, int64_t>> axes;
@@ -500,25 +527,21 @@ LogicalResult PlanReader::readMesh(const llvm::json::Object &root) {
 
 LogicalResult PlanReader::readRankIds(const RootArray &ranks) {
   Schedule &schedule = result.plan.schedule;
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    const std::string where = llvm::formatv("ranks[{0}]", r).str();
-    llvm::json::Value storage = nullptr;
-    const llvm::json::Value *value = elementOf(ranks, r, storage);
-    if (!value)
-      return failure();
-    const llvm::json::Object *object = value->getAsObject();
-    if (!object)
-      return error(where) << "must be an object {\"rank\", \"instructions\"}";
-    if (failed(checkKeys(*object, where, {"rank", "instructions"})))
-      return failure();
-    int64_t id = 0;
-    if (failed(readInt(*object, "rank", where, 0, kMaxIndex, std::nullopt, id)))
-      return failure();
-    if (!rankIndex.try_emplace(id, static_cast<int32_t>(r)).second)
-      return error(where) << "rank " << id << " appears twice";
-    schedule.ranks.push_back({id, {}});
-  }
-  return success();
+  return forEachObject(
+      ranks, " {\"rank\", \"instructions\"}",
+      [&](size_t r, StringRef where,
+          const llvm::json::Object &object) -> LogicalResult {
+        if (failed(checkKeys(object, where, {"rank", "instructions"})))
+          return failure();
+        int64_t id = 0;
+        if (failed(
+                readInt(object, "rank", where, 0, kMaxIndex, std::nullopt, id)))
+          return failure();
+        if (!rankIndex.try_emplace(id, static_cast<int32_t>(r)).second)
+          return error(where) << "rank " << id << " appears twice";
+        schedule.ranks.push_back({id, {}});
+        return success();
+      });
 }
 
 LogicalResult PlanReader::readGroups(const llvm::json::Object &root) {
@@ -526,167 +549,155 @@ LogicalResult PlanReader::readGroups(const llvm::json::Object &root) {
   if (!groups)
     return failure();
   Schedule &schedule = result.plan.schedule;
-  for (size_t g = 0; g < groups->size(); ++g) {
-    const std::string where = llvm::formatv("groups[{0}]", g).str();
-    llvm::json::Value storage = nullptr;
-    const llvm::json::Value *value = elementOf(*groups, g, storage);
-    if (!value)
-      return failure();
-    const llvm::json::Object *group = value->getAsObject();
-    if (!group)
-      return error(where) << "must be an object {\"name\", \"members\"}";
-    ProcessGroup out;
-    std::string creation;
-    if (failed(checkKeys(*group, where, {"name", "members", "creation"})) ||
-        failed(readString(*group, "name", where, std::nullopt, out.name)) ||
-        failed(readString(*group, "creation", where, StringRef("eager"),
-                          creation)))
-      return failure();
-    if (creation != "eager" && creation != "lazy")
-      return error(where) << "\"creation\" must be eager or lazy";
-    if (group->get("creation") && failed(needsCommunicators(where)))
-      return failure();
-    out.lazy = creation == "lazy";
-    if (!groupIndex.try_emplace(out.name, static_cast<int32_t>(g)).second)
-      return error(where) << "group '" << out.name << "' is declared twice";
-    const ReplicaSpan span = replicaSpanOf(out.name);
-    if ((span == ReplicaSpan::Shard || span == ReplicaSpan::Replicate) &&
-        schedule.shardGroupSize == 0)
-      return error(where) << "group '" << out.name
-                          << "' spans the replicas along the mesh axis '"
-                          << out.name << "', but the mesh has none";
-    const llvm::json::Array *sets = readArray(*group, "members", where, true);
-    if (!sets)
-      return failure();
-    std::unordered_set<int64_t> seen;
-    std::unordered_set<int32_t> &ranksOfGroup = groupRanks.emplace_back();
-    for (const llvm::json::Value &setValue : *sets) {
-      const llvm::json::Array *set = setValue.getAsArray();
-      if (!set)
-        return error(where) << "\"members\" must be an array of arrays of "
-                               "rank ids";
-      std::vector<int32_t> &indices = out.members.emplace_back();
-      for (const llvm::json::Value &idValue : *set) {
-        std::optional<int64_t> id = jsonInteger(idValue);
-        auto index = id ? rankIndex.find(*id) : rankIndex.end();
-        if (index == rankIndex.end())
-          return error(where) << "a member is not a rank id of the plan";
-        if (!seen.insert(*id).second)
-          return error(where) << "rank " << *id << " is in two member sets";
-        indices.push_back(index->second);
-        ranksOfGroup.insert(index->second);
-      }
-    }
-    schedule.groups.push_back(std::move(out));
-  }
-  return success();
+  return forEachObject(
+      *groups, " {\"name\", \"members\"}",
+      [&](size_t g, StringRef where,
+          const llvm::json::Object &group) -> LogicalResult {
+        ProcessGroup out;
+        std::string creation;
+        if (failed(checkKeys(group, where, {"name", "members", "creation"})) ||
+            failed(readString(group, "name", where, std::nullopt, out.name)) ||
+            failed(readString(group, "creation", where, StringRef("eager"),
+                              creation)))
+          return failure();
+        if (creation != "eager" && creation != "lazy")
+          return error(where) << "\"creation\" must be eager or lazy";
+        if (group.get("creation") && failed(needsCommunicators(where)))
+          return failure();
+        out.lazy = creation == "lazy";
+        if (!groupIndex.try_emplace(out.name, static_cast<int32_t>(g)).second)
+          return error(where) << "group '" << out.name << "' is declared twice";
+        const ReplicaSpan span = replicaSpanOf(out.name);
+        if ((span == ReplicaSpan::Shard || span == ReplicaSpan::Replicate) &&
+            schedule.shardGroupSize == 0)
+          return error(where) << "group '" << out.name
+                              << "' spans the replicas along the mesh axis '"
+                              << out.name << "', but the mesh has none";
+        const llvm::json::Array *sets =
+            readArray(group, "members", where, true);
+        if (!sets)
+          return failure();
+        std::unordered_set<int64_t> seen;
+        std::unordered_set<int32_t> &ranksOfGroup = groupRanks.emplace_back();
+        for (const llvm::json::Value &setValue : *sets) {
+          const llvm::json::Array *set = setValue.getAsArray();
+          if (!set)
+            return error(where) << "\"members\" must be an array of arrays of "
+                                   "rank ids";
+          std::vector<int32_t> &indices = out.members.emplace_back();
+          for (const llvm::json::Value &idValue : *set) {
+            std::optional<int64_t> id = jsonInteger(idValue);
+            auto index = id ? rankIndex.find(*id) : rankIndex.end();
+            if (index == rankIndex.end())
+              return error(where) << "a member is not a rank id of the plan";
+            if (!seen.insert(*id).second)
+              return error(where) << "rank " << *id << " is in two member sets";
+            indices.push_back(index->second);
+            ranksOfGroup.insert(index->second);
+          }
+        }
+        schedule.groups.push_back(std::move(out));
+        return success();
+      });
 }
 
 LogicalResult PlanReader::readCollectives(const llvm::json::Object &root) {
   std::optional<RootArray> decls = rootArray(root, "collectives", false);
   if (!decls)
     return failure();
-  for (size_t k = 0; k < decls->size(); ++k) {
-    const std::string where = llvm::formatv("collectives[{0}]", k).str();
-    llvm::json::Value storage = nullptr;
-    const llvm::json::Value *value = elementOf(*decls, k, storage);
-    if (!value)
-      return failure();
-    const llvm::json::Object *decl = value->getAsObject();
-    if (!decl)
-      return error(where) << "must be an object";
-    std::string kind, group, when;
-    int64_t bytes = 0, stage = -1;
-    if (failed(checkKeys(*decl, where,
-                         {"kind", "group", "bytes", "when", "stage"})) ||
-        failed(readString(*decl, "kind", where, std::nullopt, kind)) ||
-        failed(readString(*decl, "group", where, std::nullopt, group)) ||
-        failed(readString(*decl, "when", where, std::nullopt, when)) ||
-        failed(readInt(*decl, "bytes", where, 0, INT64_MAX, std::nullopt,
-                       bytes)) ||
-        failed(readInt(*decl, "stage", where, 0, kMaxStages - 1, -1, stage)))
-      return failure();
-    CollectiveDeclaration out;
-    std::optional<ActionKind> parsed = parsePlanOpName(kind);
-    if (!parsed || !isCollective(*parsed))
-      return error(where) << "unknown collective kind '" << kind
-                          << "'; expected all_reduce, reduce_scatter, "
-                             "all_gather, all_to_all or barrier";
-    std::optional<CollectiveTiming> timing = parseCollectiveTiming(when);
-    if (!timing)
-      return error(where) << "unknown \"when\" '" << when
-                          << "'; expected before_forward, after_forward, "
-                             "before_backward, after_backward or step";
-    auto index = groupIndex.find(group);
-    if (index == groupIndex.end())
-      return error(where) << "names group '" << group
-                          << "', which the plan does not declare";
-    out.kind = *parsed;
-    out.group = index->second;
-    out.bytes = bytes;
-    out.when = *timing;
-    out.stage = static_cast<int32_t>(stage);
-    result.plan.schedule.collectives.push_back(out);
-  }
-  return success();
+  return forEachObject(
+      *decls, "",
+      [&](size_t, StringRef where,
+          const llvm::json::Object &decl) -> LogicalResult {
+        std::string kind, group, when;
+        int64_t bytes = 0, stage = -1;
+        if (failed(checkKeys(decl, where,
+                             {"kind", "group", "bytes", "when", "stage"})) ||
+            failed(readString(decl, "kind", where, std::nullopt, kind)) ||
+            failed(readString(decl, "group", where, std::nullopt, group)) ||
+            failed(readString(decl, "when", where, std::nullopt, when)) ||
+            failed(readInt(decl, "bytes", where, 0, INT64_MAX, std::nullopt,
+                           bytes)) ||
+            failed(readInt(decl, "stage", where, 0, kMaxStages - 1, -1, stage)))
+          return failure();
+        CollectiveDeclaration out;
+        std::optional<ActionKind> parsed = parsePlanOpName(kind);
+        if (!parsed || !isCollective(*parsed))
+          return error(where) << "unknown collective kind '" << kind
+                              << "'; expected all_reduce, reduce_scatter, "
+                                 "all_gather, all_to_all or barrier";
+        std::optional<CollectiveTiming> timing = parseCollectiveTiming(when);
+        if (!timing)
+          return error(where) << "unknown \"when\" '" << when
+                              << "'; expected before_forward, after_forward, "
+                                 "before_backward, after_backward or step";
+        auto index = groupIndex.find(group);
+        if (index == groupIndex.end())
+          return error(where) << "names group '" << group
+                              << "', which the plan does not declare";
+        out.kind = *parsed;
+        out.group = index->second;
+        out.bytes = bytes;
+        out.when = *timing;
+        out.stage = static_cast<int32_t>(stage);
+        result.plan.schedule.collectives.push_back(out);
+        return success();
+      });
 }
 
 LogicalResult PlanReader::readAuxHeads(const llvm::json::Object &root) {
   std::optional<RootArray> heads = rootArray(root, "aux_heads", false);
   if (!heads)
     return failure();
-  for (size_t k = 0; k < heads->size(); ++k) {
-    const std::string where = llvm::formatv("aux_heads[{0}]", k).str();
-    llvm::json::Value storage = nullptr;
-    const llvm::json::Value *value = elementOf(*heads, k, storage);
-    if (!value)
-      return failure();
-    const llvm::json::Object *head = value->getAsObject();
-    if (!head)
-      return error(where) << "must be an object {\"stage\", \"scope\"}";
-    AuxHead out;
-    int64_t stage = 0;
-    if (failed(checkKeys(*head, where,
-                         {"stage", "scope", "bias_group", "bias_bytes"})) ||
-        failed(readInt(*head, "stage", where, 0,
-                       result.plan.schedule.numStages - 1, std::nullopt,
-                       stage)) ||
-        failed(readString(*head, "scope", where, std::nullopt, out.scope)) ||
-        failed(readString(*head, "bias_group", where, std::string(),
-                          out.biasGroup)) ||
-        failed(readInt(*head, "bias_bytes", where, 0, INT64_MAX, 0,
-                       out.biasBytes)))
-      return failure();
-    if (out.biasGroup.empty() != !head->get("bias_bytes"))
-      return error(where)
-             << "\"bias_group\" and \"bias_bytes\" come together (an "
-                "aux_free head's bias update)";
-    if (!symbolizeAuxScope(out.scope))
-      return error(where) << "unknown scope '" << out.scope
-                          << "'; expected microbatch, sequence, global_batch "
-                             "or aux_free";
-    out.stage = static_cast<int32_t>(stage);
-    // The dialect's verifier of sched.aux_head: a bias update belongs to an
-    // aux_free head and names a declared group.
-    AuxLossHead plain;
-    plain.stage = out.stage;
-    plain.scope = auxLossScope(*symbolizeAuxScope(out.scope));
-    if (!out.biasGroup.empty()) {
-      if (plain.scope != AuxLossScope::AuxFree)
-        return error(where) << "has a bias update, but only an aux_free head "
-                               "updates a bias (scope is "
-                            << out.scope << ")";
-      auto group = groupIndex.find(out.biasGroup);
-      if (group == groupIndex.end())
-        return error(where) << "names bias group '" << out.biasGroup
-                            << "', which the plan does not declare";
-      plain.biasGroup = group->second;
-      plain.biasBytes = out.biasBytes;
-    }
-    result.plan.schedule.auxHeads.push_back(plain);
-    result.plan.auxHeads.push_back(out);
-  }
-  return success();
+  return forEachObject(
+      *heads, " {\"stage\", \"scope\"}",
+      [&](size_t, StringRef where,
+          const llvm::json::Object &head) -> LogicalResult {
+        AuxHead out;
+        int64_t stage = 0;
+        if (failed(checkKeys(head, where,
+                             {"stage", "scope", "bias_group", "bias_bytes"})) ||
+            failed(readInt(head, "stage", where, 0,
+                           result.plan.schedule.numStages - 1, std::nullopt,
+                           stage)) ||
+            failed(readString(head, "scope", where, std::nullopt, out.scope)) ||
+            failed(readString(head, "bias_group", where, std::string(),
+                              out.biasGroup)) ||
+            failed(readInt(head, "bias_bytes", where, 0, INT64_MAX, 0,
+                           out.biasBytes)))
+          return failure();
+        if (out.biasGroup.empty() != !head.get("bias_bytes"))
+          return error(where)
+                 << "\"bias_group\" and \"bias_bytes\" come together (an "
+                    "aux_free head's bias update)";
+        if (!symbolizeAuxScope(out.scope))
+          return error(where)
+                 << "unknown scope '" << out.scope
+                 << "'; expected microbatch, sequence, global_batch "
+                    "or aux_free";
+        out.stage = static_cast<int32_t>(stage);
+        // The dialect's verifier of sched.aux_head: a bias update belongs to an
+        // aux_free head and names a declared group.
+        AuxLossHead plain;
+        plain.stage = out.stage;
+        plain.scope = auxLossScope(*symbolizeAuxScope(out.scope));
+        if (!out.biasGroup.empty()) {
+          if (plain.scope != AuxLossScope::AuxFree)
+            return error(where)
+                   << "has a bias update, but only an aux_free head "
+                      "updates a bias (scope is "
+                   << out.scope << ")";
+          auto group = groupIndex.find(out.biasGroup);
+          if (group == groupIndex.end())
+            return error(where) << "names bias group '" << out.biasGroup
+                                << "', which the plan does not declare";
+          plain.biasGroup = group->second;
+          plain.biasBytes = out.biasBytes;
+        }
+        result.plan.schedule.auxHeads.push_back(plain);
+        result.plan.auxHeads.push_back(out);
+        return success();
+      });
 }
 
 LogicalResult PlanReader::readStageCosts(const llvm::json::Object &root) {
@@ -698,48 +709,46 @@ LogicalResult PlanReader::readStageCosts(const llvm::json::Object &root) {
       costs->size() != static_cast<size_t>(schedule.numStages))
     return error("stage_costs") << "holds " << costs->size() << " entries for "
                                 << schedule.numStages << " stages";
-  for (size_t s = 0; s < costs->size(); ++s) {
-    const std::string where = llvm::formatv("stage_costs[{0}]", s).str();
-    llvm::json::Value storage = nullptr;
-    const llvm::json::Value *value = elementOf(*costs, s, storage);
-    if (!value)
-      return failure();
-    const llvm::json::Object *cost = value->getAsObject();
-    if (!cost)
-      return error(where) << "must be an object";
-    if (failed(checkKeys(*cost, where,
-                         {"forward", "backward_input", "backward_weight",
-                          "activation", "weight_grad", "parameters", "output",
-                          "layers"})))
-      return failure();
-    StageCost &out = schedule.stageCosts.emplace_back();
-    for (auto [key, field] :
-         {std::pair<StringRef, double *>{"forward", &out.forward},
-          {"backward_input", &out.backwardInput},
-          {"backward_weight", &out.backwardWeight}}) {
-      const llvm::json::Value *value = cost->get(key);
-      std::optional<double> number = value ? value->getAsNumber() : 1.0;
-      if (!number || !(*number >= 0) || !std::isfinite(*number))
-        return error(where) << "\"" << key << "\" must be a finite number >= 0";
-      *field = *number;
-    }
-    if (failed(readInt(*cost, "activation", where, 0, INT64_MAX, 0,
-                       out.activation)) ||
-        failed(readInt(*cost, "weight_grad", where, 0, INT64_MAX, 0,
-                       out.weightGrad)) ||
-        failed(readInt(*cost, "parameters", where, 0, INT64_MAX, 0,
-                       out.parameters)) ||
-        failed(readInt(*cost, "output", where, 0, INT64_MAX, -1, out.output)) ||
-        failed(readInt(*cost, "layers", where, 1, kMaxIndex, 1, out.layers)))
-      return failure();
-    // The dialect's verifier of sched.stage.
-    if (out.weightGrad > out.activation)
-      return error(where) << "weight_grad (" << out.weightGrad
-                          << " bytes) exceeds activation (" << out.activation
-                          << " bytes): it is the part of the activations that "
-                             "survives the input gradient";
-  }
-  return success();
+  return forEachObject(
+      *costs, "",
+      [&](size_t s, StringRef where,
+          const llvm::json::Object &cost) -> LogicalResult {
+        if (failed(checkKeys(cost, where,
+                             {"forward", "backward_input", "backward_weight",
+                              "activation", "weight_grad", "parameters",
+                              "output", "layers"})))
+          return failure();
+        StageCost &out = schedule.stageCosts.emplace_back();
+        for (auto [key, field] :
+             {std::pair<StringRef, double *>{"forward", &out.forward},
+              {"backward_input", &out.backwardInput},
+              {"backward_weight", &out.backwardWeight}}) {
+          const llvm::json::Value *value = cost.get(key);
+          std::optional<double> number = value ? value->getAsNumber() : 1.0;
+          if (!number || !(*number >= 0) || !std::isfinite(*number))
+            return error(where)
+                   << "\"" << key << "\" must be a finite number >= 0";
+          *field = *number;
+        }
+        if (failed(readInt(cost, "activation", where, 0, INT64_MAX, 0,
+                           out.activation)) ||
+            failed(readInt(cost, "weight_grad", where, 0, INT64_MAX, 0,
+                           out.weightGrad)) ||
+            failed(readInt(cost, "parameters", where, 0, INT64_MAX, 0,
+                           out.parameters)) ||
+            failed(
+                readInt(cost, "output", where, 0, INT64_MAX, -1, out.output)) ||
+            failed(readInt(cost, "layers", where, 1, kMaxIndex, 1, out.layers)))
+          return failure();
+        // The dialect's verifier of sched.stage.
+        if (out.weightGrad > out.activation)
+          return error(where)
+                 << "weight_grad (" << out.weightGrad
+                 << " bytes) exceeds activation (" << out.activation
+                 << " bytes): it is the part of the activations that "
+                    "survives the input gradient";
+        return success();
+      });
 }
 
 LogicalResult PlanReader::readStageRanks(const llvm::json::Object &root) {
