@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Synthesis/ExactSolver.h"
+#include "lib/Synthesis/Deadline.h"
 #include "lib/Synthesis/LowerBound.h"
 #include "lib/Synthesis/TimeIndexedQuery.h"
 #include "lib/Synthesis/WindowBound.h"
@@ -142,15 +143,7 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
                                size_t maxSlotVariables, bool narrow, bool relax,
                                ProblemSolution &found, size_t &literals,
                                double &proved, std::string &reason) {
-  const auto deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::duration<double>(seconds));
-  auto secondsLeft = [&]() {
-    return std::chrono::duration<double>(deadline -
-                                         std::chrono::steady_clock::now())
-        .count();
-  };
+  const Deadline deadline(seconds);
   const double slack = 1e-9 * std::max(1.0, bound);
   // The windows under the bound, narrowed by propagation (WindowBound.h);
   // an empty one refutes the bound.
@@ -186,15 +179,9 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
       byRoom[ops[op].rank].first +=
           windows->end[op] - windows->head[op] - ops[op].duration;
     std::sort(byRoom.begin(), byRoom.end());
-    const double share = kRankRelaxationShare * secondsLeft();
-    const auto relaxUntil =
-        std::chrono::steady_clock::now() +
-        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-            std::chrono::duration<double>(share));
+    const Deadline relaxUntil(kRankRelaxationShare * deadline.secondsLeft());
     for (size_t i = 0; i < byRoom.size(); ++i) {
-      const double left = std::chrono::duration<double>(
-                              relaxUntil - std::chrono::steady_clock::now())
-                              .count();
+      const double left = relaxUntil.secondsLeft();
       if (left <= 0)
         break;
       const double mine =
@@ -209,8 +196,9 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
     }
   }
   if (unit) {
-    TimeIndexedAnswer slots = askTimeIndexed(problem, *windows, *unit, bound,
-                                             secondsLeft(), maxSlotVariables);
+    TimeIndexedAnswer slots =
+        askTimeIndexed(problem, *windows, *unit, bound, deadline.secondsLeft(),
+                       maxSlotVariables);
     if (slots.kind == TimeIndexedAnswer::Kind::Unsat) {
       proved = std::max(bound, slots.provedBound);
       return QueryAnswer::Unsat;
@@ -290,7 +278,7 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
     solver.add(start[b] >= end(a));
   z3::expr_vector order(context);
   for (const Pair &pair : open) {
-    if (pair.literal % 1024 == 1023 && secondsLeft() <= 0) {
+    if (pair.literal % 1024 == 1023 && deadline.passed()) {
       reason = "timeout";
       return QueryAnswer::Unknown;
     }
@@ -385,13 +373,13 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
     }
   }
 
-  if (secondsLeft() <= 0) {
+  if (deadline.passed()) {
     reason = "timeout";
     return QueryAnswer::Unknown;
   }
   z3::params params(context);
-  params.set("timeout",
-             static_cast<unsigned>(std::max(1.0, secondsLeft() * 1000)));
+  params.set("timeout", static_cast<unsigned>(
+                            std::max(1.0, deadline.secondsLeft() * 1000)));
   solver.set(params);
   const z3::check_result answer = solver.check();
   if (answer == z3::unsat)

@@ -1,12 +1,12 @@
 //===- TimeIndexedQuery.cpp - a makespan query over whole time slots ------===//
 
 #include "lib/Synthesis/TimeIndexedQuery.h"
+#include "lib/Synthesis/Deadline.h"
 #include "lib/Synthesis/LowerBound.h"
 
 #include <z3++.h>
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <cmath>
 #include <limits>
@@ -158,15 +158,7 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
                                         double makespan, double seconds,
                                         size_t maxVariables, int32_t onlyRank) {
   using Kind = TimeIndexedAnswer::Kind;
-  const auto deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::duration<double>(seconds));
-  auto secondsLeft = [&]() {
-    return std::chrono::duration<double>(deadline -
-                                         std::chrono::steady_clock::now())
-        .count();
-  };
+  const Deadline deadline(seconds);
   TimeIndexedAnswer answer;
   llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
   const double slots = makespan / unit;
@@ -212,7 +204,7 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
       ++added;
     };
     auto outOfTime = [&]() {
-      return added % 4096 == 4095 && secondsLeft() <= 0;
+      return added % 4096 == 4095 && deadline.passed();
     };
     // Started by k, started by k + 1.
     for (uint32_t op = 0; op < ops.size(); ++op)
@@ -269,7 +261,7 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
                 distance[edge.to], distance[op] + slotsOf.length[op] +
                                        std::llround(edge.latency / unit));
         }
-        if (secondsLeft() <= 0) {
+        if (deadline.passed()) {
           answer.reason = "timeout";
           return answer;
         }
@@ -365,7 +357,7 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
           solver.add(z3::pble(after, afterLength.data(),
                               static_cast<int>(horizon - k - afterFixed)));
       }
-      if (secondsLeft() <= 0) {
+      if (deadline.passed()) {
         answer.reason = "timeout";
         return answer;
       }
@@ -428,13 +420,13 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
               z3::pble(terms, coefficients.data(), static_cast<int>(bound)));
       }
     }
-    if (secondsLeft() <= 0) {
+    if (deadline.passed()) {
       answer.reason = "timeout";
       return answer;
     }
     z3::params params(context);
-    params.set("timeout",
-               static_cast<unsigned>(std::max(1.0, secondsLeft() * 1000)));
+    params.set("timeout", static_cast<unsigned>(
+                              std::max(1.0, deadline.secondsLeft() * 1000)));
     solver.set(params);
     const z3::check_result result = solver.check();
     if (result == z3::unsat) {
