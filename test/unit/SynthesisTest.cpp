@@ -1022,13 +1022,12 @@ TEST(SynthesisTimeIndexed, CommonTimeUnit) {
   EXPECT_FALSE(unitOf(M_PI, 0).has_value());
 }
 
-TEST(SynthesisTimeIndexed, EqualsExhaustiveSearchOnTheV) {
-  // Ranks with two stages, whose memory the order-literal encoding states
-  // as sums: over whole slots (half a unit here) the exact solver finds
-  // the optimum over every order (full backward, so that every order of
-  // the 8 operations of a rank is searched), with transfers and limits
-  // from the least one up, and a refuted query's next slot never passes
-  // it.
+/// The exhaustive tests' V: P = 2, M = 2, a full backward (so that every
+/// order of the 8 operations of a rank is searched), the last stage's
+/// forward 1.5x, transfers of 0 to 1 and limits from the least one up
+/// (2 to 3 activations), with their labels.
+static std::vector<std::pair<std::string, PipelineProblem>> smallVCases() {
+  std::vector<std::pair<std::string, PipelineProblem>> cases;
   for (double limit : {2.0, 2.5, 3.0})
     for (double comm : {0.0, 0.5, 1.0}) {
       SynthesisSpec spec = uniformSpec(2, 2, false);
@@ -1038,11 +1037,21 @@ TEST(SynthesisTimeIndexed, EqualsExhaustiveSearchOnTheV) {
       spec.stages.back().forward = 1.5;
       spec.comm = comm;
       spec.memoryLimit = {static_cast<int64_t>(limit * kActivationUnit)};
-      PipelineProblem problem = buildProblem(spec);
-      ASSERT_TRUE(commonTimeUnit(problem).has_value());
-      expectExactEqualsExhaustive(
-          problem, llvm::formatv("V limit {0} comm {1}", limit, comm).str());
+      cases.push_back({llvm::formatv("V limit {0} comm {1}", limit, comm).str(),
+                       buildProblem(spec)});
     }
+  return cases;
+}
+
+TEST(SynthesisTimeIndexed, EqualsExhaustiveSearchOnTheV) {
+  // Ranks with two stages, whose memory the order-literal encoding states
+  // as sums: over whole slots (half a unit here) the exact solver finds
+  // the optimum over every order, and a refuted query's next slot never
+  // passes it.
+  for (const auto &[label, problem] : smallVCases()) {
+    ASSERT_TRUE(commonTimeUnit(problem).has_value());
+    expectExactEqualsExhaustive(problem, label);
+  }
 }
 
 /// Whether some rank's relaxation (askTimeIndexed with onlyRank) refutes
@@ -1075,19 +1084,7 @@ TEST(SynthesisTimeIndexed, RankRelaxationsNeverRefuteTheOptimum) {
   // loop placements, transfers, limits from the least one up) no rank's
   // relaxation is unsatisfiable, while half a slot below it some is, or
   // the windows are (the optimum of these is then proved by one rank).
-  std::vector<std::pair<std::string, PipelineProblem>> cases;
-  for (double limit : {2.0, 2.5, 3.0})
-    for (double comm : {0.0, 0.5, 1.0}) {
-      SynthesisSpec spec = uniformSpec(2, 2, false);
-      spec.vpp = 2;
-      spec.placement = StagePlacement::V;
-      spec.stages.assign(4, spec.stages.front());
-      spec.stages.back().forward = 1.5;
-      spec.comm = comm;
-      spec.memoryLimit = {static_cast<int64_t>(limit * kActivationUnit)};
-      cases.push_back({llvm::formatv("V limit {0} comm {1}", limit, comm).str(),
-                       buildProblem(spec)});
-    }
+  std::vector<std::pair<std::string, PipelineProblem>> cases = smallVCases();
   for (const SmallCase &c :
        {SmallCase{2, 2, 1.5, 0.5, 0.5, 1}, SmallCase{3, 2, 2.0, 0.5, 1.0, 1},
         SmallCase{2, 2, 1.5, 0.5, 0.5, 1.5, 0.75}})
