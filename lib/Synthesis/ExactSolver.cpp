@@ -15,6 +15,7 @@
 #include "lib/Synthesis/ExactSolver.h"
 #include "lib/Synthesis/Deadline.h"
 #include "lib/Synthesis/LowerBound.h"
+#include "lib/Synthesis/RankRelaxationSearch.h"
 #include "lib/Synthesis/TimeIndexedQuery.h"
 #include "lib/Synthesis/WindowBound.h"
 
@@ -99,6 +100,9 @@ constexpr double kShavingShare = 0.25;
 /// The share of a query's time left after the windows that its one-rank
 /// relaxations may take before the whole query.
 constexpr double kRankRelaxationShare = 0.75;
+/// The share of that which searching the relaxations
+/// (RankRelaxationSearch.h) may take before Z3 is asked them.
+constexpr double kRankSearchShare = 0.5;
 
 /// A gap (relative to the incumbent) above which the search bisects
 /// between the proved bound and the target rather than asking the target.
@@ -135,6 +139,9 @@ private:
   /// The problem's time unit (commonTimeUnit), when it has one.
   std::optional<double> unit;
   llvm::ArrayRef<ProblemOperation> ops;
+  /// The rank whose relaxation refuted the last refuted query, if any:
+  /// what binds one makespan usually binds the next.
+  std::optional<int32_t> lastRefuter;
 };
 
 } // namespace
@@ -169,8 +176,7 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
   // One rank at a time first: each rank's relaxation (TimeIndexedQuery.h)
   // is a one-machine problem, small where the whole query is not, and
   // where one rank's memory and the round trips through the others bind
-  // it refutes what the windows do not. The ranks whose windows leave
-  // the least room go first, the first with two thirds of the share.
+  // it refutes what the windows do not.
   if (unit && relax) {
     std::vector<std::pair<double, int32_t>> byRoom;
     for (int32_t r = 0; r < problem.getNumRanks(); ++r)
@@ -179,20 +185,56 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
       byRoom[ops[op].rank].first +=
           windows->end[op] - windows->head[op] - ops[op].duration;
     std::sort(byRoom.begin(), byRoom.end());
+    auto refutedBy = [&](int32_t r, const TimeIndexedAnswer &one) {
+      lastRefuter = r;
+      proved = std::max(bound, one.provedBound);
+      return QueryAnswer::Unsat;
+    };
     const Deadline relaxUntil(kRankRelaxationShare * deadline.secondsLeft());
+    // Searched first (RankRelaxationSearch.h): the rank that refuted the
+    // last query with two thirds of the search's share, then every rank in
+    // rounds of doubling slices, a rank that is satisfied leaving them
+    // (its search may be slow to find the solution that proves nothing,
+    // and the refuting one is not known in advance).
+    const Deadline searchUntil(kRankSearchShare * relaxUntil.secondsLeft());
+    std::vector<int32_t> open;
+    for (auto [room, r] : byRoom)
+      open.push_back(r);
+    if (lastRefuter) {
+      const TimeIndexedAnswer one =
+          searchRankRelaxation(problem, *windows, *unit, bound,
+                               searchUntil.secondsLeft() * 2 / 3, *lastRefuter);
+      if (one.kind == TimeIndexedAnswer::Kind::Unsat)
+        return refutedBy(*lastRefuter, one);
+      if (one.kind == TimeIndexedAnswer::Kind::Sat)
+        llvm::erase(open, *lastRefuter);
+    }
+    for (double slice = searchUntil.secondsLeft() / (8.0 * open.size() + 1);
+         !open.empty() && !searchUntil.passed(); slice *= 2)
+      for (int32_t r : std::vector<int32_t>(open)) {
+        const double mine = std::min(slice, searchUntil.secondsLeft());
+        if (mine <= 0)
+          break;
+        const TimeIndexedAnswer one =
+            searchRankRelaxation(problem, *windows, *unit, bound, mine, r);
+        if (one.kind == TimeIndexedAnswer::Kind::Unsat)
+          return refutedBy(r, one);
+        if (one.kind == TimeIndexedAnswer::Kind::Sat)
+          llvm::erase(open, r);
+      }
+    // Then asked of Z3, the ranks whose windows leave the least room
+    // first, the first with two thirds of the share.
     for (size_t i = 0; i < byRoom.size(); ++i) {
       const double left = relaxUntil.secondsLeft();
       if (left <= 0)
         break;
       const double mine =
           i == 0 ? left * 2 / 3 : left / static_cast<double>(byRoom.size() - i);
-      TimeIndexedAnswer one =
-          askTimeIndexed(problem, *windows, *unit, bound, mine,
-                         maxSlotVariables, byRoom[i].second);
-      if (one.kind == TimeIndexedAnswer::Kind::Unsat) {
-        proved = std::max(bound, one.provedBound);
-        return QueryAnswer::Unsat;
-      }
+      const int32_t r = byRoom[i].second;
+      const TimeIndexedAnswer one = askTimeIndexed(
+          problem, *windows, *unit, bound, mine, maxSlotVariables, r);
+      if (one.kind == TimeIndexedAnswer::Kind::Unsat)
+        return refutedBy(r, one);
     }
   }
   if (unit) {
