@@ -11,6 +11,7 @@
 #include <map>
 #include <queue>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 using namespace sched;
@@ -31,7 +32,8 @@ public:
 
   RelaxationSearch(const PipelineProblem &problem, const TimeWindows &windows,
                    double unit, int64_t horizon, int32_t rank,
-                   llvm::ArrayRef<RankLag> lags, const Deadline &deadline);
+                   llvm::ArrayRef<RankLag> lags, llvm::ArrayRef<uint32_t> guide,
+                   const Deadline &deadline);
 
   /// False when some operation's window holds no slot.
   bool windowsHoldSlots() const { return nonEmpty; }
@@ -67,6 +69,8 @@ private:
   /// Each kind of a stage, in microbatch order, and how many of it are done.
   std::vector<std::vector<uint32_t>> chains;
   std::vector<size_t> nextOfChain;
+  /// Each operation's place in the guide, the order tried first.
+  std::vector<size_t> position;
   std::vector<uint8_t> done;
   std::vector<int64_t> start, earliest;
   /// The slot the machine is free from, and the memory held.
@@ -80,6 +84,7 @@ RelaxationSearch::RelaxationSearch(const PipelineProblem &problem,
                                    const TimeWindows &windows, double unit,
                                    int64_t horizon, int32_t rank,
                                    llvm::ArrayRef<RankLag> lags,
+                                   llvm::ArrayRef<uint32_t> guide,
                                    const Deadline &deadline)
     : deadline(deadline) {
   llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
@@ -128,6 +133,11 @@ RelaxationSearch::RelaxationSearch(const PipelineProblem &problem,
     }
   }
   nextOfChain.assign(chains.size(), 0);
+  // Without a guide (or for what it leaves out), the most urgent first.
+  position.assign(n, guide.size());
+  for (size_t k = 0; k < guide.size(); ++k)
+    if (local[guide[k]] != UINT32_MAX)
+      position[local[guide[k]]] = k;
   // Kahn's order over the delays (each is at least its source's length,
   // so they have no cycle).
   std::vector<size_t> waiting(n);
@@ -324,8 +334,8 @@ RelaxationSearch::Result RelaxationSearch::search(size_t numDone) {
   auto headOf = [&](uint32_t c) { return chains[c][nextOfChain[c]]; };
   std::sort(candidates.begin(), candidates.end(), [&](uint32_t a, uint32_t b) {
     const uint32_t x = headOf(a), y = headOf(b);
-    return std::make_pair(latest[x] + length[x], startAt[a]) <
-           std::make_pair(latest[y] + length[y], startAt[b]);
+    return std::make_tuple(position[x], latest[x] + length[x], startAt[a]) <
+           std::make_tuple(position[y], latest[y] + length[y], startAt[b]);
   });
   // A candidate that leaves the machine idle before it, while another one
   // that allocates nothing fits in that gap, is dominated: moving the other
@@ -380,7 +390,8 @@ bool RelaxationSearch::dominated(const std::string &key,
 TimeIndexedAnswer sched::searchRankRelaxation(const PipelineProblem &problem,
                                               const TimeWindows &windows,
                                               double unit, double makespan,
-                                              double seconds, int32_t rank) {
+                                              double seconds, int32_t rank,
+                                              llvm::ArrayRef<uint32_t> guide) {
   using Kind = TimeIndexedAnswer::Kind;
   const Deadline deadline(seconds);
   TimeIndexedAnswer answer;
@@ -392,7 +403,7 @@ TimeIndexedAnswer sched::searchRankRelaxation(const PipelineProblem &problem,
     answer.reason = "timeout";
     return answer;
   }
-  RelaxationSearch search(problem, windows, unit, horizon, rank, *lags,
+  RelaxationSearch search(problem, windows, unit, horizon, rank, *lags, guide,
                           deadline);
   if (!search.windowsHoldSlots()) {
     answer.kind = Kind::Unsat;

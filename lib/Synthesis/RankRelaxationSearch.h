@@ -29,11 +29,14 @@ namespace sched {
 /// `seconds`: Unsat refutes the makespan for every schedule (and proves
 /// the next slot, `provedBound`), as askTimeIndexed with onlyRank does;
 /// Sat proves nothing (`found` stays empty); Unknown, "timeout", when the
-/// search ran out of time.
+/// search ran out of time. `guide`, the rank's operations in some order
+/// (a schedule's), is the order the search tries first: a relaxation that
+/// a schedule nearly satisfies is then satisfied at once.
 TimeIndexedAnswer searchRankRelaxation(const PipelineProblem &problem,
                                        const TimeWindows &windows, double unit,
                                        double makespan, double seconds,
-                                       int32_t rank);
+                                       int32_t rank,
+                                       llvm::ArrayRef<uint32_t> guide = {});
 
 } // namespace sched
 
