@@ -1,12 +1,12 @@
 //===- TimeIndexedQuery.cpp - a makespan query over whole time slots ------===//
 
 #include "lib/Synthesis/TimeIndexedQuery.h"
+#include "lib/Synthesis/Deadline.h"
 #include "lib/Synthesis/LowerBound.h"
 
 #include <z3++.h>
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <cmath>
 #include <limits>
@@ -47,6 +47,73 @@ std::optional<double> sched::commonTimeUnit(const PipelineProblem &problem) {
   return std::nullopt;
 }
 
+int64_t sched::horizonSlots(double makespan, double unit) {
+  const double slots = makespan / unit;
+  // The exact solver asks 1e-9 below an incumbent for a proof of
+  // optimality, which is the slot before; the doubles' rounding is 1e-15.
+  return static_cast<int64_t>(std::floor(slots + 1e-12 * std::max(1.0, slots)));
+}
+
+std::pair<int64_t, int64_t> sched::slotWindow(const PipelineProblem &problem,
+                                              const TimeWindows &windows,
+                                              double unit, int64_t horizon,
+                                              uint32_t op) {
+  auto tolerance = [](double slots) {
+    return 1e-9 * std::max(1.0, std::abs(slots));
+  };
+  const int64_t length =
+      std::llround(problem.getOperations()[op].duration / unit);
+  const double head = windows.head[op] / unit;
+  const double end = windows.end[op] / unit;
+  const int64_t first = std::max<int64_t>(
+      0, static_cast<int64_t>(std::ceil(head - tolerance(head))));
+  const int64_t last =
+      std::min<int64_t>(static_cast<int64_t>(std::floor(end + tolerance(end))),
+                        horizon) -
+      length;
+  return {first, last};
+}
+
+std::optional<std::vector<RankLag>>
+sched::computeRankLags(const PipelineProblem &problem, double unit,
+                       int32_t rank, const Deadline &deadline) {
+  llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
+  const std::vector<llvm::SmallVector<PathEdge, 4>> edges =
+      computePrecedences(problem, PathModel::Canonical);
+  const std::vector<uint32_t> order = topologicalOrder(edges);
+  std::vector<size_t> position(ops.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    position[order[i]] = i;
+  auto length = [&](uint32_t op) {
+    return std::llround(ops[op].duration / unit);
+  };
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
+  std::vector<int64_t> distance(ops.size());
+  std::vector<RankLag> lags;
+  for (uint32_t from = 0; from < ops.size(); ++from) {
+    if (ops[from].rank != rank)
+      continue;
+    std::fill(distance.begin(), distance.end(), kNone);
+    distance[from] = 0;
+    for (size_t i = position[from]; i < order.size(); ++i) {
+      const uint32_t op = order[i];
+      if (distance[op] == kNone)
+        continue;
+      if (op != from && ops[op].rank == rank) {
+        lags.push_back({from, op, distance[op]});
+        continue; // Paths beyond it follow from its own.
+      }
+      for (const PathEdge &edge : edges[op])
+        distance[edge.to] = std::max<int64_t>(
+            distance[edge.to],
+            distance[op] + length(op) + std::llround(edge.latency / unit));
+    }
+    if (deadline.passed())
+      return std::nullopt;
+  }
+  return lags;
+}
+
 namespace {
 
 /// A literal of the encoding: a constant, or a slot Boolean (negated or
@@ -81,20 +148,11 @@ public:
     first.resize(ops.size());
     last.resize(ops.size());
     offset.resize(ops.size());
-    auto tolerance = [](double slots) {
-      return 1e-9 * std::max(1.0, std::abs(slots));
-    };
     size_t count = 0;
     for (uint32_t op = 0; op < ops.size(); ++op) {
       length[op] = std::llround(ops[op].duration / unit);
-      const double head = windows.head[op] / unit;
-      const double end = windows.end[op] / unit;
-      first[op] = std::max<int64_t>(
-          0, static_cast<int64_t>(std::ceil(head - tolerance(head))));
-      last[op] =
-          std::min<int64_t>(
-              static_cast<int64_t>(std::floor(end + tolerance(end))), horizon) -
-          length[op];
+      std::tie(first[op], last[op]) =
+          slotWindow(problem, windows, unit, horizon, op);
       if (first[op] > last[op])
         return false;
       offset[op] = count;
@@ -158,23 +216,10 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
                                         double makespan, double seconds,
                                         size_t maxVariables, int32_t onlyRank) {
   using Kind = TimeIndexedAnswer::Kind;
-  const auto deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::duration<double>(seconds));
-  auto secondsLeft = [&]() {
-    return std::chrono::duration<double>(deadline -
-                                         std::chrono::steady_clock::now())
-        .count();
-  };
+  const Deadline deadline(seconds);
   TimeIndexedAnswer answer;
   llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
-  const double slots = makespan / unit;
-  // A makespan that is a whole number of slots but for the doubles'
-  // rounding (1e-15 of it) is that number; the exact solver asks 1e-9
-  // below an incumbent for a proof of optimality, which is the slot before.
-  const int64_t horizon =
-      static_cast<int64_t>(std::floor(slots + 1e-12 * std::max(1.0, slots)));
+  const int64_t horizon = horizonSlots(makespan, unit);
   // Every schedule is no shorter than some canonical active one, which
   // starts (and so ends) its operations on slots: refuting `horizon`
   // slots refutes every makespan below the next slot.
@@ -212,7 +257,7 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
       ++added;
     };
     auto outOfTime = [&]() {
-      return added % 4096 == 4095 && secondsLeft() <= 0;
+      return added % 4096 == 4095 && deadline.passed();
     };
     // Started by k, started by k + 1.
     for (uint32_t op = 0; op < ops.size(); ++op)
@@ -229,9 +274,9 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
     // The canonical model's precedences: the dependences, each kind of a
     // stage in microbatch order, and the round trips memory forces
     // (LowerBound.h); every canonical schedule obeys them.
-    const std::vector<llvm::SmallVector<PathEdge, 4>> edges =
-        computePrecedences(problem, PathModel::Canonical);
     if (onlyRank < 0) {
+      const std::vector<llvm::SmallVector<PathEdge, 4>> edges =
+          computePrecedences(problem, PathModel::Canonical);
       for (uint32_t from = 0; from < ops.size() && !refuted; ++from) {
         for (const PathEdge &edge : edges[from])
           precedes(from, edge.to, std::llround(edge.latency / unit));
@@ -242,37 +287,18 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
       }
     } else {
       // The relaxation keeps, between two operations of the rank, the
-      // longest path of precedences through the others (in slots, from
-      // the first's start to the second's): the other operations, free
-      // of their ranks, only relay it.
-      const std::vector<uint32_t> order = topologicalOrder(edges);
-      std::vector<int64_t> position(ops.size());
-      for (size_t i = 0; i < order.size(); ++i)
-        position[order[i]] = static_cast<int64_t>(i);
-      constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
-      std::vector<int64_t> distance(ops.size());
-      for (uint32_t from = 0; from < ops.size() && !refuted; ++from) {
-        if (ops[from].rank != onlyRank)
-          continue;
-        std::fill(distance.begin(), distance.end(), kNone);
-        distance[from] = 0;
-        for (size_t i = position[from]; i < order.size(); ++i) {
-          const uint32_t op = order[i];
-          if (distance[op] == kNone)
-            continue;
-          if (op != from && ops[op].rank == onlyRank) {
-            precedes(from, op, distance[op] - slotsOf.length[from]);
-            continue; // Paths beyond it follow from its own.
-          }
-          for (const PathEdge &edge : edges[op])
-            distance[edge.to] = std::max<int64_t>(
-                distance[edge.to], distance[op] + slotsOf.length[op] +
-                                       std::llround(edge.latency / unit));
-        }
-        if (secondsLeft() <= 0) {
-          answer.reason = "timeout";
-          return answer;
-        }
+      // longest path of precedences through the others: the other
+      // operations, free of their ranks, only relay it.
+      const std::optional<std::vector<RankLag>> lags =
+          computeRankLags(problem, unit, onlyRank, deadline);
+      if (!lags) {
+        answer.reason = "timeout";
+        return answer;
+      }
+      for (const RankLag &lag : *lags) {
+        if (refuted)
+          break;
+        precedes(lag.from, lag.to, lag.slots - slotsOf.length[lag.from]);
       }
     }
     if (refuted) {
@@ -365,7 +391,7 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
           solver.add(z3::pble(after, afterLength.data(),
                               static_cast<int>(horizon - k - afterFixed)));
       }
-      if (secondsLeft() <= 0) {
+      if (deadline.passed()) {
         answer.reason = "timeout";
         return answer;
       }
@@ -428,13 +454,13 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
               z3::pble(terms, coefficients.data(), static_cast<int>(bound)));
       }
     }
-    if (secondsLeft() <= 0) {
+    if (deadline.passed()) {
       answer.reason = "timeout";
       return answer;
     }
     z3::params params(context);
-    params.set("timeout",
-               static_cast<unsigned>(std::max(1.0, secondsLeft() * 1000)));
+    params.set("timeout", static_cast<unsigned>(
+                              std::max(1.0, deadline.secondsLeft() * 1000)));
     solver.set(params);
     const z3::check_result result = solver.check();
     if (result == z3::unsat) {

@@ -21,11 +21,14 @@
 #ifndef LIB_SYNTHESIS_TIMEINDEXEDQUERY_H
 #define LIB_SYNTHESIS_TIMEINDEXEDQUERY_H
 
+#include "lib/Synthesis/Deadline.h"
 #include "lib/Synthesis/PipelineProblem.h"
 #include "lib/Synthesis/WindowBound.h"
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace sched {
 
@@ -34,6 +37,33 @@ namespace sched {
 /// number for some q <= 1000; none when an operation takes no time (two
 /// operations of a rank could then share a slot) or no such unit exists.
 std::optional<double> commonTimeUnit(const PipelineProblem &problem);
+
+/// The whole slots of `unit` a makespan of `makespan` leaves (a makespan
+/// that is a whole number of slots but for the doubles' rounding is that
+/// number).
+int64_t horizonSlots(double makespan, double unit);
+
+/// The first and last slot `op` may start on within `windows` under
+/// `horizon` slots (last < first: none).
+std::pair<int64_t, int64_t> slotWindow(const PipelineProblem &problem,
+                                       const TimeWindows &windows, double unit,
+                                       int64_t horizon, uint32_t op);
+
+/// A precedence of one rank's relaxation: `to` starts `slots` or more after
+/// `from` starts, both on the rank.
+struct RankLag {
+  uint32_t from, to;
+  int64_t slots;
+};
+
+/// The precedences of `rank`'s relaxation: between two of its operations,
+/// the longest path of the canonical precedences (LowerBound.h) through
+/// operations of other ranks, in slots of `unit`, from the first's start to
+/// the second's (a path through a third operation of the rank follows from
+/// the two it splits into). std::nullopt once `deadline` has passed.
+std::optional<std::vector<RankLag>>
+computeRankLags(const PipelineProblem &problem, double unit, int32_t rank,
+                const Deadline &deadline);
 
 /// What a time-indexed query answered.
 struct TimeIndexedAnswer {
