@@ -219,7 +219,14 @@ static void useHugePages(char **argv) {
   value += std::string(kTunable) + "=1";
   if (setenv("GLIBC_TUNABLES", value.c_str(), /*overwrite=*/1) != 0)
     return;
-  execv("/proc/self/exe", argv);
+  // The path, not /proc/self/exe itself: under valgrind that names the
+  // tool, while reading the link gives the program.
+  char self[4096];
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (length > 0) {
+    self[length] = '\0';
+    execv(self, argv);
+  }
   // Still here: run as is, and keep the environment as it was.
   if (tunables)
     setenv("GLIBC_TUNABLES", tunables, 1);
