@@ -295,14 +295,22 @@ CandidateEvaluator::order(const Candidate &candidate,
   auto it = orders.find(key);
   if (it != orders.end())
     return &it->second;
-  PipelineShape shape;
-  shape.pp = static_cast<int32_t>(candidate.layout.pp);
-  shape.vpp = static_cast<int32_t>(vpp);
-  shape.microbatches = static_cast<int32_t>(candidate.layout.microbatches);
-  llvm::Expected<Schedule> generated =
-      generateSchedule(candidate.strategy, shape);
-  if (!generated)
-    return generated.takeError();
+  std::optional<Schedule> generated;
+  if (lastWalked && lastWalked->first == key) {
+    // The walk that measured this candidate generated it just now.
+    generated = std::move(lastWalked->second);
+    lastWalked.reset();
+  } else {
+    PipelineShape shape;
+    shape.pp = static_cast<int32_t>(candidate.layout.pp);
+    shape.vpp = static_cast<int32_t>(vpp);
+    shape.microbatches = static_cast<int32_t>(candidate.layout.microbatches);
+    llvm::Expected<Schedule> order =
+        generateSchedule(candidate.strategy, shape);
+    if (!order)
+      return order.takeError();
+    generated = std::move(*order);
+  }
   // Orders are kept while they take fewer than 2^21 actions in all (about
   // 100 MB); past that the cache starts over. Only simulated candidates
   // read them (measureMemory reads memoryWalk's cache).
@@ -326,7 +334,9 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
   // The order itself is generated here without entering the order cache:
   // most candidates measured never run, and their orders (over 2^22
   // actions in all for a model of 512 layers on 64 devices) cleared the
-  // cache over and over, so each was generated five times on average.
+  // cache over and over, so each was generated five times on average. The
+  // last one generated is kept aside instead (lastWalked): a candidate
+  // that fits is simulated right after its walk, on that order.
   std::optional<Schedule> generated;
   const Schedule *schedule = nullptr;
   if (given) {
@@ -334,6 +344,9 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
   } else if (auto cached = orders.find(key); cached != orders.end()) {
     schedule = &cached->second;
   } else {
+    // Freed before the next is generated: the peak holds one order, as
+    // before.
+    lastWalked.reset();
     PipelineShape shape;
     shape.pp = static_cast<int32_t>(candidate.layout.pp);
     shape.vpp = static_cast<int32_t>(std::get<2>(key));
@@ -436,6 +449,8 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
     givenWalk = std::move(walk);
     return &givenWalk;
   }
+  if (generated)
+    lastWalked.emplace(key, std::move(*generated));
   const size_t actions = entries;
   // Walks are kept while they take fewer than 2^24 entries in all (64
   // MB); past that the cache starts over.
