@@ -16,7 +16,6 @@
 #include <cmath>
 #include <optional>
 #include <tuple>
-#include <unordered_map>
 
 using namespace sched;
 
@@ -363,12 +362,22 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
   size_t entries = 0;
   for (const RankProgram &program : schedule->ranks) {
     MemoryWalk::Rank &rank = walk.ranks.emplace_back();
-    llvm::DenseMap<int32_t, uint32_t> local;
+    // Each compute's stage as an index into rank.stages (a rank holds a
+    // few stages: found by a scan from the last one found).
+    std::vector<uint32_t> localOf;
+    localOf.reserve(program.actions.size());
+    size_t lastLocal = 0;
     auto push = [&](const Action &a) {
       rank.codes.push_back(static_cast<uint32_t>(a.stage) << 2 |
                            static_cast<uint32_t>(a.kind));
-      if (local.try_emplace(a.stage, rank.stages.size()).second)
-        rank.stages.push_back(a.stage);
+      size_t j = lastLocal;
+      if (j >= rank.stages.size() || rank.stages[j] != a.stage) {
+        j = llvm::find(rank.stages, a.stage) - rank.stages.begin();
+        if (j == rank.stages.size())
+          rank.stages.push_back(a.stage);
+      }
+      lastLocal = j;
+      localOf.push_back(static_cast<uint32_t>(j));
     };
     const std::vector<Action> &actions = program.actions;
     size_t skip = actions.size();
@@ -388,21 +397,26 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
       push(a);
     }
     // The states, each once: a 64-bit hash updated per action finds the
-    // states that may equal the current one, which are then compared.
+    // states that may equal the current one (the last state seen with that
+    // hash, then those before it with the same hash), which are then
+    // compared.
     const size_t width = 2 * rank.stages.size();
     std::vector<int32_t> state(width, 0);
     std::vector<uint64_t> weights(width);
     for (size_t i = 0; i < width; ++i)
       weights[i] = llvm::hash_value(static_cast<uint64_t>(i) * 0x9e3779b97f4a7c15ULL + 1);
-    std::unordered_multimap<uint64_t, uint32_t> seen;
+    llvm::DenseMap<uint64_t, uint32_t> lastWithHash;
+    std::vector<uint32_t> previousWithHash;
+    constexpr uint32_t kNoState = UINT32_MAX;
     uint64_t hash = 0;
     size_t count = 0;
     auto add = [&](size_t i, int32_t delta) {
       state[i] += delta;
       hash += static_cast<uint64_t>(static_cast<int64_t>(delta)) * weights[i];
     };
-    for (uint32_t code : rank.codes) {
-      const size_t j = local.find(static_cast<int32_t>(code >> 2))->second;
+    for (size_t k = 0; k < rank.codes.size(); ++k) {
+      const uint32_t code = rank.codes[k];
+      const size_t j = localOf[k];
       const size_t residue = rank.stages.size() + j;
       switch (static_cast<ActionKind>(code & 3)) {
       case ActionKind::Forward:
@@ -419,14 +433,18 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
         add(residue, -1);
         break;
       }
+      // DenseMap reserves its two largest keys; the states compared decide.
+      const uint64_t key = std::min(hash, ~uint64_t(0) - 2);
+      auto slot = lastWithHash.try_emplace(key, kNoState).first;
       bool known = false;
-      for (auto [it, last] = seen.equal_range(hash); it != last && !known;
-           ++it)
+      for (uint32_t s = slot->second; s != kNoState && !known;
+           s = previousWithHash[s])
         known = std::equal(state.begin(), state.end(),
-                           rank.states.begin() + it->second * width);
+                           rank.states.begin() + size_t(s) * width);
       if (known)
         continue;
-      seen.emplace(hash, static_cast<uint32_t>(count++));
+      previousWithHash.push_back(slot->second);
+      slot->second = static_cast<uint32_t>(count++);
       rank.states.insert(rank.states.end(), state.begin(), state.end());
       // Past the actions' count the states cost more than the walk.
       if (rank.states.size() > rank.codes.size())
