@@ -205,12 +205,16 @@ static void keepFreedMemory() {
 /// with 4 KB pages the first touch of each page was a fault (Llama 3 405B
 /// on 256 H100s: 137,000 faults, about a tenth of its CPU time; DeepSeek-V3
 /// at 2^40 tokens: 653,000 and a fifth); with 2 MB pages, about 1,000 and
-/// 2,500. Nothing it computes changes. A tunable the caller set, a
-/// sanitizer build (its own allocator) or a failed exec leaves things as
-/// they are.
-static void useHugePages(char **argv) {
+/// 2,500. Nothing it computes changes. Only `schedc plan` does so: running
+/// again loads the tool's libraries twice, about 17 ms, which the other
+/// subcommands' common small inputs would pay for nothing. A tunable the
+/// caller set, a sanitizer build (its own allocator) or a failed exec
+/// leaves things as they are.
+static void useHugePages(int argc, char **argv) {
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) &&                    \
     !defined(__SANITIZE_THREAD__)
+  if (argc < 2 || std::strcmp(argv[1], "plan") != 0)
+    return;
   constexpr const char *kTunable = "glibc.malloc.hugetlb";
   const char *tunables = std::getenv("GLIBC_TUNABLES");
   if (tunables && std::strstr(tunables, kTunable))
@@ -233,12 +237,13 @@ static void useHugePages(char **argv) {
   else
     unsetenv("GLIBC_TUNABLES");
 #else
+  (void)argc;
   (void)argv;
 #endif
 }
 
 int main(int argc, char **argv) {
-  useHugePages(argv);
+  useHugePages(argc, argv);
   keepFreedMemory();
   llvm::InitLLVM initLLVM(argc, argv);
   installVersionPrinter("schedc");
