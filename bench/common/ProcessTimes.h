@@ -1,5 +1,4 @@
-//===- ProcessTimes.h - CPU time of child processes, and its median -*- C++
-//-*-===//
+//===- ProcessTimes.h - child processes' CPU time, median -------*- C++ -*-===//
 //
 // What the benchmarks that time whole processes share: the CPU time
 // (user + system) the benchmark's waited-for children have spent, and the
