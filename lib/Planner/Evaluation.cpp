@@ -335,7 +335,7 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
   // actions in all for a model of 512 layers on 64 devices) cleared the
   // cache over and over, so each was generated five times on average. The
   // last one generated is kept aside instead (lastWalked): a candidate
-  // that fits is simulated right after its walk, on that order.
+  // that fits is most often simulated right after its walk, on that order.
   std::optional<Schedule> generated;
   const Schedule *schedule = nullptr;
   if (given) {
@@ -434,8 +434,8 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
         break;
       }
       // DenseMap reserves its two largest keys; the states compared decide.
-      const uint64_t key = std::min(hash, ~uint64_t(0) - 2);
-      auto slot = lastWithHash.try_emplace(key, kNoState).first;
+      const uint64_t hashKey = std::min(hash, ~uint64_t(0) - 2);
+      auto slot = lastWithHash.try_emplace(hashKey, kNoState).first;
       bool known = false;
       for (uint32_t s = slot->second; s != kNoState && !known;
            s = previousWithHash[s])
