@@ -23,8 +23,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/Sched/SchedOps.h"
+#include "bench/common/ProcessTimes.h"
 #include "bench/peak-rss/PeakRssRun.h"
+#include "dialects/Sched/SchedOps.h"
 #include "lib/Api/Api.h"
 #include "lib/Export/TorchCsv.h"
 #include "lib/Generate/PlanMemory.h"
@@ -68,11 +69,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds(Clock::time_point begin) {
   return std::chrono::duration<double>(Clock::now() - begin).count();
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
 }
 
 /// The median time of `runs` calls of `body`.

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "bench/common/ProcessTimes.h"
 #include "bench/peak-rss/PeakRssRun.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -32,8 +33,6 @@
 #include <string>
 #include <vector>
 
-#include <sys/resource.h>
-
 using namespace sched;
 
 namespace {
@@ -41,22 +40,6 @@ namespace {
 /// The exponent above which a row is flagged: n log n, with room for noise.
 constexpr double kNLogNAllowance = 1.2;
 constexpr int kRepeats = 3;
-
-double childrenCpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_CHILDREN, &usage);
-  auto seconds = [](const timeval &t) {
-    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
-  };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t half = values.size() / 2;
-  return values.size() % 2 ? values[half]
-                           : (values[half - 1] + values[half]) / 2;
-}
 
 /// The median CPU seconds of `kRepeats` runs of `argv`, or nullopt when a
 /// run fails.

@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "bench/common/ProcessTimes.h"
 #include "bench/peak-rss/PeakRssRun.h"
 #include "lib/CostModel/CostModel.h"
 #include "lib/Planner/Planner.h"
@@ -41,25 +42,9 @@
 #include <optional>
 #include <vector>
 
-#include <sys/resource.h>
-
 using namespace sched;
 
 namespace {
-double childrenCpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_CHILDREN, &usage);
-  auto seconds = [](const timeval &t) {
-    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
-  };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
-double medianOf(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
 /// `schedc plan` for DeepSeek-V3 on 2,048 devices of each cluster, with
 /// the command line (default moments and rows). Returns whether
 /// every median wall time is under the 2 s target.
@@ -93,11 +78,11 @@ bool benchWholeProcess(llvm::StringRef binDir) {
       peaks.push_back(child->peakMiB);
       status = std::max(status, child->status);
     }
-    met = met && status == 0 && medianOf(walls) < 2;
+    met = met && status == 0 && median(walls) < 2;
     llvm::outs() << llvm::formatv(
         "{0,-32} {1,9:f2} {2,9:f2} {3,9:f0} {4,5}\n",
-        llvm::formatv("deepseek-v3 {0} 2048", cluster).str(), medianOf(walls),
-        medianOf(cpus), medianOf(peaks), status);
+        llvm::formatv("deepseek-v3 {0} 2048", cluster).str(), median(walls),
+        median(cpus), median(peaks), status);
   }
   llvm::outs() << "Target (the whole process under 2 s wall on each "
                   "cluster): "
@@ -153,20 +138,19 @@ int main(int argc, char **argv) {
       }
       last = std::move(*result);
     }
-    std::sort(walls.begin(), walls.end());
     std::string recommended = "none fits";
     if (last->recommended >= 0) {
       const Candidate &c = last->ranked[last->recommended];
       recommended = c.layout.str() + " " + c.scheduleName().str();
     }
-    const double median = walls[walls.size() / 2];
-    met = met && median < row.target;
+    const double wall = median(walls);
+    met = met && wall < row.target;
     llvm::outs() << llvm::formatv(
         "{0,-32} {1,10} {2,10} {3,10} {4,10} {5,10} {6,9} {7,9}  {8}\n",
         llvm::formatv("{0} {1} {2}", row.model, name, row.devices).str(),
         last->considered, last->prunedMemory, last->prunedBound,
         last->memoryChecked, last->lowered, last->verified,
-        llvm::formatv("{0:f2}", median).str(), recommended);
+        llvm::formatv("{0:f2}", wall).str(), recommended);
   }
   llvm::outs() << "Targets (DeepSeek-V3 on 2,048 under 2 s, Llama 3 405B on "
                   "131,072 under 10 s): "

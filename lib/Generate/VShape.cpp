@@ -17,9 +17,10 @@
 #include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <deque>
 #include <optional>
-#include <set>
+#include <vector>
 
 using namespace sched;
 
@@ -82,6 +83,43 @@ struct VChoice {
   int8_t chunk = 0;
   int8_t backwardChunk = 0;
   bool fromPrefix = false;
+};
+
+/// The ranks with a next choice, by (start, rank): a tournament tree over
+/// the ranks, so that the scheduler's three updates per action allocate
+/// nothing (a std::set of (start, rank) pairs allocated a node for each,
+/// a tenth of the planner's time on Llama 3 405B at 2^40 tokens).
+class RankQueue {
+public:
+  explicit RankQueue(int32_t ranks) {
+    while (leaves < ranks)
+      leaves *= 2;
+    starts.assign(leaves, kNone);
+    tree.assign(2 * size_t(leaves), -1);
+    for (int32_t r = 0; r < leaves; ++r)
+      tree[leaves + r] = r;
+    for (int32_t n = leaves - 1; n >= 1; --n)
+      tree[n] = better(tree[2 * n], tree[2 * n + 1]);
+  }
+  bool empty() const { return starts[tree[1]] == kNone; }
+  /// The rank with the earliest start (the lowest rank among equals).
+  int32_t front() const { return tree[1]; }
+  void set(int32_t r, int64_t start) { update(r, start); }
+  void remove(int32_t r) { update(r, kNone); }
+
+private:
+  static constexpr int64_t kNone = INT64_MAX;
+  int32_t better(int32_t a, int32_t b) const {
+    return starts[b] < starts[a] ? b : a;
+  }
+  void update(int32_t r, int64_t start) {
+    starts[r] = start;
+    for (size_t n = (size_t(leaves) + r) / 2; n >= 1; n /= 2)
+      tree[n] = better(tree[2 * n], tree[2 * n + 1]);
+  }
+  int32_t leaves = 1;
+  std::vector<int64_t> starts;
+  std::vector<int32_t> tree;
 };
 
 class VListScheduler {
@@ -375,21 +413,21 @@ Schedule VListScheduler::run() {
   // end before the earliest start plus one step, so the earliest choice
   // cannot be overtaken by an input that is still unknown.
   std::vector<std::optional<VChoice>> choice(pp);
-  std::set<std::pair<int64_t, int32_t>> queue;
+  RankQueue queue(pp);
   auto refresh = [&](int32_t r) {
     if (r < 0 || r >= pp)
       return;
-    if (choice[r])
-      queue.erase({choice[r]->start, r});
     choice[r] = decide(r);
     if (choice[r])
-      queue.insert({choice[r]->start, r});
+      queue.set(r, choice[r]->start);
+    else
+      queue.remove(r);
   };
   for (int32_t r = 0; r < pp; ++r)
     refresh(r);
   while (!queue.empty()) {
-    const int32_t r = queue.begin()->second;
-    queue.erase(queue.begin());
+    const int32_t r = queue.front();
+    queue.remove(r);
     const VChoice next = *choice[r];
     choice[r].reset();
     apply(r, next);

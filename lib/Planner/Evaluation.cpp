@@ -16,7 +16,6 @@
 #include <cmath>
 #include <optional>
 #include <tuple>
-#include <unordered_map>
 
 using namespace sched;
 
@@ -295,14 +294,22 @@ CandidateEvaluator::order(const Candidate &candidate,
   auto it = orders.find(key);
   if (it != orders.end())
     return &it->second;
-  PipelineShape shape;
-  shape.pp = static_cast<int32_t>(candidate.layout.pp);
-  shape.vpp = static_cast<int32_t>(vpp);
-  shape.microbatches = static_cast<int32_t>(candidate.layout.microbatches);
-  llvm::Expected<Schedule> generated =
-      generateSchedule(candidate.strategy, shape);
-  if (!generated)
-    return generated.takeError();
+  std::optional<Schedule> generated;
+  if (lastWalked && lastWalked->first == key) {
+    // The walk that measured this candidate generated it just now.
+    generated = std::move(lastWalked->second);
+    lastWalked.reset();
+  } else {
+    PipelineShape shape;
+    shape.pp = static_cast<int32_t>(candidate.layout.pp);
+    shape.vpp = static_cast<int32_t>(vpp);
+    shape.microbatches = static_cast<int32_t>(candidate.layout.microbatches);
+    llvm::Expected<Schedule> order =
+        generateSchedule(candidate.strategy, shape);
+    if (!order)
+      return order.takeError();
+    generated = std::move(*order);
+  }
   // Orders are kept while they take fewer than 2^21 actions in all (about
   // 100 MB); past that the cache starts over. Only simulated candidates
   // read them (measureMemory reads memoryWalk's cache).
@@ -326,7 +333,9 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
   // The order itself is generated here without entering the order cache:
   // most candidates measured never run, and their orders (over 2^22
   // actions in all for a model of 512 layers on 64 devices) cleared the
-  // cache over and over, so each was generated five times on average.
+  // cache over and over, so each was generated five times on average. The
+  // last one generated is kept aside instead (lastWalked): a candidate
+  // that fits is most often simulated right after its walk, on that order.
   std::optional<Schedule> generated;
   const Schedule *schedule = nullptr;
   if (given) {
@@ -334,6 +343,9 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
   } else if (auto cached = orders.find(key); cached != orders.end()) {
     schedule = &cached->second;
   } else {
+    // Freed before the next is generated: the peak holds one order, as
+    // before.
+    lastWalked.reset();
     PipelineShape shape;
     shape.pp = static_cast<int32_t>(candidate.layout.pp);
     shape.vpp = static_cast<int32_t>(std::get<2>(key));
@@ -350,12 +362,22 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
   size_t entries = 0;
   for (const RankProgram &program : schedule->ranks) {
     MemoryWalk::Rank &rank = walk.ranks.emplace_back();
-    llvm::DenseMap<int32_t, uint32_t> local;
+    // Each compute's stage as an index into rank.stages (a rank holds a
+    // few stages: found by a scan from the last one found).
+    std::vector<uint32_t> localOf;
+    localOf.reserve(program.actions.size());
+    size_t lastLocal = 0;
     auto push = [&](const Action &a) {
       rank.codes.push_back(static_cast<uint32_t>(a.stage) << 2 |
                            static_cast<uint32_t>(a.kind));
-      if (local.try_emplace(a.stage, rank.stages.size()).second)
-        rank.stages.push_back(a.stage);
+      size_t j = lastLocal;
+      if (j >= rank.stages.size() || rank.stages[j] != a.stage) {
+        j = llvm::find(rank.stages, a.stage) - rank.stages.begin();
+        if (j == rank.stages.size())
+          rank.stages.push_back(a.stage);
+      }
+      lastLocal = j;
+      localOf.push_back(static_cast<uint32_t>(j));
     };
     const std::vector<Action> &actions = program.actions;
     size_t skip = actions.size();
@@ -375,21 +397,26 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
       push(a);
     }
     // The states, each once: a 64-bit hash updated per action finds the
-    // states that may equal the current one, which are then compared.
+    // states that may equal the current one (the last state seen with that
+    // hash, then those before it with the same hash), which are then
+    // compared.
     const size_t width = 2 * rank.stages.size();
     std::vector<int32_t> state(width, 0);
     std::vector<uint64_t> weights(width);
     for (size_t i = 0; i < width; ++i)
       weights[i] = llvm::hash_value(static_cast<uint64_t>(i) * 0x9e3779b97f4a7c15ULL + 1);
-    std::unordered_multimap<uint64_t, uint32_t> seen;
+    llvm::DenseMap<uint64_t, uint32_t> lastWithHash;
+    std::vector<uint32_t> previousWithHash;
+    constexpr uint32_t kNoState = UINT32_MAX;
     uint64_t hash = 0;
     size_t count = 0;
     auto add = [&](size_t i, int32_t delta) {
       state[i] += delta;
       hash += static_cast<uint64_t>(static_cast<int64_t>(delta)) * weights[i];
     };
-    for (uint32_t code : rank.codes) {
-      const size_t j = local.find(static_cast<int32_t>(code >> 2))->second;
+    for (size_t k = 0; k < rank.codes.size(); ++k) {
+      const uint32_t code = rank.codes[k];
+      const size_t j = localOf[k];
       const size_t residue = rank.stages.size() + j;
       switch (static_cast<ActionKind>(code & 3)) {
       case ActionKind::Forward:
@@ -406,14 +433,18 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
         add(residue, -1);
         break;
       }
+      // DenseMap reserves its two largest keys; the states compared decide.
+      const uint64_t hashKey = std::min(hash, ~uint64_t(0) - 2);
+      auto slot = lastWithHash.try_emplace(hashKey, kNoState).first;
       bool known = false;
-      for (auto [it, last] = seen.equal_range(hash); it != last && !known;
-           ++it)
+      for (uint32_t s = slot->second; s != kNoState && !known;
+           s = previousWithHash[s])
         known = std::equal(state.begin(), state.end(),
-                           rank.states.begin() + it->second * width);
+                           rank.states.begin() + size_t(s) * width);
       if (known)
         continue;
-      seen.emplace(hash, static_cast<uint32_t>(count++));
+      previousWithHash.push_back(slot->second);
+      slot->second = static_cast<uint32_t>(count++);
       rank.states.insert(rank.states.end(), state.begin(), state.end());
       // Past the actions' count the states cost more than the walk.
       if (rank.states.size() > rank.codes.size())
@@ -436,6 +467,8 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
     givenWalk = std::move(walk);
     return &givenWalk;
   }
+  if (generated)
+    lastWalked.emplace(key, std::move(*generated));
   const size_t actions = entries;
   // Walks are kept while they take fewer than 2^24 entries in all (64
   // MB); past that the cache starts over.

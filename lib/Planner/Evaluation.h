@@ -18,6 +18,7 @@
 #include "llvm/Support/Error.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -118,6 +119,7 @@ public:
   void releaseMemoryWalks() {
     walks.clear();
     cachedWalkActions = 0;
+    lastWalked.reset();
   }
 
 private:
@@ -172,6 +174,9 @@ private:
   size_t cachedActions = 0;
   std::map<OrderKey, MemoryWalk> walks;
   size_t cachedWalkActions = 0;
+  /// The order memoryWalk generated last (outside the order cache), until
+  /// order() takes it or the next walk generates another.
+  std::optional<std::pair<OrderKey, Schedule>> lastWalked;
   MemoryWalk givenWalk;
 };
 

@@ -163,7 +163,9 @@ static cl::alias scheduleAlias("schedule", cl::cat(schedcOptions), cl::NotHidden
 static cl::opt<bool> synthesizeFlag(
     "synthesize", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("Also search synthesized schedules, solved for each layout's "
-             "stage costs, transfer time and memory (docs/synthesis.md)"));
+             "stage costs, transfer time and memory (docs/synthesis.md); "
+             "each solve is bounded in work, not time, so deep pipelines "
+             "with many microbatches take minutes (docs/limits.md)"));
 static cl::opt<int64_t> microbatchSizeFlag(
     "microbatch-size", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("Sequences per microbatch (default: searched)"));
