@@ -204,6 +204,16 @@ static PipelineShape shapeOf(const Candidate &candidate,
   return shape;
 }
 
+/// The candidate's strategy generated at its shape with `vpp` chunks.
+static llvm::Expected<Schedule> strategyOrder(const Candidate &candidate,
+                                              int64_t vpp) {
+  PipelineShape shape;
+  shape.pp = static_cast<int32_t>(candidate.layout.pp);
+  shape.vpp = static_cast<int32_t>(vpp);
+  shape.microbatches = static_cast<int32_t>(candidate.layout.microbatches);
+  return generateSchedule(candidate.strategy, shape);
+}
+
 std::string sched::formatGigabytes(double bytes) {
   return llvm::formatv("{0:f1} GB", bytes / 1e9).str();
 }
@@ -300,12 +310,7 @@ CandidateEvaluator::order(const Candidate &candidate,
     generated = std::move(lastWalked->second);
     lastWalked.reset();
   } else {
-    PipelineShape shape;
-    shape.pp = static_cast<int32_t>(candidate.layout.pp);
-    shape.vpp = static_cast<int32_t>(vpp);
-    shape.microbatches = static_cast<int32_t>(candidate.layout.microbatches);
-    llvm::Expected<Schedule> order =
-        generateSchedule(candidate.strategy, shape);
+    llvm::Expected<Schedule> order = strategyOrder(candidate, vpp);
     if (!order)
       return order.takeError();
     generated = std::move(*order);
@@ -346,12 +351,7 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
     // Freed before the next is generated: the peak holds one order, as
     // before.
     lastWalked.reset();
-    PipelineShape shape;
-    shape.pp = static_cast<int32_t>(candidate.layout.pp);
-    shape.vpp = static_cast<int32_t>(std::get<2>(key));
-    shape.microbatches = static_cast<int32_t>(candidate.layout.microbatches);
-    llvm::Expected<Schedule> order =
-        generateSchedule(candidate.strategy, shape);
+    llvm::Expected<Schedule> order = strategyOrder(candidate, std::get<2>(key));
     if (!order)
       return order.takeError();
     generated = std::move(*order);
