@@ -74,6 +74,23 @@ PipelineProblem buildProblem(const SynthesisSpec &spec) {
   return std::move(*problem);
 }
 
+/// The V with a split backward: `pp` ranks of two stages, `m`
+/// microbatches, the last stage `last` x heavier, W = I, transfers of
+/// `comm`, a limit of `limit` activations.
+PipelineProblem splitVProblem(int32_t pp, int32_t m, double last, double comm,
+                              double limit) {
+  SynthesisSpec spec = uniformSpec(pp, m, true);
+  spec.vpp = 2;
+  spec.placement = StagePlacement::V;
+  spec.stages.assign(2 * pp, spec.stages.front());
+  spec.stages.back().forward *= last;
+  spec.stages.back().backwardInput *= last;
+  spec.stages.back().backwardWeight *= last;
+  spec.comm = comm;
+  spec.memoryLimit = {static_cast<int64_t>(limit * kActivationUnit)};
+  return buildProblem(spec);
+}
+
 /// `strategy`'s schedule of the problem's pipeline, timed by the problem.
 ProblemSolution zooSolution(const PipelineProblem &problem,
                             Strategy strategy) {
@@ -1121,12 +1138,7 @@ TEST(SynthesisTimeIndexed, OneRankProvesVHalfAtSixRanks) {
   // whole slot query proves 47, and so does rank 5 alone (stages 5 and 6,
   // whose activations both wait for the whole round trip through ranks 0
   // to 4): its relaxation refutes 46, while at 47 no rank's does.
-  SynthesisSpec spec = uniformSpec(6, 6, true);
-  spec.vpp = 2;
-  spec.placement = StagePlacement::V;
-  spec.stages.assign(12, spec.stages.front());
-  spec.memoryLimit = {8 * kActivationUnit};
-  PipelineProblem problem = buildProblem(spec);
+  PipelineProblem problem = splitVProblem(6, 6, 1, 0, 8);
   auto list = solveWithListScheduling(problem, {});
   ASSERT_TRUE(static_cast<bool>(list));
   EXPECT_GE(list->makespan, 47);
@@ -1154,12 +1166,7 @@ TEST(SynthesisTimeIndexed, ProvesVMinOptimalAtFourRanks) {
   // refutes 58, so 59 is the optimum: the schedule was optimal and the
   // bounds 4 short. (The order-literal encoding did not decide it in 300
   // s.) The limit is a budget, not a timing: it takes seconds.
-  SynthesisSpec spec = uniformSpec(4, 8, true);
-  spec.vpp = 2;
-  spec.placement = StagePlacement::V;
-  spec.stages.assign(8, spec.stages.front());
-  spec.memoryLimit = {4 * kActivationUnit};
-  PipelineProblem problem = buildProblem(spec);
+  PipelineProblem problem = splitVProblem(4, 8, 1, 0, 4);
   const ProblemSolution vMin = zooSolution(problem, Strategy::VMin);
   ASSERT_FALSE(static_cast<bool>(problem.verify(vMin)));
   EXPECT_DOUBLE_EQ(vMin.makespan(problem.getOperations()), 59);
@@ -1175,23 +1182,6 @@ TEST(SynthesisTimeIndexed, ProvesVMinOptimalAtFourRanks) {
   EXPECT_TRUE(exact.optimal) << exact.stopReason;
   EXPECT_DOUBLE_EQ(exact.makespan, 59);
   EXPECT_DOUBLE_EQ(exact.lowerBound, 59);
-}
-
-/// The V with a split backward: `pp` ranks of two stages, `m`
-/// microbatches, the last stage `last` x heavier, W = I, transfers of
-/// `comm`, a limit of `limit` activations.
-static PipelineProblem splitVProblem(int32_t pp, int32_t m, double last,
-                                     double comm, double limit) {
-  SynthesisSpec spec = uniformSpec(pp, m, true);
-  spec.vpp = 2;
-  spec.placement = StagePlacement::V;
-  spec.stages.assign(2 * pp, spec.stages.front());
-  spec.stages.back().forward *= last;
-  spec.stages.back().backwardInput *= last;
-  spec.stages.back().backwardWeight *= last;
-  spec.comm = comm;
-  spec.memoryLimit = {static_cast<int64_t>(limit * kActivationUnit)};
-  return buildProblem(spec);
 }
 
 TEST(SynthesisBound, PairedMemoryHeadsStayBelowTheOptimum) {
@@ -1303,12 +1293,7 @@ TEST(SynthesisTimeIndexed, RankSearchProvesVHalfAtTwelveMicrobatches) {
   // bounds give 81, and the optimum is 83 (docs/synthesis.md: the list
   // schedule's, proved by Z3 in 70 s). Rank 5's relaxation, searched,
   // refutes 82 and so proves 83, and no rank's refutes 83.
-  SynthesisSpec spec = uniformSpec(6, 12, true);
-  spec.vpp = 2;
-  spec.placement = StagePlacement::V;
-  spec.stages.assign(12, spec.stages.front());
-  spec.memoryLimit = {8 * kActivationUnit};
-  PipelineProblem problem = buildProblem(spec);
+  PipelineProblem problem = splitVProblem(6, 12, 1, 0, 8);
   EXPECT_LT(computeLowerBound(problem).value, 82);
   const PathLengths paths = computePathLengths(problem, PathModel::Canonical);
   const std::optional<TimeWindows> below = narrowWindows(problem, paths, 82);
