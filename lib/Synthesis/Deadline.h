@@ -1,5 +1,4 @@
-//===- Deadline.h - a point in time a search must stop by ---------*- C++
-//-*-===//
+//===- Deadline.h - when a search must stop by ------------------*- C++ -*-===//
 //
 // The exact solver's queries and the time-indexed queries each get a number
 // of seconds, building their encoding included; a Deadline is that budget

@@ -84,9 +84,9 @@ sched::computeRankLags(const PipelineProblem &problem, double unit,
   std::vector<size_t> position(ops.size());
   for (size_t i = 0; i < order.size(); ++i)
     position[order[i]] = i;
-  auto length = [&](uint32_t op) {
-    return std::llround(ops[op].duration / unit);
-  };
+  std::vector<int64_t> length(ops.size());
+  for (uint32_t op = 0; op < ops.size(); ++op)
+    length[op] = std::llround(ops[op].duration / unit);
   constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
   std::vector<int64_t> distance(ops.size());
   std::vector<RankLag> lags;
@@ -106,7 +106,7 @@ sched::computeRankLags(const PipelineProblem &problem, double unit,
       for (const PathEdge &edge : edges[op])
         distance[edge.to] = std::max<int64_t>(
             distance[edge.to],
-            distance[op] + length(op) + std::llround(edge.latency / unit));
+            distance[op] + length[op] + std::llround(edge.latency / unit));
     }
     if (deadline.passed())
       return std::nullopt;
