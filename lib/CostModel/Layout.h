@@ -278,11 +278,9 @@ struct MoeHostTime {
   }
 };
 
-struct TrainingSpec {
-  int64_t devices = 1;
-  int64_t seqLen = 4096;
-  int64_t globalBatchTokens = 0;
-  Precision precision = Precision::BF16;
+/// What a software stack decides beneath a layout (SoftwareStack.h names
+/// and sources them; the single-fact flags of `schedc plan` override one).
+struct StackFacts {
   AttentionKernel attention = AttentionKernel::Flash;
   /// Tensor-parallel collectives pipelined with the GEMMs beside them
   /// (Transformer Engine's userbuffers, Megatron's --tp-comm-overlap): on
@@ -328,11 +326,20 @@ struct TrainingSpec {
   /// attention core (Recompute::Selective) or torchtitan's per-operator
   /// policy.
   Recompute selectiveRecompute = Recompute::Selective;
-  /// The software stack these facts came from (SoftwareStack.h; empty:
-  /// none named, the flags' defaults), and the pipeline schedules it runs
-  /// (by name; empty: any), which are all the planner searches.
-  std::string stack;
+  /// The pipeline schedules the stack runs (by name; "no-pp" included when
+  /// it runs without a pipeline; empty: any), which are all the planner
+  /// searches.
   std::vector<std::string> schedules;
+};
+
+struct TrainingSpec : StackFacts {
+  int64_t devices = 1;
+  int64_t seqLen = 4096;
+  int64_t globalBatchTokens = 0;
+  Precision precision = Precision::BF16;
+  /// The software stack the facts came from (SoftwareStack.h; empty: none
+  /// named, the flags' defaults).
+  std::string stack;
 
   int64_t globalBatchSequences() const { return globalBatchTokens / seqLen; }
   /// Whether the stack runs schedule `strategy`.

@@ -159,22 +159,8 @@ std::string sched::builtinStackNames() {
 }
 
 void SoftwareStack::apply(TrainingSpec &training) const {
-  training.attention = attention;
-  training.tensorParallelOverlap = tensorParallelOverlap;
-  training.blockingSendSchedules = blockingSendSchedules;
-  training.expandableSegments = expandableSegments;
-  training.mainGradientBytes = mainGradientBytes;
-  training.optimizerMomentBytes = optimizerMomentBytes;
-  training.activationCaching = activationCaching;
-  training.moeDispatcher = moeDispatcher;
-  training.cudaGraphs = cudaGraphs;
-  training.moeHost = moeHost;
-  training.fusedCrossEntropy = fusedCrossEntropy;
-  training.separateProjections = separateProjections;
-  training.shardedOverlap = shardedOverlap;
-  training.selectiveRecompute = selectiveRecompute;
+  static_cast<StackFacts &>(training) = *this;
   training.stack = name;
-  training.schedules = schedules;
 }
 
 /// The dtype of a gradient or moment of `bytes` bytes, as stack files and

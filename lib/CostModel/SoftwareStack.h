@@ -26,30 +26,11 @@
 
 namespace sched {
 
-struct SoftwareStack {
+struct SoftwareStack : StackFacts {
   /// "megatron-core", or the `name` of a stack file.
   std::string name;
   /// The framework version the facts were read from.
   std::string version;
-  AttentionKernel attention = AttentionKernel::Flash;
-  bool tensorParallelOverlap = true;
-  /// Pipeline schedules whose transfers hold the rank until they complete
-  /// (TrainingSpec::blockingSendSchedules; "*" for every schedule).
-  std::vector<std::string> blockingSendSchedules;
-  /// The pipeline schedules the framework runs ("no-pp" included when it
-  /// runs without a pipeline); empty: any.
-  std::vector<std::string> schedules;
-  bool expandableSegments = false;
-  double mainGradientBytes = 4;
-  double optimizerMomentBytes = 4;
-  ActivationCaching activationCaching = ActivationCaching::TransformerEngine;
-  MoeDispatcher moeDispatcher = MoeDispatcher::Flex;
-  CudaGraphs cudaGraphs = CudaGraphs::None;
-  MoeHostTime moeHost;
-  bool fusedCrossEntropy = false;
-  bool separateProjections = false;
-  bool shardedOverlap = true;
-  Recompute selectiveRecompute = Recompute::Selective;
 
   /// Sets the facts on `training`.
   void apply(TrainingSpec &training) const;
