@@ -60,6 +60,9 @@ class Outcome:
     band: dict = dataclasses.field(default_factory=dict)
     # The published figure's own kind of throughput, for auto pairs.
     seq: int = 0
+    # The --layout the planner ran (the row's, with its recipe's fields and
+    # the framework's default split).
+    layout: str = ""
 
     @property
     def throughput(self) -> tuple[Optional[float], float]:
@@ -123,6 +126,35 @@ RECIPE_KEYS = ("recompute", "microbatch_size", "attention", "tp_overlap",
 RECIPE_LAYOUT_FIELDS = ("first", "last", "split", "offload")
 
 
+# Stacks whose framework splits the layers evenly when a run names no split.
+EVEN_SPLIT_STACKS = ("megatron-core", "megatron-lm-2022")
+
+
+def default_split(run: dict, layers: int) -> dict:
+    """The run with Megatron's default stage split where it states none.
+
+    Megatron-Core gives every pipeline rank num_layers / pp layers, and
+    each of its vpp chunks an equal share, unless a run sets the first or
+    last stage's layers or a layout string, and asserts that they divide
+    (megatron/core/transformer/transformer_block.py,
+    get_num_layers_to_build); Megatron-LM of 2021-22 has only that split
+    (megatron/model/transformer.py). So a row of those stacks with PP whose
+    layout and recipe name no split ran the even one when pp x vpp divides
+    the layers; where it does not, the run must have set a split the row
+    does not give, and the planner's own stands
+    (docs/fidelity-protocol.md, section 8)."""
+    if run.get("stack") not in EVEN_SPLIT_STACKS:
+        return run
+    items = dict(item.split("=", 1) for item in run["layout"].split(",")
+                 if "=" in item)
+    if any(key in items for key in ("split", "first", "last")):
+        return run
+    chunks = int(items.get("pp", 1)) * int(items.get("vpp", 1))
+    if int(items.get("pp", 1)) <= 1 or layers % chunks != 0:
+        return run
+    return run | {"layout": run["layout"] + ",split=even"}
+
+
 def layout_only(run: dict) -> dict:
     """The run as a layout table gives it: no recipe."""
     bare = {k: v for k, v in run.items() if k not in RECIPE_KEYS}
@@ -147,6 +179,8 @@ def evaluate(schedc: str, run: dict, models: dict, clusters: dict,
     model.write_text(json.dumps(models[run["model"]]))
     cluster = workdir / f"cluster-{run['cluster']}.json"
     cluster.write_text(json.dumps(clusters[run["cluster"]]))
+    run = default_split(run, int(models[run["model"]]["layers"]))
+    outcome.layout = run["layout"]
     if run.get("stack_file"):
         # A table whose framework no built-in stack describes carries its
         # own stack file (a `base` and the facts that differ).
