@@ -444,7 +444,9 @@ def main() -> int:
     parser.add_argument("--layout-only", action="store_true",
                         help="drop each run's recipe (recomputation, "
                              "micro-batch size, kernels, optimizer precision, "
-                             "stage split, offload): the planner chooses")
+                             "stage split, offload): the planner chooses; "
+                             "a Megatron row keeps its framework's default "
+                             "even split")
     parser.add_argument("--recipes",
                         help="the framework recipes of table rows (default: "
                              "recipes.json beside this script; 'none': "
