@@ -48,6 +48,12 @@ struct ExactSolverOptions {
   /// alone as one machine with its memory, the others as the longest paths
   /// between its operations; TimeIndexedQuery.h), which can only refute.
   bool rankRelaxations = true;
+  /// Where the problem has a unit: once a bisecting query runs out of its
+  /// time (the bound side is stuck), look for shorter schedules near the
+  /// incumbent, each operation within this many slots of where it starts
+  /// (SlotNeighbourhood.h), for up to 90% of the time left (what it does
+  /// not use goes back to the bisection); 0: not.
+  int64_t neighbourhoodSlots = 4;
 };
 
 struct ExactSolverResult {
@@ -60,6 +66,8 @@ struct ExactSolverResult {
   bool optimal = false;
   int32_t queries = 0;
   int32_t improvements = 0;
+  /// Of those, found near the incumbent (neighbourhoodSlots).
+  int32_t neighbourhoodImprovements = 0;
   /// The order literals of the last encoding.
   size_t orderLiterals = 0;
   /// Why the search stopped: "optimal", "gap reached", "time limit",
