@@ -1461,3 +1461,24 @@ TEST(SynthesisNeighbourhood, ShortensVHalfToTheOptimumAtSixRanks) {
   EXPECT_EQ(none.stopReason, "bound");
   EXPECT_EQ(none.makespan, start);
 }
+
+TEST(SynthesisTimeIndexed, NoTimeLeftBuildsNothing) {
+  // A query with no time left answers "timeout" before it builds its
+  // encoding (at P = 16 a whole query's 250,000 slot Booleans took 5 to 8 s
+  // past its deadline), the whole query and a rank's relaxation alike; with
+  // time, the same query is decided.
+  PipelineProblem problem = splitVProblem(4, 8, 1, 0, 4);
+  const PathLengths paths = computePathLengths(problem, PathModel::Canonical);
+  const std::optional<TimeWindows> windows = narrowWindows(problem, paths, 59);
+  ASSERT_TRUE(windows.has_value());
+  for (int32_t rank : {-1, 3}) {
+    const TimeIndexedAnswer late =
+        askTimeIndexed(problem, *windows, 1, 59, 0, 400000, rank);
+    EXPECT_EQ(late.kind, TimeIndexedAnswer::Kind::Unknown) << rank;
+    EXPECT_EQ(late.reason, "timeout") << rank;
+    EXPECT_EQ(late.variables, 0u) << rank;
+    const TimeIndexedAnswer decided =
+        askTimeIndexed(problem, *windows, 1, 59, 600, 400000, rank);
+    EXPECT_EQ(decided.kind, TimeIndexedAnswer::Kind::Sat) << rank;
+  }
+}
