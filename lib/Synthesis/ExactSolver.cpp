@@ -566,7 +566,6 @@ ExactSolverResult sched::solveExactly(const PipelineProblem &problem,
               result.solution = std::move(nearby.solution);
               result.makespan = nearby.makespan;
               result.improvements += nearby.improvements;
-              result.neighbourhoodImprovements += nearby.improvements;
             }
           }
           continue;

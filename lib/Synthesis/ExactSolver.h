@@ -65,9 +65,8 @@ struct ExactSolverResult {
   /// Z3 proved that no schedule is shorter than `makespan`.
   bool optimal = false;
   int32_t queries = 0;
+  /// Better schedules found (near the incumbent too, neighbourhoodSlots).
   int32_t improvements = 0;
-  /// Of those, found near the incumbent (neighbourhoodSlots).
-  int32_t neighbourhoodImprovements = 0;
   /// The order literals of the last encoding.
   size_t orderLiterals = 0;
   /// Why the search stopped: "optimal", "gap reached", "time limit",
