@@ -16,6 +16,7 @@
 #include "lib/Synthesis/Deadline.h"
 #include "lib/Synthesis/LowerBound.h"
 #include "lib/Synthesis/RankRelaxationSearch.h"
+#include "lib/Synthesis/SlotNeighbourhood.h"
 #include "lib/Synthesis/TimeIndexedQuery.h"
 #include "lib/Synthesis/WindowBound.h"
 
@@ -108,13 +109,20 @@ constexpr double kRankSearchShare = 0.5;
 /// between the proved bound and the target rather than asking the target.
 constexpr double kBisectAbove = 0.02;
 
+/// The share of the time left that the search near the incumbent
+/// (SlotNeighbourhood.h) may take once a bisecting query ran out of time.
+constexpr double kNeighbourhoodShare = 0.9;
+
 /// One query: is there a schedule with makespan <= T?
 class MakespanQuery {
 public:
   MakespanQuery(const PipelineProblem &problem, const PathLengths &paths,
                 const StageReach &reach, std::optional<double> unit)
       : problem(problem), paths(paths), reach(reach), unit(unit),
-        ops(problem.getOperations()) {}
+        ops(problem.getOperations()) {
+    if (unit)
+      lagCache.emplace(problem, *unit);
+  }
 
   /// Asks Z3 within `seconds`, building the encoding included (a large one
   /// takes seconds of its own); on Sat, `found` is the model's schedule, on
@@ -140,6 +148,9 @@ private:
   /// The problem's time unit (commonTimeUnit), when it has one.
   std::optional<double> unit;
   llvm::ArrayRef<ProblemOperation> ops;
+  /// The one-rank relaxations' lags, computed once per rank for all the
+  /// queries (where the problem has a unit).
+  std::optional<RankLagCache> lagCache;
   /// The rank whose relaxation refuted the last refuted query, if any:
   /// what binds one makespan usually binds the next.
   std::optional<int32_t> lastRefuter;
@@ -205,9 +216,9 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
     for (auto [room, r] : byRoom)
       open.push_back(r);
     if (lastRefuter) {
-      const TimeIndexedAnswer one =
-          searchRankRelaxation(problem, *windows, *unit, bound,
-                               searchUntil.secondsLeft() * 2 / 3, *lastRefuter);
+      const TimeIndexedAnswer one = searchRankRelaxation(
+          problem, *windows, *unit, bound, searchUntil.secondsLeft() * 2 / 3,
+          *lastRefuter, {}, &*lagCache);
       if (one.kind == TimeIndexedAnswer::Kind::Unsat)
         return refutedBy(*lastRefuter, one);
       if (one.kind == TimeIndexedAnswer::Kind::Sat)
@@ -225,7 +236,8 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
         const TimeIndexedAnswer one = searchRankRelaxation(
             problem, *windows, *unit, bound, mine, r,
             probe ? llvm::ArrayRef<uint32_t>(incumbent.order[r])
-                  : llvm::ArrayRef<uint32_t>());
+                  : llvm::ArrayRef<uint32_t>(),
+            &*lagCache);
         if (one.kind == TimeIndexedAnswer::Kind::Unsat)
           return refutedBy(r, one);
         if (one.kind == TimeIndexedAnswer::Kind::Sat)
@@ -241,8 +253,9 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
       const double mine =
           i == 0 ? left * 2 / 3 : left / static_cast<double>(byRoom.size() - i);
       const int32_t r = byRoom[i].second;
-      const TimeIndexedAnswer one = askTimeIndexed(
-          problem, *windows, *unit, bound, mine, maxSlotVariables, r);
+      const TimeIndexedAnswer one =
+          askTimeIndexed(problem, *windows, *unit, bound, mine,
+                         maxSlotVariables, r, &*lagCache);
       if (one.kind == TimeIndexedAnswer::Kind::Unsat)
         return refutedBy(r, one);
     }
@@ -489,9 +502,10 @@ ExactSolverResult sched::solveExactly(const PipelineProblem &problem,
   // The canonical model's windows: the search is over canonical schedules.
   const PathLengths paths = computePathLengths(problem, PathModel::Canonical);
   const StageReach reach(problem);
-  MakespanQuery query(problem, paths, reach,
-                      options.timeIndexed ? commonTimeUnit(problem)
-                                          : std::nullopt);
+  const std::optional<double> unit =
+      options.timeIndexed ? commonTimeUnit(problem) : std::nullopt;
+  MakespanQuery query(problem, paths, reach, unit);
+  bool searchedNearby = false;
   auto gap = [&]() { return relativeGap(result.makespan, result.lowerBound); };
 
   // Doubles time the schedules and Z3 reasons on the decimals they print
@@ -540,6 +554,20 @@ ExactSolverResult sched::solveExactly(const PipelineProblem &problem,
         const bool outOfTime = reason == "timeout" || reason == "canceled";
         if (bisect && outOfTime) {
           hardest = bound;
+          // The bound side is stuck: try the schedule's, once.
+          if (unit && options.neighbourhoodSlots > 0 && !searchedNearby) {
+            searchedNearby = true;
+            SlotNeighbourhoodResult nearby = improveInSlotBands(
+                problem, paths, *unit, result.solution, result.lowerBound,
+                kNeighbourhoodShare * (options.timeLimitSeconds - elapsed()),
+                options.neighbourhoodSlots, options.maxSlotVariables);
+            result.queries += nearby.queries;
+            if (nearby.improvements > 0) {
+              result.solution = std::move(nearby.solution);
+              result.makespan = nearby.makespan;
+              result.improvements += nearby.improvements;
+            }
+          }
           continue;
         }
         result.stopReason = outOfTime ? "time limit" : reason;

@@ -48,6 +48,12 @@ struct ExactSolverOptions {
   /// alone as one machine with its memory, the others as the longest paths
   /// between its operations; TimeIndexedQuery.h), which can only refute.
   bool rankRelaxations = true;
+  /// Where the problem has a unit: once a bisecting query runs out of its
+  /// time (the bound side is stuck), look for shorter schedules near the
+  /// incumbent, each operation within this many slots of where it starts
+  /// (SlotNeighbourhood.h), for up to 90% of the time left (what it does
+  /// not use goes back to the bisection); 0: not.
+  int64_t neighbourhoodSlots = 4;
 };
 
 struct ExactSolverResult {
@@ -59,6 +65,7 @@ struct ExactSolverResult {
   /// Z3 proved that no schedule is shorter than `makespan`.
   bool optimal = false;
   int32_t queries = 0;
+  /// Better schedules found (near the incumbent too, neighbourhoodSlots).
   int32_t improvements = 0;
   /// The order literals of the last encoding.
   size_t orderLiterals = 0;

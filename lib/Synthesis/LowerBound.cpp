@@ -266,8 +266,9 @@ static double pairedForwardHead(const PipelineProblem &problem, uint32_t op,
 
 std::vector<uint32_t>
 sched::topologicalOrder(llvm::ArrayRef<llvm::SmallVector<PathEdge, 4>> out) {
-  // Kahn's order: every edge stays within a microbatch (the dependences
-  // are acyclic) or goes to a later one.
+  // Kahn's order; `out` is acyclic (the precedences: every edge stays
+  // within a microbatch or goes to a later one; a rank relaxation's
+  // delays: each is at least its source's length).
   std::vector<uint32_t> waiting(out.size(), 0), order;
   order.reserve(out.size());
   for (const auto &edges : out)

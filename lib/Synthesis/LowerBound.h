@@ -55,7 +55,9 @@ struct PathEdge {
 std::vector<llvm::SmallVector<PathEdge, 4>>
 computePrecedences(const PipelineProblem &problem, PathModel model);
 
-/// The operations in an order that every edge of `out` follows (Kahn's).
+/// The operations in an order that every edge of `out` follows (Kahn's;
+/// `out` has no cycle). The rank relaxation's search orders its delays by
+/// it too.
 std::vector<uint32_t>
 topologicalOrder(llvm::ArrayRef<llvm::SmallVector<PathEdge, 4>> out);
 

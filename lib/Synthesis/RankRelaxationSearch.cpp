@@ -2,10 +2,12 @@
 
 #include "lib/Synthesis/RankRelaxationSearch.h"
 #include "lib/Synthesis/Deadline.h"
+#include "lib/Synthesis/LowerBound.h"
 
 #include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -116,10 +118,12 @@ RelaxationSearch::RelaxationSearch(const PipelineProblem &problem,
     byKindAndStage[{static_cast<int>(op.kind), op.stage}].push_back(
         {op.microbatch, i});
   }
-  std::vector<llvm::SmallVector<Delay, 4>> succs(n);
+  // The delays out of each operation, as LowerBound.h's edges (their
+  // latencies whole slots) for its topological order.
+  std::vector<llvm::SmallVector<PathEdge, 4>> succs(n);
   auto addDelay = [&](uint32_t from, uint32_t to, int64_t slots) {
     preds[to].push_back({from, slots});
-    succs[from].push_back({to, slots});
+    succs[from].push_back({to, static_cast<double>(slots)});
   };
   for (const RankLag &lag : lags)
     addDelay(local[lag.from], local[lag.to], lag.slots);
@@ -138,24 +142,15 @@ RelaxationSearch::RelaxationSearch(const PipelineProblem &problem,
   for (size_t k = 0; k < guide.size(); ++k)
     if (local[guide[k]] != UINT32_MAX)
       position[local[guide[k]]] = k;
-  // Kahn's order over the delays (each is at least its source's length,
-  // so they have no cycle).
-  std::vector<size_t> waiting(n);
-  for (uint32_t i = 0; i < n; ++i)
-    waiting[i] = preds[i].size();
-  for (uint32_t i = 0; i < n; ++i)
-    if (waiting[i] == 0)
-      topological.push_back(i);
-  for (size_t k = 0; k < topological.size(); ++k)
-    for (const Delay &d : succs[topological[k]])
-      if (--waiting[d.other] == 0)
-        topological.push_back(d.other);
+  // The delays have no cycle (each is at least its source's length).
+  topological = topologicalOrder(succs);
   // A successor's latest start bounds its predecessors' (the windows were
   // narrowed over real times; this adds nothing unsound).
   for (size_t k = topological.size(); k-- > 0;) {
     const uint32_t i = topological[k];
-    for (const Delay &d : succs[i])
-      latest[i] = std::min(latest[i], latest[d.other] - d.slots);
+    for (const PathEdge &e : succs[i])
+      latest[i] =
+          std::min<int64_t>(latest[i], latest[e.to] - std::llround(e.latency));
     nonEmpty &= first[i] <= latest[i];
   }
   if (std::optional<int64_t> limit = problem.getMemoryLimit(rank))
@@ -391,14 +386,18 @@ TimeIndexedAnswer sched::searchRankRelaxation(const PipelineProblem &problem,
                                               const TimeWindows &windows,
                                               double unit, double makespan,
                                               double seconds, int32_t rank,
-                                              llvm::ArrayRef<uint32_t> guide) {
+                                              llvm::ArrayRef<uint32_t> guide,
+                                              RankLagCache *lagCache) {
   using Kind = TimeIndexedAnswer::Kind;
   const Deadline deadline(seconds);
   TimeIndexedAnswer answer;
   const int64_t horizon = horizonSlots(makespan, unit);
   answer.provedBound = double(horizon + 1) * unit;
-  const std::optional<std::vector<RankLag>> lags =
-      computeRankLags(problem, unit, rank, deadline);
+  std::optional<RankLagCache> own;
+  if (!lagCache)
+    lagCache = &own.emplace(problem, unit);
+  assert(lagCache->getUnit() == unit && "lags of another unit");
+  const std::vector<RankLag> *lags = lagCache->lagsOf(rank, deadline);
   if (!lags) {
     answer.reason = "timeout";
     return answer;

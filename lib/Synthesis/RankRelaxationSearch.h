@@ -31,12 +31,15 @@ namespace sched {
 /// Sat proves nothing (`found` stays empty); Unknown, "timeout", when the
 /// search ran out of time. `guide`, the rank's operations in some order
 /// (a schedule's), is the order the search tries first: a relaxation that
-/// a schedule nearly satisfies is then satisfied at once.
+/// a schedule nearly satisfies is then satisfied at once. `lagCache`, when
+/// given (of the same problem and unit), keeps the relaxation's lags
+/// between calls.
 TimeIndexedAnswer searchRankRelaxation(const PipelineProblem &problem,
                                        const TimeWindows &windows, double unit,
                                        double makespan, double seconds,
                                        int32_t rank,
-                                       llvm::ArrayRef<uint32_t> guide = {});
+                                       llvm::ArrayRef<uint32_t> guide = {},
+                                       RankLagCache *lagCache = nullptr);
 
 } // namespace sched
 

@@ -7,6 +7,7 @@
 #include <z3++.h>
 
 #include <algorithm>
+#include <cassert>
 #include <climits>
 #include <cmath>
 #include <limits>
@@ -114,6 +115,14 @@ sched::computeRankLags(const PipelineProblem &problem, double unit,
   return lags;
 }
 
+const std::vector<RankLag> *RankLagCache::lagsOf(int32_t rank,
+                                                 const Deadline &deadline) {
+  std::optional<std::vector<RankLag>> &mine = lags[rank];
+  if (!mine)
+    mine = computeRankLags(problem, unit, rank, deadline);
+  return mine ? &*mine : nullptr;
+}
+
 namespace {
 
 /// A literal of the encoding: a constant, or a slot Boolean (negated or
@@ -169,10 +178,15 @@ public:
 
   size_t getNumVariables() const { return numVariables; }
 
-  void createVariables() {
-    for (size_t v = 0; v < numVariables; ++v)
+  /// False when `deadline` passed before every variable was made.
+  bool createVariables(const Deadline &deadline) {
+    for (size_t v = 0; v < numVariables; ++v) {
+      if (v % 4096 == 4095 && deadline.passed())
+        return false;
       variables.push_back(
           context.bool_const(("y" + std::to_string(v)).c_str()));
+    }
+    return true;
   }
 
   /// "`op` started at slot `k` or before".
@@ -214,7 +228,8 @@ private:
 TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
                                         const TimeWindows &windows, double unit,
                                         double makespan, double seconds,
-                                        size_t maxVariables, int32_t onlyRank) {
+                                        size_t maxVariables, int32_t onlyRank,
+                                        RankLagCache *lagCache) {
   using Kind = TimeIndexedAnswer::Kind;
   const Deadline deadline(seconds);
   TimeIndexedAnswer answer;
@@ -224,6 +239,16 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
   // starts (and so ends) its operations on slots: refuting `horizon`
   // slots refutes every makespan below the next slot.
   answer.provedBound = double(horizon + 1) * unit;
+  // Building a large encoding takes seconds of its own: the deadline is
+  // asked between its parts, so a query with no time left builds nothing.
+  auto late = [&]() {
+    if (!deadline.passed())
+      return false;
+    answer.reason = "timeout";
+    return true;
+  };
+  if (late())
+    return answer;
   try {
     z3::context context;
     SlotEncoding slotsOf(problem, context);
@@ -236,7 +261,10 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
       answer.reason = "too large";
       return answer;
     }
-    slotsOf.createVariables();
+    if (!slotsOf.createVariables(deadline)) {
+      answer.reason = "timeout";
+      return answer;
+    }
     z3::solver solver(context, "QF_FD");
     size_t added = 0;
     bool refuted = false;
@@ -260,9 +288,12 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
       return added % 4096 == 4095 && deadline.passed();
     };
     // Started by k, started by k + 1.
-    for (uint32_t op = 0; op < ops.size(); ++op)
+    for (uint32_t op = 0; op < ops.size(); ++op) {
       for (int64_t k = slotsOf.first[op]; k + 1 < slotsOf.last[op]; ++k)
         clause({!slotsOf.started(op, k), slotsOf.started(op, k + 1)});
+      if (late())
+        return answer;
+    }
     // `to` starts `latency` slots after `from` ends: started by k implies
     // `from` started by k - latency - its length (k past the last slot of
     // `to` asks nothing more than k at it).
@@ -289,8 +320,11 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
       // The relaxation keeps, between two operations of the rank, the
       // longest path of precedences through the others: the other
       // operations, free of their ranks, only relay it.
-      const std::optional<std::vector<RankLag>> lags =
-          computeRankLags(problem, unit, onlyRank, deadline);
+      std::optional<RankLagCache> own;
+      if (!lagCache)
+        lagCache = &own.emplace(problem, unit);
+      assert(lagCache->getUnit() == unit && "lags of another unit");
+      const std::vector<RankLag> *lags = lagCache->lagsOf(onlyRank, deadline);
       if (!lags) {
         answer.reason = "timeout";
         return answer;
@@ -357,6 +391,8 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
       // slot k ran one at a time before it, and those not started by k
       // run one at a time after it.
       for (int64_t k = 1; k < horizon; ++k) {
+        if (late())
+          return answer;
         z3::expr_vector before(context), after(context);
         std::vector<int> beforeLength, afterLength;
         int64_t beforeFixed = 0, afterFixed = 0, beforeTotal = 0,
@@ -425,6 +461,8 @@ TimeIndexedAnswer sched::askTimeIndexed(const PipelineProblem &problem,
       }
       const int64_t units = room / divisor;
       for (int64_t k = forwardFrom; k <= forwardTo; ++k) {
+        if (late())
+          return answer;
         // -c y is c (not y) - c: the sum with nonnegative coefficients.
         int64_t bound = units;
         z3::expr_vector terms(context);

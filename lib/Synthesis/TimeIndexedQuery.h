@@ -65,6 +65,26 @@ std::optional<std::vector<RankLag>>
 computeRankLags(const PipelineProblem &problem, double unit, int32_t rank,
                 const Deadline &deadline);
 
+/// computeRankLags of each rank, computed once: the lags depend on the
+/// problem and the unit only, not on the makespan or the windows a query
+/// asks, so the exact solver's queries share them.
+class RankLagCache {
+public:
+  RankLagCache(const PipelineProblem &problem, double unit)
+      : problem(problem), unit(unit), lags(problem.getNumRanks()) {}
+
+  double getUnit() const { return unit; }
+
+  /// `rank`'s lags; nullptr when `deadline` passed before they were
+  /// computed (they are computed again on the next call).
+  const std::vector<RankLag> *lagsOf(int32_t rank, const Deadline &deadline);
+
+private:
+  const PipelineProblem &problem;
+  double unit;
+  std::vector<std::optional<std::vector<RankLag>>> lags;
+};
+
 /// What a time-indexed query answered.
 struct TimeIndexedAnswer {
   enum class Kind { Sat, Unsat, Unknown } kind = Kind::Unknown;
@@ -92,11 +112,14 @@ struct TimeIndexedAnswer {
 /// the longest path of the canonical precedences between them. Every
 /// canonical schedule of makespan <= `makespan` within `windows` satisfies
 /// it, so Unsat refutes the makespan as above; Sat says only that the
-/// relaxation does not refute it (`found` stays empty).
+/// relaxation does not refute it (`found` stays empty). `lagCache`, when
+/// given (of the same problem and unit), keeps the relaxation's lags
+/// between queries.
 TimeIndexedAnswer askTimeIndexed(const PipelineProblem &problem,
                                  const TimeWindows &windows, double unit,
                                  double makespan, double seconds,
-                                 size_t maxVariables, int32_t onlyRank = -1);
+                                 size_t maxVariables, int32_t onlyRank = -1,
+                                 RankLagCache *lagCache = nullptr);
 
 } // namespace sched
 

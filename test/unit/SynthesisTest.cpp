@@ -19,6 +19,7 @@
 #include "lib/Synthesis/LowerBound.h"
 #include "lib/Synthesis/PipelineProblem.h"
 #include "lib/Synthesis/RankRelaxationSearch.h"
+#include "lib/Synthesis/SlotNeighbourhood.h"
 #include "lib/Synthesis/Synthesizer.h"
 #include "lib/Synthesis/TimeIndexedQuery.h"
 #include "lib/Synthesis/WindowBound.h"
@@ -1356,4 +1357,128 @@ TEST(SynthesisTimeIndexed, RankSearchEqualsZ3OnLargerVs) {
       }
   EXPECT_GT(refuted, 0);
   EXPECT_GT(compared - refuted, 0);
+}
+
+TEST(SynthesisTimeIndexed, RankLagCacheKeepsEveryRanksLags) {
+  // The exact solver computes each rank's lags once for all its queries:
+  // the cache holds computeRankLags's lags, computes them once (the same
+  // vector on the second call), and the search answers alike with it.
+  for (auto &[label, problem] : rankRelaxationCases()) {
+    std::optional<double> unit = commonTimeUnit(problem);
+    ASSERT_TRUE(unit.has_value()) << label;
+    RankLagCache cache(problem, *unit);
+    const Deadline forever(600);
+    for (int32_t r = 0; r < problem.getNumRanks(); ++r) {
+      const std::vector<RankLag> *lags = cache.lagsOf(r, forever);
+      ASSERT_NE(lags, nullptr) << label;
+      const std::optional<std::vector<RankLag>> fresh =
+          computeRankLags(problem, *unit, r, forever);
+      ASSERT_TRUE(fresh.has_value()) << label;
+      ASSERT_EQ(lags->size(), fresh->size()) << label << " rank " << r;
+      for (size_t i = 0; i < lags->size(); ++i) {
+        EXPECT_EQ((*lags)[i].from, (*fresh)[i].from);
+        EXPECT_EQ((*lags)[i].to, (*fresh)[i].to);
+        EXPECT_EQ((*lags)[i].slots, (*fresh)[i].slots);
+      }
+      EXPECT_EQ(cache.lagsOf(r, forever), lags) << label;
+    }
+    const PathLengths paths = computePathLengths(problem, PathModel::Canonical);
+    const double optimum = exhaustiveOptimum(problem);
+    for (double makespan : {optimum - *unit, optimum}) {
+      const std::optional<TimeWindows> windows =
+          narrowWindows(problem, paths, makespan);
+      if (!windows)
+        continue;
+      for (int32_t r = 0; r < problem.getNumRanks(); ++r)
+        EXPECT_EQ(
+            searchRankRelaxation(problem, *windows, *unit, makespan, 600, r, {},
+                                 &cache)
+                .kind,
+            searchRankRelaxation(problem, *windows, *unit, makespan, 600, r)
+                .kind)
+            << label << " makespan " << makespan << " rank " << r;
+    }
+  }
+}
+
+TEST(SynthesisNeighbourhood, BandAroundASchedule) {
+  // A band of no slots around a schedule, at its own makespan, holds it:
+  // the time-indexed query over that band is satisfied, by a schedule no
+  // longer. Scaled to half the makespan, the band misses the windows.
+  for (auto [p, limit] : {std::pair{4, 6.0}, std::pair{6, 8.0}}) {
+    PipelineProblem problem = splitVProblem(p, 2 * p, 1, 0, limit);
+    const ProblemSolution vHalf = zooSolution(problem, Strategy::VHalf);
+    ASSERT_FALSE(static_cast<bool>(problem.verify(vHalf)));
+    const double makespan = vHalf.makespan(problem.getOperations());
+    const PathLengths paths = computePathLengths(problem, PathModel::Canonical);
+    const std::optional<TimeWindows> windows =
+        narrowWindows(problem, paths, makespan);
+    ASSERT_TRUE(windows.has_value());
+    const std::optional<TimeWindows> band =
+        bandAround(problem, *windows, vHalf, makespan, makespan, 1, 0);
+    ASSERT_TRUE(band.has_value()) << "P=" << p;
+    for (uint32_t op = 0; op < problem.getOperations().size(); ++op) {
+      EXPECT_EQ(band->head[op], vHalf.start[op]);
+      EXPECT_EQ(band->end[op],
+                vHalf.start[op] + problem.getOperations()[op].duration);
+    }
+    const TimeIndexedAnswer answer =
+        askTimeIndexed(problem, *band, 1, makespan, 600, 400000);
+    ASSERT_EQ(answer.kind, TimeIndexedAnswer::Kind::Sat) << answer.reason;
+    EXPECT_FALSE(static_cast<bool>(problem.verify(answer.found)));
+    EXPECT_LE(answer.found.makespan(problem.getOperations()), makespan);
+    EXPECT_FALSE(
+        bandAround(problem, *windows, vHalf, makespan, makespan / 2, 1, 0)
+            .has_value());
+  }
+}
+
+TEST(SynthesisNeighbourhood, ShortensVHalfToTheOptimumAtSixRanks) {
+  // At P = 6, M = 12 under V-Half's memory the optimum is 83
+  // (RankSearchProvesVHalfAtTwelveMicrobatches). From V-Half's own
+  // schedule, the bands find shorter schedules one slot at a
+  // time (four slots either side), each verified, never below the optimum, and
+  // stop without running out of time: nothing below the bound is asked.
+  PipelineProblem problem = splitVProblem(6, 12, 1, 0, 8);
+  const ProblemSolution vHalf = zooSolution(problem, Strategy::VHalf);
+  const double start = vHalf.makespan(problem.getOperations());
+  EXPECT_GT(start, 83);
+  const PathLengths paths = computePathLengths(problem, PathModel::Canonical);
+  const SlotNeighbourhoodResult result =
+      improveInSlotBands(problem, paths, 1, vHalf, 83, 600, 4, 400000);
+  EXPECT_FALSE(static_cast<bool>(problem.verify(result.solution)));
+  EXPECT_EQ(result.makespan, result.solution.makespan(problem.getOperations()));
+  EXPECT_GE(result.makespan, 83);
+  EXPECT_LT(result.makespan, start);
+  // Each query asks one slot below the best so far (and may find more).
+  EXPECT_GE(result.improvements, 1);
+  EXPECT_LE(result.improvements, static_cast<int32_t>(start - result.makespan));
+  EXPECT_NE(result.stopReason, "time limit");
+  // With the bound at the schedule's makespan, nothing is asked.
+  const SlotNeighbourhoodResult none =
+      improveInSlotBands(problem, paths, 1, vHalf, start, 600, 4, 400000);
+  EXPECT_EQ(none.queries, 0);
+  EXPECT_EQ(none.stopReason, "bound");
+  EXPECT_EQ(none.makespan, start);
+}
+
+TEST(SynthesisTimeIndexed, NoTimeLeftBuildsNothing) {
+  // A query with no time left answers "timeout" before it builds its
+  // encoding (at P = 16 a whole query's 250,000 slot Booleans took 5 to 8 s
+  // past its deadline), the whole query and a rank's relaxation alike; with
+  // time, the same query is decided.
+  PipelineProblem problem = splitVProblem(4, 8, 1, 0, 4);
+  const PathLengths paths = computePathLengths(problem, PathModel::Canonical);
+  const std::optional<TimeWindows> windows = narrowWindows(problem, paths, 59);
+  ASSERT_TRUE(windows.has_value());
+  for (int32_t rank : {-1, 3}) {
+    const TimeIndexedAnswer late =
+        askTimeIndexed(problem, *windows, 1, 59, 0, 400000, rank);
+    EXPECT_EQ(late.kind, TimeIndexedAnswer::Kind::Unknown) << rank;
+    EXPECT_EQ(late.reason, "timeout") << rank;
+    EXPECT_EQ(late.variables, 0u) << rank;
+    const TimeIndexedAnswer decided =
+        askTimeIndexed(problem, *windows, 1, 59, 600, 400000, rank);
+    EXPECT_EQ(decided.kind, TimeIndexedAnswer::Kind::Sat) << rank;
+  }
 }
