@@ -328,39 +328,13 @@ CandidateEvaluator::order(const Candidate &candidate,
   return &orders.emplace(key, std::move(*generated)).first->second;
 }
 
-llvm::Expected<const CandidateEvaluator::MemoryWalk *>
-CandidateEvaluator::memoryWalk(const Candidate &candidate,
-                               const Schedule *given) {
-  const OrderKey key = orderKey(candidate);
-  auto it = given ? walks.end() : walks.find(key);
-  if (it != walks.end())
-    return &it->second;
-  // The order itself is generated here without entering the order cache:
-  // most candidates measured never run, and their orders (over 2^22
-  // actions in all for a model of 512 layers on 64 devices) cleared the
-  // cache over and over, so each was generated five times on average. The
-  // last one generated is kept aside instead (lastWalked): a candidate
-  // that fits is most often simulated right after its walk, on that order.
-  std::optional<Schedule> generated;
-  const Schedule *schedule = nullptr;
-  if (given) {
-    schedule = given;
-  } else if (auto cached = orders.find(key); cached != orders.end()) {
-    schedule = &cached->second;
-  } else {
-    // Freed before the next is generated: the peak holds one order, as
-    // before.
-    lastWalked.reset();
-    llvm::Expected<Schedule> order = strategyOrder(candidate, std::get<2>(key));
-    if (!order)
-      return order.takeError();
-    generated = std::move(*order);
-    schedule = &*generated;
-  }
+CandidateEvaluator::MemoryWalk
+CandidateEvaluator::walkSchedule(const Schedule &schedule, int64_t whole,
+                                 int64_t part) {
   MemoryWalk walk;
-  walk.pairedShare = pairedShare(*schedule);
+  walk.pairedShare = pairedShare(schedule);
   size_t entries = 0;
-  for (const RankProgram &program : schedule->ranks) {
+  for (const RankProgram &program : schedule.ranks) {
     MemoryWalk::Rank &rank = walk.ranks.emplace_back();
     // Each compute's stage as an index into rank.stages (a rank holds a
     // few stages: found by a scan from the last one found).
@@ -400,6 +374,11 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
     // states that may equal the current one (the last state seen with that
     // hash, then those before it with the same hash), which are then
     // compared.
+    // The rank's compute actions in the order walked: `whole` of the `part`
+    // microbatches walked, each as many actions (0 where they are not).
+    size_t actionsThere = rank.codes.size();
+    if (whole != part)
+      actionsThere = actionsThere % part ? 0 : actionsThere / part * whole;
     const size_t width = 2 * rank.stages.size();
     std::vector<int32_t> state(width, 0);
     std::vector<uint64_t> weights(width);
@@ -447,11 +426,11 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
       slot->second = static_cast<uint32_t>(count++);
       rank.states.insert(rank.states.end(), state.begin(), state.end());
       // Past the actions' count the states cost more than the walk.
-      if (rank.states.size() > rank.codes.size())
+      if (rank.states.size() > actionsThere)
         break;
     }
     // Kept at their size: growth left up to half of each unused.
-    if (rank.states.size() > rank.codes.size()) {
+    if (rank.states.size() > actionsThere) {
       rank.states = {};
       rank.stages = {};
       rank.codes.shrink_to_fit();
@@ -463,21 +442,87 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
       entries += rank.states.size() + rank.stages.size();
     }
   }
+  walk.entries = entries;
+  return walk;
+}
+
+llvm::Expected<const CandidateEvaluator::MemoryWalk *>
+CandidateEvaluator::memoryWalk(const Candidate &candidate,
+                               const Schedule *given) {
   if (given) {
-    givenWalk = std::move(walk);
+    givenWalk = walkSchedule(*given);
     return &givenWalk;
   }
-  if (generated)
-    lastWalked.emplace(key, std::move(*generated));
-  const size_t actions = entries;
+  const OrderKey key = orderKey(candidate);
+  if (auto it = walks.find(key); it != walks.end())
+    return &it->second;
+  std::optional<MemoryWalk> walk;
+  if (auto cached = orders.find(key); cached != orders.end()) {
+    walk = walkSchedule(cached->second);
+  } else {
+    // Freed before the next is generated: the peak holds one order, as
+    // before.
+    lastWalked.reset();
+    PipelineShape shape;
+    shape.pp = static_cast<int32_t>(candidate.layout.pp);
+    shape.vpp = static_cast<int32_t>(std::get<2>(key));
+    shape.microbatches = static_cast<int32_t>(candidate.layout.microbatches);
+    // Where the strategy's steady phase repeats, the order of fewer
+    // microbatches passes each rank through the same states, first reached
+    // in the same order (lib/Generate/SteadyState.h), and is walked
+    // instead: measuring memory then costs the same however many
+    // microbatches the candidate has.
+    PipelineShape steady = shape;
+    steady.microbatches = steadyStates(candidate.strategy, shape);
+    if (steady.microbatches < shape.microbatches) {
+      llvm::Expected<Schedule> order =
+          generateSchedule(candidate.strategy, steady);
+      if (!order)
+        return order.takeError();
+      // A rank of the whole order with more states than actions is walked
+      // action by action: known from the shorter order's actions where
+      // each microbatch brings a rank as many, else where the shorter
+      // order already has as many actions as states.
+      walk =
+          SteadyStateMicrobatches::actionsPerMicrobatchFixed(candidate.strategy)
+              ? walkSchedule(*order, shape.microbatches, steady.microbatches)
+              : walkSchedule(*order);
+      if (llvm::any_of(walk->ranks, [](const MemoryWalk::Rank &rank) {
+            return !rank.codes.empty();
+          }))
+        walk.reset();
+      else
+        // The whole order's share of paired actions, from its counts (two
+        // actions per overlap).
+        walk->pairedShare =
+            static_cast<double>(
+                2 * computeOverlapCount(candidate.strategy, shape)) /
+            static_cast<double>(computeActionCount(candidate.strategy, shape));
+    }
+    if (!walk) {
+      // The order itself is generated here without entering the order
+      // cache: most candidates measured never run, and their orders (over
+      // 2^22 actions in all for a model of 512 layers on 64 devices)
+      // cleared the cache over and over, so each was generated five times
+      // on average. The last one generated is kept aside instead
+      // (lastWalked): a candidate that fits is most often simulated right
+      // after its walk, on that order.
+      llvm::Expected<Schedule> order =
+          strategyOrder(candidate, std::get<2>(key));
+      if (!order)
+        return order.takeError();
+      walk = walkSchedule(*order);
+      lastWalked.emplace(key, std::move(*order));
+    }
+  }
   // Walks are kept while they take fewer than 2^24 entries in all (64
   // MB); past that the cache starts over.
-  if (cachedWalkActions + actions > (size_t(1) << 24)) {
+  if (cachedWalkActions + walk->entries > (size_t(1) << 24)) {
     walks.clear();
     cachedWalkActions = 0;
   }
-  cachedWalkActions += actions;
-  return &walks.emplace(key, std::move(walk)).first->second;
+  cachedWalkActions += walk->entries;
+  return &walks.emplace(key, std::move(*walk)).first->second;
 }
 
 llvm::Error

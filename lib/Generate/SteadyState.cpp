@@ -1,0 +1,127 @@
+//===- SteadyState.cpp - fewer microbatches, the same memory states -------===//
+//
+// Each strategy's argument that its schedule at M microbatches is its
+// schedule at fewer with a steady block run again (SteadyState.h): a block
+// run right after an identical one starts from the state the first one
+// started from, so it reaches no state that was not reached before.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Generate/SteadyState.h"
+
+#include "lib/Generate/VShape.h"
+
+#include <algorithm>
+
+using namespace sched;
+
+/// Where the schedule at m is the one at m - period with a block run once
+/// more, for every m >= floor + period: the count in [floor, floor +
+/// period) that m reduces to.
+static int32_t reduce(int32_t m, int64_t floor, int64_t period) {
+  if (m < floor + period)
+    return m;
+  return static_cast<int32_t>(floor + (m - floor) % period);
+}
+
+/// Interleaved 1F1B, its combined variant and interleaved zero bubble
+/// walk the same chunk order (InterleavedOrder.h): with M = qP + s and
+/// q > s, s groups of P + 1 microbatches, then q - s groups of P, the
+/// warm-up fixed by the largest group. Each rank's program reads the
+/// order's forwards a fixed warm-up ahead of its backwards (and zero
+/// bubble its W r behind), so a group added among at least `keep` of its
+/// size (M + P, or M + P + 1 with s + 1 < P) repeats the program's block
+/// of a group's length there. Each kind of group is cut down to `keep`.
+static int32_t reduceInterleaved(const PipelineShape &shape) {
+  const int64_t p = shape.pp, m = shape.microbatches;
+  const int64_t q = m / p, s = m % p;
+  if (q <= s)
+    return shape.microbatches;
+  // The warm-up is under v + 2 groups, and the W lag under one.
+  const int64_t keep = shape.vpp + 4;
+  const int64_t larger = std::min(s, keep);
+  const int64_t smaller = std::min(q - s, keep);
+  return static_cast<int32_t>((larger + smaller) * p + larger);
+}
+
+/// V-Min: rank r runs action a of microbatch k at block step b_a + 6k,
+/// the six b_a distinct modulo 6. Between its largest b_a and its
+/// smallest plus 6M every step runs exactly one action, the one whose b_a
+/// has that step's residue; one more microbatch adds six such steps.
+static int32_t reduceVMin(const PipelineShape &shape) {
+  const VBlock block = buildVMinBlock(shape.pp);
+  int64_t span = 0;
+  for (const auto &starts : block.start) {
+    auto [low, high] = std::minmax_element(starts.begin(), starts.end());
+    span = std::max(span, *high - *low);
+  }
+  return reduce(shape.microbatches, (span + 5) / 6 + 4, 1);
+}
+
+/// ZB-V, V-Half and DualPipeV: the list schedule's own period
+/// (findVListPeriod), looked for in a schedule of a few microbatches per
+/// rank.
+static std::optional<SteadyStateMicrobatches::Period>
+findPeriod(Strategy strategy, const PipelineShape &shape) {
+  PipelineShape probe = shape;
+  probe.microbatches = 4 * shape.pp + 64;
+  VListOptions options = strategy == Strategy::ZBV ? zbvListOptions(probe)
+                         : strategy == Strategy::VHalf
+                             ? vHalfListOptions(probe)
+                             : dualPipeVListOptions(probe);
+  std::optional<VListPeriod> period = findVListPeriod(probe, options);
+  if (!period)
+    return std::nullopt;
+  // DualPipeV's warm-up is the same from 2P microbatches on.
+  const int64_t floor = std::max<int64_t>(
+      period->floor,
+      strategy == Strategy::DualPipeV ? 2 * int64_t(shape.pp) : 0);
+  return SteadyStateMicrobatches::Period{static_cast<int32_t>(floor),
+                                         period->to - period->from};
+}
+
+int32_t SteadyStateMicrobatches::operator()(Strategy strategy,
+                                            const PipelineShape &shape) {
+  const int32_t m = shape.microbatches;
+  const int64_t p = shape.pp;
+  switch (strategy) {
+  case Strategy::NoPipeline:
+  case Strategy::Combined1F1B:
+    // F B (a layerwise pair frees first: B F) per microbatch.
+    return reduce(m, 4, 1);
+  case Strategy::OneFOneB:
+    // Rank r: P-1-r forwards, (F B) per further microbatch, P-1-r
+    // backwards.
+    return reduce(m, 2 * p + 2, 1);
+  case Strategy::ZBH1:
+  case Strategy::ZBH2:
+    // Rank r: at most 2P-1 forwards, then (I, W once more than at most
+    // 2r wait, F while any remain) per microbatch, then the waiting W;
+    // ZB-H2's W allowance is fixed from M = 2P on.
+    return reduce(m, 4 * p + 4, 1);
+  case Strategy::Interleaved1F1B:
+  case Strategy::InterleavedCombined1F1B:
+  case Strategy::InterleavedZB:
+    return reduceInterleaved(shape);
+  case Strategy::VMin:
+    return reduceVMin(shape);
+  case Strategy::ZBV:
+  case Strategy::VHalf:
+  case Strategy::DualPipeV: {
+    // Not worth a probe below it.
+    if (m <= 2 * p + 8)
+      return m;
+    auto [at, fresh] = periods.try_emplace({strategy, shape.pp});
+    if (fresh)
+      at->second = findPeriod(strategy, shape);
+    if (!at->second)
+      return m;
+    return reduce(m, at->second->floor, at->second->length);
+  }
+  case Strategy::GPipe:
+  case Strategy::LoopedBFS:
+  case Strategy::DualPipe:
+    return m;
+  }
+  return m;
+}
