@@ -118,9 +118,13 @@ int32_t SteadyStateMicrobatches::operator()(Strategy strategy,
       return m;
     return reduce(m, at->second->floor, at->second->length);
   }
+  case Strategy::DualPipe:
+    // Rank r: a warm-up and a cool-down fixed by P and r around M/2 - P +
+    // min(r, P-1-r) + 1 steady rounds of F, B, F, B of its two stages (the
+    // middle ranks' first round the same actions, apart); M even.
+    return reduce(m, 2 * p + 8, 2);
   case Strategy::GPipe:
   case Strategy::LoopedBFS:
-  case Strategy::DualPipe:
     return m;
   }
   return m;

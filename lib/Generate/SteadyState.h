@@ -26,9 +26,9 @@ namespace sched {
 /// states (per stage: microbatches forwarded and not yet backward, and
 /// those waiting for their W), first reached in the same order, and holds
 /// the same stages and layerwise pairs. M itself where no such argument
-/// applies (GPipe, looped BFS, DualPipe, and below each strategy's warm-up
-/// and cool-down). docs/limits.md ("The memory walk") gives each
-/// strategy's argument; SteadyStateTest checks them against the whole
+/// applies (GPipe and looped BFS, whose states grow with M, and below each
+/// strategy's warm-up and cool-down). docs/limits.md ("The memory walk") gives
+/// each strategy's argument; SteadyStateTest checks them against the whole
 /// schedule. Keeps the periods it finds by playing a list schedule (ZB-V,
 /// V-Half, DualPipeV), one per strategy and pp.
 class SteadyStateMicrobatches {
