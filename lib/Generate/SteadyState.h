@@ -33,8 +33,10 @@ namespace sched {
 /// V-Half, DualPipeV), one per strategy and pp.
 class SteadyStateMicrobatches {
 public:
-  /// M' for `shape`, which passes checkPipelineShape.
-  int32_t operator()(Strategy strategy, const PipelineShape &shape);
+  /// M' for `shape`, which passes checkPipelineShape; at least `atLeast`
+  /// where M' < M.
+  int32_t operator()(Strategy strategy, const PipelineShape &shape,
+                     int32_t atLeast = 0);
 
   /// Whether each rank of `strategy` runs a fixed number of compute
   /// actions per microbatch (all but DualPipe and DualPipeV, which mix
@@ -54,6 +56,22 @@ private:
   /// (strategy, pp) -> the list schedule's repeat, if any.
   std::map<std::pair<Strategy, int32_t>, std::optional<Period>> periods;
 };
+
+/// Compute actions of one kind on one stage, one after another.
+struct ComputeRun {
+  ActionKind kind;
+  int32_t stage;
+  int32_t count;
+};
+
+/// GPipe's and looped BFS's compute actions per rank as runs (every
+/// forward of a stage, then of the next; then every backward, the last
+/// stage first): 2 vpp runs per rank however many microbatches. Every
+/// action of theirs leaves its rank in a state it was not in before (the
+/// live stage-microbatches go up by one, then down), so the planner walks
+/// them action by action. None for the other strategies.
+std::optional<std::vector<std::vector<ComputeRun>>>
+computeRuns(Strategy strategy, const PipelineShape &shape);
 
 } // namespace sched
 

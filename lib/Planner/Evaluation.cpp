@@ -472,26 +472,48 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
     // in the same order (lib/Generate/SteadyState.h), and is walked
     // instead: measuring memory then costs the same however many
     // microbatches the candidate has.
+    // A rank of the whole order with more states than actions is walked
+    // action by action: known from the shorter order's actions where each
+    // microbatch brings a rank as many, else where the shorter order
+    // already has as many actions as states; if not, an order four times
+    // longer (if shorter than the whole) is tried.
+    const bool fixed =
+        SteadyStateMicrobatches::actionsPerMicrobatchFixed(candidate.strategy);
     PipelineShape steady = shape;
     steady.microbatches = steadyStates(candidate.strategy, shape);
-    if (steady.microbatches < shape.microbatches) {
+    // GPipe and looped BFS pass through a new state with each action: their
+    // ranks are walked action by action, from their runs of one kind on one
+    // stage (computeRuns), without the order.
+    if (std::optional<std::vector<std::vector<ComputeRun>>> runs =
+            computeRuns(candidate.strategy, shape)) {
+      walk.emplace();
+      for (const std::vector<ComputeRun> &rankRuns : *runs) {
+        MemoryWalk::Rank &rank = walk->ranks.emplace_back();
+        for (const ComputeRun &run : rankRuns) {
+          rank.codes.push_back(static_cast<uint32_t>(run.stage) << 2 |
+                               static_cast<uint32_t>(run.kind));
+          rank.repeats.push_back(static_cast<uint32_t>(run.count));
+        }
+        walk->entries += 2 * rank.codes.size();
+      }
+    }
+    for (int tries = 0; tries < (fixed ? 1 : 2) && !walk &&
+                        steady.microbatches < shape.microbatches;
+         ++tries) {
       llvm::Expected<Schedule> order =
           generateSchedule(candidate.strategy, steady);
       if (!order)
         return order.takeError();
-      // A rank of the whole order with more states than actions is walked
-      // action by action: known from the shorter order's actions where
-      // each microbatch brings a rank as many, else where the shorter
-      // order already has as many actions as states.
-      walk =
-          SteadyStateMicrobatches::actionsPerMicrobatchFixed(candidate.strategy)
-              ? walkSchedule(*order, shape.microbatches, steady.microbatches)
-              : walkSchedule(*order);
+      walk = fixed
+                 ? walkSchedule(*order, shape.microbatches, steady.microbatches)
+                 : walkSchedule(*order);
       if (llvm::any_of(walk->ranks, [](const MemoryWalk::Rank &rank) {
             return !rank.codes.empty();
-          }))
+          })) {
         walk.reset();
-      else
+        steady.microbatches =
+            steadyStates(candidate.strategy, shape, 4 * steady.microbatches);
+      } else
         // The whole order's share of paired actions, from its counts (two
         // actions per overlap).
         walk->pairedShare =
@@ -605,33 +627,37 @@ CandidateEvaluator::measureMemory(Candidate &candidate,
       }
       mostCount = std::max(mostCount, count);
     }
-    for (uint32_t code : rank.codes) {
+    for (size_t k = 0; k < rank.codes.size(); ++k) {
+      const uint32_t code = rank.codes[k];
       const StageCost &c = costOf(costs, static_cast<int32_t>(code >> 2));
       const double act = static_cast<double>(c.activation);
       const double keep = static_cast<double>(c.weightGrad);
-      switch (static_cast<ActionKind>(code & 3)) {
-      case ActionKind::Forward:
-        live += act;
-        count += 1;
-        break;
-      case ActionKind::Backward:
-        live -= act;
-        count -= 1;
-        break;
-      case ActionKind::BackwardInput:
-        live -= act - keep;
-        count -= act > 0 ? 1 - keep / act : 1;
-        break;
-      default:
-        live -= keep;
-        count -= act > 0 ? keep / act : 0;
-        break;
+      const uint32_t times = rank.repeats.empty() ? 1 : rank.repeats[k];
+      for (uint32_t i = 0; i < times; ++i) {
+        switch (static_cast<ActionKind>(code & 3)) {
+        case ActionKind::Forward:
+          live += act;
+          count += 1;
+          break;
+        case ActionKind::Backward:
+          live -= act;
+          count -= 1;
+          break;
+        case ActionKind::BackwardInput:
+          live -= act - keep;
+          count -= act > 0 ? 1 - keep / act : 1;
+          break;
+        default:
+          live -= keep;
+          count -= act > 0 ? keep / act : 0;
+          break;
+        }
+        if (live > high) {
+          high = live;
+          highCount = count;
+        }
+        mostCount = std::max(mostCount, count);
       }
-      if (live > high) {
-        high = live;
-        highCount = count;
-      }
-      mostCount = std::max(mostCount, count);
     }
     // A layerwise overlap holds part of its forward above what was live
     // (the walk freed its backward first): at most this much above the

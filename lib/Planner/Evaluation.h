@@ -154,6 +154,8 @@ private:
       std::vector<int32_t> states;
       /// The compute actions, where they are fewer than state entries.
       std::vector<uint32_t> codes;
+      /// How many times each of `codes` runs in a row (empty: once each).
+      std::vector<uint32_t> repeats;
       /// The (forward, backward) stages of the rank's layerwise overlaps,
       /// each once: the walk frees a pair's backward before its forward
       /// allocates, and the evaluation adds the most any pair holds above
