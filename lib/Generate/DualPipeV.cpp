@@ -21,7 +21,7 @@ using namespace sched;
 /// weight gradient is then left to fill the rank's first gap of the
 /// cool-down.
 static std::vector<VStep> dualPipeVPrefix(int32_t pp, int32_t microbatches,
-                                          int32_t r) {
+                                          int32_t r, size_t &repeatsFrom) {
   auto forward = [](int8_t chunk) { return VStep{VStep::Forward, chunk, 0}; };
   // Each loop below stops after `microbatches` rounds: by then every step
   // it would still add finds its microbatches done and is skipped (the
@@ -44,6 +44,7 @@ static std::vector<VStep> dualPipeVPrefix(int32_t pp, int32_t microbatches,
   }
   // Steady phase: F of chunk 0 with B of chunk 1, F of chunk 1 with B of
   // chunk 0.
+  repeatsFrom = steps.size();
   const int32_t steady = std::max(0, microbatches - 2 * pp + r + 1);
   for (int32_t k = 0; k < steady; ++k) {
     steps.push_back({VStep::OverlapBackward, 0, 1});
@@ -54,12 +55,18 @@ static std::vector<VStep> dualPipeVPrefix(int32_t pp, int32_t microbatches,
   return steps;
 }
 
-Schedule sched::generateDualPipeV(const PipelineShape &shape) {
+VListOptions sched::dualPipeVListOptions(const PipelineShape &shape) {
   VListOptions options;
   // DualPipeV's own peak: one stage activation more than ZB-V's 2P.
   options.activationCap = 2.0 * shape.pp + 1;
   options.priority = VPriority::InputGradFirst;
   for (int32_t r = 0; r < shape.pp; ++r)
-    options.prefix.push_back(dualPipeVPrefix(shape.pp, shape.microbatches, r));
-  return scheduleVList(shape, options);
+    options.prefix.push_back(
+        dualPipeVPrefix(shape.pp, shape.microbatches, r,
+                        options.prefixRepeatsFrom.emplace_back()));
+  return options;
+}
+
+Schedule sched::generateDualPipeV(const PipelineShape &shape) {
+  return scheduleVList(shape, dualPipeVListOptions(shape));
 }

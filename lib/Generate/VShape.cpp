@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -136,6 +137,8 @@ public:
   }
 
   Schedule run();
+  /// Runs until the state repeats (findVListPeriod).
+  std::optional<VListPeriod> findPeriod();
 
 private:
   struct RankState {
@@ -168,6 +171,19 @@ private:
                    int64_t end);
   void apply(int32_t r, const VChoice &choice);
   bool finished(int32_t r) const;
+  /// The rank and chunk that hold `stage`.
+  std::pair<int32_t, int32_t> holderOf(int32_t stage) const {
+    return stage < pp ? std::make_pair(stage, 0)
+                      : std::make_pair(2 * pp - 1 - stage, 1);
+  }
+  /// The whole state as rank 0 has just forwarded microbatch `mb` of chunk
+  /// 0, started at `start`: microbatches relative to `mb`, times to
+  /// `start`; of the completion times, those still to be read (from the
+  /// consumer's next microbatch to the producer's).
+  std::vector<int64_t> stateRelativeTo(int32_t mb, int64_t start) const;
+  /// Plays the schedule; with `periods`, stops at the first repeated state
+  /// and records it there.
+  void play(std::optional<VListPeriod> *periods);
 
   const VListOptions &options;
   int32_t pp;
@@ -406,7 +422,48 @@ bool VListScheduler::finished(int32_t r) const {
          state.nextBackward[1] == m;
 }
 
-Schedule VListScheduler::run() {
+std::vector<int64_t> VListScheduler::stateRelativeTo(int32_t mb,
+                                                     int64_t start) const {
+  std::vector<int64_t> state;
+  // A rank's place in a repeating prefix: two steps per microbatch there,
+  // up to its last step (none when a rank is outside that part).
+  for (int32_t r = 0; r < pp && !options.prefix.empty(); ++r) {
+    const size_t at = ranks[r].prefixPos;
+    if (options.prefixRepeatsFrom.empty() ||
+        at < options.prefixRepeatsFrom[r] || at + 1 >= options.prefix[r].size())
+      return {};
+    state.push_back(static_cast<int64_t>(at) - 2 * int64_t(mb));
+  }
+  for (const RankState &rank : ranks) {
+    state.insert(state.end(),
+                 {rank.clock - start, rank.liveHalves, rank.nextForward[0] - mb,
+                  rank.nextForward[1] - mb, rank.nextBackward[0] - mb,
+                  rank.nextBackward[1] - mb,
+                  static_cast<int64_t>(rank.waitingW.size())});
+    for (auto [stage, waiting] : rank.waitingW)
+      state.insert(state.end(), {stage, waiting - mb});
+  }
+  auto next = [&](int32_t stage, bool forward) {
+    auto [r, chunk] = holderOf(stage);
+    return forward ? ranks[r].nextForward[chunk] : ranks[r].nextBackward[chunk];
+  };
+  const int32_t last = 2 * pp - 1;
+  for (int32_t stage = 0; stage <= last; ++stage) {
+    // A forward's end is read by the next stage's forward (the last
+    // stage's by its own backward), a backward's by the previous stage's.
+    const int32_t forwardReader =
+        stage == last ? next(stage, /*forward=*/false) : next(stage + 1, true);
+    for (int32_t k = forwardReader; k < next(stage, true); ++k)
+      state.push_back(forwardDone[slot(stage, k)] - start);
+    const int32_t backwardReader =
+        stage == 0 ? next(stage, false) : next(stage - 1, false);
+    for (int32_t k = backwardReader; k < next(stage, false); ++k)
+      state.push_back(gradDone[slot(stage, k)] - start);
+  }
+  return state;
+}
+
+void VListScheduler::play(std::optional<VListPeriod> *periods) {
   for (RankProgram &program : schedule.ranks)
     program.actions.reserve(size_t(6) * m);
   // Every rank's next choice, ordered by start (then rank). No action can
@@ -425,6 +482,9 @@ Schedule VListScheduler::run() {
   };
   for (int32_t r = 0; r < pp; ++r)
     refresh(r);
+  // Each choice is decide() of the state as it is (a rank's inputs change
+  // only when it or a neighbour acts), so the state below is all there is.
+  std::map<std::vector<int64_t>, int32_t> seen;
   while (!queue.empty()) {
     const int32_t r = queue.front();
     queue.remove(r);
@@ -435,11 +495,46 @@ Schedule VListScheduler::run() {
     // produced.
     for (int32_t q : {r - 1, r, r + 1})
       refresh(q);
+    const bool forward = next.what == VChoice::Forward ||
+                         next.what == VChoice::OverlapBackward ||
+                         next.what == VChoice::OverlapInputGrad;
+    if (!periods || r != 0 || !forward || next.chunk != 0)
+      continue;
+    const int32_t mb = ranks[0].nextForward[0] - 1;
+    std::vector<int64_t> state = stateRelativeTo(mb, next.start);
+    if (state.empty())
+      continue;
+    auto [at, fresh] = seen.try_emplace(std::move(state), mb);
+    if (fresh)
+      continue;
+    // Runs of M microbatches are this one up to here while no rank has
+    // reached the part of its prefix that differs for M (each prefix is
+    // two steps per microbatch shorter per microbatch fewer), and no
+    // microbatch index compared with M has reached it.
+    int32_t floor = mb + 2;
+    for (int32_t q = 0; q < pp && !options.prefix.empty(); ++q) {
+      const int64_t slack = static_cast<int64_t>(options.prefix[q].size()) - 1 -
+                            static_cast<int64_t>(ranks[q].prefixPos);
+      floor = std::max<int64_t>(floor, m - (slack - 1) / 2);
+    }
+    *periods = VListPeriod{at->second, mb, floor};
+    return;
   }
+}
+
+Schedule VListScheduler::run() {
+  play(nullptr);
   for (int32_t r = 0; r < pp; ++r)
     if (!finished(r))
       llvm::report_fatal_error("V list scheduler stalled before the end");
   return std::move(schedule);
+}
+
+std::optional<VListPeriod> VListScheduler::findPeriod() {
+  std::optional<VListPeriod> period;
+  if (options.prefix.empty() || !options.prefixRepeatsFrom.empty())
+    play(&period);
+  return period;
 }
 
 Schedule sched::scheduleVList(const PipelineShape &shape,
@@ -447,25 +542,38 @@ Schedule sched::scheduleVList(const PipelineShape &shape,
   return VListScheduler(shape, options).run();
 }
 
+std::optional<VListPeriod> sched::findVListPeriod(const PipelineShape &shape,
+                                                  const VListOptions &options) {
+  return VListScheduler(shape, options).findPeriod();
+}
+
 //===----------------------------------------------------------------------===//
 // The strategies
 //===----------------------------------------------------------------------===//
 
-Schedule sched::generateZBV(const PipelineShape &shape) {
+VListOptions sched::zbvListOptions(const PipelineShape &shape) {
   // ZB-V holds up to P rank-worths of activations (2P stage activations);
   // with T_F = T_I = T_W the list schedule then loses only the P - 1 steps
   // the first forward takes to reach the last rank.
   VListOptions options;
   options.activationCap = 2.0 * shape.pp;
-  return scheduleVList(shape, options);
+  return options;
 }
 
-Schedule sched::generateVHalf(const PipelineShape &shape) {
+VListOptions sched::vHalfListOptions(const PipelineShape &shape) {
   // V-Half: about half of ZB-V's activations; the bubble stays within half
   // of 1F1B's.
   VListOptions options;
   options.activationCap = shape.pp + 2.0;
-  return scheduleVList(shape, options);
+  return options;
+}
+
+Schedule sched::generateZBV(const PipelineShape &shape) {
+  return scheduleVList(shape, zbvListOptions(shape));
+}
+
+Schedule sched::generateVHalf(const PipelineShape &shape) {
+  return scheduleVList(shape, vHalfListOptions(shape));
 }
 
 Schedule sched::generateVMin(const PipelineShape &shape) {

@@ -13,6 +13,7 @@
 #include "lib/Generate/Strategy.h"
 
 #include <array>
+#include <optional>
 #include <vector>
 
 namespace sched {
@@ -88,6 +89,10 @@ struct VListOptions {
   /// microbatches are all done is skipped; an overlap whose one side is
   /// done runs its other side alone.
   std::vector<std::vector<VStep>> prefix;
+  /// Per rank, where its prefix starts to repeat two steps per microbatch
+  /// up to its last step, which alone differs (DualPipeV's steady phase);
+  /// empty where it does not (findVListPeriod then finds none).
+  std::vector<size_t> prefixRepeatsFrom;
 };
 
 /// List-schedules the V in unit steps (every F, I and W one step, a full B
@@ -97,6 +102,38 @@ struct VListOptions {
 /// still needs; a waiting W whenever nothing else could start at once.
 /// Microbatches enter every chunk in order. `shape` has vpp = 2.
 Schedule scheduleVList(const PipelineShape &shape, const VListOptions &options);
+
+/// The list scheduler's options for ZB-V (a cap of 2P stage activations)
+/// and V-Half (P + 2).
+VListOptions zbvListOptions(const PipelineShape &shape);
+VListOptions vHalfListOptions(const PipelineShape &shape);
+/// DualPipeV's: its warm-up and steady phase as a prefix (DualPipeV.cpp).
+VListOptions dualPipeVListOptions(const PipelineShape &shape);
+
+/// Where the list schedule of `shape` repeats itself: `to` and `from` are
+/// two microbatches at whose chunk-0 forward on rank 0 the scheduler's
+/// whole state (each rank's clock, activations, next microbatches, waiting
+/// W and place in its prefix, and the completion times still to be read)
+/// is the same up to a shift of `to - from` microbatches, some steps and,
+/// in a repeating prefix, two steps per microbatch. The scheduler compares
+/// microbatch indices with M only where they reach it, and a prefix for
+/// more microbatches differs only past its repeated part, so the schedules
+/// of every M >= `floor` are the same up to that state; for every M >=
+/// floor + (to - from) the schedule at M is then the one at M - (to -
+/// from) with the actions between those two forwards run once more: each
+/// rank passes through the same activation states, first reached in the
+/// same order (lib/Generate/SteadyState.h).
+struct VListPeriod {
+  int32_t from = 0;
+  int32_t to = 0;
+  int32_t floor = 0;
+};
+
+/// Plays the list schedule of `shape` until its state first repeats as
+/// VListPeriod describes; none when it does not within the microbatches
+/// of `shape`, or where its prefix does not repeat.
+std::optional<VListPeriod> findVListPeriod(const PipelineShape &shape,
+                                           const VListOptions &options);
 
 } // namespace sched
 

@@ -328,39 +328,13 @@ CandidateEvaluator::order(const Candidate &candidate,
   return &orders.emplace(key, std::move(*generated)).first->second;
 }
 
-llvm::Expected<const CandidateEvaluator::MemoryWalk *>
-CandidateEvaluator::memoryWalk(const Candidate &candidate,
-                               const Schedule *given) {
-  const OrderKey key = orderKey(candidate);
-  auto it = given ? walks.end() : walks.find(key);
-  if (it != walks.end())
-    return &it->second;
-  // The order itself is generated here without entering the order cache:
-  // most candidates measured never run, and their orders (over 2^22
-  // actions in all for a model of 512 layers on 64 devices) cleared the
-  // cache over and over, so each was generated five times on average. The
-  // last one generated is kept aside instead (lastWalked): a candidate
-  // that fits is most often simulated right after its walk, on that order.
-  std::optional<Schedule> generated;
-  const Schedule *schedule = nullptr;
-  if (given) {
-    schedule = given;
-  } else if (auto cached = orders.find(key); cached != orders.end()) {
-    schedule = &cached->second;
-  } else {
-    // Freed before the next is generated: the peak holds one order, as
-    // before.
-    lastWalked.reset();
-    llvm::Expected<Schedule> order = strategyOrder(candidate, std::get<2>(key));
-    if (!order)
-      return order.takeError();
-    generated = std::move(*order);
-    schedule = &*generated;
-  }
+CandidateEvaluator::MemoryWalk
+CandidateEvaluator::walkSchedule(const Schedule &schedule, int64_t whole,
+                                 int64_t part) {
   MemoryWalk walk;
-  walk.pairedShare = pairedShare(*schedule);
+  walk.pairedShare = pairedShare(schedule);
   size_t entries = 0;
-  for (const RankProgram &program : schedule->ranks) {
+  for (const RankProgram &program : schedule.ranks) {
     MemoryWalk::Rank &rank = walk.ranks.emplace_back();
     // Each compute's stage as an index into rank.stages (a rank holds a
     // few stages: found by a scan from the last one found).
@@ -400,6 +374,11 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
     // states that may equal the current one (the last state seen with that
     // hash, then those before it with the same hash), which are then
     // compared.
+    // The rank's compute actions in the order walked: `whole` of the `part`
+    // microbatches walked, each as many actions (0 where they are not).
+    size_t actionsThere = rank.codes.size();
+    if (whole != part)
+      actionsThere = actionsThere % part ? 0 : actionsThere / part * whole;
     const size_t width = 2 * rank.stages.size();
     std::vector<int32_t> state(width, 0);
     std::vector<uint64_t> weights(width);
@@ -447,11 +426,11 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
       slot->second = static_cast<uint32_t>(count++);
       rank.states.insert(rank.states.end(), state.begin(), state.end());
       // Past the actions' count the states cost more than the walk.
-      if (rank.states.size() > rank.codes.size())
+      if (rank.states.size() > actionsThere)
         break;
     }
     // Kept at their size: growth left up to half of each unused.
-    if (rank.states.size() > rank.codes.size()) {
+    if (rank.states.size() > actionsThere) {
       rank.states = {};
       rank.stages = {};
       rank.codes.shrink_to_fit();
@@ -463,21 +442,109 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
       entries += rank.states.size() + rank.stages.size();
     }
   }
+  walk.entries = entries;
+  return walk;
+}
+
+llvm::Expected<const CandidateEvaluator::MemoryWalk *>
+CandidateEvaluator::memoryWalk(const Candidate &candidate,
+                               const Schedule *given) {
   if (given) {
-    givenWalk = std::move(walk);
+    givenWalk = walkSchedule(*given);
     return &givenWalk;
   }
-  if (generated)
-    lastWalked.emplace(key, std::move(*generated));
-  const size_t actions = entries;
+  const OrderKey key = orderKey(candidate);
+  if (auto it = walks.find(key); it != walks.end())
+    return &it->second;
+  std::optional<MemoryWalk> walk;
+  if (auto cached = orders.find(key); cached != orders.end()) {
+    walk = walkSchedule(cached->second);
+  } else {
+    // Freed before the next is generated: the peak holds one order, as
+    // before.
+    lastWalked.reset();
+    PipelineShape shape;
+    shape.pp = static_cast<int32_t>(candidate.layout.pp);
+    shape.vpp = static_cast<int32_t>(std::get<2>(key));
+    shape.microbatches = static_cast<int32_t>(candidate.layout.microbatches);
+    // Where the strategy's steady phase repeats, the order of fewer
+    // microbatches passes each rank through the same states, first reached
+    // in the same order (lib/Generate/SteadyState.h), and is walked
+    // instead: measuring memory then costs the same however many
+    // microbatches the candidate has.
+    // A rank of the whole order with more states than actions is walked
+    // action by action: known from the shorter order's actions where each
+    // microbatch brings a rank as many, else where the shorter order
+    // already has as many actions as states; if not, an order four times
+    // longer (if shorter than the whole) is tried.
+    const bool fixed =
+        SteadyStateMicrobatches::actionsPerMicrobatchFixed(candidate.strategy);
+    PipelineShape steady = shape;
+    steady.microbatches = steadyStates(candidate.strategy, shape);
+    // GPipe and looped BFS pass through a new state with each action: their
+    // ranks are walked action by action, from their runs of one kind on one
+    // stage (computeRuns), without the order.
+    if (std::optional<std::vector<std::vector<ComputeRun>>> runs =
+            computeRuns(candidate.strategy, shape)) {
+      walk.emplace();
+      for (const std::vector<ComputeRun> &rankRuns : *runs) {
+        MemoryWalk::Rank &rank = walk->ranks.emplace_back();
+        for (const ComputeRun &run : rankRuns) {
+          rank.codes.push_back(static_cast<uint32_t>(run.stage) << 2 |
+                               static_cast<uint32_t>(run.kind));
+          rank.repeats.push_back(static_cast<uint32_t>(run.count));
+        }
+        walk->entries += 2 * rank.codes.size();
+      }
+    }
+    for (int tries = 0; tries < (fixed ? 1 : 2) && !walk &&
+                        steady.microbatches < shape.microbatches;
+         ++tries) {
+      llvm::Expected<Schedule> order =
+          generateSchedule(candidate.strategy, steady);
+      if (!order)
+        return order.takeError();
+      walk = fixed
+                 ? walkSchedule(*order, shape.microbatches, steady.microbatches)
+                 : walkSchedule(*order);
+      if (llvm::any_of(walk->ranks, [](const MemoryWalk::Rank &rank) {
+            return !rank.codes.empty();
+          })) {
+        walk.reset();
+        steady.microbatches =
+            steadyStates(candidate.strategy, shape, 4 * steady.microbatches);
+      } else
+        // The whole order's share of paired actions, from its counts (two
+        // actions per overlap).
+        walk->pairedShare =
+            static_cast<double>(
+                2 * computeOverlapCount(candidate.strategy, shape)) /
+            static_cast<double>(computeActionCount(candidate.strategy, shape));
+    }
+    if (!walk) {
+      // The order itself is generated here without entering the order
+      // cache: most candidates measured never run, and their orders (over
+      // 2^22 actions in all for a model of 512 layers on 64 devices)
+      // cleared the cache over and over, so each was generated five times
+      // on average. The last one generated is kept aside instead
+      // (lastWalked): a candidate that fits is most often simulated right
+      // after its walk, on that order.
+      llvm::Expected<Schedule> order =
+          strategyOrder(candidate, std::get<2>(key));
+      if (!order)
+        return order.takeError();
+      walk = walkSchedule(*order);
+      lastWalked.emplace(key, std::move(*order));
+    }
+  }
   // Walks are kept while they take fewer than 2^24 entries in all (64
   // MB); past that the cache starts over.
-  if (cachedWalkActions + actions > (size_t(1) << 24)) {
+  if (cachedWalkActions + walk->entries > (size_t(1) << 24)) {
     walks.clear();
     cachedWalkActions = 0;
   }
-  cachedWalkActions += actions;
-  return &walks.emplace(key, std::move(walk)).first->second;
+  cachedWalkActions += walk->entries;
+  return &walks.emplace(key, std::move(*walk)).first->second;
 }
 
 llvm::Error
@@ -560,33 +627,37 @@ CandidateEvaluator::measureMemory(Candidate &candidate,
       }
       mostCount = std::max(mostCount, count);
     }
-    for (uint32_t code : rank.codes) {
+    for (size_t k = 0; k < rank.codes.size(); ++k) {
+      const uint32_t code = rank.codes[k];
       const StageCost &c = costOf(costs, static_cast<int32_t>(code >> 2));
       const double act = static_cast<double>(c.activation);
       const double keep = static_cast<double>(c.weightGrad);
-      switch (static_cast<ActionKind>(code & 3)) {
-      case ActionKind::Forward:
-        live += act;
-        count += 1;
-        break;
-      case ActionKind::Backward:
-        live -= act;
-        count -= 1;
-        break;
-      case ActionKind::BackwardInput:
-        live -= act - keep;
-        count -= act > 0 ? 1 - keep / act : 1;
-        break;
-      default:
-        live -= keep;
-        count -= act > 0 ? keep / act : 0;
-        break;
+      const uint32_t times = rank.repeats.empty() ? 1 : rank.repeats[k];
+      for (uint32_t i = 0; i < times; ++i) {
+        switch (static_cast<ActionKind>(code & 3)) {
+        case ActionKind::Forward:
+          live += act;
+          count += 1;
+          break;
+        case ActionKind::Backward:
+          live -= act;
+          count -= 1;
+          break;
+        case ActionKind::BackwardInput:
+          live -= act - keep;
+          count -= act > 0 ? 1 - keep / act : 1;
+          break;
+        default:
+          live -= keep;
+          count -= act > 0 ? keep / act : 0;
+          break;
+        }
+        if (live > high) {
+          high = live;
+          highCount = count;
+        }
+        mostCount = std::max(mostCount, count);
       }
-      if (live > high) {
-        high = live;
-        highCount = count;
-      }
-      mostCount = std::max(mostCount, count);
     }
     // A layerwise overlap holds part of its forward above what was live
     // (the walk freed its backward first): at most this much above the

@@ -11,6 +11,7 @@
 #define LIB_PLANNER_EVALUATION_H
 
 #include "lib/CostModel/CostModel.h"
+#include "lib/Generate/SteadyState.h"
 #include "lib/Planner/Candidate.h"
 #include "lib/Planner/Synthesized.h"
 #include "lib/Schedule/Schedule.h"
@@ -153,6 +154,8 @@ private:
       std::vector<int32_t> states;
       /// The compute actions, where they are fewer than state entries.
       std::vector<uint32_t> codes;
+      /// How many times each of `codes` runs in a row (empty: once each).
+      std::vector<uint32_t> repeats;
       /// The (forward, backward) stages of the rank's layerwise overlaps,
       /// each once: the walk frees a pair's backward before its forward
       /// allocates, and the evaluation adds the most any pair holds above
@@ -161,13 +164,23 @@ private:
     };
     std::vector<Rank> ranks;
     double pairedShare = 0;
+    /// The state, stage and action entries kept, in all.
+    size_t entries = 0;
   };
+  /// The walk of `schedule`, which stands for an order of the same
+  /// strategy with `whole` microbatches instead of its `part` (each rank
+  /// running whole / part times its compute actions, through the same
+  /// states: SteadyStateMicrobatches); a rank whose states would outnumber
+  /// its actions there is kept action by action.
+  static MemoryWalk walkSchedule(const Schedule &schedule, int64_t whole = 1,
+                                 int64_t part = 1);
   /// The walk of the candidate's order, or of `given` (a synthesized
   /// order, which depends on the stage costs: walked afresh each time).
   llvm::Expected<const MemoryWalk *>
   memoryWalk(const Candidate &candidate, const Schedule *given = nullptr);
 
   const CostModel &model;
+  SteadyStateMicrobatches steadyStates;
   std::map<OrderKey, Schedule> orders;
   std::map<std::vector<double>, SynthesizedOrder> synthesized;
   std::map<OrderKey, std::vector<double>> inFlight;
