@@ -93,6 +93,9 @@ MIN_FRACTION = 1e-3
 MAX_DIMENSION = 1 << 24
 MAX_TABLE_ENTRIES = 4096
 MAX_HALF_BYTES = 1e12
+# The all-reduce fit is unreliable where a measured time strays from the
+# fitted line by more than this share of itself.
+MAX_FIT_STRAY = 0.5
 # The largest operand one measurement allocates, in elements: past it a
 # shape is an input error (--seq-len x --microbatch-size, or the model's
 # sizes), not a measurement that fails for want of memory.
@@ -425,19 +428,25 @@ def fit_all_reduce(times: dict, ranks: int,
     """Fits all-reduce `times` (seconds by bytes) to t = c0 + c1·S and
     returns ((e, S½), "") for the cost model's t = 2(n-1)/n · (S + S½) /
     (B · e), or (None, why) when the fit is unreliable: the times do not
-    grow with the size, or the fit gives a fraction or a half size the
-    cluster reader refuses. Timing noise does that on a loaded machine
-    (gloo on loopback, small sizes): it is a warning, not a failure."""
+    grow with the size, a measured time strays from the line by more than
+    MAX_FIT_STRAY of itself, or the fit gives a fraction or a half size
+    the cluster reader refuses. Timing noise does that on a loaded machine
+    (gloo on loopback, small sizes): it is a warning, not a failure.
+    The line is Theil-Sen's (the median of the pairwise slopes, then the
+    median intercept they leave), which one stretched size tilts less
+    than least squares does."""
     xs = sorted(times)
     if len(xs) < 2:
         return None, "fewer than two sizes measured"
-    mean_x = statistics.mean(xs)
-    mean_t = statistics.mean(times[x] for x in xs)
-    c1 = (sum((x - mean_x) * (times[x] - mean_t) for x in xs)
-          / sum((x - mean_x) ** 2 for x in xs))
+    c1 = statistics.median((times[b] - times[a]) / (b - a)
+                           for i, a in enumerate(xs) for b in xs[i + 1:])
     if not c1 > 0:
         return None, "the time does not grow with the size"
-    c0 = max(0.0, mean_t - c1 * mean_x)
+    c0 = max(0.0, statistics.median(times[x] - c1 * x for x in xs))
+    stray = max(abs(times[x] - (c0 + c1 * x)) / times[x] for x in xs)
+    if stray > MAX_FIT_STRAY:
+        return None, (f"a measured time strays {stray:.0%} from the fitted "
+                      f"line, more than {MAX_FIT_STRAY:.0%}")
     efficiency = 2 * (ranks - 1) / ranks / c1 / bandwidth
     if not MIN_FRACTION <= efficiency <= 1:
         return None, (f"it gives {efficiency:.3g} of the domain bandwidth, "

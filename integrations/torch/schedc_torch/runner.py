@@ -18,13 +18,18 @@ import torch
 from .models import ModelSpec
 from .plan import Plan
 from .reference import ReferenceTimeout, run_reference
-from .worker import DONE, FAILED, STARTING, collective_mismatch, worker_main
+from .worker import (COMPUTING, DONE, FAILED, STARTING, collective_mismatch,
+                     worker_main)
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_PLAN, EXIT_DEADLOCK = 0, 1, 2, 3
 
 TOLERANCE = 1e-10
 # Processes get this long to start and join the process group.
 STARTUP_SECONDS = 120.0
+# A rank that computes is never a deadlock's member, however slowly a
+# loaded machine runs it (--timeout is the wait for peers); a run where no
+# rank progressed for this long while one computes is stopped all the same.
+COMPUTE_STALL_SECONDS = 120.0
 
 
 @dataclass
@@ -64,6 +69,10 @@ def _describe_waits(plan: Plan, progress, states, world: int) -> List[str]:
             lines.append(f"  {where}: finished")
         elif states[g] == STARTING:
             lines.append(f"  {where}: still starting")
+        elif states[g] == COMPUTING:
+            i = progress[g]
+            lines.append(f"  {where}: computes instruction {i} "
+                         f"({program[i].describe()})")
         else:
             i = progress[g]
             lines.append(f"  {where}: waits at instruction {i} "
@@ -127,6 +136,14 @@ def _execute(plan: Plan, spec: ModelSpec, timeout: float,
             continue
         if any(states[g] == FAILED for g in range(world)):
             continue  # its message is on its way
+        if any(states[g] == COMPUTING for g in range(world)):
+            if now - last_change > max(timeout, COMPUTE_STALL_SECONDS):
+                lines = ["error: stalled: no rank progressed for "
+                         f"{max(timeout, COMPUTE_STALL_SECONDS):g} s"]
+                lines += _describe_waits(plan, progress, states, world)
+                _stop(processes)
+                return Outcome(EXIT_DEADLOCK, lines)
+            continue
         if now - last_change > timeout:
             lines = [f"error: deadlock: no rank progressed for "
                      f"{timeout:g} s"]

@@ -26,8 +26,13 @@ from .plan import (COMPUTE_OPS, MAX_COLLECTIVE_PAYLOAD, Instruction, Plan,
 # all_reduce), by the code RankExecutor._agree exchanges.
 AGREED_CALLS = ("all_reduce", "all_gather", "all_to_all", "barrier")
 
-# Progress states shared with the runner.
-STARTING, RUNNING, DONE, FAILED = 0, 1, 2, 3
+# Progress states shared with the runner. A running rank either may wait
+# for its peers (RUNNING: a transfer, a collective, a communicator's
+# creation) or computes on its own (COMPUTING), where no peer can hold it:
+# the runner calls a deadlock only when no rank computes.
+STARTING, RUNNING, DONE, FAILED, COMPUTING = 0, 1, 2, 3, 4
+# The instructions a rank runs without its peers.
+LOCAL_OPS = COMPUTE_OPS + ("reshard", "optimizer_step")
 
 
 def physical_group(plan: Plan, group: str, rank_id: int,
@@ -580,8 +585,8 @@ class RankExecutor:
                     "reduce_grad": self.reduce_grad,
                     "optimizer_step": self.optimizer_step}
         for begin, end in bundles(self.program):
-            progress(begin)
             run = self.program[begin:end]
+            progress(begin, all(ins.op in LOCAL_OPS for ins in run))
             try:
                 self._create_lazy(run)
                 if run[0].op in ("send", "recv"):
@@ -638,8 +643,9 @@ def worker_main(plan: Plan, spec: ModelSpec, process: int, world: int,
         executor = RankExecutor(plan, spec, process, groups, creations)
         states[process] = RUNNING
 
-        def mark(index: int) -> None:
+        def mark(index: int, local: bool) -> None:
             progress[process] = index
+            states[process] = COMPUTING if local else RUNNING
 
         executor.run(mark)
         results.put(("ok", process, executor.report()))

@@ -48,6 +48,28 @@ class FitAllReduce(unittest.TestCase):
         self.assertIsNone(fit)
         self.assertIn("half-bandwidth size", why)
 
+    def test_a_stretched_size_is_unreliable(self):
+        # (S + 1 MiB) / 5e9 at 1 and 16 MiB, but 4 MiB took three times
+        # its share (a rank descheduled during the timing): no line runs
+        # near the three, so the fit is a warning, not a figure (least
+        # squares wrote 0.656 of the bandwidth and a half size of 7.9 MiB).
+        times = {s: (s + MIB) / 5e9 for s in (MIB, 4 * MIB, 16 * MIB)}
+        times[4 * MIB] *= 3
+        fit, why = fit_all_reduce(times, 2, 1e10)
+        self.assertIsNone(fit)
+        self.assertIn("a measured time strays 67% from the fitted line", why)
+
+    def test_one_stretched_size_leaves_the_line(self):
+        # Twice its share at 4 MiB: Theil-Sen's median slope is the one
+        # the other two sizes give, so the fit is the true one (least
+        # squares gave 0.568 and a half size of 4.0 MiB).
+        times = {s: (s + MIB) / 5e9 for s in (MIB, 4 * MIB, 16 * MIB)}
+        times[4 * MIB] *= 2
+        fit, why = fit_all_reduce(times, 2, 1e10)
+        self.assertEqual(why, "")
+        self.assertAlmostEqual(fit[0], 0.5, places=9)
+        self.assertAlmostEqual(fit[1], MIB, delta=1)
+
     def test_one_size_is_no_fit(self):
         fit, why = fit_all_reduce({MIB: 1e-3}, 2, 1e10)
         self.assertIsNone(fit)
