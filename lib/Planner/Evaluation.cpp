@@ -193,12 +193,18 @@ StageCost sched::toStageCost(const StageEstimate &s) {
   return cost;
 }
 
-static PipelineShape shapeOf(const Candidate &candidate,
-                             const std::vector<StageEstimate> &stages) {
+/// The candidate's order shape with `vpp` chunks (no stage costs).
+static PipelineShape orderShape(const Candidate &candidate, int64_t vpp) {
   PipelineShape shape;
   shape.pp = static_cast<int32_t>(candidate.layout.pp);
-  shape.vpp = static_cast<int32_t>(candidate.layout.vpp);
+  shape.vpp = static_cast<int32_t>(vpp);
   shape.microbatches = static_cast<int32_t>(candidate.layout.microbatches);
+  return shape;
+}
+
+static PipelineShape shapeOf(const Candidate &candidate,
+                             const std::vector<StageEstimate> &stages) {
+  PipelineShape shape = orderShape(candidate, candidate.layout.vpp);
   for (const StageEstimate &s : stages)
     shape.stageCosts.push_back(toStageCost(s));
   return shape;
@@ -207,11 +213,7 @@ static PipelineShape shapeOf(const Candidate &candidate,
 /// The candidate's strategy generated at its shape with `vpp` chunks.
 static llvm::Expected<Schedule> strategyOrder(const Candidate &candidate,
                                               int64_t vpp) {
-  PipelineShape shape;
-  shape.pp = static_cast<int32_t>(candidate.layout.pp);
-  shape.vpp = static_cast<int32_t>(vpp);
-  shape.microbatches = static_cast<int32_t>(candidate.layout.microbatches);
-  return generateSchedule(candidate.strategy, shape);
+  return generateSchedule(candidate.strategy, orderShape(candidate, vpp));
 }
 
 std::string sched::formatGigabytes(double bytes) {
@@ -463,10 +465,7 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
     // Freed before the next is generated: the peak holds one order, as
     // before.
     lastWalked.reset();
-    PipelineShape shape;
-    shape.pp = static_cast<int32_t>(candidate.layout.pp);
-    shape.vpp = static_cast<int32_t>(std::get<2>(key));
-    shape.microbatches = static_cast<int32_t>(candidate.layout.microbatches);
+    const PipelineShape shape = orderShape(candidate, std::get<2>(key));
     // Where the strategy's steady phase repeats, the order of fewer
     // microbatches passes each rank through the same states, first reached
     // in the same order (lib/Generate/SteadyState.h), and is walked
@@ -530,7 +529,7 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
       // (lastWalked): a candidate that fits is most often simulated right
       // after its walk, on that order.
       llvm::Expected<Schedule> order =
-          strategyOrder(candidate, std::get<2>(key));
+          generateSchedule(candidate.strategy, shape);
       if (!order)
         return order.takeError();
       walk = walkSchedule(*order);
