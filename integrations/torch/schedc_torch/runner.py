@@ -136,17 +136,13 @@ def _execute(plan: Plan, spec: ModelSpec, timeout: float,
             continue
         if any(states[g] == FAILED for g in range(world)):
             continue  # its message is on its way
-        if any(states[g] == COMPUTING for g in range(world)):
-            if now - last_change > max(timeout, COMPUTE_STALL_SECONDS):
-                lines = ["error: stalled: no rank progressed for "
-                         f"{max(timeout, COMPUTE_STALL_SECONDS):g} s"]
-                lines += _describe_waits(plan, progress, states, world)
-                _stop(processes)
-                return Outcome(EXIT_DEADLOCK, lines)
-            continue
-        if now - last_change > timeout:
-            lines = [f"error: deadlock: no rank progressed for "
-                     f"{timeout:g} s"]
+        # A deadlock needs every running rank waiting; one that computes
+        # is only stopped as stalled, after the longer limit.
+        computing = any(states[g] == COMPUTING for g in range(world))
+        limit = max(timeout, COMPUTE_STALL_SECONDS) if computing else timeout
+        if now - last_change > limit:
+            what = "stalled" if computing else "deadlock"
+            lines = [f"error: {what}: no rank progressed for {limit:g} s"]
             lines += _describe_waits(plan, progress, states, world)
             _stop(processes)
             return Outcome(EXIT_DEADLOCK, lines)
