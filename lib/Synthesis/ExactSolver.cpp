@@ -105,6 +105,10 @@ constexpr double kRankRelaxationShare = 0.75;
 /// (RankRelaxationSearch.h) may take before Z3 is asked them.
 constexpr double kRankSearchShare = 0.5;
 
+/// The share of a query's time that searching every rank's relaxation on
+/// unshaved windows may take before the neighbourhood search has run.
+constexpr double kQuickRelaxationShare = 0.2;
+
 /// A gap (relative to the incumbent) above which the search bisects
 /// between the proved bound and the target rather than asking the target.
 constexpr double kBisectAbove = 0.02;
@@ -129,11 +133,16 @@ public:
   /// Unsat `proved` the least makespan left (`bound`, or the next slot
   /// after it when the time-indexed encoding answered). With `relax`, the
   /// one-rank relaxations of the time-indexed query go first, each rank's
-  /// search guided by `incumbent`'s order of the rank.
+  /// search guided by `incumbent`'s order of the rank; with
+  /// `yieldWhenRelaxed` too, a query whose every relaxation is satisfied
+  /// (searched) answers Unknown, "relaxations hold", before the whole
+  /// query: nothing short of it refutes the bound there, and a schedule
+  /// that short is likelier near the incumbent (SlotNeighbourhood.h).
   QueryAnswer ask(double bound, double seconds, size_t maxLiterals,
                   size_t maxSlotVariables, bool narrow, bool relax,
-                  const ProblemSolution &incumbent, ProblemSolution &found,
-                  size_t &literals, double &proved, std::string &reason);
+                  bool yieldWhenRelaxed, const ProblemSolution &incumbent,
+                  ProblemSolution &found, size_t &literals, double &proved,
+                  std::string &reason);
 
 private:
   /// Order literal of the open pair (a, b), a < b on one rank: true when
@@ -160,11 +169,45 @@ private:
 
 QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
                                size_t maxSlotVariables, bool narrow, bool relax,
+                               bool yieldWhenRelaxed,
                                const ProblemSolution &incumbent,
                                ProblemSolution &found, size_t &literals,
                                double &proved, std::string &reason) {
   const Deadline deadline(seconds);
   const double slack = 1e-9 * std::max(1.0, bound);
+  // Before the neighbourhood search, each rank's relaxation is searched
+  // first on windows narrowed but not shaved (shaving a satisfiable
+  // query's windows takes a quarter of its time and refutes nothing): a
+  // refuted one answers, and where every one holds the query yields.
+  if (unit && relax && yieldWhenRelaxed) {
+    const Deadline quickUntil(kQuickRelaxationShare * seconds);
+    const std::optional<TimeWindows> unshaved =
+        narrowWindows(problem, paths, bound,
+                      narrow ? kNarrowingShare * quickUntil.secondsLeft() : 0);
+    if (!unshaved)
+      return QueryAnswer::Unsat;
+    bool everyOneHolds = true;
+    for (int32_t r = 0; r < problem.getNumRanks(); ++r) {
+      const double mine = quickUntil.secondsLeft() /
+                          static_cast<double>(problem.getNumRanks() - r);
+      if (mine <= 0) {
+        everyOneHolds = false;
+        break;
+      }
+      const TimeIndexedAnswer one = searchRankRelaxation(
+          problem, *unshaved, *unit, bound, mine, r, {}, &*lagCache);
+      if (one.kind == TimeIndexedAnswer::Kind::Unsat) {
+        lastRefuter = r;
+        proved = std::max(bound, one.provedBound);
+        return QueryAnswer::Unsat;
+      }
+      everyOneHolds &= one.kind == TimeIndexedAnswer::Kind::Sat;
+    }
+    if (everyOneHolds) {
+      reason = "relaxations hold";
+      return QueryAnswer::Unknown;
+    }
+  }
   // The windows under the bound, narrowed by propagation (WindowBound.h);
   // an empty one refutes the bound.
   const std::optional<TimeWindows> windows = narrowWindows(
@@ -244,8 +287,12 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
           llvm::erase(open, r);
       }
     }
-    // Then asked of Z3, the ranks whose windows leave the least room
+    // Then the ranks the search left open asked of Z3 (a satisfied one is
+    // satisfied for Z3 too), those whose windows leave the least room
     // first, the first with two thirds of the share.
+    llvm::erase_if(byRoom, [&](const std::pair<double, int32_t> &entry) {
+      return !llvm::is_contained(open, entry.second);
+    });
     for (size_t i = 0; i < byRoom.size(); ++i) {
       const double left = relaxUntil.secondsLeft();
       if (left <= 0)
@@ -513,6 +560,25 @@ ExactSolverResult sched::solveExactly(const PipelineProblem &problem,
   const double rounding = 1e-9;
   // The least makespan a bisection query ran out of time on.
   double hardest = std::numeric_limits<double>::infinity();
+  // The least makespan whose every one-rank relaxation held.
+  double relaxedAt = std::numeric_limits<double>::infinity();
+  // Shorter schedules near the incumbent, once: when the bound side is
+  // stuck (a bisecting query ran out of time) or nothing but the whole
+  // query can refute the bound (every relaxation holds).
+  auto searchNearby = [&]() {
+    searchedNearby = true;
+    SlotNeighbourhoodResult nearby = improveInSlotBands(
+        problem, paths, *unit, result.solution, result.lowerBound,
+        kNeighbourhoodShare * (options.timeLimitSeconds - elapsed()),
+        options.neighbourhoodSlots, options.maxSlotVariables,
+        options.targetGap);
+    result.queries += nearby.queries;
+    if (nearby.improvements > 0) {
+      result.solution = std::move(nearby.solution);
+      result.makespan = nearby.makespan;
+      result.improvements += nearby.improvements;
+    }
+  };
   try {
     while (true) {
       // The gap a refuted bound leaves is the target, up to rounding.
@@ -535,9 +601,22 @@ ExactSolverResult sched::solveExactly(const PipelineProblem &problem,
       // once) and whose answer either way narrows the gap; one that runs
       // out of its share of the time bisects towards the bound. A narrow
       // gap asks the goal itself, with all the time left.
-      const double upper = std::min(goal, hardest);
+      //
+      // Where every relaxation held at a makespan (relaxedAt) and the search
+      // near the incumbent has not run, the queries bisect below it down to
+      // a slot first: the relaxations refute what they can there at once
+      // (the bound the neighbourhood then stops at), and the search near
+      // the incumbent follows.
+      const bool canSearchNearby =
+          unit && options.neighbourhoodSlots > 0 && !searchedNearby;
+      const bool raising = canSearchNearby && relaxedAt <= goal;
+      const double upper = std::min({goal, hardest, relaxedAt});
+      if (raising && upper - result.lowerBound <= *unit) {
+        searchNearby();
+        continue;
+      }
       const bool bisect =
-          upper - result.lowerBound > kBisectAbove * result.makespan;
+          raising || upper - result.lowerBound > kBisectAbove * result.makespan;
       const double bound =
           bisect ? result.lowerBound + (upper - result.lowerBound) / 2 : goal;
       const double slice =
@@ -548,26 +627,19 @@ ExactSolverResult sched::solveExactly(const PipelineProblem &problem,
       ++result.queries;
       const QueryAnswer answer = query.ask(
           bound, slice, options.maxOrderLiterals, options.maxSlotVariables,
-          options.narrowWindows, options.rankRelaxations, result.solution,
-          found, result.orderLiterals, proved, reason);
+          options.narrowWindows, options.rankRelaxations, canSearchNearby,
+          result.solution, found, result.orderLiterals, proved, reason);
+      if (answer == QueryAnswer::Unknown && reason == "relaxations hold") {
+        relaxedAt = bound;
+        continue;
+      }
       if (answer == QueryAnswer::Unknown) {
         const bool outOfTime = reason == "timeout" || reason == "canceled";
         if (bisect && outOfTime) {
           hardest = bound;
           // The bound side is stuck: try the schedule's, once.
-          if (unit && options.neighbourhoodSlots > 0 && !searchedNearby) {
-            searchedNearby = true;
-            SlotNeighbourhoodResult nearby = improveInSlotBands(
-                problem, paths, *unit, result.solution, result.lowerBound,
-                kNeighbourhoodShare * (options.timeLimitSeconds - elapsed()),
-                options.neighbourhoodSlots, options.maxSlotVariables);
-            result.queries += nearby.queries;
-            if (nearby.improvements > 0) {
-              result.solution = std::move(nearby.solution);
-              result.makespan = nearby.makespan;
-              result.improvements += nearby.improvements;
-            }
-          }
+          if (canSearchNearby)
+            searchNearby();
           continue;
         }
         result.stopReason = outOfTime ? "time limit" : reason;

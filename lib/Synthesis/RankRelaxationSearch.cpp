@@ -58,6 +58,18 @@ private:
   /// they need freed first, and what follows them; false when one passes
   /// its window.
   bool raiseByMemory();
+  /// A bound on the time one machine, free from the free slot with the
+  /// memory held, runs the first `forwards` of `allocating` and the first
+  /// `frees` of `freeing` (earliest starts, sorted), each for
+  /// `leastLength`, an allocating one only where the frees before it make
+  /// room for `leastAllocation` each, a free freeing `mostFreed`; the
+  /// int64_t max where they never do.
+  int64_t gatedFinish(llvm::ArrayRef<int64_t> allocating,
+                      llvm::ArrayRef<int64_t> freeing, size_t forwards,
+                      size_t frees, int64_t mostFreed, int64_t leastAllocation,
+                      int64_t leastLength) const;
+  /// How many allocating operations not done precede `i` by the delays.
+  size_t ancestorsNotDone(uint32_t i) const;
   /// Whether Jackson's preemptive schedule from the earliest starts meets
   /// every latest end.
   bool jacksonMeetsDeadlines();
@@ -74,6 +86,10 @@ private:
   /// Each operation's place in the guide, the order tried first.
   std::vector<size_t> position;
   std::vector<uint8_t> done;
+  /// The allocating operations that precede each operation by the delays,
+  /// `words` 64-bit words per operation, and the done ones as bits.
+  size_t words = 0;
+  std::vector<uint64_t> allocatingAncestors, doneBits;
   std::vector<int64_t> start, earliest;
   /// The slot the machine is free from, and the memory held.
   int64_t freeAt = 0, memory = 0, room = std::numeric_limits<int64_t>::max();
@@ -155,6 +171,18 @@ RelaxationSearch::RelaxationSearch(const PipelineProblem &problem,
   }
   if (std::optional<int64_t> limit = problem.getMemoryLimit(rank))
     room = *limit - problem.getStaticMemory(rank);
+  words = (n + 63) / 64;
+  doneBits.assign(words, 0);
+  allocatingAncestors.assign(n * words, 0);
+  for (uint32_t i : topological)
+    for (const Delay &d : preds[i]) {
+      for (size_t w = 0; w < words; ++w)
+        allocatingAncestors[i * words + w] |=
+            allocatingAncestors[d.other * words + w];
+      if (delta[d.other] > 0)
+        allocatingAncestors[i * words + d.other / 64] |= uint64_t(1)
+                                                         << (d.other % 64);
+    }
 }
 
 bool RelaxationSearch::computeEarliest(std::string &key,
@@ -190,63 +218,109 @@ bool RelaxationSearch::computeEarliest(std::string &key,
   return true;
 }
 
+int64_t RelaxationSearch::gatedFinish(llvm::ArrayRef<int64_t> allocating,
+                                      llvm::ArrayRef<int64_t> freeing,
+                                      size_t forwards, size_t frees,
+                                      int64_t mostFreed,
+                                      int64_t leastAllocation,
+                                      int64_t leastLength) const {
+  // Each kind in the order of its earliest starts, the j-th allocating one
+  // after the free that makes room for it: precedences, which raise the
+  // release dates (each job no earlier than its predecessor's end); then
+  // the earliest release first, which is no later than any schedule of
+  // the jobs (docs/synthesis.md).
+  llvm::SmallVector<int64_t, 128> freed(frees), allocated(forwards);
+  for (size_t q = 0; q < frees; ++q)
+    freed[q] =
+        std::max(freeing[q], q == 0 ? freeAt : freed[q - 1] + leastLength);
+  for (size_t f = 0; f < forwards; ++f) {
+    int64_t at = std::max(allocating[f],
+                          f == 0 ? freeAt : allocated[f - 1] + leastLength);
+    const int64_t need =
+        memory + static_cast<int64_t>(f + 1) * leastAllocation - room;
+    if (need > 0) {
+      if (mostFreed <= 0)
+        return std::numeric_limits<int64_t>::max();
+      const size_t q = static_cast<size_t>((need + mostFreed - 1) / mostFreed);
+      if (q > frees)
+        return std::numeric_limits<int64_t>::max();
+      at = std::max(at, freed[q - 1] + leastLength);
+    }
+    allocated[f] = at;
+  }
+  int64_t now = freeAt;
+  size_t f = 0, q = 0;
+  while (f < forwards || q < frees) {
+    const bool takeFree =
+        q < frees && (f == forwards || freed[q] <= allocated[f]);
+    const int64_t release = takeFree ? freed[q++] : allocated[f++];
+    now = std::max(now, release) + leastLength;
+  }
+  return now;
+}
+
 bool RelaxationSearch::raiseByMemory() {
   if (room == std::numeric_limits<int64_t>::max())
     return true;
-  // The k-th forward from here (k = 1, 2, ...) adds at least the least
-  // activation, so before it the rank has freed memory + k * least - room
-  // or more, by that many operations that free (each at most the most one
-  // frees); those and the k - 1 forwards before it run one at a time from
-  // their earliest starts, each for at least the least length.
+  // Before the k-th allocating operation from here (k = 1, 2, ...) the
+  // rank has run k - 1 others and freed memory + k * least - room or more,
+  // by that many freeing operations (each freeing at most the most one
+  // frees), each of those before an allocating one having made room for
+  // it: a bound on the time one machine runs the earliest such
+  // operations, each for the least length (gatedFinish), bounds its start.
+  // An allocating operation with a allocating ancestors not done is the
+  // (a + 1)-th from here or a later one.
   int64_t leastAllocation = std::numeric_limits<int64_t>::max();
   int64_t mostFreed = 0, leastLength = std::numeric_limits<int64_t>::max();
-  size_t forwardsLeft = 0;
-  llvm::SmallVector<int64_t, 128> frees;
+  llvm::SmallVector<int64_t, 128> allocating, freeing;
   for (uint32_t i = 0; i < n; ++i) {
     if (done[i])
       continue;
     leastLength = std::min(leastLength, length[i]);
     if (delta[i] > 0) {
       leastAllocation = std::min(leastAllocation, delta[i]);
-      ++forwardsLeft;
+      allocating.push_back(earliest[i]);
     } else if (delta[i] < 0) {
       mostFreed = std::max(mostFreed, -delta[i]);
-      frees.push_back(earliest[i]);
+      freeing.push_back(earliest[i]);
     }
   }
-  if (forwardsLeft == 0)
+  if (allocating.empty())
     return true;
-  std::sort(frees.begin(), frees.end());
-  // freedBy[q]: the least slot by which q operations that free can end.
-  llvm::SmallVector<int64_t, 128> freedBy = {freeAt};
-  for (int64_t release : frees)
-    freedBy.push_back(std::max(freedBy.back(), release) + leastLength);
-  // startOf[k - 1]: the least start of the k-th forward from here.
+  std::sort(allocating.begin(), allocating.end());
+  std::sort(freeing.begin(), freeing.end());
+  // startOf[k - 1]: the least start of the k-th allocating one from here,
+  // for k up to the most allocating ancestors an operation not done has.
+  size_t deepest = 0;
+  for (uint32_t i = 0; i < n; ++i)
+    if (!done[i] && delta[i] > 0)
+      deepest = std::max(deepest, ancestorsNotDone(i) + 1);
   llvm::SmallVector<int64_t, 64> startOf;
-  for (size_t k = 1; k <= forwardsLeft; ++k) {
+  for (size_t k = 1; k <= deepest; ++k) {
     const int64_t need =
         memory + static_cast<int64_t>(k) * leastAllocation - room;
+    if (need > 0 && mostFreed <= 0)
+      return false; // Nothing left frees any.
     const size_t q =
         need <= 0 ? 0 : static_cast<size_t>((need + mostFreed - 1) / mostFreed);
-    if (q >= freedBy.size())
+    if (q > freeing.size())
       return false; // Nothing left frees enough.
-    startOf.push_back(std::max(
-        freedBy[q], freeAt + static_cast<int64_t>(k - 1 + q) * leastLength));
+    const int64_t finish = gatedFinish(allocating, freeing, k - 1, q, mostFreed,
+                                       leastAllocation, leastLength);
+    if (finish == std::numeric_limits<int64_t>::max())
+      return false;
+    startOf.push_back(finish);
   }
-  // The j-th forward of a chain from here is the (j + 1)-th forward or a
-  // later one.
   bool raised = false;
-  for (size_t c = 0; c < chains.size(); ++c)
-    for (size_t j = nextOfChain[c]; j < chains[c].size(); ++j) {
-      const uint32_t i = chains[c][j];
-      if (delta[i] <= 0)
-        break;
-      const int64_t at = startOf[j - nextOfChain[c]];
-      if (at > earliest[i]) {
-        earliest[i] = at;
-        raised = true;
-      }
+  for (uint32_t i = 0; i < n; ++i) {
+    if (done[i] || delta[i] <= 0)
+      continue;
+    const int64_t at = startOf[ancestorsNotDone(i)];
+    if (at > earliest[i]) {
+      earliest[i] = at;
+      raised = true;
     }
+  }
   if (!raised)
     return true;
   for (uint32_t i : topological) {
@@ -259,6 +333,13 @@ bool RelaxationSearch::raiseByMemory() {
       return false;
   }
   return true;
+}
+
+size_t RelaxationSearch::ancestorsNotDone(uint32_t i) const {
+  size_t count = 0;
+  for (size_t w = 0; w < words; ++w)
+    count += llvm::popcount(allocatingAncestors[i * words + w] & ~doneBits[w]);
+  return count;
 }
 
 bool RelaxationSearch::jacksonMeetsDeadlines() {
@@ -350,6 +431,7 @@ RelaxationSearch::Result RelaxationSearch::search(size_t numDone) {
       continue;
     start[i] = startAt[c];
     done[i] = 1;
+    doneBits[i / 64] |= uint64_t(1) << (i % 64);
     ++nextOfChain[c];
     freeAt = start[i] + length[i];
     memory += delta[i];
@@ -358,6 +440,7 @@ RelaxationSearch::Result RelaxationSearch::search(size_t numDone) {
     freeAt = wasFree;
     --nextOfChain[c];
     done[i] = 0;
+    doneBits[i / 64] &= ~(uint64_t(1) << (i % 64));
     if (result != Result::Infeasible)
       return result;
   }

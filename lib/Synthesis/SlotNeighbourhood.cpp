@@ -36,13 +36,18 @@ sched::bandAround(const PipelineProblem &problem, const TimeWindows &windows,
 SlotNeighbourhoodResult sched::improveInSlotBands(
     const PipelineProblem &problem, const PathLengths &canonical, double unit,
     const ProblemSolution &incumbent, double lowerBound, double seconds,
-    int64_t bandSlots, size_t maxVariables) {
+    int64_t bandSlots, size_t maxVariables, double targetGap) {
   llvm::ArrayRef<ProblemOperation> ops = problem.getOperations();
   const Deadline deadline(seconds);
   SlotNeighbourhoodResult result;
   result.solution = incumbent;
   result.makespan = incumbent.makespan(ops);
   while (true) {
+    if (targetGap > 0 &&
+        relativeGap(result.makespan, lowerBound) <= targetGap) {
+      result.stopReason = "gap reached";
+      break;
+    }
     // One slot below the best schedule (whose times are whole slots: the
     // earliest times of an order, sums of durations and latencies).
     const double goal = double(horizonSlots(result.makespan, unit) - 1) * unit;

@@ -33,8 +33,8 @@ struct SlotNeighbourhoodResult {
   int32_t queries = 0;
   int32_t improvements = 0;
   /// Why it stopped: "time limit", "bound" (the next makespan would be
-  /// below `lowerBound`), "no band schedule" (Unsat within the band) or
-  /// the query's reason.
+  /// below `lowerBound`), "gap reached", "no band schedule" (Unsat within
+  /// the band) or the query's reason.
   std::string stopReason;
 };
 
@@ -49,14 +49,15 @@ std::optional<TimeWindows> bandAround(const PipelineProblem &problem,
 
 /// Asks, one slot at a time below `incumbent`'s makespan and no lower than
 /// `lowerBound`, for a schedule within the band of the best one so far,
-/// within `seconds` in all; every schedule kept passes
+/// within `seconds` in all, and stops once the best one is within
+/// `targetGap` of `lowerBound` ("gap reached"); every schedule kept passes
 /// PipelineProblem::verify. `canonical` are the canonical model's paths
 /// (computePathLengths), `unit` the problem's (commonTimeUnit).
 SlotNeighbourhoodResult
 improveInSlotBands(const PipelineProblem &problem, const PathLengths &canonical,
                    double unit, const ProblemSolution &incumbent,
                    double lowerBound, double seconds, int64_t bandSlots,
-                   size_t maxVariables);
+                   size_t maxVariables, double targetGap = 0);
 
 } // namespace sched
 

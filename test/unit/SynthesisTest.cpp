@@ -30,6 +30,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <random>
 
@@ -1357,6 +1358,116 @@ TEST(SynthesisTimeIndexed, RankSearchEqualsZ3OnLargerVs) {
       }
   EXPECT_GT(refuted, 0);
   EXPECT_GT(compared - refuted, 0);
+}
+
+TEST(SynthesisTimeIndexed, RankSearchEqualsZ3OnRandomMemoryBoundPipelines) {
+  // The search's memory bound (docs/synthesis.md, the gated release dates)
+  // against Z3 on random pipelines where memory binds: the V and loops
+  // with a split backward, P = 2 to 4, M = P to P + 2, limits from the
+  // least activations a stage holds to three more, W/I, the last stage's
+  // weight, transfers and the weight gradient's residue drawn by a seeded
+  // generator; every rank's relaxation at makespans from below the bounds
+  // up to the list schedule's, which no rank may refute.
+  std::mt19937 random(2812);
+  auto pick = [&](std::initializer_list<double> values) {
+    std::uniform_int_distribution<size_t> index(0, values.size() - 1);
+    return *(values.begin() + index(random));
+  };
+  int refuted = 0, compared = 0;
+  for (int trial = 0; trial < 64; ++trial) {
+    const bool v = trial % 2 == 0;
+    SynthesisSpec spec = uniformSpec(0, 0, true);
+    spec.pp = static_cast<int32_t>(pick({2, 3, 4}));
+    spec.microbatches = spec.pp + static_cast<int32_t>(pick({0, 1, 2}));
+    const int32_t stages = v ? 2 * spec.pp : spec.pp;
+    StageCost cost;
+    cost.forward = 1;
+    cost.backwardInput = 1;
+    cost.backwardWeight = pick({0.5, 1.0});
+    spec.stages.assign(stages, cost);
+    const double last = pick({1.0, 1.5, 2.0});
+    spec.stages.back().forward *= last;
+    spec.stages.back().backwardInput *= last;
+    spec.stages.back().backwardWeight *= last;
+    if (v) {
+      spec.vpp = 2;
+      spec.placement = StagePlacement::V;
+    }
+    spec.comm = pick({0.0, 0.5, 1.0});
+    spec.weightGradFraction = pick({0.5, 0.25, 0.75});
+    const double least = v ? 2 : 1;
+    spec.memoryLimit = {static_cast<int64_t>(
+        (least + pick({0.0, 1.0, 2.0, 3.0}) * spec.pp / 2) * kActivationUnit)};
+    llvm::Expected<PipelineProblem> built = PipelineProblem::build(spec);
+    ASSERT_TRUE(static_cast<bool>(built)) << llvm::toString(built.takeError());
+    const PipelineProblem &problem = *built;
+    const std::string label =
+        llvm::formatv("trial {0}: {1} P={2} M={3} limit {4} comm {5}", trial,
+                      v ? "V" : "loop", spec.pp, spec.microbatches,
+                      double(spec.memoryLimit.front()) / kActivationUnit,
+                      spec.comm)
+            .str();
+    auto list = solveWithListScheduling(problem, {});
+    if (!list)
+      continue; // The limit holds no schedule.
+    const std::optional<double> unit = commonTimeUnit(problem);
+    ASSERT_TRUE(unit.has_value()) << label;
+    const PathLengths paths = computePathLengths(problem, PathModel::Canonical);
+    // Near the bounds, where the relaxations bind, and at the list
+    // schedule's makespan.
+    const double low = computeLowerBound(problem).value;
+    const double high = list->makespan;
+    for (double makespan : {low - *unit, low + *unit, low + 3 * *unit, high}) {
+      if (makespan > high)
+        continue;
+      const double slots = std::floor(makespan / *unit + 1e-9) * *unit;
+      const std::optional<TimeWindows> windows =
+          narrowWindows(problem, paths, slots);
+      if (!windows)
+        continue;
+      for (int32_t r = 0; r < problem.getNumRanks(); ++r) {
+        ++compared;
+        const TimeIndexedAnswer::Kind kind =
+            searchAgreesWithZ3(problem, *windows, slots, r, label);
+        refuted += kind == TimeIndexedAnswer::Kind::Unsat;
+        if (slots >= high - 1e-9) {
+          EXPECT_NE(kind, TimeIndexedAnswer::Kind::Unsat)
+              << label << ": the list schedule's makespan refuted, rank " << r;
+        }
+      }
+    }
+  }
+  EXPECT_GE(compared, 300);
+  EXPECT_GT(refuted, 0);
+  EXPECT_GT(compared - refuted, 0);
+  std::printf("[ info ] %d relaxations compared, %d refuted\n", compared,
+              refuted);
+}
+
+TEST(SynthesisTimeIndexed, RankSearchProvesVHalfOptimalAtSixteenRanks) {
+  // The bench's V under V-Half's memory (P + 2 = 18 activations) at
+  // P = 16, M = 32: the bounds give 225, and schedules of 233 exist (the
+  // search near the incumbent finds them, docs/synthesis.md). Rank 15's
+  // relaxation refutes 232 at its root by the memory bound (its last
+  // forward cannot start before slot 184), which proves 233 optimal; no
+  // rank's refutes 233.
+  PipelineProblem problem = splitVProblem(16, 32, 1, 0, 18);
+  EXPECT_LT(computeLowerBound(problem).value, 226);
+  const PathLengths paths = computePathLengths(problem, PathModel::Canonical);
+  RankLagCache cache(problem, 1);
+  const std::optional<TimeWindows> below = narrowWindows(problem, paths, 232);
+  ASSERT_TRUE(below.has_value());
+  const TimeIndexedAnswer refuted =
+      searchRankRelaxation(problem, *below, 1, 232, 600, 15, {}, &cache);
+  EXPECT_EQ(refuted.kind, TimeIndexedAnswer::Kind::Unsat) << refuted.reason;
+  EXPECT_EQ(refuted.provedBound, 233);
+  const std::optional<TimeWindows> at = narrowWindows(problem, paths, 233);
+  ASSERT_TRUE(at.has_value());
+  for (int32_t r = 0; r < problem.getNumRanks(); ++r) {
+    const TimeIndexedAnswer kept =
+        searchRankRelaxation(problem, *at, 1, 233, 600, r, {}, &cache);
+    EXPECT_EQ(kept.kind, TimeIndexedAnswer::Kind::Sat) << "rank " << r;
+  }
 }
 
 TEST(SynthesisTimeIndexed, RankLagCacheKeepsEveryRanksLags) {
