@@ -1544,6 +1544,31 @@ TEST(SynthesisNeighbourhood, BandAroundASchedule) {
   }
 }
 
+TEST(SynthesisNeighbourhood, JumpsToTheTargetGap) {
+  // With a target gap, the largest makespan within it of the bound is
+  // asked first, in one step with the band widened by the slots it skips:
+  // from V-Half's 85 at P = 6, M = 12 (V-Half's memory), a bound of 81
+  // and 3%, that is 83 (81 / 0.97 = 83.5), the optimum; one query finds
+  // it, verified, and the search stops there. With the bound at 83 and
+  // 3%, 85 is already within it, and nothing is asked.
+  PipelineProblem problem = splitVProblem(6, 12, 1, 0, 8);
+  const ProblemSolution vHalf = zooSolution(problem, Strategy::VHalf);
+  ASSERT_EQ(vHalf.makespan(problem.getOperations()), 85);
+  const PathLengths paths = computePathLengths(problem, PathModel::Canonical);
+  const SlotNeighbourhoodResult jumped =
+      improveInSlotBands(problem, paths, 1, vHalf, 81, 600, 4, 400000, 0.03);
+  EXPECT_FALSE(static_cast<bool>(problem.verify(jumped.solution)));
+  EXPECT_EQ(jumped.makespan, jumped.solution.makespan(problem.getOperations()));
+  EXPECT_EQ(jumped.makespan, 83);
+  EXPECT_EQ(jumped.queries, 1);
+  EXPECT_EQ(jumped.improvements, 1);
+  EXPECT_EQ(jumped.stopReason, "gap reached");
+  const SlotNeighbourhoodResult within =
+      improveInSlotBands(problem, paths, 1, vHalf, 83, 600, 4, 400000, 0.03);
+  EXPECT_EQ(within.queries, 0);
+  EXPECT_EQ(within.stopReason, "gap reached");
+}
+
 TEST(SynthesisNeighbourhood, ShortensVHalfToTheOptimumAtSixRanks) {
   // At P = 6, M = 12 under V-Half's memory the optimum is 83
   // (RankSearchProvesVHalfAtTwelveMicrobatches). From V-Half's own
