@@ -9,9 +9,12 @@
 // microbatch order (the canonical model), so the next operation is the
 // head of one of the rank's few chains, and a sequence timed earliest is
 // feasible whenever any timing of it is: the search enumerates sequences.
-// A node is cut when an operation's earliest start passes its window, when
-// Jackson's preemptive schedule (most urgent deadline first, from the
-// earliest starts) misses a deadline, or when a state already failed: the
+// A node is cut when an operation's earliest start passes its window
+// (raised, under a memory limit, by the gated release dates: the k-th
+// allocating operation from here waits for k - 1 others and the frees
+// that make room, docs/synthesis.md), when Jackson's preemptive schedule
+// (most urgent deadline first, from the earliest starts) misses a
+// deadline, or when a state already failed: the
 // operations done, the machine's free slot and what the done operations
 // still delay is all the rest depends on.
 //
