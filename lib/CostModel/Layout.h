@@ -300,6 +300,11 @@ struct StackFacts {
   /// of each of Adam's moments (4 or 2): docs/cost-model.md, "Memory".
   double mainGradientBytes = 4;
   double optimizerMomentBytes = 4;
+  /// The weights are stored once, in FP32, and the optimizer updates them
+  /// in place (MaxText's `weight_dtype: float32`), rather than in BF16
+  /// beside an FP32 master copy (Megatron's mixed precision):
+  /// Memory.h, fp32WeightsRecipe.
+  bool fp32Weights = false;
   /// How FP8 activations are kept (no effect under BF16).
   ActivationCaching activationCaching = ActivationCaching::TransformerEngine;
   /// The expert dispatcher of MoE layers.

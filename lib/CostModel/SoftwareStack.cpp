@@ -84,6 +84,11 @@ static const std::vector<SoftwareStack> &stacks() {
     // _save_list; llama3_8b.toml's selective_ac_option "op").
     titan.separateProjections = true;
     titan.selectiveRecompute = Recompute::perOperator();
+    // The model is built in FP32 (train.py: meta device, default dtype)
+    // and FSDP2 casts to param_dtype bf16 for the all-gather and the
+    // compute (parallelize.py's MixedPrecisionPolicy); the optimizer
+    // updates the FP32 shards: no BF16 copy, no master copy.
+    titan.fp32Weights = true;
     s.push_back(titan);
 
     // DeepSpeed's pipeline engine (runtime/pipe): TrainSchedule is 1F1B and
@@ -111,6 +116,10 @@ static const std::vector<SoftwareStack> &stacks() {
     maxtext.version = "MaxText (tpu-recipes tags)";
     maxtext.tensorParallelOverlap = false;
     maxtext.schedules = {"no-pp", "gpipe", "looped-bfs"};
+    // weight_dtype float32 (base.yml at 76bd53b0f's successors,
+    // 3eb77db3c9 and a0fceb5): FP32 parameters that AdamW updates, cast
+    // to BF16 at each use; no BF16 copy, no master copy.
+    maxtext.fp32Weights = true;
     s.push_back(maxtext);
 
     // DeepSeek's own framework (HAI-LLM) as the DeepSeek-V3 report states
@@ -178,6 +187,7 @@ llvm::json::Object SoftwareStack::toJson() const {
       {"allocator", expandableSegments ? "expandable" : "caching"},
       {"main_grads", dtype(mainGradientBytes)},
       {"optimizer_moments", dtype(optimizerMomentBytes)},
+      {"weights", fp32Weights ? "fp32" : "bf16"},
       {"activation_caching", activationCachingName(activationCaching)},
       {"moe_dispatcher", moeDispatcherName(moeDispatcher)},
       {"cuda_graphs", cudaGraphsName(cudaGraphs)},
@@ -275,6 +285,8 @@ readStackFile(const llvm::json::Object &object) {
   std::string moments =
       readChoice(reader, "optimizer_moments", {"fp32", "bf16"},
                  dtype(stack.optimizerMomentBytes));
+  std::string weights = readChoice(reader, "weights", {"bf16", "fp32"},
+                                   stack.fp32Weights ? "fp32" : "bf16");
   std::string caching =
       readChoice(reader, "activation_caching",
                  {"transformer-engine", "deepseek-v3", "kimi-k2"},
@@ -319,6 +331,7 @@ readStackFile(const llvm::json::Object &object) {
   stack.expandableSegments = allocator == "expandable";
   stack.mainGradientBytes = grads == "bf16" ? 2 : 4;
   stack.optimizerMomentBytes = moments == "bf16" ? 2 : 4;
+  stack.fp32Weights = weights == "fp32";
   stack.activationCaching = *parseActivationCaching(caching);
   stack.moeDispatcher = *parseMoeDispatcher(dispatcher);
   stack.fusedCrossEntropy = crossEntropy == "fused";

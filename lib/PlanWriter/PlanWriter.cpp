@@ -257,7 +257,7 @@ static int64_t writtenParameters(const Candidate &c, const StageEstimate &s,
                                  const StageCost &planned) {
   if (!gathersParameters(c))
     return planned.parameters;
-  return std::llround(megatronRecipe().weightBytes *
+  return std::llround(megatronRecipe().gatheredWeightBytes *
                       (s.denseParameters + s.expertParameters));
 }
 
