@@ -176,6 +176,13 @@ void SoftwareStack::apply(TrainingSpec &training) const {
 /// --json spell it.
 static const char *dtype(double bytes) { return bytes == 2 ? "bf16" : "fp32"; }
 
+/// Adam's moments as stack files and --json spell them: one dtype for
+/// both, or "mu-bf16" (the first in BF16, the second in FP32: 3 bytes a
+/// moment on average).
+static const char *momentsName(double bytes) {
+  return bytes == 3 ? "mu-bf16" : dtype(bytes);
+}
+
 llvm::json::Object SoftwareStack::toJson() const {
   return llvm::json::Object{
       {"name", name},
@@ -186,7 +193,7 @@ llvm::json::Object SoftwareStack::toJson() const {
       {"schedules", llvm::json::Array(schedules)},
       {"allocator", expandableSegments ? "expandable" : "caching"},
       {"main_grads", dtype(mainGradientBytes)},
-      {"optimizer_moments", dtype(optimizerMomentBytes)},
+      {"optimizer_moments", momentsName(optimizerMomentBytes)},
       {"weights", fp32Weights ? "fp32" : "bf16"},
       {"activation_caching", activationCachingName(activationCaching)},
       {"moe_dispatcher", moeDispatcherName(moeDispatcher)},
@@ -283,8 +290,8 @@ readStackFile(const llvm::json::Object &object) {
   std::string grads = readChoice(reader, "main_grads", {"fp32", "bf16"},
                                  dtype(stack.mainGradientBytes));
   std::string moments =
-      readChoice(reader, "optimizer_moments", {"fp32", "bf16"},
-                 dtype(stack.optimizerMomentBytes));
+      readChoice(reader, "optimizer_moments", {"fp32", "bf16", "mu-bf16"},
+                 momentsName(stack.optimizerMomentBytes));
   std::string weights = readChoice(reader, "weights", {"bf16", "fp32"},
                                    stack.fp32Weights ? "fp32" : "bf16");
   std::string caching =
@@ -330,7 +337,7 @@ readStackFile(const llvm::json::Object &object) {
   stack.attention = *parseAttentionKernel(attention);
   stack.expandableSegments = allocator == "expandable";
   stack.mainGradientBytes = grads == "bf16" ? 2 : 4;
-  stack.optimizerMomentBytes = moments == "bf16" ? 2 : 4;
+  stack.optimizerMomentBytes = parseOptimizerMoments(moments).value_or(4);
   stack.fp32Weights = weights == "fp32";
   stack.activationCaching = *parseActivationCaching(caching);
   stack.moeDispatcher = *parseMoeDispatcher(dispatcher);

@@ -205,6 +205,7 @@ LaunchPlan sched::launchPlan(const CostModel &model, const Candidate &c) {
   plan.tensorParallelOverlap = training.tensorParallelOverlap;
   plan.bf16MainGrads = training.mainGradientBytes == 2;
   plan.bf16Moments = training.optimizerMomentBytes == 2;
+  plan.bf16FirstMoment = training.optimizerMomentBytes == 3;
   return plan;
 }
 

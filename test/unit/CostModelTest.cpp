@@ -373,6 +373,10 @@ TEST(CostModelMemory, Fp32WeightsAsMaxTextKeepsThem) {
   // BF16 moments: 4 + 4 + 2 + 2 read, 4 + 2 + 2 written.
   EXPECT_DOUBLE_EQ(fp32WeightsRecipe(4, 2).optimizerTraffic, 20);
   EXPECT_DOUBLE_EQ(fp32WeightsRecipe(4, 2).optimizerBytes, 4);
+  // optax's mu_dtype bf16 (--optimizer-moments mu-bf16, 3 bytes a moment
+  // on average): mu 2 + nu 4 kept; 4 + 4 + 6 read, 4 + 6 written.
+  EXPECT_DOUBLE_EQ(fp32WeightsRecipe(4, 3).optimizerBytes, 6);
+  EXPECT_DOUBLE_EQ(fp32WeightsRecipe(4, 3).optimizerTraffic, 24);
 }
 
 TEST(CostModelMemory, ActivationsByHand) {

@@ -200,6 +200,30 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
   EXPECT_EQ(t.attention, AttentionKernel::Flash);
 }
 
+// optax's mu_dtype: the first moment in BF16, the second in FP32, 3 bytes
+// a moment on average; a stack file names it and --json spells it back.
+TEST(SoftwareStack, FirstMomentInBf16) {
+  EXPECT_EQ(parseOptimizerMoments("mu-bf16"), 3);
+  EXPECT_EQ(parseOptimizerMoments("bf16"), 2);
+  EXPECT_EQ(parseOptimizerMoments("fp32"), 4);
+  EXPECT_FALSE(parseOptimizerMoments("fp16"));
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("stack", "json", path));
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    os << R"({"name": "maxtext-mu", "base": "maxtext",
+              "optimizer_moments": "mu-bf16"})";
+  }
+  llvm::Expected<SoftwareStack> s = loadSoftwareStack(path);
+  llvm::sys::fs::remove(path);
+  ASSERT_TRUE(bool(s)) << llvm::toString(s.takeError());
+  EXPECT_EQ(applied(*s).optimizerMomentBytes, 3);
+  EXPECT_TRUE(applied(*s).fp32Weights);
+  EXPECT_EQ(*s->toJson().getString("optimizer_moments"), "mu-bf16");
+  EXPECT_EQ(*s->toJson().getString("weights"), "fp32");
+}
+
 // Megatron-Core's MoE block host time, as the nsys trace of
 // yanring/Megatron-MoE-ModelZoo issue 7 gives it (median ranges per MoE
 // forward: router 1.87 ms, dispatch 2.62, experts 2.19 over 16 local
@@ -249,6 +273,8 @@ TEST(SoftwareStack, ErrorsNameTheField) {
       {R"({"name": "x", "zero3_overlap": "no"})", "zero3_overlap"},
       {R"({"name": "x", "weights": "fp8"})",
        "weights: expected bf16 or fp32, got 'fp8'"},
+      {R"({"name": "x", "optimizer_moments": "nu-bf16"})",
+       "optimizer_moments: expected fp32 or bf16 or mu-bf16"},
       {R"({"name": "x", "projections": "split"})",
        "projections: expected fused or separate"},
       {R"({"name": "x", "selective_recompute": "full"})",
