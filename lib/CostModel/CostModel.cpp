@@ -1040,8 +1040,9 @@ void CostModel::shard(std::vector<StageEstimate> &stages,
   // HSDP group).
   const double denseGroup = static_cast<double>(layout.denseShardGroup());
   const double expertGroup = static_cast<double>(layout.expertShardGroup());
-  const PrecisionRecipe recipe = megatronRecipe(
-      training.mainGradientBytes, training.optimizerMomentBytes);
+  const PrecisionRecipe recipe =
+      precisionRecipe(training.fp32Weights, training.mainGradientBytes,
+                      training.optimizerMomentBytes);
   for (StageEstimate &stage : stages) {
     const double params = stage.denseParameters + stage.expertParameters;
     const double sharded = stage.denseParameters / denseGroup +
@@ -1054,7 +1055,8 @@ void CostModel::shard(std::vector<StageEstimate> &stages,
     if (layout.zero >= 3) {
       // FSDP gathers one layer at a time and prefetches the next, and
       // holds a layer's unsharded gradient until it is reduce-scattered.
-      stage.weightBytes += 2 * recipe.weightBytes * stage.layerParameters;
+      stage.weightBytes +=
+          2 * recipe.gatheredWeightBytes * stage.layerParameters;
       stage.workingSetBytes += recipe.mainGradientBytes * stage.layerParameters;
     }
   }
@@ -1082,8 +1084,9 @@ CostModel::dataParallel(const Layout &layout,
   }
   // Gradients are reduced in FP32 and weights gathered in BF16, in buckets
   // of max(40M, 1M x dp) parameters (Megatron-Core's DDP default).
-  const PrecisionRecipe recipe = megatronRecipe(
-      training.mainGradientBytes, training.optimizerMomentBytes);
+  const PrecisionRecipe recipe =
+      precisionRecipe(training.fp32Weights, training.mainGradientBytes,
+                      training.optimizerMomentBytes);
   const double bucket = std::max(
       40e6, 1e6 * static_cast<double>(layout.dp * layout.cp));
   auto pass = [&](double bytesPerParam) {
@@ -1113,7 +1116,7 @@ CostModel::dataParallel(const Layout &layout,
   const double reduceInGroup = pass(recipe.mainGradientBytes);
   const double reduceAcross = acrossReplicas(recipe.mainGradientBytes);
   const double reduce = reduceInGroup + reduceAcross;
-  const double gather = pass(recipe.weightBytes);
+  const double gather = pass(recipe.gatheredWeightBytes);
   // Communication that hides under compute holds SMs the compute then
   // lacks (NCCL's channels, one CTA each): the hidden part costs
   // hidden x (1 / share - 1) of compute time.

@@ -250,6 +250,14 @@ std::optional<CudaGraphs> sched::parseCudaGraphs(llvm::StringRef name) {
       .Default(std::nullopt);
 }
 
+std::optional<double> sched::parseOptimizerMoments(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<double>>(name)
+      .Case("fp32", 4)
+      .Case("bf16", 2)
+      .Case("mu-bf16", 3)
+      .Default(std::nullopt);
+}
+
 std::string Layout::str() const {
   std::string text = llvm::formatv("dp={0},tp={1},pp={2},vpp={3},ep={4},cp={5}",
                                    dp, tp, pp, vpp, ep, cp)

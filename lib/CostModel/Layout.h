@@ -259,6 +259,11 @@ enum class CudaGraphs : uint8_t { None, MoeRouter, Layer, Step };
 llvm::StringRef cudaGraphsName(CudaGraphs graphs);
 std::optional<CudaGraphs> parseCudaGraphs(llvm::StringRef name);
 
+/// Bytes of each of Adam's moments on average by their dtypes' name:
+/// "fp32" 4, "bf16" 2, "mu-bf16" 3 (the first moment in BF16, the second
+/// in FP32: optax.adamw's `mu_dtype`, which MaxText's recipes set).
+std::optional<double> parseOptimizerMoments(llvm::StringRef name);
+
 /// Host time of one MoE block's forward where the block reads its token
 /// counts to the host (Megatron-Core's dropless MoE: the grouped experts'
 /// split sizes, the all-to-all's splits), so the host cannot run ahead of
@@ -297,9 +302,16 @@ struct StackFacts {
   /// runtime, Megatron's interleaved schedule with overlap_p2p_comm).
   std::vector<std::string> blockingSendSchedules;
   /// Bytes of a main gradient (4: FP32, Megatron's default; 2: BF16) and
-  /// of each of Adam's moments (4 or 2): docs/cost-model.md, "Memory".
+  /// of each of Adam's moments on average (4 or 2; 3 with the first in
+  /// BF16 and the second in FP32, optax's `mu_dtype` as MaxText recipes
+  /// set it): docs/cost-model.md, "Memory".
   double mainGradientBytes = 4;
   double optimizerMomentBytes = 4;
+  /// The weights are stored once, in FP32, and the optimizer updates them
+  /// in place (MaxText's `weight_dtype: float32`), rather than in BF16
+  /// beside an FP32 master copy (Megatron's mixed precision):
+  /// Memory.h, fp32WeightsRecipe.
+  bool fp32Weights = false;
   /// How FP8 activations are kept (no effect under BF16).
   ActivationCaching activationCaching = ActivationCaching::TransformerEngine;
   /// The expert dispatcher of MoE layers.

@@ -16,7 +16,11 @@
 namespace sched {
 
 struct PrecisionRecipe {
+  /// Bytes of a stored weight: BF16 beside the optimizer's FP32 master
+  /// copy (Megatron), or the FP32 parameter itself (MaxText).
   double weightBytes = 2;
+  /// Bytes of a weight as FSDP gathers it: BF16 in both recipes.
+  double gatheredWeightBytes = 2;
   double mainGradientBytes = 4;
   /// FP32 master weights (4) and Adam's two moments (4 + 4, or 2 + 2 when
   /// kept in BF16).
@@ -43,6 +47,34 @@ inline PrecisionRecipe megatronRecipe(double mainGradientBytes = 4,
   recipe.optimizerTraffic =
       mainGradientBytes + 4 + 2 * momentBytes + 4 + 2 * momentBytes + 2;
   return recipe;
+}
+
+/// MaxText's recipe (`weight_dtype: float32`, base.yml; every row's
+/// recipe): the parameters are stored once, in FP32, and are what optax's
+/// AdamW updates (the train state holds the parameters and the moments, no
+/// master copy); each layer casts them to BF16 where it uses them
+/// (`jnp.asarray(kernel, self.dtype)`, linears.py and moe.py), so FSDP
+/// gathers the BF16 cast. 4 bytes of weights and 2 x momentBytes of
+/// optimizer state per parameter, where Megatron keeps 2 + 12; the update
+/// reads the gradient, the parameter and the moments and writes the
+/// parameter and the moments (no BF16 copy to write).
+inline PrecisionRecipe fp32WeightsRecipe(double mainGradientBytes = 4,
+                                         double momentBytes = 4) {
+  PrecisionRecipe recipe;
+  recipe.weightBytes = 4;
+  recipe.mainGradientBytes = mainGradientBytes;
+  recipe.optimizerBytes = 2 * momentBytes;
+  recipe.optimizerTraffic =
+      mainGradientBytes + 4 + 2 * momentBytes + 4 + 2 * momentBytes;
+  return recipe;
+}
+
+/// The recipe a stack keeps (`fp32Weights`: MaxText's).
+inline PrecisionRecipe precisionRecipe(bool fp32Weights,
+                                       double mainGradientBytes,
+                                       double momentBytes) {
+  return fp32Weights ? fp32WeightsRecipe(mainGradientBytes, momentBytes)
+                     : megatronRecipe(mainGradientBytes, momentBytes);
 }
 
 /// Static bytes of `parameters` on one device: all of them held, and the

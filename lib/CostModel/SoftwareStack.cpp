@@ -84,6 +84,11 @@ static const std::vector<SoftwareStack> &stacks() {
     // _save_list; llama3_8b.toml's selective_ac_option "op").
     titan.separateProjections = true;
     titan.selectiveRecompute = Recompute::perOperator();
+    // The model is built in FP32 (train.py: meta device, default dtype)
+    // and FSDP2 casts to param_dtype bf16 for the all-gather and the
+    // compute (parallelize.py's MixedPrecisionPolicy); the optimizer
+    // updates the FP32 shards: no BF16 copy, no master copy.
+    titan.fp32Weights = true;
     s.push_back(titan);
 
     // DeepSpeed's pipeline engine (runtime/pipe): TrainSchedule is 1F1B and
@@ -111,6 +116,10 @@ static const std::vector<SoftwareStack> &stacks() {
     maxtext.version = "MaxText (tpu-recipes tags)";
     maxtext.tensorParallelOverlap = false;
     maxtext.schedules = {"no-pp", "gpipe", "looped-bfs"};
+    // weight_dtype float32 (base.yml at 76bd53b0f's successors,
+    // 3eb77db3c9 and a0fceb5): FP32 parameters that AdamW updates, cast
+    // to BF16 at each use; no BF16 copy, no master copy.
+    maxtext.fp32Weights = true;
     s.push_back(maxtext);
 
     // DeepSeek's own framework (HAI-LLM) as the DeepSeek-V3 report states
@@ -167,6 +176,13 @@ void SoftwareStack::apply(TrainingSpec &training) const {
 /// --json spell it.
 static const char *dtype(double bytes) { return bytes == 2 ? "bf16" : "fp32"; }
 
+/// Adam's moments as stack files and --json spell them: one dtype for
+/// both, or "mu-bf16" (the first in BF16, the second in FP32: 3 bytes a
+/// moment on average).
+static const char *momentsName(double bytes) {
+  return bytes == 3 ? "mu-bf16" : dtype(bytes);
+}
+
 llvm::json::Object SoftwareStack::toJson() const {
   return llvm::json::Object{
       {"name", name},
@@ -177,7 +193,8 @@ llvm::json::Object SoftwareStack::toJson() const {
       {"schedules", llvm::json::Array(schedules)},
       {"allocator", expandableSegments ? "expandable" : "caching"},
       {"main_grads", dtype(mainGradientBytes)},
-      {"optimizer_moments", dtype(optimizerMomentBytes)},
+      {"optimizer_moments", momentsName(optimizerMomentBytes)},
+      {"weights", fp32Weights ? "fp32" : "bf16"},
       {"activation_caching", activationCachingName(activationCaching)},
       {"moe_dispatcher", moeDispatcherName(moeDispatcher)},
       {"cuda_graphs", cudaGraphsName(cudaGraphs)},
@@ -273,8 +290,10 @@ readStackFile(const llvm::json::Object &object) {
   std::string grads = readChoice(reader, "main_grads", {"fp32", "bf16"},
                                  dtype(stack.mainGradientBytes));
   std::string moments =
-      readChoice(reader, "optimizer_moments", {"fp32", "bf16"},
-                 dtype(stack.optimizerMomentBytes));
+      readChoice(reader, "optimizer_moments", {"fp32", "bf16", "mu-bf16"},
+                 momentsName(stack.optimizerMomentBytes));
+  std::string weights = readChoice(reader, "weights", {"bf16", "fp32"},
+                                   stack.fp32Weights ? "fp32" : "bf16");
   std::string caching =
       readChoice(reader, "activation_caching",
                  {"transformer-engine", "deepseek-v3", "kimi-k2"},
@@ -318,7 +337,8 @@ readStackFile(const llvm::json::Object &object) {
   stack.attention = *parseAttentionKernel(attention);
   stack.expandableSegments = allocator == "expandable";
   stack.mainGradientBytes = grads == "bf16" ? 2 : 4;
-  stack.optimizerMomentBytes = moments == "bf16" ? 2 : 4;
+  stack.optimizerMomentBytes = parseOptimizerMoments(moments).value_or(4);
+  stack.fp32Weights = weights == "fp32";
   stack.activationCaching = *parseActivationCaching(caching);
   stack.moeDispatcher = *parseMoeDispatcher(dispatcher);
   stack.fusedCrossEntropy = crossEntropy == "fused";

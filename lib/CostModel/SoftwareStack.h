@@ -49,7 +49,9 @@ std::string builtinStackNames();
 /// and any of `attention` ("flash"/"unfused"), `tp_overlap` (bool),
 /// `blocking_p2p` ("all", "none" or a list of schedule names),
 /// `schedules` (a list), `allocator` ("caching"/"expandable"),
-/// `main_grads` and `optimizer_moments` ("fp32"/"bf16"),
+/// `main_grads` ("fp32"/"bf16"), `optimizer_moments` ("fp32"/"bf16"/
+/// "mu-bf16"), `weights`
+/// ("bf16": beside an FP32 master copy; "fp32": the parameters themselves),
 /// `activation_caching` ("transformer-engine"/"deepseek-v3"/"kimi-k2"),
 /// `moe_dispatcher` ("flex"/"alltoall"), `cross_entropy` ("fused"/
 /// "unfused"), `cuda_graphs` ("none"/"moe-router"/"layer"/"step"),

@@ -60,9 +60,11 @@ struct LaunchPlan {
   /// NVFP4BlockScaling on every layer).
   std::string precision = "bf16";
   bool tensorParallelOverlap = true;
-  /// Main gradients and Adam's moments in bf16 (else fp32).
+  /// Main gradients and Adam's moments in bf16 (else fp32); or only the
+  /// first moment in bf16 (`--optimizer-moments mu-bf16`).
   bool bf16MainGrads = false;
   bool bf16Moments = false;
+  bool bf16FirstMoment = false;
 };
 
 } // namespace sched

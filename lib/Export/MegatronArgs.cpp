@@ -156,12 +156,14 @@ llvm::Error sched::writeMegatronArgs(llvm::raw_ostream &os,
                     plan.dp * plan.cp / plan.shardGroup));
   if (plan.tp > 1 && plan.tensorParallelOverlap)
     add("--tp-comm-overlap");
-  if (plan.bf16MainGrads || plan.bf16Moments)
+  if (plan.bf16MainGrads || plan.bf16Moments || plan.bf16FirstMoment)
     add("--use-precision-aware-optimizer");
   if (plan.bf16MainGrads)
     add("--main-grads-dtype bf16");
   if (plan.bf16Moments)
     add("--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16");
+  if (plan.bf16FirstMoment)
+    add("--exp-avg-dtype bf16");
   recomputeFlags(plan, flags);
   add("--bf16");
   if (plan.precision == "fp8")

@@ -205,6 +205,7 @@ LaunchPlan sched::launchPlan(const CostModel &model, const Candidate &c) {
   plan.tensorParallelOverlap = training.tensorParallelOverlap;
   plan.bf16MainGrads = training.mainGradientBytes == 2;
   plan.bf16Moments = training.optimizerMomentBytes == 2;
+  plan.bf16FirstMoment = training.optimizerMomentBytes == 3;
   return plan;
 }
 
@@ -257,7 +258,7 @@ static int64_t writtenParameters(const Candidate &c, const StageEstimate &s,
                                  const StageCost &planned) {
   if (!gathersParameters(c))
     return planned.parameters;
-  return std::llround(megatronRecipe().weightBytes *
+  return std::llround(megatronRecipe().gatheredWeightBytes *
                       (s.denseParameters + s.expertParameters));
 }
 

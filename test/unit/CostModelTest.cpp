@@ -10,6 +10,7 @@
 
 #include "lib/CostModel/CostModel.h"
 #include "lib/CostModel/Flops.h"
+#include "lib/CostModel/Memory.h"
 #include "lib/CostModel/Operators.h"
 
 #include "gtest/gtest.h"
@@ -335,6 +336,47 @@ TEST(CostModelMemory, ZeroStagesShardWhatTheySay) {
     EXPECT_DOUBLE_EQ(s.optimizerBytes,
                      zero >= 1 ? 12 * params / 4 : 12 * params);
   }
+}
+
+// MaxText's weights (weight_dtype float32): the FP32 parameters are stored
+// once and AdamW updates them in place, so a parameter takes 4 bytes of
+// weights, 4 of gradient and 8 of moments (Megatron: 2 + 4 + 12); FSDP
+// gathers the BF16 cast, two layers of 2 bytes a parameter, and holds one
+// layer's FP32 gradient. The update reads 4 + 4 + 8 and writes 4 + 8
+// bytes (Megatron also writes the 2-byte BF16 copy: 30).
+TEST(CostModelMemory, Fp32WeightsAsMaxTextKeepsThem) {
+  ClusterSpec c = cluster("h100-ib");
+  ModelSpec m = parse(kDense);
+  const double layerParams = 4.0 * 1024 * 1024 + 3.0 * 1024 * 4096 + 2 * 1024;
+  const double params = 2 * layerParams + 2 * 1024.0 * 1000 + 1024;
+  TrainingSpec t = training(4, 2048, 2048 * 4);
+  t.fp32Weights = true;
+  CostModel model(m, c, t);
+  Layout layout;
+  layout.dp = 4;
+  layout.zero = 3;
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+  const StageEstimate s = model.stages(layout)[0];
+  EXPECT_DOUBLE_EQ(s.weightBytes, 4 * params / 4 + 2 * 2 * layerParams);
+  EXPECT_DOUBLE_EQ(s.gradientBytes, 4 * params / 4);
+  EXPECT_DOUBLE_EQ(s.optimizerBytes, 8 * params / 4);
+  EXPECT_DOUBLE_EQ(s.workingSetBytes, 4 * layerParams);
+  // The same layout under Megatron's recipe keeps 2 bytes more per
+  // sharded parameter.
+  CostModel megatron(m, c, training(4, 2048, 2048 * 4));
+  const StageEstimate b = megatron.stages(layout)[0];
+  EXPECT_DOUBLE_EQ(b.weightBytes + b.gradientBytes + b.optimizerBytes -
+                       (s.weightBytes + s.gradientBytes + s.optimizerBytes),
+                   2 * params / 4);
+  EXPECT_DOUBLE_EQ(fp32WeightsRecipe().optimizerTraffic, 28);
+  EXPECT_DOUBLE_EQ(megatronRecipe().optimizerTraffic, 30);
+  // BF16 moments: 4 + 4 + 2 + 2 read, 4 + 2 + 2 written.
+  EXPECT_DOUBLE_EQ(fp32WeightsRecipe(4, 2).optimizerTraffic, 20);
+  EXPECT_DOUBLE_EQ(fp32WeightsRecipe(4, 2).optimizerBytes, 4);
+  // optax's mu_dtype bf16 (--optimizer-moments mu-bf16, 3 bytes a moment
+  // on average): mu 2 + nu 4 kept; 4 + 4 + 6 read, 4 + 6 written.
+  EXPECT_DOUBLE_EQ(fp32WeightsRecipe(4, 3).optimizerBytes, 6);
+  EXPECT_DOUBLE_EQ(fp32WeightsRecipe(4, 3).optimizerTraffic, 24);
 }
 
 TEST(CostModelMemory, ActivationsByHand) {

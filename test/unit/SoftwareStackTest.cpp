@@ -103,6 +103,14 @@ TEST(SoftwareStack, KernelsAllocatorAndSchedulesAsStated) {
   EXPECT_FALSE(lm.shardedOverlap);
   EXPECT_FALSE(applied(stack("deepspeed")).shardedOverlap);
   EXPECT_EQ(core.selectiveRecompute, Recompute::Selective);
+  // MaxText (weight_dtype float32) and torchtitan (FP32 model, FSDP2's
+  // param_dtype bf16 for gathers) store their weights once, in FP32, and
+  // the optimizer updates them in place; Megatron keeps BF16 weights
+  // beside an FP32 master copy.
+  EXPECT_TRUE(applied(stack("maxtext")).fp32Weights);
+  EXPECT_TRUE(titan.fp32Weights);
+  EXPECT_FALSE(core.fp32Weights);
+  EXPECT_FALSE(lm.fp32Weights);
   // No stack: any schedule, nothing blocks.
   TrainingSpec none;
   EXPECT_TRUE(none.runsSchedule("dualpipe"));
@@ -172,7 +180,7 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
               "main_grads": "bf16", "optimizer_moments": "bf16",
               "allocator": "expandable", "blocking_p2p": "all",
               "projections": "separate", "selective_recompute": "op",
-              "zero3_overlap": false})";
+              "zero3_overlap": false, "weights": "fp32"})";
   }
   llvm::Expected<SoftwareStack> s = loadSoftwareStack(path);
   llvm::sys::fs::remove(path);
@@ -186,9 +194,34 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
   EXPECT_TRUE(t.separateProjections);
   EXPECT_TRUE(t.selectiveRecompute.isPerOperator());
   EXPECT_FALSE(t.shardedOverlap);
+  EXPECT_TRUE(t.fp32Weights);
   // Kept from the base.
   EXPECT_FALSE(t.runsSchedule("dualpipe"));
   EXPECT_EQ(t.attention, AttentionKernel::Flash);
+}
+
+// optax's mu_dtype: the first moment in BF16, the second in FP32, 3 bytes
+// a moment on average; a stack file names it and --json spells it back.
+TEST(SoftwareStack, FirstMomentInBf16) {
+  EXPECT_EQ(parseOptimizerMoments("mu-bf16"), 3);
+  EXPECT_EQ(parseOptimizerMoments("bf16"), 2);
+  EXPECT_EQ(parseOptimizerMoments("fp32"), 4);
+  EXPECT_FALSE(parseOptimizerMoments("fp16"));
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("stack", "json", path));
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    os << R"({"name": "maxtext-mu", "base": "maxtext",
+              "optimizer_moments": "mu-bf16"})";
+  }
+  llvm::Expected<SoftwareStack> s = loadSoftwareStack(path);
+  llvm::sys::fs::remove(path);
+  ASSERT_TRUE(bool(s)) << llvm::toString(s.takeError());
+  EXPECT_EQ(applied(*s).optimizerMomentBytes, 3);
+  EXPECT_TRUE(applied(*s).fp32Weights);
+  EXPECT_EQ(*s->toJson().getString("optimizer_moments"), "mu-bf16");
+  EXPECT_EQ(*s->toJson().getString("weights"), "fp32");
 }
 
 // Megatron-Core's MoE block host time, as the nsys trace of
@@ -238,6 +271,10 @@ TEST(SoftwareStack, ErrorsNameTheField) {
       {R"({"name": "x", "blocking_p2p": "some"})", "blocking_p2p"},
       {R"({"name": "x", "schedules": [1]})", "schedules"},
       {R"({"name": "x", "zero3_overlap": "no"})", "zero3_overlap"},
+      {R"({"name": "x", "weights": "fp8"})",
+       "weights: expected bf16 or fp32, got 'fp8'"},
+      {R"({"name": "x", "optimizer_moments": "nu-bf16"})",
+       "optimizer_moments: expected fp32 or bf16 or mu-bf16"},
       {R"({"name": "x", "projections": "split"})",
        "projections: expected fused or separate"},
       {R"({"name": "x", "selective_recompute": "full"})",

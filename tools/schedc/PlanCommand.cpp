@@ -122,8 +122,9 @@ static cl::opt<std::string> mainGradsFlag(
     cl::init("fp32"));
 static cl::opt<std::string> optimizerMomentsFlag(
     "optimizer-moments", cl::sub(planCommand), cl::cat(schedcOptions),
-    cl::desc("dtype of Adam's two moments: fp32 (default) or bf16 (as "
-             "DeepSeek-V3 trains)"),
+    cl::desc("dtype of Adam's two moments: fp32 (default), bf16 (as "
+             "DeepSeek-V3 trains) or mu-bf16 (the first in bf16, the "
+             "second in fp32: optax's mu_dtype, as MaxText recipes set)"),
     cl::init("fp32"));
 static cl::opt<std::string> moeDispatcherFlag(
     "moe-dispatcher", cl::sub(planCommand), cl::cat(schedcOptions),
@@ -698,11 +699,12 @@ static std::string checkPlanFlags() {
   if (!parsePrecision(precisionFlag))
     return "--precision must be bf16, fp8 or fp4, got '" +
            clipForMessage(precisionFlag) + "'";
-  for (const cl::opt<std::string> *flag :
-       {&mainGradsFlag, &optimizerMomentsFlag})
-    if (*flag != "fp32" && *flag != "bf16")
-      return "--" + flag->ArgStr.str() + " must be fp32 or bf16, got '" +
-             llvm::StringRef(*flag).take_front(64).str() + "'";
+  if (mainGradsFlag != "fp32" && mainGradsFlag != "bf16")
+    return "--main-grads must be fp32 or bf16, got '" +
+           clipForMessage(mainGradsFlag) + "'";
+  if (!parseOptimizerMoments(optimizerMomentsFlag))
+    return "--optimizer-moments must be fp32, bf16 or mu-bf16, got '" +
+           clipForMessage(optimizerMomentsFlag) + "'";
   for (const cl::opt<std::string> *flag : {&tpOverlapFlag, &p2pOverlapFlag})
     if (*flag != "on" && *flag != "off")
       return "--" + flag->ArgStr.str() + " must be on or off, got '" +
@@ -1124,7 +1126,8 @@ int sched::runPlan() {
   if (sets(mainGradsFlag))
     training.mainGradientBytes = mainGradsFlag == "bf16" ? 2 : 4;
   if (sets(optimizerMomentsFlag))
-    training.optimizerMomentBytes = optimizerMomentsFlag == "bf16" ? 2 : 4;
+    training.optimizerMomentBytes =
+        *parseOptimizerMoments(optimizerMomentsFlag);
   if (stack && scheduleFlag.getNumOccurrences() &&
       !training.runsSchedule(scheduleFlag))
     return usageError(llvm::formatv("--strategy {0}: stack {1} does not run "
