@@ -738,8 +738,11 @@ CandidateEvaluator::simulateStep(Candidate &candidate,
     costs.push_back(toStageCost(run[s % run.size()]));
   const double p2p =
       model.p2pTime(candidate.layout, stages.front().outputBytes);
+  // Only the makespan and busy times are read: memory was measured on the
+  // order's walk (measureMemory) before the candidate was simulated.
   SimulationOptions computeOnlyOptions;
   computeOnlyOptions.stageCosts = &costs;
+  computeOnlyOptions.summaryOnly = true;
   // Detailing a candidate the search simulated under the same costs and
   // transfer time repeats that simulation: its figures stand, and only the
   // compute-only run (which splits idle time into bubble and transfers) is
@@ -761,6 +764,7 @@ CandidateEvaluator::simulateStep(Candidate &candidate,
   withComm.blockingSends =
       model.getTraining().blocksPipelineSends(candidate.scheduleName());
   withComm.stageCosts = &costs;
+  withComm.summaryOnly = true;
   llvm::Expected<Timeline> timeline = simulate(schedule, withComm);
   if (!timeline)
     return timeline.takeError();

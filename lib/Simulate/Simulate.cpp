@@ -44,6 +44,14 @@ uint64_t eventKey(EventSlot slot, uint64_t a, uint64_t b) {
   return (static_cast<uint64_t>(slot) << 56) | (a << 28) | b;
 }
 
+/// isCompute, inlined: the simulator asks it several times per action.
+inline bool computes(ActionKind kind) {
+  static_assert(static_cast<int>(ActionKind::Forward) == 0 &&
+                    static_cast<int>(ActionKind::BackwardWeight) == 3,
+                "the compute kinds come first");
+  return static_cast<uint8_t>(kind) <= 3;
+}
+
 class ListSimulator {
 public:
   ListSimulator(const Schedule &schedule, const SimulationOptions &options)
@@ -59,6 +67,17 @@ public:
 private:
   /// Runs rank `r` as far as it can go.
   void advance(int32_t r);
+  /// advance() for a schedule of computes only, unlowered, each naming a
+  /// stage and microbatch of the event table (the planner's orders): the
+  /// same arithmetic on the same values, with each input's slot in the
+  /// table found directly and a waiting rank parked on its slot.
+  void advanceComputes(int32_t r);
+  /// The slot of the event `action` waits for and the stage that posts it,
+  /// or false when it waits for none (a first stage's forward).
+  bool inputSlot(const Action &action, size_t &slot, int32_t &from) const;
+  /// Records the event in `slot` at `time` and readies the ranks parked on
+  /// it (advanceComputes).
+  void postSlot(size_t slot, double time);
   /// Readiness of one action's inputs: the time they are available, or
   /// nothing after parking rank `r` on the missing event.
   std::optional<double> inputsReady(int32_t r, const Action &action);
@@ -94,12 +113,25 @@ private:
   /// on a million-action schedule (the 2^40-token plan, docs/limits.md).
   llvm::DenseMap<uint64_t, double> events;
   std::vector<double> denseTimes;
-  std::vector<bool> denseSeen;
+  /// Whether each slot of `denseTimes` happened (a byte each: a bit each
+  /// cost a read-modify-write per post).
+  std::vector<uint8_t> denseSeen;
   uint64_t denseStages = 0;
   uint64_t denseMicrobatches = 0;
   /// The slot of `key` in `denseTimes`, or nothing when it has none.
   std::optional<size_t> denseIndex(uint64_t key) const;
   llvm::DenseMap<uint64_t, llvm::SmallVector<int32_t, 1>> waiters;
+  /// advanceComputes: whether it runs the schedule, the first rank parked
+  /// on each slot of `denseTimes` (-1: none) and the next parked on the
+  /// same slot after each rank.
+  bool computesOnly = false;
+  std::vector<int32_t> firstParked;
+  std::vector<int32_t> nextParked;
+  /// advanceComputes: computeCost of each stage's F, B, I and W (at
+  /// 4 * stage + kind), and whether each stage begins or ends its chain.
+  std::vector<double> kindCosts;
+  std::vector<uint8_t> chainEnds;
+  static constexpr uint8_t kFirstStage = 1, kLastStage = 2;
   std::deque<int32_t> ready;
   /// Collectives: per rank per group, how many issued; per instance, how
   /// many members arrived and the latest arrival.
@@ -113,7 +145,7 @@ private:
 double ListSimulator::computeCost(const Action &action) const {
   // Transfers, collectives and the optimizer step take no compute time
   // (and need not name a stage).
-  if (!isCompute(action.kind))
+  if (!computes(action.kind))
     return 0;
   if (options.unitSteps)
     return 1;
@@ -203,7 +235,7 @@ std::optional<double> ListSimulator::waitFor(int32_t r, uint64_t key,
 void ListSimulator::post(uint64_t key, double time) {
   if (std::optional<size_t> at = denseIndex(key)) {
     denseTimes[*at] = time;
-    denseSeen[*at] = true;
+    denseSeen[*at] = 1;
   } else {
     events[key] = time;
   }
@@ -275,7 +307,7 @@ void ListSimulator::advance(int32_t r) {
   while (pos[r] < actions.size()) {
     const size_t begin = pos[r];
     const size_t end = bundleEnd(r, begin);
-    if (actions[begin].group >= 0 && !isCompute(actions[begin].kind) &&
+    if (actions[begin].group >= 0 && !computes(actions[begin].kind) &&
         actions[begin].kind != ActionKind::Send &&
         actions[begin].kind != ActionKind::Recv) {
       std::optional<double> done = collectiveReady(r, actions[begin]);
@@ -284,7 +316,8 @@ void ListSimulator::advance(int32_t r) {
       arrived[r] = false;
       ++issued[r][actions[begin].group];
       clock[r] = std::max(clock[r], *done);
-      timeline.times[r][begin] = {clock[r], clock[r]};
+      if (!options.summaryOnly)
+        timeline.times[r][begin] = {clock[r], clock[r]};
       ++pos[r];
       continue;
     }
@@ -309,7 +342,8 @@ void ListSimulator::advance(int32_t r) {
     timeline.busy[r] += compute;
     for (size_t i = begin; i < end; ++i) {
       const Action &action = actions[i];
-      timeline.times[r][i] = {start, finish};
+      if (!options.summaryOnly)
+        timeline.times[r][i] = {start, finish};
       if (action.kind == ActionKind::Forward)
         post(eventKey(EventSlot::ForwardDone, action.stage, action.microbatch),
              finish);
@@ -329,6 +363,113 @@ void ListSimulator::advance(int32_t r) {
         }
     pos[r] = end;
   }
+}
+
+bool ListSimulator::inputSlot(const Action &a, size_t &slot,
+                              int32_t &from) const {
+  // producerOf's events, as slots of the table.
+  const uint64_t m = static_cast<uint64_t>(a.microbatch);
+  auto at = [&](EventSlot event, int32_t stage) {
+    from = stage;
+    return static_cast<size_t>((static_cast<uint64_t>(event) * denseStages +
+                                static_cast<uint64_t>(stage)) *
+                                   denseMicrobatches +
+                               m);
+  };
+  const uint8_t ends = chainEnds[a.stage];
+  switch (a.kind) {
+  case ActionKind::Forward:
+    if (ends & kFirstStage)
+      return false;
+    slot = at(EventSlot::ForwardDone, a.stage - 1);
+    return true;
+  case ActionKind::Backward:
+  case ActionKind::BackwardInput:
+    slot = ends & kLastStage ? at(EventSlot::ForwardDone, a.stage)
+                             : at(EventSlot::InputGradDone, a.stage + 1);
+    return true;
+  default:
+    slot = at(EventSlot::InputGradDone, a.stage);
+    return true;
+  }
+}
+
+void ListSimulator::postSlot(size_t slot, double time) {
+  denseTimes[slot] = time;
+  denseSeen[slot] = 1;
+  for (int32_t r = firstParked[slot]; r >= 0; r = nextParked[r])
+    ready.push_back(r);
+  firstParked[slot] = -1;
+}
+
+void ListSimulator::advanceComputes(int32_t r) {
+  const std::vector<Action> &actions = schedule.ranks[r].actions;
+  const size_t n = actions.size();
+  size_t begin = pos[r];
+  while (begin < n) {
+    size_t end = begin + 1;
+    if (const uint32_t bundle = actions[begin].bundle)
+      while (end < n && actions[end].bundle == bundle)
+        ++end;
+    // As advance(): the latest of the rank's clock and each input's time
+    // (plus the transfer from another rank), in the same order.
+    double start = clock[r];
+    for (size_t i = begin; i < end; ++i) {
+      size_t slot;
+      int32_t from;
+      if (!inputSlot(actions[i], slot, from)) {
+        start = std::max(start, 0.0);
+        continue;
+      }
+      if (!denseSeen[slot]) {
+        nextParked[r] = firstParked[slot];
+        firstParked[slot] = r;
+        pos[r] = begin;
+        return;
+      }
+      start = std::max(start,
+                       denseTimes[slot] + (stageRank[from] != r ? comm : 0.0));
+    }
+    double compute = 0;
+    for (size_t i = begin; i < end; ++i)
+      compute += kindCosts[4 * static_cast<size_t>(actions[i].stage) +
+                           static_cast<size_t>(actions[i].kind)];
+    const double finish = start + compute;
+    timeline.busy[r] += compute;
+    for (size_t i = begin; i < end; ++i) {
+      const Action &action = actions[i];
+      if (!options.summaryOnly)
+        timeline.times[r][i] = {start, finish};
+      const uint64_t m = static_cast<uint64_t>(action.microbatch);
+      const uint64_t stage = static_cast<uint64_t>(action.stage);
+      if (action.kind == ActionKind::Forward)
+        postSlot(
+            static_cast<size_t>(
+                (static_cast<uint64_t>(EventSlot::ForwardDone) * denseStages +
+                 stage) *
+                    denseMicrobatches +
+                m),
+            finish);
+      else if (action.kind == ActionKind::Backward ||
+               action.kind == ActionKind::BackwardInput)
+        postSlot(
+            static_cast<size_t>(
+                (static_cast<uint64_t>(EventSlot::InputGradDone) * denseStages +
+                 stage) *
+                    denseMicrobatches +
+                m),
+            finish);
+    }
+    clock[r] = finish;
+    if (options.blockingSends)
+      for (size_t i = begin; i < end; ++i)
+        if (sendsAway(r, actions[i])) {
+          clock[r] = finish + comm;
+          break;
+        }
+    begin = end;
+  }
+  pos[r] = n;
 }
 
 llvm::Error ListSimulator::computeMemory() {
@@ -356,7 +497,7 @@ llvm::Error ListSimulator::computeMemory() {
     std::vector<Delta> delta(actions.size());
     for (size_t i = 0; i < actions.size(); ++i) {
       const Action &action = actions[i];
-      if (!isCompute(action.kind))
+      if (!computes(action.kind))
         continue;
       StageCost cost;
       if (!stageCosts.empty())
@@ -449,7 +590,7 @@ llvm::Error ListSimulator::stuckError() const {
       break;
     }
     const Action &action = actions[pos[r]];
-    std::string what = isCompute(action.kind)
+    std::string what = computes(action.kind)
                            ? actionLabel(action, /*withStage=*/true)
                            : "a communication action";
     message += llvm::formatv(" rank {0} is stuck at action {1} ({2});",
@@ -465,13 +606,17 @@ llvm::Expected<Timeline> ListSimulator::run() {
     return llvm::createStringError(why);
   stageRank.assign(schedule.numStages, -1);
   uint64_t numActions = 0;
+  bool onlyComputes = true;
+  int32_t largestMicrobatch = -1;
   for (size_t r = 0; r < numRanks; ++r)
     for (const Action &action : schedule.ranks[r].actions) {
       ++numActions;
+      onlyComputes &= computes(action.kind) && action.microbatch >= 0;
+      largestMicrobatch = std::max(largestMicrobatch, action.microbatch);
       if (action.kind == ActionKind::Send || action.kind == ActionKind::Recv)
         lowered = true;
       // Collectives and the optimizer step may name no stage (-1).
-      const bool needsStage = isCompute(action.kind) ||
+      const bool needsStage = computes(action.kind) ||
                               action.kind == ActionKind::Send ||
                               action.kind == ActionKind::Recv;
       if ((needsStage && action.stage < 0) ||
@@ -481,7 +626,7 @@ llvm::Expected<Timeline> ListSimulator::run() {
                           schedule.ranks[r].id, action.stage,
                           schedule.numStages)
                 .str());
-      if (isCompute(action.kind) && stageRank[action.stage] < 0)
+      if (computes(action.kind) && stageRank[action.stage] < 0)
         stageRank[action.stage] = static_cast<int32_t>(r);
     }
   // A table of the four stage-microbatch events for each stage and
@@ -498,22 +643,48 @@ llvm::Expected<Timeline> ListSimulator::run() {
         static_cast<size_t>(static_cast<uint64_t>(EventSlot::Collective) *
                             stages * microbatches);
     denseTimes.assign(cells, 0);
-    denseSeen.assign(cells, false);
+    denseSeen.assign(cells, 0);
+    // Computes only, each of a stage and microbatch in the table.
+    computesOnly =
+        onlyComputes && static_cast<uint64_t>(largestMicrobatch) < microbatches;
+    if (computesOnly) {
+      firstParked.assign(cells, -1);
+      nextParked.assign(numRanks, -1);
+      kindCosts.resize(4 * stages);
+      chainEnds.resize(stages);
+      for (int32_t s = 0; s < schedule.numStages; ++s) {
+        for (ActionKind kind :
+             {ActionKind::Forward, ActionKind::Backward,
+              ActionKind::BackwardInput, ActionKind::BackwardWeight}) {
+          Action probe;
+          probe.kind = kind;
+          probe.stage = s;
+          kindCosts[4 * s + static_cast<size_t>(kind)] = computeCost(probe);
+        }
+        chainEnds[s] = (schedule.isFirstStage(s) ? kFirstStage : 0) |
+                       (schedule.isLastStage(s) ? kLastStage : 0);
+      }
+    }
   }
   pos.assign(numRanks, 0);
   clock.assign(numRanks, 0);
   arrived.assign(numRanks, false);
   issued.assign(numRanks, std::vector<uint32_t>(schedule.groups.size(), 0));
   timeline.busy.assign(numRanks, 0);
-  timeline.times.resize(numRanks);
-  for (size_t r = 0; r < numRanks; ++r) {
-    timeline.times[r].resize(schedule.ranks[r].actions.size());
-    ready.push_back(static_cast<int32_t>(r));
+  if (!options.summaryOnly) {
+    timeline.times.resize(numRanks);
+    for (size_t r = 0; r < numRanks; ++r)
+      timeline.times[r].resize(schedule.ranks[r].actions.size());
   }
+  for (size_t r = 0; r < numRanks; ++r)
+    ready.push_back(static_cast<int32_t>(r));
   while (!ready.empty()) {
     int32_t r = ready.front();
     ready.pop_front();
-    advance(r);
+    if (computesOnly)
+      advanceComputes(r);
+    else
+      advance(r);
   }
   for (size_t r = 0; r < numRanks; ++r)
     if (pos[r] < schedule.ranks[r].actions.size())
@@ -538,6 +709,8 @@ llvm::Expected<Timeline> ListSimulator::run() {
     for (size_t r = 0; r < numRanks; ++r)
       timeline.bubbleRatio[r] =
           (timeline.makespan - timeline.busy[r]) / timeline.makespan;
+  if (options.summaryOnly)
+    return std::move(timeline);
   if (llvm::Error error = computeMemory())
     return std::move(error);
   return std::move(timeline);

@@ -39,6 +39,12 @@ struct SimulationOptions {
   double weightGradFraction = 0.5;
   /// Fill Timeline::liveActivations (8 bytes per action).
   bool recordMemory = false;
+  /// Only the makespan, busy time and bubble ratio: Timeline::times and the
+  /// peak activations are left empty (the planner, which measures memory
+  /// on its own walk, simulates orders of up to 2^21 actions 150 times a
+  /// search and reads only these; the times took 16 bytes per action
+  /// written, the peaks a second pass).
+  bool summaryOnly = false;
   /// Stage costs to run with instead of the schedule's own
   /// (Schedule::stageCosts), one per stage: the planner simulates one cached
   /// order under each candidate's costs without copying it.
@@ -53,13 +59,15 @@ struct ActionTime {
 
 /// The outcome of a simulation.
 struct Timeline {
-  /// Per rank, per action (in program order).
+  /// Per rank, per action (in program order); empty with
+  /// SimulationOptions::summaryOnly.
   std::vector<std::vector<ActionTime>> times;
   double makespan = 0;
   /// Per rank: time spent computing, and (makespan - busy) / makespan.
   std::vector<double> busy;
   std::vector<double> bubbleRatio;
-  /// Per rank: the most stage-microbatch activations alive at once.
+  /// Per rank: the most stage-microbatch activations alive at once (empty
+  /// with SimulationOptions::summaryOnly).
   std::vector<double> peakActivations;
   /// Per rank: the same in bytes, when stages declare sizes.
   std::vector<int64_t> peakActivationBytes;

@@ -81,6 +81,31 @@ TEST(Z3ResourceLimit, TheSimplifiersWorkCounts) {
       Z3Answer::Sat);
 }
 
+/// Node i at time i, an edge from each node to the next and from node 0 to
+/// every other: the candidate check's chunks (16,384 distinct edges each)
+/// meet times 0 and n - 1 again after the chunks that made their numerals
+/// were freed; `backEdge` adds n - 1 -> 0, which the candidate breaks.
+Z3Query fanWithWitness(uint32_t n, bool backEdge) {
+  Z3Query query = chainWithWitness(n);
+  for (uint32_t i = 2; i < n; ++i)
+    query.edges.emplace_back(0, i);
+  if (backEdge)
+    query.edges.emplace_back(n - 1, 0);
+  return query;
+}
+
+TEST(Z3ResourceLimit, TheWitnessCheckMakesNumeralsAgainAcrossChunks) {
+  const Z3Outcome holds = solveWithZ3(fanWithWitness(40'000, false), 0);
+  EXPECT_EQ(holds.answer, Z3Answer::Sat) << holds.reason;
+  const Z3Outcome broken = solveWithZ3(fanWithWitness(40'000, true), 0);
+  EXPECT_EQ(broken.answer, Z3Answer::Unsat) << broken.reason;
+  // The count depends on the constraints alone, not on which numerals
+  // were made before.
+  const Z3Outcome again = solveWithZ3(fanWithWitness(40'000, false), 0);
+  EXPECT_LT(again.resources, holds.resources * 1.01);
+  EXPECT_GT(again.resources, holds.resources * 0.99);
+}
+
 /// Lowered 1F1B on 4 ranks with 8 microbatches.
 Schedule loweredOneFOneB() {
   PipelineShape shape;
