@@ -337,7 +337,7 @@ readStackFile(const llvm::json::Object &object) {
   stack.attention = *parseAttentionKernel(attention);
   stack.expandableSegments = allocator == "expandable";
   stack.mainGradientBytes = grads == "bf16" ? 2 : 4;
-  stack.optimizerMomentBytes = parseOptimizerMoments(moments).value_or(4);
+  stack.optimizerMomentBytes = *parseOptimizerMoments(moments);
   stack.fp32Weights = weights == "fp32";
   stack.activationCaching = *parseActivationCaching(caching);
   stack.moeDispatcher = *parseMoeDispatcher(dispatcher);

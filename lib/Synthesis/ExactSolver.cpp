@@ -175,6 +175,13 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
                                double &proved, std::string &reason) {
   const Deadline deadline(seconds);
   const double slack = 1e-9 * std::max(1.0, bound);
+  // A rank's relaxation refuted the query: what it proves, and where to
+  // look first next time.
+  auto refutedBy = [&](int32_t r, const TimeIndexedAnswer &one) {
+    lastRefuter = r;
+    proved = std::max(bound, one.provedBound);
+    return QueryAnswer::Unsat;
+  };
   // Before the neighbourhood search, each rank's relaxation is searched
   // first on windows narrowed but not shaved (shaving a satisfiable
   // query's windows takes a quarter of its time and refutes nothing): a
@@ -196,11 +203,8 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
       }
       const TimeIndexedAnswer one = searchRankRelaxation(
           problem, *unshaved, *unit, bound, mine, r, {}, &*lagCache);
-      if (one.kind == TimeIndexedAnswer::Kind::Unsat) {
-        lastRefuter = r;
-        proved = std::max(bound, one.provedBound);
-        return QueryAnswer::Unsat;
-      }
+      if (one.kind == TimeIndexedAnswer::Kind::Unsat)
+        return refutedBy(r, one);
       everyOneHolds &= one.kind == TimeIndexedAnswer::Kind::Sat;
     }
     // Only where the whole query fits its slot Booleans: where it does
@@ -250,11 +254,6 @@ QueryAnswer MakespanQuery::ask(double bound, double seconds, size_t maxLiterals,
       byRoom[ops[op].rank].first +=
           windows->end[op] - windows->head[op] - ops[op].duration;
     std::sort(byRoom.begin(), byRoom.end());
-    auto refutedBy = [&](int32_t r, const TimeIndexedAnswer &one) {
-      lastRefuter = r;
-      proved = std::max(bound, one.provedBound);
-      return QueryAnswer::Unsat;
-    };
     const Deadline relaxUntil(kRankRelaxationShare * deadline.secondsLeft());
     // Searched first (RankRelaxationSearch.h): the rank that refuted the
     // last query with two thirds of the search's share; then every rank

@@ -62,8 +62,9 @@ private:
   /// memory held, runs the first `forwards` of `allocating` and the first
   /// `frees` of `freeing` (earliest starts, sorted), each for
   /// `leastLength`, an allocating one only where the frees before it make
-  /// room for `leastAllocation` each, a free freeing `mostFreed`; the
-  /// int64_t max where they never do.
+  /// room for `leastAllocation` each, a free freeing `mostFreed`. The
+  /// caller passes as many frees as the (forwards + 1)-th needs, which is
+  /// enough for every earlier one.
   int64_t gatedFinish(llvm::ArrayRef<int64_t> allocating,
                       llvm::ArrayRef<int64_t> freeing, size_t forwards,
                       size_t frees, int64_t mostFreed, int64_t leastAllocation,
@@ -239,11 +240,11 @@ int64_t RelaxationSearch::gatedFinish(llvm::ArrayRef<int64_t> allocating,
     const int64_t need =
         memory + static_cast<int64_t>(f + 1) * leastAllocation - room;
     if (need > 0) {
-      if (mostFreed <= 0)
-        return std::numeric_limits<int64_t>::max();
+      // need grows with f and the caller asked for as many frees as the
+      // (forwards + 1)-th allocating one needs: there are enough.
+      assert(mostFreed > 0 && "the caller refuses when nothing frees");
       const size_t q = static_cast<size_t>((need + mostFreed - 1) / mostFreed);
-      if (q > frees)
-        return std::numeric_limits<int64_t>::max();
+      assert(q <= frees && "the caller asks for the frees the last needs");
       at = std::max(at, freed[q - 1] + leastLength);
     }
     allocated[f] = at;
@@ -305,11 +306,8 @@ bool RelaxationSearch::raiseByMemory() {
         need <= 0 ? 0 : static_cast<size_t>((need + mostFreed - 1) / mostFreed);
     if (q > freeing.size())
       return false; // Nothing left frees enough.
-    const int64_t finish = gatedFinish(allocating, freeing, k - 1, q, mostFreed,
-                                       leastAllocation, leastLength);
-    if (finish == std::numeric_limits<int64_t>::max())
-      return false;
-    startOf.push_back(finish);
+    startOf.push_back(gatedFinish(allocating, freeing, k - 1, q, mostFreed,
+                                  leastAllocation, leastLength));
   }
   bool raised = false;
   for (uint32_t i = 0; i < n; ++i) {
