@@ -277,13 +277,14 @@ CandidateEvaluator::synthesis(const Candidate &candidate,
       synthesizeOrder(model, candidate, stages);
   if (!solved)
     return solved.takeError();
+  // Synthesized orders are kept while they take fewer than 2^22 actions in
+  // all; past that this cache starts over.
   const size_t actions = solved->schedule.numActions();
-  if (cachedActions + actions > (size_t(1) << 22)) {
-    orders.clear();
+  if (cachedSynthesizedActions + actions > (size_t(1) << 22)) {
     synthesized.clear();
-    cachedActions = 0;
+    cachedSynthesizedActions = 0;
   }
-  cachedActions += actions;
+  cachedSynthesizedActions += actions;
   return &synthesized.emplace(std::move(key), std::move(*solved))
               .first->second;
 }
@@ -303,9 +304,13 @@ CandidateEvaluator::order(const Candidate &candidate,
   const int64_t vpp =
       candidate.strategy == Strategy::DualPipe ? 1 : candidate.layout.vpp;
   const OrderKey key = orderKey(candidate);
-  auto it = orders.find(key);
-  if (it != orders.end())
-    return &it->second;
+  // With no cache (orderCacheBytes 0) the one order kept is only the one
+  // returned: it is never looked up.
+  auto it = orderCacheBytes ? orders.find(key) : orders.end();
+  if (it != orders.end()) {
+    it->second.lastUse = ++orderUses;
+    return &it->second.schedule;
+  }
   std::optional<Schedule> generated;
   if (lastWalked && lastWalked->first == key) {
     // The walk that measured this candidate generated it just now.
@@ -316,18 +321,28 @@ CandidateEvaluator::order(const Candidate &candidate,
     if (!order)
       return order.takeError();
     generated = std::move(*order);
+    ++generatedOrders;
   }
-  // Orders are kept while they take fewer than 2^21 actions in all (about
-  // 100 MB); past that the cache starts over. Only simulated candidates
-  // read them (measureMemory reads memoryWalk's cache).
-  const size_t actions = generated->numActions();
-  if (cachedActions + actions > (size_t(1) << 21)) {
-    orders.clear();
-    synthesized.clear();
-    cachedActions = 0;
+  // Orders are kept while they take fewer than orderCacheBytes in all; the
+  // least recently used go first to make room (the one returned is kept
+  // even where it alone is larger). Only simulated candidates read them
+  // (measureMemory reads memoryWalk's cache).
+  size_t bytes = 0;
+  for (const RankProgram &rank : generated->ranks)
+    bytes += rank.actions.capacity() * sizeof(Action);
+  while (!orders.empty() && cachedOrderBytes + bytes > orderCacheBytes) {
+    auto oldest = llvm::min_element(orders, [](const auto &a, const auto &b) {
+      return a.second.lastUse < b.second.lastUse;
+    });
+    cachedOrderBytes -= oldest->second.bytes;
+    orders.erase(oldest);
   }
-  cachedActions += actions;
-  return &orders.emplace(key, std::move(*generated)).first->second;
+  cachedOrderBytes += bytes;
+  CachedOrder &cached = orders[key];
+  cached.schedule = std::move(*generated);
+  cached.bytes = bytes;
+  cached.lastUse = ++orderUses;
+  return &cached.schedule;
 }
 
 CandidateEvaluator::MemoryWalk
@@ -459,9 +474,7 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
   if (auto it = walks.find(key); it != walks.end())
     return &it->second;
   std::optional<MemoryWalk> walk;
-  if (auto cached = orders.find(key); cached != orders.end()) {
-    walk = walkSchedule(cached->second);
-  } else {
+  {
     // Freed before the next is generated: the peak holds one order, as
     // before.
     lastWalked.reset();
@@ -520,6 +533,14 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
                 2 * computeOverlapCount(candidate.strategy, shape)) /
             static_cast<double>(computeActionCount(candidate.strategy, shape));
     }
+    // The whole order is walked only where the shorter ones do not do:
+    // one in the order cache is walked as it is (walking the whole order
+    // where a shorter one does costs more than generating the shorter).
+    auto cached = orderCacheBytes ? orders.find(key) : orders.end();
+    if (!walk && cached != orders.end()) {
+      cached->second.lastUse = ++orderUses;
+      walk = walkSchedule(cached->second.schedule);
+    }
     if (!walk) {
       // The order itself is generated here without entering the order
       // cache: most candidates measured never run, and their orders (over
@@ -532,6 +553,7 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
           generateSchedule(candidate.strategy, shape);
       if (!order)
         return order.takeError();
+      ++generatedOrders;
       walk = walkSchedule(*order);
       lastWalked.emplace(key, std::move(*order));
     }

@@ -89,13 +89,23 @@ llvm::Expected<Schedule> buildSchedule(const CostModel &model,
 /// `bytes` as "12.3 GB".
 std::string formatGigabytes(double bytes);
 
+/// The bytes of generated orders the planner keeps for simulation, least
+/// recently used first out (CandidateEvaluator): 2^23 actions' worth, four
+/// of the largest orders it generates (2^21 actions; docs/limits.md, "The
+/// order cache").
+constexpr size_t kOrderCacheBytes = (size_t(1) << 23) * sizeof(Action);
+
 /// Measures and simulates candidates. The generators order actions without
 /// looking at stage costs, so one order per (strategy, pp, vpp,
 /// microbatches) serves every layout that shares it: memory is measured on
 /// it exactly, before any simulation.
 class CandidateEvaluator {
 public:
-  explicit CandidateEvaluator(const CostModel &model) : model(model) {}
+  /// Keeps generated orders up to `orderCacheBytes` (0: only the one in
+  /// use); no answer depends on it, only how often an order is generated.
+  explicit CandidateEvaluator(const CostModel &model,
+                              size_t orderCacheBytes = kOrderCacheBytes)
+      : model(model), orderCacheBytes(orderCacheBytes) {}
 
   /// Sets the candidate's memory figures, `fits` and `overflow`, from the
   /// peak of static bytes plus live activations on each rank.
@@ -122,6 +132,16 @@ public:
     cachedWalkActions = 0;
     lastWalked.reset();
   }
+  /// Frees the order cache: the planner calls it before each proof, whose
+  /// lowered schedule and wait graph are the plan's peak of memory (the
+  /// cache would add up to kOrderCacheBytes on top of it).
+  void releaseOrders() {
+    orders.clear();
+    cachedOrderBytes = 0;
+  }
+  /// Orders of whole candidates generated so far (for measuring memory or
+  /// simulating), each time one was not at hand.
+  size_t ordersGenerated() const { return generatedOrders; }
 
 private:
   using OrderKey = std::tuple<Strategy, int64_t, int64_t, int64_t>;
@@ -181,10 +201,20 @@ private:
 
   const CostModel &model;
   SteadyStateMicrobatches steadyStates;
-  std::map<OrderKey, Schedule> orders;
+  /// A generated order in the cache, its size and when it was last used.
+  struct CachedOrder {
+    Schedule schedule;
+    size_t bytes = 0;
+    uint64_t lastUse = 0;
+  };
+  std::map<OrderKey, CachedOrder> orders;
+  size_t orderCacheBytes;
+  size_t cachedOrderBytes = 0;
+  uint64_t orderUses = 0;
+  size_t generatedOrders = 0;
   std::map<std::vector<double>, SynthesizedOrder> synthesized;
+  size_t cachedSynthesizedActions = 0;
   std::map<OrderKey, std::vector<double>> inFlight;
-  size_t cachedActions = 0;
   std::map<OrderKey, MemoryWalk> walks;
   size_t cachedWalkActions = 0;
   /// The order memoryWalk generated last (outside the order cache), until

@@ -66,6 +66,9 @@ struct PlanOptions {
   /// (docs/limits.md); 0 means none. A wall-clock limit of
   /// kProofSafetySeconds also stops a proof, as "unknown".
   uint64_t proofResourceLimit = kProofResourceLimit;
+  /// Bytes of generated orders kept for reuse (kOrderCacheBytes; 0: none).
+  /// Only how often orders are generated depends on it, never an answer.
+  size_t orderCacheBytes = kOrderCacheBytes;
   /// Called with (done, total) while candidates are evaluated.
   std::function<void(size_t, size_t)> progress;
 };
@@ -96,6 +99,9 @@ struct PlanResult {
   bool truncated = false;
   /// Candidates left unsearched by --max-lowered.
   size_t leftByCap = 0;
+  /// Whole orders generated to measure and simulate candidates (a cost, not
+  /// an answer: not reported).
+  size_t ordersGenerated = 0;
   double seconds = 0;
 };
 

@@ -43,6 +43,7 @@ void sched::recommend(const CostModel &model, CandidateEvaluator &evaluator,
     evaluator.detail(candidate);
     if (!options.verify || !candidate.verdict.empty())
       return;
+    evaluator.releaseOrders();
     if (proveCandidate(model, candidate, options.proofResourceLimit))
       ++result.verified;
   };

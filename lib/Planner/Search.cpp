@@ -601,7 +601,7 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
   });
 
   // Branch and bound, in order of the time bound.
-  CandidateEvaluator evaluator(model);
+  CandidateEvaluator evaluator(model, options.orderCacheBytes);
   std::vector<Candidate> fitting;
   std::vector<double> times; // sorted step times of fitting candidates
   double bestWithout = INFINITY, bestWith = INFINITY;
@@ -754,6 +754,7 @@ llvm::Expected<PlanResult> sched::plan(const CostModel &model,
 
   evaluator.releaseMemoryWalks();
   recommend(model, evaluator, options, std::move(fitting), result);
+  result.ordersGenerated = evaluator.ordersGenerated();
   llvm::stable_sort(result.overflowing, [](const Candidate &a,
                                            const Candidate &b) {
     const double pa = a.evaluated || a.memory.peak > 0 ? a.memory.peak

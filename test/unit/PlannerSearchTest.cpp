@@ -10,7 +10,10 @@
 
 #include "lib/Planner/FewerDevices.h"
 #include "lib/Planner/Planner.h"
+#include "lib/Report/PlanReport.h"
 
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
 
 using namespace sched;
@@ -95,6 +98,78 @@ TEST(FewerDevices, CountsByHand) {
   EXPECT_TRUE(fewerDeviceCounts(8).empty());
   // 1,000 gives 960 (64 x 15); 896 (128 x 7) is under 900.
   EXPECT_EQ(fewerDeviceCounts(1000), (std::vector<int64_t>{960}));
+}
+
+/// Everything a plan answers, as text: the report's search summary,
+/// candidate table and recommendation, then each listed candidate's raw
+/// figures at full precision.
+std::string answers(const PlanResult &result) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printSearchSummary(os, result);
+  printCandidateTable(os, result.ranked);
+  printRecommendation(os, result, "");
+  auto raw = [&](const Candidate &c) {
+    os << llvm::formatv("{0} dp={1} tp={2} ep={3} cp={4} pp={5} vpp={6} "
+                        "mb={7} zero={8} {9:e17} {10:e17} {11:e17} {12:e17} "
+                        "{13:e17} {14} [{15}] [{16}]\n",
+                        c.scheduleName(), c.layout.dp, c.layout.tp, c.layout.ep,
+                        c.layout.cp, c.layout.pp, c.layout.vpp,
+                        c.layout.microbatches, c.layout.zero, c.stepTime,
+                        c.makespan, c.memory.peak, c.bubbleRatio, c.mfu,
+                        c.proofResources, c.verdict, c.overflow);
+  };
+  for (const Candidate &c : result.ranked)
+    raw(c);
+  for (const Candidate &c : result.overflowing)
+    raw(c);
+  if (result.bestWithPipeline)
+    raw(*result.bestWithPipeline);
+  if (result.bestWithoutPipeline)
+    raw(*result.bestWithoutPipeline);
+  os << result.considered << " " << result.memoryChecked << " "
+     << result.lowered << " " << result.verified << " " << result.recommended
+     << "\n";
+  return text;
+}
+
+/// The order cache saves generating orders again and nothing else: the same
+/// plans, proofs included, with no cache, while the cache generates fewer
+/// orders (or the comparison says nothing).
+TEST(OrderCache, AnswersDoNotDependOnIt) {
+  struct Setting {
+    const char *model;
+    const char *cluster;
+    int64_t devices;
+    int64_t sequences;
+    bool verify;
+  };
+  for (const Setting &s :
+       {Setting{"llama3-70b", "h100-ib", 128, 128, true},
+        Setting{"deepseek-v3", "h800-ib", 256, 128, false},
+        Setting{"llama3-405b", "h100-ib", 512, 256, false}}) {
+    SCOPED_TRACE(s.model);
+    std::optional<ModelSpec> model = modelPreset(s.model);
+    std::optional<ClusterSpec> cluster = clusterPreset(s.cluster);
+    ASSERT_TRUE(model && cluster);
+    TrainingSpec training;
+    training.devices = s.devices;
+    training.seqLen = 4096;
+    training.globalBatchTokens = s.sequences * training.seqLen;
+    CostModel costModel(*model, *cluster, training);
+    PlanOptions options;
+    options.verify = s.verify;
+    llvm::Expected<PlanResult> cached = plan(costModel, options);
+    ASSERT_TRUE(static_cast<bool>(cached))
+        << llvm::toString(cached.takeError());
+    options.orderCacheBytes = 0;
+    llvm::Expected<PlanResult> uncached = plan(costModel, options);
+    ASSERT_TRUE(static_cast<bool>(uncached))
+        << llvm::toString(uncached.takeError());
+    EXPECT_LT(cached->ordersGenerated, uncached->ordersGenerated);
+    cached->seconds = uncached->seconds = 0; // the one figure that differs
+    EXPECT_EQ(answers(*cached), answers(*uncached));
+  }
 }
 
 } // namespace
