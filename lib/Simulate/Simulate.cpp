@@ -89,6 +89,9 @@ private:
   size_t bundleEnd(int32_t r, size_t pos) const;
   /// Whether `action`, run on rank `r`, sends its output to another rank.
   bool sendsAway(int32_t r, const Action &action) const;
+  /// The time rank `r` is free after its actions [begin, end) finish at
+  /// `finish`: a blocking send holds it until its transfer completes.
+  double freeAfter(int32_t r, size_t begin, size_t end, double finish) const;
   std::optional<double> collectiveReady(int32_t r, const Action &action);
   llvm::Error stuckError() const;
   llvm::Error computeMemory();
@@ -232,6 +235,17 @@ std::optional<double> ListSimulator::waitFor(int32_t r, uint64_t key,
   return std::nullopt;
 }
 
+double ListSimulator::freeAfter(int32_t r, size_t begin, size_t end,
+                                double finish) const {
+  if (options.blockingSends) {
+    const std::vector<Action> &actions = schedule.ranks[r].actions;
+    for (size_t i = begin; i < end; ++i)
+      if (sendsAway(r, actions[i]))
+        return finish + comm;
+  }
+  return finish;
+}
+
 void ListSimulator::post(uint64_t key, double time) {
   if (std::optional<size_t> at = denseIndex(key)) {
     denseTimes[*at] = time;
@@ -353,14 +367,7 @@ void ListSimulator::advance(int32_t r) {
             eventKey(EventSlot::InputGradDone, action.stage, action.microbatch),
             finish);
     }
-    clock[r] = finish;
-    // A blocking send holds the rank until its transfer completes.
-    if (options.blockingSends)
-      for (size_t i = begin; i < end; ++i)
-        if (sendsAway(r, actions[i])) {
-          clock[r] = finish + comm;
-          break;
-        }
+    clock[r] = freeAfter(r, begin, end, finish);
     pos[r] = end;
   }
 }
@@ -460,13 +467,7 @@ void ListSimulator::advanceComputes(int32_t r) {
                 m),
             finish);
     }
-    clock[r] = finish;
-    if (options.blockingSends)
-      for (size_t i = begin; i < end; ++i)
-        if (sendsAway(r, actions[i])) {
-          clock[r] = finish + comm;
-          break;
-        }
+    clock[r] = freeAfter(r, begin, end, finish);
     begin = end;
   }
   pos[r] = n;
