@@ -77,6 +77,8 @@ private:
   bool inputSlot(const Action &action, size_t &slot, int32_t &from) const;
   /// Records the event in `slot` at `time` and readies the ranks parked on
   /// it (advanceComputes).
+  /// The table slot of `event` for (stage, microbatch).
+  size_t denseSlot(EventSlot event, int32_t stage, int32_t microbatch) const;
   void postSlot(size_t slot, double time);
   /// Readiness of one action's inputs: the time they are available, or
   /// nothing after parking rank `r` on the missing event.
@@ -375,13 +377,9 @@ void ListSimulator::advance(int32_t r) {
 bool ListSimulator::inputSlot(const Action &a, size_t &slot,
                               int32_t &from) const {
   // producerOf's events, as slots of the table.
-  const uint64_t m = static_cast<uint64_t>(a.microbatch);
   auto at = [&](EventSlot event, int32_t stage) {
     from = stage;
-    return static_cast<size_t>((static_cast<uint64_t>(event) * denseStages +
-                                static_cast<uint64_t>(stage)) *
-                                   denseMicrobatches +
-                               m);
+    return denseSlot(event, stage, a.microbatch);
   };
   const uint8_t ends = chainEnds[a.stage];
   switch (a.kind) {
@@ -401,6 +399,14 @@ bool ListSimulator::inputSlot(const Action &a, size_t &slot,
   }
 }
 
+size_t ListSimulator::denseSlot(EventSlot event, int32_t stage,
+                                int32_t microbatch) const {
+  return static_cast<size_t>((static_cast<uint64_t>(event) * denseStages +
+                              static_cast<uint64_t>(stage)) *
+                                 denseMicrobatches +
+                             static_cast<uint64_t>(microbatch));
+}
+
 void ListSimulator::postSlot(size_t slot, double time) {
   denseTimes[slot] = time;
   denseSeen[slot] = 1;
@@ -414,10 +420,7 @@ void ListSimulator::advanceComputes(int32_t r) {
   const size_t n = actions.size();
   size_t begin = pos[r];
   while (begin < n) {
-    size_t end = begin + 1;
-    if (const uint32_t bundle = actions[begin].bundle)
-      while (end < n && actions[end].bundle == bundle)
-        ++end;
+    const size_t end = bundleEnd(r, begin);
     // As advance(): the latest of the rank's clock and each input's time
     // (plus the transfer from another rank), in the same order.
     double start = clock[r];
@@ -447,25 +450,15 @@ void ListSimulator::advanceComputes(int32_t r) {
       const Action &action = actions[i];
       if (!options.summaryOnly)
         timeline.times[r][i] = {start, finish};
-      const uint64_t m = static_cast<uint64_t>(action.microbatch);
-      const uint64_t stage = static_cast<uint64_t>(action.stage);
       if (action.kind == ActionKind::Forward)
         postSlot(
-            static_cast<size_t>(
-                (static_cast<uint64_t>(EventSlot::ForwardDone) * denseStages +
-                 stage) *
-                    denseMicrobatches +
-                m),
+            denseSlot(EventSlot::ForwardDone, action.stage, action.microbatch),
             finish);
       else if (action.kind == ActionKind::Backward ||
                action.kind == ActionKind::BackwardInput)
-        postSlot(
-            static_cast<size_t>(
-                (static_cast<uint64_t>(EventSlot::InputGradDone) * denseStages +
-                 stage) *
-                    denseMicrobatches +
-                m),
-            finish);
+        postSlot(denseSlot(EventSlot::InputGradDone, action.stage,
+                           action.microbatch),
+                 finish);
     }
     clock[r] = freeAfter(r, begin, end, finish);
     begin = end;
