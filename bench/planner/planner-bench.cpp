@@ -50,6 +50,38 @@
 using namespace sched;
 
 namespace {
+/// Medians of `runs` runs of one command as a child process under
+/// peak-rss: wall and CPU seconds, peak RSS, and the worst exit status.
+struct ProcessMedians {
+  double wall = 0, cpu = 0, peakMiB = 0;
+  int status = 0;
+};
+
+/// Runs `argv` `runs` times; nullopt (and a line on stderr) when peak-rss
+/// cannot run it.
+std::optional<ProcessMedians> timeProcess(llvm::StringRef binDir,
+                                          const std::vector<std::string> &argv,
+                                          int runs) {
+  std::vector<double> walls, cpus, peaks;
+  ProcessMedians result;
+  for (int run = 0; run < runs; ++run) {
+    const double cpuBefore = childrenCpuSeconds();
+    std::optional<ChildRun> child = runChild(binDir, argv);
+    if (!child) {
+      llvm::errs() << "planner-bench: cannot run " << binDir << "/peak-rss\n";
+      return std::nullopt;
+    }
+    walls.push_back(child->seconds);
+    cpus.push_back(childrenCpuSeconds() - cpuBefore);
+    peaks.push_back(child->peakMiB);
+    result.status = std::max(result.status, child->status);
+  }
+  result.wall = median(walls);
+  result.cpu = median(cpus);
+  result.peakMiB = median(peaks);
+  return result;
+}
+
 /// `schedc plan` for DeepSeek-V3 on 2,048 devices of each cluster, with
 /// the command line (default moments and rows). Returns whether
 /// every median wall time is under the 2 s target.
@@ -65,29 +97,19 @@ bool benchWholeProcess(llvm::StringRef binDir) {
   bool met = true;
   for (llvm::StringRef cluster : {"h800-ib", "gb200-nvl72", "tpu-v5p"}) {
     const std::string precision = cluster == "tpu-v5p" ? "bf16" : "fp8";
-    std::vector<double> walls, cpus, peaks;
-    int status = 0;
-    for (int run = 0; run < kRuns; ++run) {
-      const double cpuBefore = childrenCpuSeconds();
-      std::optional<ChildRun> child = runChild(
-          binDir, {(binDir + "/schedc").str(), "plan", "--model",
-                   "deepseek-v3", "--cluster", cluster.str(), "--devices",
-                   "2048", "--precision", precision, "--no-fewer-devices"});
-      if (!child) {
-        llvm::errs() << "planner-bench: cannot run " << binDir
-                     << "/peak-rss\n";
-        return false;
-      }
-      walls.push_back(child->seconds);
-      cpus.push_back(childrenCpuSeconds() - cpuBefore);
-      peaks.push_back(child->peakMiB);
-      status = std::max(status, child->status);
-    }
-    met = met && status == 0 && median(walls) < 2;
+    std::optional<ProcessMedians> m =
+        timeProcess(binDir,
+                    {(binDir + "/schedc").str(), "plan", "--model",
+                     "deepseek-v3", "--cluster", cluster.str(), "--devices",
+                     "2048", "--precision", precision, "--no-fewer-devices"},
+                    kRuns);
+    if (!m)
+      return false;
+    met = met && m->status == 0 && m->wall < 2;
     llvm::outs() << llvm::formatv(
         "{0,-32} {1,9:f2} {2,9:f2} {3,9:f0} {4,5}\n",
-        llvm::formatv("deepseek-v3 {0} 2048", cluster).str(), median(walls),
-        median(cpus), median(peaks), status);
+        llvm::formatv("deepseek-v3 {0} 2048", cluster).str(), m->wall, m->cpu,
+        m->peakMiB, m->status);
   }
   llvm::outs() << "Target (the whole process under 2 s wall on each "
                   "cluster): "
@@ -126,25 +148,14 @@ bool benchLargestBatch(llvm::StringRef binDir) {
                                      "1099511627776"};
     if (q.precision)
       argv.insert(argv.end(), {"--precision", q.precision});
-    std::vector<double> walls, cpus, peaks;
-    int status = 0;
-    for (int run = 0; run < kRuns; ++run) {
-      const double cpuBefore = childrenCpuSeconds();
-      std::optional<ChildRun> child = runChild(binDir, argv);
-      if (!child) {
-        llvm::errs() << "planner-bench: cannot run " << binDir << "/peak-rss\n";
-        return false;
-      }
-      walls.push_back(child->seconds);
-      cpus.push_back(childrenCpuSeconds() - cpuBefore);
-      peaks.push_back(child->peakMiB);
-      status = std::max(status, child->status);
-    }
-    met = met && status == 0 && median(cpus) < 10;
+    std::optional<ProcessMedians> m = timeProcess(binDir, argv, kRuns);
+    if (!m)
+      return false;
+    met = met && m->status == 0 && m->cpu < 10;
     llvm::outs() << llvm::formatv(
         "{0,-40} {1,9:f2} {2,9:f2} {3,9:f0} {4,5}\n",
         llvm::formatv("{0} {1} {2}", q.model, q.cluster, q.devices).str(),
-        median(walls), median(cpus), median(peaks), status);
+        m->wall, m->cpu, m->peakMiB, m->status);
   }
   llvm::outs() << "Target (each under 10 s of CPU): "
                << (met ? "met" : "NOT met") << "\n";
