@@ -474,89 +474,86 @@ CandidateEvaluator::memoryWalk(const Candidate &candidate,
   if (auto it = walks.find(key); it != walks.end())
     return &it->second;
   std::optional<MemoryWalk> walk;
-  {
-    // Freed before the next is generated: the peak holds one order, as
-    // before.
-    lastWalked.reset();
-    const PipelineShape shape = orderShape(candidate, std::get<2>(key));
-    // Where the strategy's steady phase repeats, the order of fewer
-    // microbatches passes each rank through the same states, first reached
-    // in the same order (lib/Generate/SteadyState.h), and is walked
-    // instead: measuring memory then costs the same however many
-    // microbatches the candidate has.
-    // A rank of the whole order with more states than actions is walked
-    // action by action: known from the shorter order's actions where each
-    // microbatch brings a rank as many, else where the shorter order
-    // already has as many actions as states; if not, an order four times
-    // longer (if shorter than the whole) is tried.
-    const bool fixed =
-        SteadyStateMicrobatches::actionsPerMicrobatchFixed(candidate.strategy);
-    PipelineShape steady = shape;
-    steady.microbatches = steadyStates(candidate.strategy, shape);
-    // GPipe and looped BFS pass through a new state with each action: their
-    // ranks are walked action by action, from their runs of one kind on one
-    // stage (computeRuns), without the order.
-    if (std::optional<std::vector<std::vector<ComputeRun>>> runs =
-            computeRuns(candidate.strategy, shape)) {
-      walk.emplace();
-      for (const std::vector<ComputeRun> &rankRuns : *runs) {
-        MemoryWalk::Rank &rank = walk->ranks.emplace_back();
-        for (const ComputeRun &run : rankRuns) {
-          rank.codes.push_back(static_cast<uint32_t>(run.stage) << 2 |
-                               static_cast<uint32_t>(run.kind));
-          rank.repeats.push_back(static_cast<uint32_t>(run.count));
-        }
-        walk->entries += 2 * rank.codes.size();
+  // Freed before the next is generated: the peak holds one order, as
+  // before.
+  lastWalked.reset();
+  const PipelineShape shape = orderShape(candidate, std::get<2>(key));
+  // Where the strategy's steady phase repeats, the order of fewer
+  // microbatches passes each rank through the same states, first reached
+  // in the same order (lib/Generate/SteadyState.h), and is walked
+  // instead: measuring memory then costs the same however many
+  // microbatches the candidate has.
+  // A rank of the whole order with more states than actions is walked
+  // action by action: known from the shorter order's actions where each
+  // microbatch brings a rank as many, else where the shorter order
+  // already has as many actions as states; if not, an order four times
+  // longer (if shorter than the whole) is tried.
+  const bool fixed =
+      SteadyStateMicrobatches::actionsPerMicrobatchFixed(candidate.strategy);
+  PipelineShape steady = shape;
+  steady.microbatches = steadyStates(candidate.strategy, shape);
+  // GPipe and looped BFS pass through a new state with each action: their
+  // ranks are walked action by action, from their runs of one kind on one
+  // stage (computeRuns), without the order.
+  if (std::optional<std::vector<std::vector<ComputeRun>>> runs =
+          computeRuns(candidate.strategy, shape)) {
+    walk.emplace();
+    for (const std::vector<ComputeRun> &rankRuns : *runs) {
+      MemoryWalk::Rank &rank = walk->ranks.emplace_back();
+      for (const ComputeRun &run : rankRuns) {
+        rank.codes.push_back(static_cast<uint32_t>(run.stage) << 2 |
+                             static_cast<uint32_t>(run.kind));
+        rank.repeats.push_back(static_cast<uint32_t>(run.count));
       }
+      walk->entries += 2 * rank.codes.size();
     }
-    for (int tries = 0; tries < (fixed ? 1 : 2) && !walk &&
-                        steady.microbatches < shape.microbatches;
-         ++tries) {
-      llvm::Expected<Schedule> order =
-          generateSchedule(candidate.strategy, steady);
-      if (!order)
-        return order.takeError();
-      walk = fixed
-                 ? walkSchedule(*order, shape.microbatches, steady.microbatches)
+  }
+  for (int tries = 0; tries < (fixed ? 1 : 2) && !walk &&
+                      steady.microbatches < shape.microbatches;
+       ++tries) {
+    llvm::Expected<Schedule> order =
+        generateSchedule(candidate.strategy, steady);
+    if (!order)
+      return order.takeError();
+    walk = fixed ? walkSchedule(*order, shape.microbatches, steady.microbatches)
                  : walkSchedule(*order);
-      if (llvm::any_of(walk->ranks, [](const MemoryWalk::Rank &rank) {
-            return !rank.codes.empty();
-          })) {
-        walk.reset();
-        steady.microbatches =
-            steadyStates(candidate.strategy, shape, 4 * steady.microbatches);
-      } else
-        // The whole order's share of paired actions, from its counts (two
-        // actions per overlap).
-        walk->pairedShare =
-            static_cast<double>(
-                2 * computeOverlapCount(candidate.strategy, shape)) /
-            static_cast<double>(computeActionCount(candidate.strategy, shape));
-    }
-    // The whole order is walked only where the shorter ones do not do:
-    // one in the order cache is walked as it is (walking the whole order
-    // where a shorter one does costs more than generating the shorter).
-    auto cached = orderCacheBytes ? orders.find(key) : orders.end();
-    if (!walk && cached != orders.end()) {
-      cached->second.lastUse = ++orderUses;
-      walk = walkSchedule(cached->second.schedule);
-    }
-    if (!walk) {
-      // The order itself is generated here without entering the order
-      // cache: most candidates measured never run, and their orders (over
-      // 2^22 actions in all for a model of 512 layers on 64 devices)
-      // cleared the cache over and over, so each was generated five times
-      // on average. The last one generated is kept aside instead
-      // (lastWalked): a candidate that fits is most often simulated right
-      // after its walk, on that order.
-      llvm::Expected<Schedule> order =
-          generateSchedule(candidate.strategy, shape);
-      if (!order)
-        return order.takeError();
-      ++generatedOrders;
-      walk = walkSchedule(*order);
-      lastWalked.emplace(key, std::move(*order));
-    }
+    if (llvm::any_of(walk->ranks, [](const MemoryWalk::Rank &rank) {
+          return !rank.codes.empty();
+        })) {
+      walk.reset();
+      steady.microbatches =
+          steadyStates(candidate.strategy, shape, 4 * steady.microbatches);
+    } else
+      // The whole order's share of paired actions, from its counts (two
+      // actions per overlap).
+      walk->pairedShare =
+          static_cast<double>(2 *
+                              computeOverlapCount(candidate.strategy, shape)) /
+          static_cast<double>(computeActionCount(candidate.strategy, shape));
+  }
+  // The whole order is walked only where the shorter ones do not do:
+  // one in the order cache is walked as it is (walking the whole order
+  // where a shorter one does costs more than generating the shorter).
+  auto cached = orderCacheBytes ? orders.find(key) : orders.end();
+  if (!walk && cached != orders.end()) {
+    cached->second.lastUse = ++orderUses;
+    walk = walkSchedule(cached->second.schedule);
+  }
+  if (!walk) {
+    // The order itself is generated here without entering the order
+    // cache: most candidates measured never run, and their orders (over
+    // 2^22 actions in all for a model of 512 layers on 64 devices)
+    // cleared the cache over and over, so each was generated five times
+    // on average. The last one generated is kept aside instead
+    // (lastWalked): a candidate that fits is most often simulated right
+    // after its walk, on that order.
+    llvm::Expected<Schedule> order =
+        generateSchedule(candidate.strategy, shape);
+    if (!order)
+      return order.takeError();
+    ++generatedOrders;
+    walk = walkSchedule(*order);
+    lastWalked.emplace(key, std::move(*order));
   }
   // Walks are kept while they take fewer than 2^24 entries in all (64
   // MB); past that the cache starts over.
