@@ -7,6 +7,7 @@
 #include <z3++.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -125,10 +126,14 @@ public:
     if (!ground)
       constraints.push_back(zero == 0);
     const z3::expr limit = amount(*query.limit);
+    if (ground) {
+      groundMemory(zero, limit, constraints);
+      return constraints;
+    }
     for (const MemoryChain &chain : query.chains) {
       z3::expr previous = zero;
       for (size_t k = 0; k < chain.steps.size(); ++k) {
-        z3::expr value = ground ? amount(chain.values[k]) : fresh("m");
+        z3::expr value = fresh("m");
         constraints.push_back(value - previous == amount(chain.steps[k]));
         constraints.push_back(value - zero <= limit);
         previous = value;
@@ -136,6 +141,37 @@ public:
       }
     }
     return constraints;
+  }
+
+  /// The memory chains over the candidate's values: each step states
+  /// value - previous == step and value <= limit over three numerals, and
+  /// a step whose numerals are those of another states the very same
+  /// constraint, so each distinct one is given to Z3 once (as the ground
+  /// edges are). A rank's memory repeats a few levels through the steady
+  /// state: Llama 3 405B's 2^40-token proof has 529,905 steps and 1.06
+  /// million such constraints.
+  void groundMemory(const z3::expr &zero, const z3::expr &limit,
+                    z3::expr_vector &constraints) {
+    using Step = std::array<MemoryAmount, 3>;
+    std::vector<Step> steps;
+    std::vector<MemoryAmount> values;
+    for (const MemoryChain &chain : query.chains) {
+      MemoryAmount previous = 0;
+      for (size_t k = 0; k < chain.steps.size(); ++k) {
+        steps.push_back({previous, chain.values[k], chain.steps[k]});
+        values.push_back(chain.values[k]);
+        previous = chain.values[k];
+        ++variableCount;
+      }
+    }
+    llvm::sort(steps);
+    steps.erase(llvm::unique(steps), steps.end());
+    llvm::sort(values);
+    values.erase(llvm::unique(values), values.end());
+    for (const auto &[previous, value, step] : steps)
+      constraints.push_back(amount(value) - amount(previous) == amount(step));
+    for (MemoryAmount value : values)
+      constraints.push_back(amount(value) - zero <= limit);
   }
 
   /// Unknowns of the encoding (times and memory values; a ground
@@ -198,9 +234,15 @@ private:
     return z3::ite(condition, context.int_val(1), context.int_val(0));
   }
 
-  /// A constant named `prefix` equal to `value` (an action's attribute).
+  /// A constant named `prefix` equal to `value` (an action's attribute);
+  /// in a ground encoding the numeral itself, as for a node's time: the
+  /// rules over the schedule's attributes are then closed terms that Z3's
+  /// simplifier evaluates, without a constant and an equation per
+  /// attribute.
   z3::expr attribute(const char *prefix, int64_t value,
                      z3::expr_vector &constraints) {
+    if (ground)
+      return numeral(value);
     z3::expr constant = fresh(prefix);
     constraints.push_back(constant == context.int_val(value));
     ++variableCount;
@@ -501,23 +543,23 @@ private:
           here && kind == static_cast<int>(ActionKind::Unshard);
       const z3::expr reshard =
           here && kind == static_cast<int>(ActionKind::Reshard);
-      z3::expr next = fresh(alternation ? "open" : "used");
-      ++variableCount;
       if (alternation) {
-        constraints.push_back(
-            next == previous + z3::ite(unshard, one,
-                                       z3::ite(reshard, -one, zero)));
+        const z3::expr next = chained(
+            "open",
+            previous + z3::ite(unshard, one, z3::ite(reshard, -one, zero)),
+            constraints);
         bounds.push_back(next >= 0 && next <= 1);
+        previous = next;
       } else {
         const z3::expr compute =
             here && kind >= static_cast<int>(ActionKind::Forward) &&
             kind <= static_cast<int>(ActionKind::BackwardWeight);
         bounds.push_back(z3::implies(reshard, previous == 1));
-        constraints.push_back(
-            next ==
-            z3::ite(unshard, zero, z3::ite(compute || reshard, one, previous)));
+        previous = chained(
+            "used",
+            z3::ite(unshard, zero, z3::ite(compute || reshard, one, previous)),
+            constraints);
       }
-      previous = next;
     }
     return z3::mk_and(bounds);
   }
@@ -526,9 +568,23 @@ private:
   /// (one link of a chain that counts along a program).
   z3::expr counted(const char *prefix, const z3::expr &previous,
                    const z3::expr &condition, z3::expr_vector &constraints) {
+    return chained(prefix, previous + indicator(condition), constraints);
+  }
+
+  /// A constant named `prefix` equal to `value`, one link of a chain; in a
+  /// ground encoding the numeral `value` evaluates to, where it evaluates
+  /// to one (a link that depends on a free choice, such as a reading rule's
+  /// `reads`, stays a constant).
+  z3::expr chained(const char *prefix, const z3::expr &value,
+                   z3::expr_vector &constraints) {
+    if (ground) {
+      z3::expr evaluated = value.simplify();
+      if (evaluated.is_numeral())
+        return evaluated;
+    }
     z3::expr next = fresh(prefix);
     ++variableCount;
-    constraints.push_back(next == previous + indicator(condition));
+    constraints.push_back(next == value);
     return next;
   }
 
@@ -642,25 +698,6 @@ private:
     return z3::mk_and(holds);
   }
 
-  /// A constant named `prefix` equal to `value` (one link of a chain
-  /// carried along a program); in a ground encoding, `value` evaluated.
-  z3::expr link(const char *prefix, const z3::expr &value,
-                z3::expr_vector &constraints) {
-    // A ground encoding evaluates the link (a numeral) instead.
-    if (ground)
-      return value.simplify();
-    z3::expr next = fresh(prefix);
-    ++variableCount;
-    constraints.push_back(next == value);
-    return next;
-  }
-
-  /// An attribute of a stream rule's action: a constant equal to `value`
-  /// (attribute), or in a ground encoding the numeral.
-  z3::expr given(const char *prefix, int64_t value,
-                 z3::expr_vector &constraints) {
-    return ground ? numeral(value) : attribute(prefix, value, constraints);
-  }
   /// Adds `condition` to `holds`, evaluated in a ground encoding.
   void hold(z3::expr_vector &holds, const z3::expr &condition) {
     holds.push_back(ground ? condition.simplify() : condition);
@@ -707,13 +744,13 @@ private:
     for (size_t i = 0; i < rule.program.size(); ++i) {
       const StreamStep &a = rule.program[i];
       const z3::expr at = context.int_val(static_cast<int64_t>(i));
-      z3::expr stream = given("stream", a.stream, constraints);
-      z3::expr wait = given("wait", a.wait, constraints);
-      z3::expr record = given("record", a.record, constraints);
-      z3::expr bundle = given("bundle", a.bundle, constraints);
+      z3::expr stream = attribute("stream", a.stream, constraints);
+      z3::expr wait = attribute("wait", a.wait, constraints);
+      z3::expr record = attribute("record", a.record, constraints);
+      z3::expr bundle = attribute("bundle", a.bundle, constraints);
       std::optional<z3::expr> comm;
       if (rule.communicators > 0)
-        comm = given("comm", a.communicator, constraints);
+        comm = attribute("comm", a.communicator, constraints);
       std::vector<z3::expr> clock;
       for (size_t k = 0; k < width; ++k) {
         std::vector<z3::expr> column;
@@ -740,9 +777,9 @@ private:
         // named) the clock is its stream's.
         const z3::expr reached =
             waited ? z3::ite(before >= *waited, before, *waited) : before;
-        clock.push_back(link(
-            "clk", z3::ite(stream == static_cast<int>(k), at, reached),
-            constraints));
+        clock.push_back(
+            chained("clk", z3::ite(stream == static_cast<int>(k), at, reached),
+                    constraints));
       }
       // The communicator's previous operation happens before this one.
       if (comm)
@@ -757,10 +794,10 @@ private:
       for (size_t s = 0; s < width; ++s)
         for (size_t k = 0; k < width && !(ground && a.stream != int64_t(s));
              ++k)
-          cur[s][k] =
-              link("cur",
-                   z3::ite(stream == static_cast<int>(s), clock[k], cur[s][k]),
-                   constraints);
+          cur[s][k] = chained(
+              "cur",
+              z3::ite(stream == static_cast<int>(s), clock[k], cur[s][k]),
+              constraints);
       // Named: only the chain the action's record (communicator) names.
       auto linked = [&](int64_t value, size_t count) {
         return named ? std::make_pair(
@@ -771,18 +808,18 @@ private:
       };
       for (auto [e, end] = linked(a.record, ev.size()); e < end; ++e)
         for (size_t k = 0; k < width; ++k)
-          ev[e][k] = link(
+          ev[e][k] = chained(
               "ev", z3::ite(record == static_cast<int>(e), clock[k], ev[e][k]),
               constraints);
       if (comm)
         for (auto [c, end] = linked(a.communicator, op.size()); c < end;
              ++c) {
           const z3::expr here = *comm == static_cast<int>(c);
-          op[c] = link("op", z3::ite(here, at, op[c]), constraints);
+          op[c] = chained("op", z3::ite(here, at, op[c]), constraints);
           opStream[c] =
-              link("opst", z3::ite(here, stream, opStream[c]), constraints);
+              chained("opst", z3::ite(here, stream, opStream[c]), constraints);
           opBundle[c] =
-              link("opbd", z3::ite(here, bundle, opBundle[c]), constraints);
+              chained("opbd", z3::ite(here, bundle, opBundle[c]), constraints);
         }
       clocks.push_back(std::move(clock));
       streams.push_back(stream);
