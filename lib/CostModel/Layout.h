@@ -336,6 +336,12 @@ struct StackFacts {
   /// layer's backward: one layer's tensors more (docs/cost-model.md,
   /// "Activation offload").
   bool offloadSynchronizerV2 = false;
+  /// Offload (`offload=N`) runs only without pipeline parallelism and
+  /// without recomputation: Megatron-Core's TransformerConfig refuses
+  /// `cpu_offloading` with `pipeline_model_parallel_size > 1` and with any
+  /// `recompute_granularity` (transformer_config.py, core_v0.14.0 and
+  /// b0cc2706).
+  bool offloadAlone = false;
   /// The attention's Q, K and V projections and a gated MLP's two input
   /// halves run as separate GEMMs (torchtitan's wq, wk, wv and w1, w3),
   /// not as Megatron's fused linear_qkv and linear_fc1.

@@ -40,6 +40,9 @@ static const std::vector<SoftwareStack> &stacks() {
     // DefaultOffloadSynchronizer; version 1 is cpu_offload_v1.py from TE
     // 2.10, c52576053).
     core.offloadSynchronizerV2 = true;
+    // TransformerConfig.__post_init__ refuses CPU offloading with pipeline
+    // parallelism and with recomputation (core_v0.14.0 and b0cc2706).
+    core.offloadAlone = true;
     // Its dropless MoE block reads the tokens per expert to the host every
     // forward (the grouped experts' split sizes, the all-to-all's splits),
     // so the host cannot run ahead of it: an nsys trace of Megatron-Core
@@ -210,6 +213,7 @@ llvm::json::Object SoftwareStack::toJson() const {
                           {"per_local_expert", moeHost.perLocalExpert}}},
       {"cross_entropy", fusedCrossEntropy ? "fused" : "unfused"},
       {"cpu_offload", offloadSynchronizerV2 ? "te-v2" : "te-v1"},
+      {"offload_alone", offloadAlone},
       {"projections", separateProjections ? "separate" : "fused"},
       {"zero3_overlap", shardedOverlap},
       {"selective_recompute",
@@ -333,6 +337,7 @@ readStackFile(const llvm::json::Object &object) {
     }
   }
   stack.shardedOverlap = reader.boolean("zero3_overlap", stack.shardedOverlap);
+  stack.offloadAlone = reader.boolean("offload_alone", stack.offloadAlone);
   std::string projections =
       readChoice(reader, "projections", {"fused", "separate"},
                  stack.separateProjections ? "separate" : "fused");

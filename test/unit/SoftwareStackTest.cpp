@@ -88,6 +88,10 @@ TEST(SoftwareStack, KernelsAllocatorAndSchedulesAsStated) {
   // is version 2; a stack without TE's offload keeps version 1's count.
   EXPECT_TRUE(core.offloadSynchronizerV2);
   EXPECT_FALSE(lm.offloadSynchronizerV2);
+  // Megatron-Core's TransformerConfig refuses CPU offloading with pipeline
+  // parallelism and with recomputation.
+  EXPECT_TRUE(core.offloadAlone);
+  EXPECT_FALSE(lm.offloadAlone);
   TrainingSpec titan = applied(stack("torchtitan"));
   EXPECT_TRUE(titan.expandableSegments);
   EXPECT_FALSE(titan.tensorParallelOverlap);
@@ -185,7 +189,7 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
               "allocator": "expandable", "blocking_p2p": "all",
               "projections": "separate", "selective_recompute": "op",
               "zero3_overlap": false, "weights": "fp32",
-              "cpu_offload": "te-v1"})";
+              "cpu_offload": "te-v1", "offload_alone": false})";
   }
   llvm::Expected<SoftwareStack> s = loadSoftwareStack(path);
   llvm::sys::fs::remove(path);
@@ -201,6 +205,7 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
   EXPECT_FALSE(t.shardedOverlap);
   EXPECT_TRUE(t.fp32Weights);
   EXPECT_FALSE(t.offloadSynchronizerV2);
+  EXPECT_FALSE(t.offloadAlone);
   EXPECT_EQ(s->toJson().getString("cpu_offload"), "te-v1");
   // Kept from the base.
   EXPECT_FALSE(t.runsSchedule("dualpipe"));
