@@ -281,12 +281,6 @@ llvm::Error CostModel::checkLayout(Layout &layout) const {
   if (layout.offloadLayers > 0 && cluster.efficiency.hostBandwidth <= 0)
     return fail("offload needs the device's host link, which cluster '" +
                 cluster.name + "' does not give (device.host_bandwidth)");
-  if (layout.offloadLayers > 0 && training.offloadAlone &&
-      (layout.pp > 1 || layout.recompute != Recompute::None))
-    return fail("offload=N runs without pipeline parallelism and without "
-                "recomputation under stack '" +
-                training.stack +
-                "' (Megatron-Core refuses --cpu-offloading with either)");
   if (layout.recompute.hostNames() != 0) {
     if (cluster.efficiency.hostBandwidth <= 0)
       return fail("--recompute " + recomputeName(layout.recompute) +
@@ -308,6 +302,12 @@ llvm::Error CostModel::checkLayout(Layout &layout) const {
                               "needed at once)",
                               layout.offloadLayers, model.layers)
                     .str());
+  if (layout.offloadLayers > 0 && training.offloadAlone &&
+      (layout.pp > 1 || layout.recompute != Recompute::None))
+    return fail("offload=N runs without pipeline parallelism and without "
+                "recomputation under stack '" +
+                training.stack +
+                "' (Megatron-Core refuses --cpu-offloading with either)");
   if (layout.megatronSplit) {
     const bool first = layout.firstStageLayers >= 0;
     const bool last = layout.lastStageLayers >= 0;
