@@ -142,8 +142,10 @@ def default_split(run: dict, layers: int) -> dict:
     layout and recipe name no split ran the even one when pp x vpp divides
     the layers; where it does not, the run must have set a split the row
     does not give, and the planner's own stands
-    (docs/fidelity-protocol.md, section 8)."""
-    if run.get("stack") not in EVEN_SPLIT_STACKS:
+    (docs/fidelity-protocol.md, section 8). A table's stack file counts as
+    its base stack."""
+    stack = run.get("stack_file", {}).get("base", run.get("stack"))
+    if stack not in EVEN_SPLIT_STACKS:
         return run
     items = dict(item.split("=", 1) for item in run["layout"].split(",")
                  if "=" in item)

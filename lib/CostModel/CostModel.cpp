@@ -302,6 +302,12 @@ llvm::Error CostModel::checkLayout(Layout &layout) const {
                               "needed at once)",
                               layout.offloadLayers, model.layers)
                     .str());
+  if (layout.offloadLayers > 0 && training.offloadAlone &&
+      (layout.pp > 1 || layout.recompute != Recompute::None))
+    return fail("offload=N runs without pipeline parallelism and without "
+                "recomputation under stack '" +
+                training.stack +
+                "' (Megatron-Core refuses --cpu-offloading with either)");
   if (layout.megatronSplit) {
     const bool first = layout.firstStageLayers >= 0;
     const bool last = layout.lastStageLayers >= 0;
@@ -970,11 +976,14 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
       stage.expertParameters += times * cost->expertParams;
     }
     // Activation offload: each offloaded layer's tensors wait in host
-    // memory, one layer's worth staged on the device while it moves. Each
-    // copy runs beside the next layer's compute (its forward on the way
-    // out, its backward on the way back) and is exposed where longer.
-    // offload=N moves all the first N layers keep; a saved-name policy's
-    // `=offload` tensors move in every layer.
+    // memory. Each copy runs beside the next layer's compute (its forward
+    // on the way out, its backward on the way back) and is exposed where
+    // longer. offload=N moves all the first N layers keep; a saved-name
+    // policy's `=offload` tensors move in every layer. One layer's worth
+    // stays staged on the device while it moves, except under Transformer
+    // Engine's version 2 offload, which frees an offloaded layer as a kept
+    // one starts and reloads it as one ends (Layout.h,
+    // offloadSynchronizerV2).
     auto offloadCopies = [&](int64_t from, int64_t to, bool whole) {
       const double link = cluster.efficiency.hostBandwidth;
       double staged = 0;
@@ -992,7 +1001,8 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
         stage.backwardTerms.memoryBound +=
             times * std::max(0.0, copy - sum(cost->backward));
       }
-      stage.activationBytes += staged;
+      if (!whole || !training.offloadSynchronizerV2)
+        stage.activationBytes += staged;
     };
     const int64_t offloaded =
         std::min(layout.offloadLayers, std::max<int64_t>(0, stage.numLayers - 1));

@@ -326,6 +326,22 @@ struct StackFacts {
   /// (Megatron's unfused vocab_parallel_cross_entropy, PyTorch's
   /// cross_entropy over FP32 logits).
   bool fusedCrossEntropy = false;
+  /// Transformer Engine's CPU offload (`offload=N`) as its version 2 runs
+  /// it (TE 2.10 on, `DefaultOffloadSynchronizer`): offloaded layer i is
+  /// freed as layer L - N + i starts its forward and reloaded once layer
+  /// L - N + i has run its backward, so a stage of L layers holds L - N
+  /// layers' tensors at its peak. Version 1 (TE to 2.9,
+  /// `AsyncDoubleBufferGroupOffloadHandler`) frees the last offloaded
+  /// layer only after the stage's last forward and reloads it before that
+  /// layer's backward: one layer's tensors more (docs/cost-model.md,
+  /// "Activation offload").
+  bool offloadSynchronizerV2 = false;
+  /// Offload (`offload=N`) runs only without pipeline parallelism and
+  /// without recomputation: Megatron-Core's TransformerConfig refuses
+  /// `cpu_offloading` with `pipeline_model_parallel_size > 1` and with any
+  /// `recompute_granularity` (transformer_config.py, core_v0.14.0 and
+  /// b0cc2706).
+  bool offloadAlone = false;
   /// The attention's Q, K and V projections and a gated MLP's two input
   /// halves run as separate GEMMs (torchtitan's wq, wk, wv and w1, w3),
   /// not as Megatron's fused linear_qkv and linear_fc1.

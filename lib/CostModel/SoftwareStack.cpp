@@ -35,6 +35,14 @@ static const std::vector<SoftwareStack> &stacks() {
     // Transformer Engine's implementation (cross_entropy_fusion_impl
     // "te"), which writes the gradient over the BF16 logits.
     core.fusedCrossEntropy = true;
+    // Megatron-Bridge 26.02 pins Transformer Engine 2.12 (pyproject.toml
+    // @21b02e0cfb), whose CPU offload is version 2 (cpu_offload.py,
+    // DefaultOffloadSynchronizer; version 1 is cpu_offload_v1.py from TE
+    // 2.10, c52576053).
+    core.offloadSynchronizerV2 = true;
+    // TransformerConfig.__post_init__ refuses CPU offloading with pipeline
+    // parallelism and with recomputation (core_v0.14.0 and b0cc2706).
+    core.offloadAlone = true;
     // Its dropless MoE block reads the tokens per expert to the host every
     // forward (the grouped experts' split sizes, the all-to-all's splits),
     // so the host cannot run ahead of it: an nsys trace of Megatron-Core
@@ -204,6 +212,8 @@ llvm::json::Object SoftwareStack::toJson() const {
                           {"combine", moeHost.combine},
                           {"per_local_expert", moeHost.perLocalExpert}}},
       {"cross_entropy", fusedCrossEntropy ? "fused" : "unfused"},
+      {"cpu_offload", offloadSynchronizerV2 ? "te-v2" : "te-v1"},
+      {"offload_alone", offloadAlone},
       {"projections", separateProjections ? "separate" : "fused"},
       {"zero3_overlap", shardedOverlap},
       {"selective_recompute",
@@ -304,6 +314,9 @@ readStackFile(const llvm::json::Object &object) {
   std::string crossEntropy =
       readChoice(reader, "cross_entropy", {"fused", "unfused"},
                  stack.fusedCrossEntropy ? "fused" : "unfused");
+  std::string offload =
+      readChoice(reader, "cpu_offload", {"te-v1", "te-v2"},
+                 stack.offloadSynchronizerV2 ? "te-v2" : "te-v1");
   std::string graphs =
       readChoice(reader, "cuda_graphs", {"none", "moe-router", "layer", "step"},
                  cudaGraphsName(stack.cudaGraphs));
@@ -324,6 +337,7 @@ readStackFile(const llvm::json::Object &object) {
     }
   }
   stack.shardedOverlap = reader.boolean("zero3_overlap", stack.shardedOverlap);
+  stack.offloadAlone = reader.boolean("offload_alone", stack.offloadAlone);
   std::string projections =
       readChoice(reader, "projections", {"fused", "separate"},
                  stack.separateProjections ? "separate" : "fused");
@@ -342,6 +356,7 @@ readStackFile(const llvm::json::Object &object) {
   stack.activationCaching = *parseActivationCaching(caching);
   stack.moeDispatcher = *parseMoeDispatcher(dispatcher);
   stack.fusedCrossEntropy = crossEntropy == "fused";
+  stack.offloadSynchronizerV2 = offload == "te-v2";
   stack.cudaGraphs = *parseCudaGraphs(graphs);
   stack.separateProjections = projections == "separate";
   stack.selectiveRecompute =

@@ -54,10 +54,11 @@ std::string builtinStackNames();
 /// ("bf16": beside an FP32 master copy; "fp32": the parameters themselves),
 /// `activation_caching` ("transformer-engine"/"deepseek-v3"/"kimi-k2"),
 /// `moe_dispatcher` ("flex"/"alltoall"), `cross_entropy` ("fused"/
-/// "unfused"), `cuda_graphs` ("none"/"moe-router"/"layer"/"step"),
-/// `moe_host_forward` (an object of seconds: `router`, `dispatch`,
-/// `combine`, `per_local_expert`). Errors name the
-/// field, or list the built-in stacks.
+/// "unfused"), `cpu_offload` ("te-v1"/"te-v2"), `offload_alone` (bool),
+/// `cuda_graphs`
+/// ("none"/"moe-router"/"layer"/"step"), `moe_host_forward` (an object of
+/// seconds: `router`, `dispatch`, `combine`, `per_local_expert`). Errors name
+/// the field, or list the built-in stacks.
 llvm::Expected<SoftwareStack> loadSoftwareStack(llvm::StringRef nameOrPath);
 
 } // namespace sched

@@ -541,6 +541,44 @@ TEST(CostModelStages, LayoutsWithTheSameForwardTimesShareASplit) {
   EXPECT_EQ(model.numKeptSplits(), 2u);
 }
 
+TEST(CostModelMemory, OffloadV2HoldsOnlyTheKeptLayers) {
+  // Transformer Engine 2.12's DefaultOffloadSynchronizer
+  // (transformer_engine/pytorch/cpu_offload.py @5671fd36,
+  // _init_offload_synchronization_dicts): with L layers and N offloaded,
+  // layer i < N is freed as layer L - N + i starts its forward and
+  // reloaded after layer L - N + i has run its backward, so at most L - N
+  // layers' tensors are on the device. Version 1 (TE 2.7,
+  // AsyncDoubleBufferGroupOffloadHandler, layer_window_map) frees the last
+  // offloaded layer after the last forward and reloads it before the last
+  // layer's backward: one layer more.
+  ModelSpec m = parse(kDense);
+  m.layers = 4;
+  ClusterSpec c = cluster("h100-ib");
+  TrainingSpec t = training(1, 2048, 2048);
+  t.precision = Precision::FP8;
+  Layout layout;
+  Layout offloaded = layout;
+  offloaded.offloadLayers = 2;
+  auto activations = [&](const TrainingSpec &spec, Layout l) {
+    CostModel model(m, c, spec);
+    EXPECT_FALSE(static_cast<bool>(model.checkLayout(l)));
+    return model.stages(l)[0].activationBytes;
+  };
+  // One FP8 layer per token (h 1024, f 4096, 8 heads of 128, MHA): norm
+  // inputs 2h twice; the FP8 copies of the QKV, output projection, fc1 and
+  // fc2 inputs h, h, h, f; Q, K, V 6h; the log-sum-exp 4 per head; the
+  // attention output 2h; fc1's output 2 * 2f.
+  const double h = 1024, f = 4096, heads = 8, tokens = 2048;
+  const double perLayer =
+      tokens * (2 * 2 * h + 3 * h + f + 6 * h + 4 * heads + 2 * h + 4 * f);
+  const double kept = activations(t, layout);
+  EXPECT_DOUBLE_EQ(kept - activations(t, offloaded), perLayer);
+  t.offloadSynchronizerV2 = true;
+  EXPECT_DOUBLE_EQ(kept - activations(t, offloaded), 2 * perLayer);
+  // Offloading no layer keeps them all, either way.
+  EXPECT_DOUBLE_EQ(activations(t, layout), kept);
+}
+
 TEST(CostModelMemory, OffloadMovesLayersToTheHost) {
   // Four layers on one stage; offload=2 sends layers 0 and 1 to the host
   // and stages one layer's worth on the device.

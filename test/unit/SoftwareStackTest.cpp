@@ -84,6 +84,14 @@ TEST(SoftwareStack, KernelsAllocatorAndSchedulesAsStated) {
   EXPECT_EQ(core.mainGradientBytes, 4);
   EXPECT_TRUE(core.fusedCrossEntropy);
   EXPECT_FALSE(lm.fusedCrossEntropy);
+  // Megatron-Bridge 26.02 pins Transformer Engine 2.12, whose CPU offload
+  // is version 2; a stack without TE's offload keeps version 1's count.
+  EXPECT_TRUE(core.offloadSynchronizerV2);
+  EXPECT_FALSE(lm.offloadSynchronizerV2);
+  // Megatron-Core's TransformerConfig refuses CPU offloading with pipeline
+  // parallelism and with recomputation.
+  EXPECT_TRUE(core.offloadAlone);
+  EXPECT_FALSE(lm.offloadAlone);
   TrainingSpec titan = applied(stack("torchtitan"));
   EXPECT_TRUE(titan.expandableSegments);
   EXPECT_FALSE(titan.tensorParallelOverlap);
@@ -180,7 +188,8 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
               "main_grads": "bf16", "optimizer_moments": "bf16",
               "allocator": "expandable", "blocking_p2p": "all",
               "projections": "separate", "selective_recompute": "op",
-              "zero3_overlap": false, "weights": "fp32"})";
+              "zero3_overlap": false, "weights": "fp32",
+              "cpu_offload": "te-v1", "offload_alone": false})";
   }
   llvm::Expected<SoftwareStack> s = loadSoftwareStack(path);
   llvm::sys::fs::remove(path);
@@ -195,6 +204,9 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
   EXPECT_TRUE(t.selectiveRecompute.isPerOperator());
   EXPECT_FALSE(t.shardedOverlap);
   EXPECT_TRUE(t.fp32Weights);
+  EXPECT_FALSE(t.offloadSynchronizerV2);
+  EXPECT_FALSE(t.offloadAlone);
+  EXPECT_EQ(s->toJson().getString("cpu_offload"), "te-v1");
   // Kept from the base.
   EXPECT_FALSE(t.runsSchedule("dualpipe"));
   EXPECT_EQ(t.attention, AttentionKernel::Flash);
@@ -279,6 +291,8 @@ TEST(SoftwareStack, ErrorsNameTheField) {
        "projections: expected fused or separate"},
       {R"({"name": "x", "selective_recompute": "full"})",
        "selective_recompute: expected core_attn or op"},
+      {R"({"name": "x", "cpu_offload": "te-v3"})",
+       "cpu_offload: expected te-v1 or te-v2, got 'te-v3'"},
       {R"({"name": "x", "cuda_graphs": "full"})",
        "cuda_graphs: expected none or moe-router or layer or step"},
       {R"({"name": "x", "moe_host_forward": 1})",
