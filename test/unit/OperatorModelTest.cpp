@@ -772,6 +772,78 @@ TEST(Efficiency, ProfilesByDeviceName) {
   EXPECT_EQ(h.attentionAt(1 << 20, false, true), 0.59);
 }
 
+/// Flash attention as the stack's cuDNN release ran it on Blackwell: NVIDIA's
+/// cudnn-frontend SDPA benchmark through the frontend graph, Llama 3.1 405B
+/// heads, batch 1, causal BF16 (benchmark/sdpa_benchmark_training/
+/// artifacts/sdpa_fp8_benchmark_results_NVIDIA_{B200,GB300}.csv, bf16
+/// rows): B200 at 8k 1248.265 / 987.670 TFLOP/s forward / backward under
+/// 9.10.2 (@9793df5), 1384.231 / 994.850 under 9.13.1 (@0b1577c); GB300
+/// 1716.056 / 1150.498 under 9.13.1. A stack at 9.11 runs 9.10.2's curve
+/// (the newest measured release not after it), at 9.13 9.13.1's, from 9.18
+/// the profile's own.
+TEST(Efficiency, AttentionByCudnnRelease) {
+  std::optional<ClusterSpec> b200 = clusterPreset("b200-ib");
+  ASSERT_TRUE(b200.has_value());
+  const Efficiency newest = b200->efficiency;
+  Operator forward;
+  forward.kind = OperatorClass::Attention;
+  forward.flops = 1e12;
+  Operator backward = forward;
+  backward.backward = true;
+  backward.flops = 2.5e12;
+  auto tflops = [](const Operator &op, const ClusterSpec &cluster) {
+    return op.flops / operatorTime(op, cluster, 8192) / 1e12;
+  };
+  ClusterSpec at911 = *b200;
+  at911.efficiency.useCudnnRelease(9.11);
+  // Fractions kept to three places: within 0.1% of the measured rates.
+  EXPECT_NEAR(tflops(forward, at911) / 1248.265, 1, 1e-3);
+  EXPECT_NEAR(tflops(backward, at911) / 987.670, 1, 1e-3);
+  EXPECT_NE(at911.efficiency.profile.find("cuDNN 9.10.2 on a B200"),
+            std::string::npos);
+  ClusterSpec at913 = *b200;
+  at913.efficiency.useCudnnRelease(9.13);
+  EXPECT_NEAR(tflops(forward, at913) / 1384.231, 1, 1e-3);
+  EXPECT_NEAR(tflops(backward, at913) / 994.850, 1, 1e-3);
+  // From 9.18 on, and with no release named, the profile's own curve.
+  for (double release : {0.0, 9.18, 9.22}) {
+    Efficiency e = newest;
+    e.useCudnnRelease(release);
+    EXPECT_EQ(e.attentionAt(8192, false, true), 0.53) << release;
+    EXPECT_EQ(e.profile, newest.profile);
+  }
+  // The GB200 takes the B200's fractions of its own peak (same chip); the
+  // GB300 its own 9.13.1 run, which stands for older releases too.
+  Efficiency gb200 = efficiencyForDevice("B200 (GB200 NVL72)");
+  gb200.useCudnnRelease(9.11);
+  EXPECT_EQ(gb200.attentionAt(8192, false, false), 0.555);
+  Efficiency gb300 = efficiencyForDevice("GB300");
+  gb300.useCudnnRelease(9.11);
+  EXPECT_NEAR(gb300.attentionAt(8192, false, true) * 2500 / 1150.498, 1, 1e-3);
+  // Latent attention has no older measurement: it keeps its curve. Hopper
+  // has no older release measured: unchanged.
+  EXPECT_EQ(gb300.attentionAt(16384, true, false), 0.79);
+  Efficiency h200 = efficiencyForDevice("H200");
+  h200.useCudnnRelease(9.11);
+  EXPECT_EQ(h200.attentionAt(8192, false, true), 0.55);
+  // A stack's release reaches the cost model; a cluster file's own
+  // attention figures win over it.
+  TrainingSpec training;
+  training.cudnnRelease = 9.11;
+  CostModel model(*modelPreset("llama3-8b"), *b200, training);
+  EXPECT_EQ(model.getCluster().efficiency.attentionAt(8192, false, true),
+            0.439);
+  llvm::Expected<ClusterSpec> own = parseClusterSpec(R"json({
+      "name": "b", "device": {"name": "B200 (HGX)",
+        "peak_flops": {"bf16": 2.25e15, "fp8": 4.5e15},
+        "hbm_bytes": 192e9, "hbm_bandwidth": 8e12},
+      "domain_size": 8, "domain_bandwidth": 9e11,
+      "scale_out_bandwidth": 5e10, "efficiency": {"attention": 0.5}})json");
+  ASSERT_TRUE(bool(own)) << llvm::toString(own.takeError());
+  own->efficiency.useCudnnRelease(9.11);
+  EXPECT_EQ(own->efficiency.attentionAt(8192, false, true), 0.5);
+}
+
 TEST(Collectives, SmallMessagesReachLessBandwidth) {
   std::optional<ClusterSpec> c = clusterPreset("h100-ib");
   ASSERT_TRUE(c.has_value());

@@ -176,7 +176,7 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(path, ec);
-    os << R"({"name": "core-bf16", "base": "megatron-core",
+    os << R"({"name": "core-bf16", "base": "megatron-core", "cudnn": "9.13.1",
               "main_grads": "bf16", "optimizer_moments": "bf16",
               "allocator": "expandable", "blocking_p2p": "all",
               "projections": "separate", "selective_recompute": "op",
@@ -195,6 +195,11 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
   EXPECT_TRUE(t.selectiveRecompute.isPerOperator());
   EXPECT_FALSE(t.shardedOverlap);
   EXPECT_TRUE(t.fp32Weights);
+  // The patch of a cuDNN release is dropped; --json spells it back.
+  EXPECT_DOUBLE_EQ(t.cudnnRelease, 9.13);
+  EXPECT_EQ(s->toJson().getString("cudnn"), "9.13");
+  EXPECT_FALSE(stack("megatron-core").toJson().get("cudnn"));
+  EXPECT_EQ(stack("megatron-core").cudnnRelease, 0);
   // Kept from the base.
   EXPECT_FALSE(t.runsSchedule("dualpipe"));
   EXPECT_EQ(t.attention, AttentionKernel::Flash);
@@ -279,6 +284,10 @@ TEST(SoftwareStack, ErrorsNameTheField) {
        "projections: expected fused or separate"},
       {R"({"name": "x", "selective_recompute": "full"})",
        "selective_recompute: expected core_attn or op"},
+      {R"({"name": "x", "cudnn": "nine"})",
+       "cudnn: expected a release \"MAJOR.MINOR\" (\"9.11\"), got 'nine'"},
+      {R"({"name": "x", "cudnn": "9"})", "cudnn: expected a release"},
+      {R"({"name": "x", "cudnn": 9.11})", "cudnn"},
       {R"({"name": "x", "cuda_graphs": "full"})",
        "cuda_graphs: expected none or moe-router or layer or step"},
       {R"({"name": "x", "moe_host_forward": 1})",
