@@ -475,6 +475,15 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
     // 9 and 10 PF, as for BF16 and FP8; the quantize kernels are costed
     // apart (Operators.cpp, castBytes).
     e.matmulFp4 = 5.093e15 / 15e15;
+    // The B200's own NVFP4 measurement replaces that transfer on Blackwell
+    // (its FP4 peak is twice its FP8, the B300's three times): CUTLASS's
+    // NVFP4 GEMM (vLLM's, pre-quantized) at Llama 3 8B's QKV shape,
+    // 16384 x 6144 x 4096, 3,904 TFLOP/s, 0.434 of 9 PF (vllm-project/vllm
+    // PR #20578 / #20646, bench_nvfp4_gemm.py, July 2025; the thread names
+    // no device, its BF16 column matches the B200 tables of PR #18778 and
+    // #19566). The GB200 (the same chip) takes the fraction of its 10 PF.
+    if (familyOf(deviceName) != Family::B300)
+      e.matmulFp4 = 3904.329e12 / 9e15;
     break;
   case Family::TpuV4:
   case Family::TpuV5p:

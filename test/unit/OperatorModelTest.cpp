@@ -484,19 +484,24 @@ TEST(Operators, Nvfp4RecipeByHand) {
     }
 }
 
-// An NVFP4 GEMM runs at the FP4 peak times TE's measured fraction on
-// Blackwell; devices without an fp4 peak or measurement, and MoE models,
+// An NVFP4 GEMM runs at the FP4 peak times a measured fraction: on
+// Blackwell Ultra TE's B300 layer (5,093 TFLOP/s of 15 PF), on Blackwell
+// the B200's CUTLASS GEMM at 16384 x 6144 x 4096 (3,904.329 of 9 PF; vLLM
+// PR #20578); devices without an fp4 peak or measurement, and MoE models,
 // are refused rather than priced.
 TEST(Roofline, Nvfp4GemmsAndTheirRefusals) {
   std::optional<ClusterSpec> gb200 = clusterPreset("gb200-nvl72");
   ASSERT_TRUE(gb200.has_value());
   EXPECT_EQ(gb200->peak(Precision::FP4), 10e15);
-  EXPECT_NEAR(gb200->efficiency.matmulFp4, 5.093 / 15, 1e-12);
+  EXPECT_NEAR(gb200->efficiency.matmulFp4, 3904.329 / 9000, 1e-12);
+  EXPECT_NEAR(efficiencyForDevice("B200 (HGX)").matmulFp4, 3904.329 / 9000,
+              1e-12);
+  EXPECT_NEAR(efficiencyForDevice("GB300").matmulFp4, 5.093 / 15, 1e-12);
   Operator op;
   op.kind = OperatorClass::Gemm;
   op.m = op.n = op.k = 8192;
   op.precision = Precision::FP4;
-  EXPECT_DOUBLE_EQ(gemmCeiling(op, gb200->efficiency), 5.093 / 15);
+  EXPECT_DOUBLE_EQ(gemmCeiling(op, gb200->efficiency), 3904.329 / 9000);
   op.precision = Precision::FP8;
   EXPECT_DOUBLE_EQ(gemmCeiling(op, gb200->efficiency),
                    gb200->efficiency.matmulFp8);
