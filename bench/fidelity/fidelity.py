@@ -186,7 +186,7 @@ def evaluate(schedc: str, run: dict, models: dict, clusters: dict,
     if run.get("stack_file"):
         # A table whose framework no built-in stack describes carries its
         # own stack file (a `base` and the facts that differ).
-        stack = workdir / f"stack-{run['stack']}.json"
+        stack = workdir / f"stack-{run.get('table', 'runs')}-{run['stack']}.json"
         stack.write_text(json.dumps(run["stack_file"]))
         run = run | {"stack": str(stack)}
     proc = subprocess.run(plan_command(schedc, run, model, cluster),

@@ -282,6 +282,7 @@ static void readMeasuredTables(DescriptionReader &e, Efficiency &out) {
     });
     out.attention = table;
     out.latentAttention.clear();
+    out.olderAttention.clear();
   }
 }
 
@@ -375,6 +376,7 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
       const double flat = e.fraction("attention", 1);
       out.attention = {{1, flat, flat}};
       out.latentAttention.clear();
+      out.olderAttention.clear();
     }
     out.hbm = e.fraction("hbm", out.hbm);
     out.domainHalfBytes =

@@ -110,7 +110,10 @@ class CostModel {
 public:
   CostModel(ModelSpec model, ClusterSpec cluster, TrainingSpec training)
       : model(std::move(model)), cluster(std::move(cluster)),
-        training(training) {}
+        training(training) {
+    // The stack's cuDNN release picks the attention curve it measured.
+    this->cluster.efficiency.useCudnnRelease(training.cudnnRelease);
+  }
 
   const ModelSpec &getModel() const { return model; }
   const ClusterSpec &getCluster() const { return cluster; }

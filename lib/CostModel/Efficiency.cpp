@@ -10,6 +10,7 @@
 #include "lib/CostModel/Efficiency.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <cctype>
@@ -39,6 +40,24 @@ double Efficiency::attentionAt(double seqLen, bool latent,
     return value(a) + t * (value(b) - value(a));
   }
   return value(points.back());
+}
+
+void Efficiency::useCudnnRelease(double release) {
+  if (release <= 0)
+    return;
+  // One release per cost model: the curves are used up here.
+  const std::vector<AttentionRelease> releases = std::move(olderAttention);
+  olderAttention.clear();
+  for (const AttentionRelease &older : releases) {
+    if (release >= older.before)
+      continue;
+    attention = older.points;
+    profile += llvm::formatv(", attention as {0} ran it (the stack's cuDNN "
+                             "{1:F2})",
+                             older.measured, release)
+                   .str();
+    return;
+  }
 }
 
 double Efficiency::expertExchangeAt(double ranks, bool dispatch,
@@ -72,6 +91,37 @@ double Efficiency::computeShareBeside(int sms) const {
 /// (NVIDIA/cudnn-frontend sdpa_benchmark_training results, KERNELS.md 2c).
 static std::vector<AttentionPoint> hopperAttention() {
   return {{2048, 0.49, 0.37}, {8192, 0.65, 0.55}, {32768, 0.70, 0.59}};
+}
+
+/// cuDNN SDPA before release 9.18 on Blackwell, through cuDNN's frontend
+/// graph (what Transformer Engine's fused attention calls), Llama 3.1 405B
+/// heads (128 query, 8 KV, d 128), batch 1, causal BF16, fractions of the
+/// device's BF16 peak at 2k / 8k / 32k (NVIDIA/cudnn-frontend
+/// benchmark/sdpa_benchmark_training/artifacts/sdpa_fp8_benchmark_results_
+/// NVIDIA_{B200,GB300}.csv, the bf16 rows; KERNELS.md 2c). B200 under
+/// cuDNN 9.10.2 (PyTorch 25.06 container, @9793df5): 670/500, 1248/988,
+/// 1435/1175 TFLOP/s of 2250. B200 and GB300 under 9.13.1 (@0b1577c):
+/// 908/545, 1384/995, 1515/1180 of 2250; GB300 1000/545, 1716/1151,
+/// 1884/1350 of 2500. From 9.18 the newer curves stand: GB200 under 9.18.0
+/// reaches 0.625/0.512 at 8k (@b8c0656), 9.22's 0.63/0.53 within 3%.
+static std::vector<AttentionRelease> blackwellOlderAttention(bool ultra) {
+  const AttentionRelease b200Cudnn910{
+      9.13,
+      "cuDNN 9.10.2 on a B200",
+      {{2048, 0.298, 0.222}, {8192, 0.555, 0.439}, {32768, 0.638, 0.522}}};
+  const AttentionRelease b200Cudnn913{
+      9.18,
+      "cuDNN 9.13.1 on a B200",
+      {{2048, 0.403, 0.242}, {8192, 0.615, 0.442}, {32768, 0.673, 0.525}}};
+  // No Blackwell Ultra run before 9.13.1 is published: its 9.13.1 curve
+  // stands for the releases before it too.
+  const AttentionRelease gb300Cudnn913{
+      9.18,
+      "cuDNN 9.13.1 on a GB300",
+      {{2048, 0.400, 0.218}, {8192, 0.686, 0.460}, {32768, 0.753, 0.540}}};
+  if (ultra)
+    return {gb300Cudnn913};
+  return {b200Cudnn910, b200Cudnn913};
 }
 
 /// TPU7x (Ironwood) splash attention, tuned, causal, 32 query and 8 KV
@@ -362,6 +412,10 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
     // 2c). The HGX B200 runs the same chip.
     e.attention = {{2048, 0.44, 0.35}, {8192, 0.63, 0.53}, {32768, 0.65, 0.49}};
     e.latentAttention = {{4096, 0.56, 0.42}, {16384, 0.67, 0.45}};
+    // A stack naming an older cuDNN (`cudnn` in a stack file) runs its
+    // measured curve instead (MLA has no older measurement: it keeps its).
+    e.olderAttention =
+        blackwellOlderAttention(familyOf(deviceName) == Family::B300);
     // HGX boards reach the host over PCIe Gen5 x16 (64 GB/s one way); a
     // Grace superchip over NVLink-C2C, 900 GB/s both ways for its two GPUs
     // (GB200 / GB300 NVL72 datasheets): 225 GB/s one way each.
@@ -421,6 +475,15 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
     // 9 and 10 PF, as for BF16 and FP8; the quantize kernels are costed
     // apart (Operators.cpp, castBytes).
     e.matmulFp4 = 5.093e15 / 15e15;
+    // The B200's own NVFP4 measurement replaces that transfer on Blackwell
+    // (its FP4 peak is twice its FP8, the B300's three times): CUTLASS's
+    // NVFP4 GEMM (vLLM's, pre-quantized) at Llama 3 8B's QKV shape,
+    // 16384 x 6144 x 4096, 3,904 TFLOP/s, 0.434 of 9 PF (vllm-project/vllm
+    // PR #20578 / #20646, bench_nvfp4_gemm.py, July 2025; the thread names
+    // no device, its BF16 column matches the B200 tables of PR #18778 and
+    // #19566). The GB200 (the same chip) takes the fraction of its 10 PF.
+    if (familyOf(deviceName) != Family::B300)
+      e.matmulFp4 = 3904.329e12 / 9e15;
     break;
   case Family::TpuV4:
   case Family::TpuV5p:

@@ -34,6 +34,15 @@ struct AttentionPoint {
   double backward = 0;
 };
 
+/// Flash attention as an older cuDNN release ran it: the curve stands for
+/// every release below `before` that no earlier entry covers.
+struct AttentionRelease {
+  double before = 0;
+  /// The release measured ("cuDNN 9.13.1") and on which device.
+  std::string measured;
+  std::vector<AttentionPoint> points;
+};
+
 /// A GEMM measured on the user's hardware (calibration): its shape, its
 /// precision and the fraction of that precision's peak it reached.
 struct MeasuredGemm {
@@ -89,6 +98,11 @@ struct Efficiency {
   /// log(seq), clamped at the ends.
   std::vector<AttentionPoint> attention;
   std::vector<AttentionPoint> latentAttention;
+  /// The standard-head curve older cuDNN releases reached on this device
+  /// (ascending `before`; a release at or past the last `before` runs
+  /// `attention`). Empty where no older release was measured, and once a
+  /// cluster file sets its own attention figures.
+  std::vector<AttentionRelease> olderAttention;
   /// Memory-bound kernels (norms, activations, casts, permutes), of HBM
   /// bandwidth.
   double hbm = 0.8;
@@ -141,6 +155,10 @@ struct Efficiency {
   /// figure is known (offload is then refused).
   double hostBandwidth = 0;
 
+  /// Runs `attention` as cuDNN `release` (major + minor / 100, 9.11 for
+  /// 9.11; 0: the newest measured) did, from `olderAttention`; the profile
+  /// names the release.
+  void useCudnnRelease(double release);
   /// Flash attention's forward or backward fraction at `seqLen`.
   double attentionAt(double seqLen, bool latent, bool backward) const;
   /// The measured dispatcher's fraction of the domain link (see

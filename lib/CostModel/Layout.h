@@ -287,6 +287,10 @@ struct MoeHostTime {
 /// and sources them; the single-fact flags of `schedc plan` override one).
 struct StackFacts {
   AttentionKernel attention = AttentionKernel::Flash;
+  /// The cuDNN release the fused attention runs (major + minor / 100:
+  /// 9.11); 0: the newest the device's profile measured
+  /// (Efficiency::useCudnnRelease).
+  double cudnnRelease = 0;
   /// Tensor-parallel collectives pipelined with the GEMMs beside them
   /// (Transformer Engine's userbuffers, Megatron's --tp-comm-overlap): on
   /// by default, as modern Megatron, NeMo and torchtitan stacks run.

@@ -40,19 +40,27 @@ static bool fp8SwigluInput(const TrainingSpec &training) {
 }
 
 /// Bytes-equivalent of one element's quantization (docs/cost-model.md,
-/// "Operators"): FP8 writes a row-wise and a transposed copy of what it
-/// reads (read 2 bytes, write 1 + 1). NVFP4's quantize is not bound by its
-/// bytes (a per-tensor amax, an E4M3 scale per 16 elements, a random
-/// Hadamard transform for the weight gradient's operands): Transformer
-/// Engine's GEMM profile of one B300 layer (hidden 4,096, FFN 16,384,
-/// 15,872 tokens) spends 2.689 ms a layer quantizing for NVFP4 against
-/// 2.335 (FP8 current scaling) and 1.823 (MXFP8), the autocast less the
-/// pre-quantized times (KERNELS.md 1c): NVFP4 is priced at the FP8 cast
-/// times 2.689 / 2.079, their mean.
+/// "FP8 and NVFP4 casts"), priced like any memory-bound kernel at the
+/// device's HBM bandwidth times Efficiency::hbm. The bytes a cast moves
+/// (read 2, write an FP8 copy and its transpose, 4; current scaling reads
+/// the tensor twice, its amax first) undercount what Transformer Engine's
+/// quantize kernels take: its GEMM profile of one B300 layer (hidden 4,096,
+/// FFN 16,384, 15,872 tokens; KERNELS.md 1c) runs each of the layer's 12
+/// GEMM shapes as a te.Linear forward that quantizes its input and its
+/// weight, 2,483,027,968 elements (benchmarks/gemm/benchmark_gemm.py), and
+/// its autocast less its pre-quantized times, 2.335 ms (FP8 current
+/// scaling), 1.823 (MXFP8) and 2.689 (NVFP4), are 0.940, 0.734 and 1.083 ps
+/// an element: 6.02, 4.70 and 6.93 bytes at the B300's 8 TB/s times 0.8.
+/// The model has one FP8 switch: the mean of the two FP8 recipes, 5.36
+/// (the H200 NVL's current scaling, 3.500 ms over the same elements at 4.8
+/// TB/s, is 5.41).
 static double castBytes(Precision precision) {
-  constexpr double kFp8 = 4;
-  constexpr double kNvfp4OverFp8 = 2.689 / ((2.335 + 1.823) / 2);
-  return precision == Precision::FP4 ? kFp8 * kNvfp4OverFp8 : kFp8;
+  constexpr double kElements = 2483027968, kBytesPerSecond = 8e12 * 0.8;
+  auto bytes = [&](double overheadMs) {
+    return overheadMs * 1e-3 / kElements * kBytesPerSecond;
+  };
+  return precision == Precision::FP4 ? bytes(2.689)
+                                     : (bytes(2.335) + bytes(1.823)) / 2;
 }
 
 namespace {

@@ -13,6 +13,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
+
 using namespace sched;
 
 static const std::vector<SoftwareStack> &stacks() {
@@ -180,6 +182,26 @@ void SoftwareStack::apply(TrainingSpec &training) const {
   training.stack = name;
 }
 
+std::optional<double> sched::parseCudnnRelease(llvm::StringRef text) {
+  llvm::SmallVector<llvm::StringRef, 4> parts;
+  text.split(parts, '.');
+  unsigned major = 0, minor = 0;
+  if (parts.size() < 2 || parts.size() > 3 ||
+      parts[0].getAsInteger(10, major) || parts[1].getAsInteger(10, minor) ||
+      major < 1 || major > 99 || minor > 99)
+    return std::nullopt;
+  unsigned patch = 0;
+  if (parts.size() == 3 && parts[2].getAsInteger(10, patch))
+    return std::nullopt;
+  return major + minor / 100.0;
+}
+
+std::string sched::cudnnReleaseName(double release) {
+  const int hundredths = static_cast<int>(std::lround(release * 100));
+  return std::to_string(hundredths / 100) + "." +
+         std::to_string(hundredths % 100);
+}
+
 /// The dtype of a gradient or moment of `bytes` bytes, as stack files and
 /// --json spell it.
 static const char *dtype(double bytes) { return bytes == 2 ? "bf16" : "fp32"; }
@@ -192,7 +214,7 @@ static const char *momentsName(double bytes) {
 }
 
 llvm::json::Object SoftwareStack::toJson() const {
-  return llvm::json::Object{
+  llvm::json::Object json{
       {"name", name},
       {"version", version},
       {"attention", attentionKernelName(attention)},
@@ -218,6 +240,9 @@ llvm::json::Object SoftwareStack::toJson() const {
       {"zero3_overlap", shardedOverlap},
       {"selective_recompute",
        selectiveRecompute.isPerOperator() ? "op" : "core_attn"}};
+  if (cudnnRelease > 0)
+    json["cudnn"] = cudnnReleaseName(cudnnRelease);
+  return json;
 }
 
 /// The most names a list field of a stack file holds: more than the
@@ -287,6 +312,15 @@ readStackFile(const llvm::json::Object &object) {
   std::string attention =
       readChoice(reader, "attention", {"flash", "unfused"},
                  attentionKernelName(stack.attention));
+  if (reader.ok() && reader.has("cudnn")) {
+    const std::string release = reader.string("cudnn");
+    if (std::optional<double> parsed = parseCudnnRelease(release))
+      stack.cudnnRelease = *parsed;
+    else if (reader.ok())
+      reader.fail("cudnn", "expected a release \"MAJOR.MINOR\" (\"9.11\"), "
+                           "got '" +
+                               llvm::StringRef(release).take_front(32) + "'");
+  }
   stack.tensorParallelOverlap =
       reader.boolean("tp_overlap", stack.tensorParallelOverlap);
   stack.blockingSendSchedules =

@@ -21,6 +21,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,9 +45,16 @@ llvm::ArrayRef<SoftwareStack> builtinStacks();
 /// Their names, joined by ", ".
 std::string builtinStackNames();
 
+/// A cuDNN release as a stack file spells it ("9.11", or "9.13.1": the
+/// patch is dropped) as major + minor / 100; none when malformed.
+std::optional<double> parseCudnnRelease(llvm::StringRef text);
+/// The release back as "9.11".
+std::string cudnnReleaseName(double release);
+
 /// A built-in stack by name, or a stack file (.json): an object with
 /// `name`, optional `base` (a built-in stack whose facts it starts from)
-/// and any of `attention` ("flash"/"unfused"), `tp_overlap` (bool),
+/// and any of `attention` ("flash"/"unfused"), `cudnn` (the release the
+/// fused attention runs: "9.11"), `tp_overlap` (bool),
 /// `blocking_p2p` ("all", "none" or a list of schedule names),
 /// `schedules` (a list), `allocator` ("caching"/"expandable"),
 /// `main_grads` ("fp32"/"bf16"), `optimizer_moments` ("fp32"/"bf16"/

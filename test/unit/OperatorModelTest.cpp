@@ -367,6 +367,47 @@ struct Fp8DeepSeek {
   }
 };
 
+/// An FP8 GEMM's casts, priced as Transformer Engine's quantize kernels
+/// measured on a B300 (gemm_profiling.rst: autocast less pre-quantized, per
+/// layer of hidden 4,096, FFN 16,384, 15,872 tokens), spread over the
+/// elements its 12 te.Linear calls (forward, data and weight gradient
+/// shapes M x K x N) quantize, M x K of input and K x N of weight each:
+/// 2,483,027,968. Current
+/// scaling 2.335 ms and MXFP8 1.823 ms are 6.02 and 4.70 bytes an element
+/// at 8 TB/s x 0.8; one FP8 switch takes their mean. The H200 NVL's
+/// current scaling (20.285 - 16.785 ms at 4.8 TB/s) lands within 2%.
+TEST(Operators, Fp8CastsAsTransformerEngineMeasuredThem) {
+  const double m = 15872, h = 4096, qkv = 12288, f = 16384;
+  const double elements = m * (h + h + h + f) + h * qkv + h * h + h * f +
+                          f * h + m * (qkv + h + f + h) + qkv * h + h * h +
+                          f * h + h * f + h * m + m * qkv + h * m + m * h +
+                          h * m + m * f + f * m + m * h;
+  EXPECT_EQ(elements, 2483027968.0);
+  const double fp8 = (2.335e-3 + 1.823e-3) / 2 / elements * 8e12 * 0.8;
+  EXPECT_NEAR(fp8, 5.36, 0.005);
+  EXPECT_NEAR(3.5e-3 / elements * 4.8e12 * 0.8 / fp8, 1, 0.02);
+  // The small dense layer at FP8: each GEMM casts its input forward and
+  // its incoming gradient backward at those bytes an element.
+  llvm::Expected<ModelSpec> model = smallDenseModel();
+  ASSERT_TRUE(static_cast<bool>(model));
+  TrainingSpec training;
+  training.seqLen = 2048;
+  training.precision = Precision::FP8;
+  const LayerOperators ops = layerOperators(*model, training, Layout(), false);
+  double forward = 0, backward = 0;
+  for (const Operator &op : ops.forward)
+    if (llvm::StringRef(op.name) == "fp8 cast")
+      forward += op.bytes;
+  for (const Operator &op : ops.backwardInput)
+    if (llvm::StringRef(op.name) == "fp8 cast")
+      backward += op.bytes;
+  // Inputs of QKV (h), attention out (h), fc1 (h) and fc2 (f); gradients
+  // of QKV (h + 2 x 2 x 128), attention out (h), gated fc1 (2f), fc2 (h).
+  EXPECT_NEAR(forward, 2048.0 * (3 * 1024 + 4096) * fp8, 1e-9 * forward);
+  EXPECT_NEAR(backward, 2048.0 * (1536 + 1024 + 8192 + 1024) * fp8,
+              1e-9 * backward);
+}
+
 TEST(Operators, Fp8RecipeKeepsOutputLayerAndRouterInBf16) {
   auto [v3, training, layout] = Fp8DeepSeek();
   LayerOperators layer = layerOperators(v3, training, layout, true);
@@ -405,8 +446,8 @@ static double saved(const LayerOperators &ops, llvm::StringRef name) {
 // performance recipes run it): every weight GEMM of the layer, forward and
 // both gradients, in FP4; the kept linear inputs are one transposed NVFP4
 // copy (0.5 + 1/16 bytes an element); the output projection keeps no
-// quantized copy (Megatron saves its BF16 input); each cast costs 1.29 x
-// FP8's (TE's measured quantize overheads); the output layer stays BF16.
+// quantized copy (Megatron saves its BF16 input); each cast costs TE's
+// measured NVFP4 quantize time an element; the output layer stays BF16.
 TEST(Operators, Nvfp4RecipeByHand) {
   llvm::Expected<ModelSpec> m = smallDenseModel();
   ASSERT_TRUE(static_cast<bool>(m));
@@ -432,7 +473,10 @@ TEST(Operators, Nvfp4RecipeByHand) {
       cast += op.bytes;
   // Inputs of QKV (h), attention out (h), fc1 (h) and fc2 (f).
   const double elements = 2048.0 * (3 * 1024 + 4096);
-  EXPECT_NEAR(cast, elements * 4 * 2.689 / ((2.335 + 1.823) / 2), 1e-6 * cast);
+  // 2.689 ms over 2,483,027,968 elements on a B300, as bytes at its 8 TB/s
+  // times 0.8: 6.93 an element.
+  EXPECT_NEAR(cast, elements * 2.689e-3 / 2483027968 * 6.4e12, 1e-6 * cast);
+  EXPECT_NEAR(cast / elements, 6.93, 0.005);
   const LayerOperators head = headOperators(*m, training, layout);
   for (const Operator &op : head.forward)
     if (op.kind == OperatorClass::Gemm) {
@@ -440,19 +484,24 @@ TEST(Operators, Nvfp4RecipeByHand) {
     }
 }
 
-// An NVFP4 GEMM runs at the FP4 peak times TE's measured fraction on
-// Blackwell; devices without an fp4 peak or measurement, and MoE models,
+// An NVFP4 GEMM runs at the FP4 peak times a measured fraction: on
+// Blackwell Ultra TE's B300 layer (5,093 TFLOP/s of 15 PF), on Blackwell
+// the B200's CUTLASS GEMM at 16384 x 6144 x 4096 (3,904.329 of 9 PF; vLLM
+// PR #20578); devices without an fp4 peak or measurement, and MoE models,
 // are refused rather than priced.
 TEST(Roofline, Nvfp4GemmsAndTheirRefusals) {
   std::optional<ClusterSpec> gb200 = clusterPreset("gb200-nvl72");
   ASSERT_TRUE(gb200.has_value());
   EXPECT_EQ(gb200->peak(Precision::FP4), 10e15);
-  EXPECT_NEAR(gb200->efficiency.matmulFp4, 5.093 / 15, 1e-12);
+  EXPECT_NEAR(gb200->efficiency.matmulFp4, 3904.329 / 9000, 1e-12);
+  EXPECT_NEAR(efficiencyForDevice("B200 (HGX)").matmulFp4, 3904.329 / 9000,
+              1e-12);
+  EXPECT_NEAR(efficiencyForDevice("GB300").matmulFp4, 5.093 / 15, 1e-12);
   Operator op;
   op.kind = OperatorClass::Gemm;
   op.m = op.n = op.k = 8192;
   op.precision = Precision::FP4;
-  EXPECT_DOUBLE_EQ(gemmCeiling(op, gb200->efficiency), 5.093 / 15);
+  EXPECT_DOUBLE_EQ(gemmCeiling(op, gb200->efficiency), 3904.329 / 9000);
   op.precision = Precision::FP8;
   EXPECT_DOUBLE_EQ(gemmCeiling(op, gb200->efficiency),
                    gb200->efficiency.matmulFp8);
@@ -770,6 +819,78 @@ TEST(Efficiency, ProfilesByDeviceName) {
   Efficiency h = efficiencyForDevice("H100");
   EXPECT_NEAR(h.attentionAt(4096, false, false), (0.49 + 0.65) / 2, 1e-12);
   EXPECT_EQ(h.attentionAt(1 << 20, false, true), 0.59);
+}
+
+/// Flash attention as the stack's cuDNN release ran it on Blackwell: NVIDIA's
+/// cudnn-frontend SDPA benchmark through the frontend graph, Llama 3.1 405B
+/// heads, batch 1, causal BF16 (benchmark/sdpa_benchmark_training/
+/// artifacts/sdpa_fp8_benchmark_results_NVIDIA_{B200,GB300}.csv, bf16
+/// rows): B200 at 8k 1248.265 / 987.670 TFLOP/s forward / backward under
+/// 9.10.2 (@9793df5), 1384.231 / 994.850 under 9.13.1 (@0b1577c); GB300
+/// 1716.056 / 1150.498 under 9.13.1. A stack at 9.11 runs 9.10.2's curve
+/// (the newest measured release not after it), at 9.13 9.13.1's, from 9.18
+/// the profile's own.
+TEST(Efficiency, AttentionByCudnnRelease) {
+  std::optional<ClusterSpec> b200 = clusterPreset("b200-ib");
+  ASSERT_TRUE(b200.has_value());
+  const Efficiency newest = b200->efficiency;
+  Operator forward;
+  forward.kind = OperatorClass::Attention;
+  forward.flops = 1e12;
+  Operator backward = forward;
+  backward.backward = true;
+  backward.flops = 2.5e12;
+  auto tflops = [](const Operator &op, const ClusterSpec &cluster) {
+    return op.flops / operatorTime(op, cluster, 8192) / 1e12;
+  };
+  ClusterSpec at911 = *b200;
+  at911.efficiency.useCudnnRelease(9.11);
+  // Fractions kept to three places: within 0.1% of the measured rates.
+  EXPECT_NEAR(tflops(forward, at911) / 1248.265, 1, 1e-3);
+  EXPECT_NEAR(tflops(backward, at911) / 987.670, 1, 1e-3);
+  EXPECT_NE(at911.efficiency.profile.find("cuDNN 9.10.2 on a B200"),
+            std::string::npos);
+  ClusterSpec at913 = *b200;
+  at913.efficiency.useCudnnRelease(9.13);
+  EXPECT_NEAR(tflops(forward, at913) / 1384.231, 1, 1e-3);
+  EXPECT_NEAR(tflops(backward, at913) / 994.850, 1, 1e-3);
+  // From 9.18 on, and with no release named, the profile's own curve.
+  for (double release : {0.0, 9.18, 9.22}) {
+    Efficiency e = newest;
+    e.useCudnnRelease(release);
+    EXPECT_EQ(e.attentionAt(8192, false, true), 0.53) << release;
+    EXPECT_EQ(e.profile, newest.profile);
+  }
+  // The GB200 takes the B200's fractions of its own peak (same chip); the
+  // GB300 its own 9.13.1 run, which stands for older releases too.
+  Efficiency gb200 = efficiencyForDevice("B200 (GB200 NVL72)");
+  gb200.useCudnnRelease(9.11);
+  EXPECT_EQ(gb200.attentionAt(8192, false, false), 0.555);
+  Efficiency gb300 = efficiencyForDevice("GB300");
+  gb300.useCudnnRelease(9.11);
+  EXPECT_NEAR(gb300.attentionAt(8192, false, true) * 2500 / 1150.498, 1, 1e-3);
+  // Latent attention has no older measurement: it keeps its curve. Hopper
+  // has no older release measured: unchanged.
+  EXPECT_EQ(gb300.attentionAt(16384, true, false), 0.79);
+  Efficiency h200 = efficiencyForDevice("H200");
+  h200.useCudnnRelease(9.11);
+  EXPECT_EQ(h200.attentionAt(8192, false, true), 0.55);
+  // A stack's release reaches the cost model; a cluster file's own
+  // attention figures win over it.
+  TrainingSpec training;
+  training.cudnnRelease = 9.11;
+  CostModel model(*modelPreset("llama3-8b"), *b200, training);
+  EXPECT_EQ(model.getCluster().efficiency.attentionAt(8192, false, true),
+            0.439);
+  llvm::Expected<ClusterSpec> own = parseClusterSpec(R"json({
+      "name": "b", "device": {"name": "B200 (HGX)",
+        "peak_flops": {"bf16": 2.25e15, "fp8": 4.5e15},
+        "hbm_bytes": 192e9, "hbm_bandwidth": 8e12},
+      "domain_size": 8, "domain_bandwidth": 9e11,
+      "scale_out_bandwidth": 5e10, "efficiency": {"attention": 0.5}})json");
+  ASSERT_TRUE(bool(own)) << llvm::toString(own.takeError());
+  own->efficiency.useCudnnRelease(9.11);
+  EXPECT_EQ(own->efficiency.attentionAt(8192, false, true), 0.5);
 }
 
 TEST(Collectives, SmallMessagesReachLessBandwidth) {

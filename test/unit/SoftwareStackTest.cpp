@@ -184,7 +184,7 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(path, ec);
-    os << R"({"name": "core-bf16", "base": "megatron-core",
+    os << R"({"name": "core-bf16", "base": "megatron-core", "cudnn": "9.13.1",
               "main_grads": "bf16", "optimizer_moments": "bf16",
               "allocator": "expandable", "blocking_p2p": "all",
               "projections": "separate", "selective_recompute": "op",
@@ -207,6 +207,11 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
   EXPECT_FALSE(t.offloadSynchronizerV2);
   EXPECT_FALSE(t.offloadAlone);
   EXPECT_EQ(s->toJson().getString("cpu_offload"), "te-v1");
+  // The patch of a cuDNN release is dropped; --json spells it back.
+  EXPECT_DOUBLE_EQ(t.cudnnRelease, 9.13);
+  EXPECT_EQ(s->toJson().getString("cudnn"), "9.13");
+  EXPECT_FALSE(stack("megatron-core").toJson().get("cudnn"));
+  EXPECT_EQ(stack("megatron-core").cudnnRelease, 0);
   // Kept from the base.
   EXPECT_FALSE(t.runsSchedule("dualpipe"));
   EXPECT_EQ(t.attention, AttentionKernel::Flash);
@@ -293,6 +298,10 @@ TEST(SoftwareStack, ErrorsNameTheField) {
        "selective_recompute: expected core_attn or op"},
       {R"({"name": "x", "cpu_offload": "te-v3"})",
        "cpu_offload: expected te-v1 or te-v2, got 'te-v3'"},
+      {R"({"name": "x", "cudnn": "nine"})",
+       "cudnn: expected a release \"MAJOR.MINOR\" (\"9.11\"), got 'nine'"},
+      {R"({"name": "x", "cudnn": "9"})", "cudnn: expected a release"},
+      {R"({"name": "x", "cudnn": 9.11})", "cudnn"},
       {R"({"name": "x", "cuda_graphs": "full"})",
        "cuda_graphs: expected none or moe-router or layer or step"},
       {R"({"name": "x", "moe_host_forward": 1})",
