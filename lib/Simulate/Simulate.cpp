@@ -60,7 +60,10 @@ public:
                                       : schedule.stageCosts),
         comm(options.declaredTransfers && schedule.transferTime >= 0
                  ? schedule.transferTime
-                 : options.comm) {}
+                 : options.comm) {
+    dense.swap(reusedDense());
+  }
+  ~ListSimulator() { reusedDense().swap(dense); }
 
   llvm::Expected<Timeline> run();
 
@@ -111,26 +114,44 @@ private:
   std::vector<int32_t> stageRank;
   std::vector<size_t> pos;
   std::vector<double> clock;
-  /// When each event happened: in `denseTimes` the events of a stage and
+  /// When each event happened: in `dense` the events of a stage and
   /// microbatch (denseIndex), in `events` the rest (collectives, and every
   /// event of a schedule whose stages x microbatches far exceed its
   /// actions). A hash map of every event was a fifth of the planner's time
   /// on a million-action schedule (the 2^40-token plan, docs/limits.md).
   llvm::DenseMap<uint64_t, double> events;
-  std::vector<double> denseTimes;
-  /// Whether each slot of `denseTimes` happened (a byte each: a bit each
-  /// cost a read-modify-write per post).
-  std::vector<uint8_t> denseSeen;
+  /// One slot of `dense`: the event's time, whether it happened, and the
+  /// first rank parked on it (advanceComputes; -1: none), together so that
+  /// a wait or a post touches one cache line.
+  struct DenseEvent {
+    double time = 0;
+    int32_t firstParked = -1;
+    uint8_t seen = 0;
+  };
+  /// The slots by microbatch, then stage, then event: a rank's next
+  /// actions wait on the events of nearby microbatches of every stage, which
+  /// lie together (by event, then stage, they lay a stage's microbatches
+  /// apart, and two of every three waits missed the cache).
+  std::vector<DenseEvent> dense;
+  /// The thread's `dense` between simulations: the planner simulates
+  /// hundreds of schedules of millions of actions one after another, and a
+  /// table allocated afresh each time came as new pages the kernel zeroed
+  /// (a tenth of the 2^40-token plan's CPU); assign() reuses its capacity.
+  static std::vector<DenseEvent> &reusedDense() {
+    thread_local std::vector<DenseEvent> kept;
+    return kept;
+  }
   uint64_t denseStages = 0;
   uint64_t denseMicrobatches = 0;
-  /// The slot of `key` in `denseTimes`, or nothing when it has none.
+  /// Events per (stage, microbatch) in `dense`: the four stage-microbatch
+  /// events, or only ForwardDone and InputGradDone for advanceComputes.
+  uint64_t denseEvents = 0;
+  /// The slot of `key` in `dense`, or nothing when it has none.
   std::optional<size_t> denseIndex(uint64_t key) const;
   llvm::DenseMap<uint64_t, llvm::SmallVector<int32_t, 1>> waiters;
-  /// advanceComputes: whether it runs the schedule, the first rank parked
-  /// on each slot of `denseTimes` (-1: none) and the next parked on the
-  /// same slot after each rank.
+  /// advanceComputes: whether it runs the schedule, and the next rank
+  /// parked on the same slot after each rank.
   bool computesOnly = false;
-  std::vector<int32_t> firstParked;
   std::vector<int32_t> nextParked;
   /// advanceComputes: computeCost of each stage's F, B, I and W (at
   /// 4 * stage + kind), and whether each stage begins or ends its chain.
@@ -218,8 +239,8 @@ std::optional<size_t> ListSimulator::denseIndex(uint64_t key) const {
   const uint64_t slot = key >> 56;
   const uint64_t stage = (key >> 28) & ((uint64_t(1) << 28) - 1);
   const uint64_t microbatch = key & ((uint64_t(1) << 28) - 1);
-  if (slot >= static_cast<uint64_t>(EventSlot::Collective) ||
-      stage >= denseStages || microbatch >= denseMicrobatches)
+  if (slot >= denseEvents || stage >= denseStages ||
+      microbatch >= denseMicrobatches)
     return std::nullopt;
   return static_cast<size_t>((slot * denseStages + stage) * denseMicrobatches +
                              microbatch);
@@ -228,8 +249,8 @@ std::optional<size_t> ListSimulator::denseIndex(uint64_t key) const {
 std::optional<double> ListSimulator::waitFor(int32_t r, uint64_t key,
                                              double delay) {
   if (std::optional<size_t> at = denseIndex(key)) {
-    if (denseSeen[*at])
-      return denseTimes[*at] + delay;
+    if (dense[*at].seen)
+      return dense[*at].time + delay;
   } else if (auto it = events.find(key); it != events.end()) {
     return it->second + delay;
   }
@@ -250,8 +271,8 @@ double ListSimulator::freeAfter(int32_t r, size_t begin, size_t end,
 
 void ListSimulator::post(uint64_t key, double time) {
   if (std::optional<size_t> at = denseIndex(key)) {
-    denseTimes[*at] = time;
-    denseSeen[*at] = 1;
+    dense[*at].time = time;
+    dense[*at].seen = 1;
   } else {
     events[key] = time;
   }
@@ -408,11 +429,12 @@ size_t ListSimulator::denseSlot(EventSlot event, int32_t stage,
 }
 
 void ListSimulator::postSlot(size_t slot, double time) {
-  denseTimes[slot] = time;
-  denseSeen[slot] = 1;
-  for (int32_t r = firstParked[slot]; r >= 0; r = nextParked[r])
+  DenseEvent &event = dense[slot];
+  event.time = time;
+  event.seen = 1;
+  for (int32_t r = event.firstParked; r >= 0; r = nextParked[r])
     ready.push_back(r);
-  firstParked[slot] = -1;
+  event.firstParked = -1;
 }
 
 void ListSimulator::advanceComputes(int32_t r) {
@@ -431,14 +453,14 @@ void ListSimulator::advanceComputes(int32_t r) {
         start = std::max(start, 0.0);
         continue;
       }
-      if (!denseSeen[slot]) {
-        nextParked[r] = firstParked[slot];
-        firstParked[slot] = r;
+      DenseEvent &event = dense[slot];
+      if (!event.seen) {
+        nextParked[r] = event.firstParked;
+        event.firstParked = r;
         pos[r] = begin;
         return;
       }
-      start = std::max(start,
-                       denseTimes[slot] + (stageRank[from] != r ? comm : 0.0));
+      start = std::max(start, event.time + (stageRank[from] != r ? comm : 0.0));
     }
     double compute = 0;
     for (size_t i = begin; i < end; ++i)
@@ -633,16 +655,16 @@ llvm::Expected<Timeline> ListSimulator::run() {
       stages * microbatches <= numActions + 4096) {
     denseStages = stages;
     denseMicrobatches = microbatches;
-    const size_t cells =
-        static_cast<size_t>(static_cast<uint64_t>(EventSlot::Collective) *
-                            stages * microbatches);
-    denseTimes.assign(cells, 0);
-    denseSeen.assign(cells, 0);
-    // Computes only, each of a stage and microbatch in the table.
+    // Computes only, each of a stage and microbatch in the table: only
+    // ForwardDone and InputGradDone happen.
     computesOnly =
         onlyComputes && static_cast<uint64_t>(largestMicrobatch) < microbatches;
+    denseEvents = computesOnly
+                      ? static_cast<uint64_t>(EventSlot::InputGradDone) + 1
+                      : static_cast<uint64_t>(EventSlot::Collective);
+    dense.assign(static_cast<size_t>(denseEvents * stages * microbatches),
+                 DenseEvent());
     if (computesOnly) {
-      firstParked.assign(cells, -1);
       nextParked.assign(numRanks, -1);
       kindCosts.resize(4 * stages);
       chainEnds.resize(stages);
