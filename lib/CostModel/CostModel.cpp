@@ -555,10 +555,10 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout, bool moeLayer,
         std::max(0.0, 2 * comm - cost.backward.attention);
   }
   if (moeLayer && layout.ep > 1) {
-    // Dispatch (FP8 when training in FP8, as DeepSeek-V3 does) and combine
-    // (BF16) of every local token's top_k copies.
-    const double element =
-        training.precision == Precision::FP8 ? 1 : kBf16;
+    // Dispatch (FP8 when the stack quantizes before it, as DeepSeek-V3
+    // does; Megatron-Core sends BF16) and combine (BF16) of every local
+    // token's top_k copies.
+    const double element = training.expertDispatchBytes();
     // The backward sends the combine's gradient out as a dispatch (BF16)
     // and the dispatched copies' gradients back as a combine.
     cost.forward.expertParallel =
@@ -570,14 +570,13 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout, bool moeLayer,
   }
   if (moeLayer && layout.etp > 1) {
     // Expert tensor parallelism: the etp ranks of an expert slice gather
-    // the copies dispatched to any of them (FP8 under FP8) and
+    // the copies dispatched to any of them (in the dispatch's dtype) and
     // reduce-scatter the experts' output (BF16); the backward the reverse,
     // in BF16. Consecutive ranks, like tp.
     const double copies = local * static_cast<double>(model.moe->topK) *
                           static_cast<double>(model.hidden) *
                           static_cast<double>(layout.etp);
-    const double element =
-        training.precision == Precision::FP8 ? 1 : kBf16;
+    const double element = training.expertDispatchBytes();
     const double gather = reduceScatterTime(copies * element, layout.etp, 1);
     const double scatter = reduceScatterTime(copies * kBf16, layout.etp, 1);
     cost.forward.expertParallel += gather + scatter;

@@ -320,6 +320,13 @@ struct StackFacts {
   ActivationCaching activationCaching = ActivationCaching::TransformerEngine;
   /// The expert dispatcher of MoE layers.
   MoeDispatcher moeDispatcher = MoeDispatcher::Flex;
+  /// Under FP8 training the tokens are quantized before the expert
+  /// dispatch, which then moves FP8 rows (DeepSeek-V3 report section
+  /// 3.3.2); otherwise the dispatch moves the layer's BF16 activations and
+  /// the experts quantize what they receive (Megatron-Core to core_v0.19.0:
+  /// every dispatcher exchanges BF16 and the experts' GroupedLinear casts).
+  /// The combine is BF16 either way.
+  bool fp8ExpertDispatch = false;
   /// What the run captures in CUDA graphs, and the host time of an MoE
   /// block launched eagerly.
   CudaGraphs cudaGraphs = CudaGraphs::None;
@@ -374,6 +381,12 @@ struct TrainingSpec : StackFacts {
   std::string stack;
 
   int64_t globalBatchSequences() const { return globalBatchTokens / seqLen; }
+  /// Bytes of each element the expert dispatch sends: FP8 (1) when
+  /// training in FP8 on a stack that quantizes before the dispatch
+  /// (fp8ExpertDispatch), else BF16 (2).
+  double expertDispatchBytes() const {
+    return precision == Precision::FP8 && fp8ExpertDispatch ? 1 : 2;
+  }
   /// Whether the stack runs schedule `strategy`.
   bool runsSchedule(llvm::StringRef strategy) const {
     return schedules.empty() || llvm::is_contained(schedules, strategy);

@@ -560,9 +560,10 @@ static void moeMlp(LayerBuilder &b, const ModelSpec &model,
   b.gemm("router", t.routed, experts, h, /*lowPrecision=*/false);
   b.memory("top-k", t.routed * experts * 4 * 3);
   b.keep("router scores", t.routed * experts * 4, block, unnamed);
-  // Permute each token's top_k copies into expert order (FP8 when the
-  // dispatch is FP8), unpermute and sum them back (BF16).
-  b.memory("permute", t.routed * h * (1 + topK) * (fp8 ? 1 : kBf16));
+  // Permute each token's top_k copies into expert order (in the
+  // dispatch's dtype), unpermute and sum them back (BF16).
+  b.memory("permute",
+           t.routed * h * (1 + topK) * training.expertDispatchBytes());
   // Each device receives as many copies as it sends (balanced routing):
   // routed x top_k rows over its experts / ep experts; with expert tensor
   // parallelism the etp ranks of a slice gather theirs (etp x the rows)

@@ -37,6 +37,14 @@ static const std::vector<SoftwareStack> &stacks() {
     // Transformer Engine's implementation (cross_entropy_fusion_impl
     // "te"), which writes the gradient over the BF16 logits.
     core.fusedCrossEntropy = true;
+    // Every dispatcher exchanges the layer's BF16 activations: the
+    // all-to-all one permutes and sends hidden_states as they come, DeepEP's
+    // FusedDispatch passes them to buffer.dispatch unquantized, HybridEP
+    // sets fp8_dispatch = False ("Currently, we do not support fp8
+    // dispatch"); the experts quantize after the exchange (experts.py's
+    // quantization_padding, TE's GroupedLinear) (token_dispatcher.py,
+    // fused_a2a.py, core_v0.14.0 to core_v0.19.0). The default,
+    // fp8ExpertDispatch false, states it.
     // Megatron-Bridge 26.02 pins Transformer Engine 2.12 (pyproject.toml
     // @21b02e0cfb), whose CPU offload is version 2 (cpu_offload.py,
     // DefaultOffloadSynchronizer; version 1 is cpu_offload_v1.py from TE
@@ -144,6 +152,9 @@ static const std::vector<SoftwareStack> &stacks() {
     deepseek.schedules = {"no-pp", "dualpipe"};
     deepseek.optimizerMomentBytes = 2;
     deepseek.activationCaching = ActivationCaching::DeepSeekV3;
+    // "we quantize the activation before MoE up-projections into FP8 and
+    // then apply dispatch components" (3.3.2).
+    deepseek.fp8ExpertDispatch = true;
     s.push_back(deepseek);
 
     // Moonshot's framework as the Kimi K2 report states it (section
@@ -227,6 +238,7 @@ llvm::json::Object SoftwareStack::toJson() const {
       {"weights", fp32Weights ? "fp32" : "bf16"},
       {"activation_caching", activationCachingName(activationCaching)},
       {"moe_dispatcher", moeDispatcherName(moeDispatcher)},
+      {"moe_dispatch_dtype", fp8ExpertDispatch ? "fp8" : "bf16"},
       {"cuda_graphs", cudaGraphsName(cudaGraphs)},
       {"moe_host_forward",
        llvm::json::Object{{"router", moeHost.router},
@@ -345,6 +357,9 @@ readStackFile(const llvm::json::Object &object) {
   std::string dispatcher =
       readChoice(reader, "moe_dispatcher", {"flex", "alltoall"},
                  moeDispatcherName(stack.moeDispatcher));
+  std::string dispatchDtype =
+      readChoice(reader, "moe_dispatch_dtype", {"bf16", "fp8"},
+                 stack.fp8ExpertDispatch ? "fp8" : "bf16");
   std::string crossEntropy =
       readChoice(reader, "cross_entropy", {"fused", "unfused"},
                  stack.fusedCrossEntropy ? "fused" : "unfused");
@@ -389,6 +404,7 @@ readStackFile(const llvm::json::Object &object) {
   stack.fp32Weights = weights == "fp32";
   stack.activationCaching = *parseActivationCaching(caching);
   stack.moeDispatcher = *parseMoeDispatcher(dispatcher);
+  stack.fp8ExpertDispatch = dispatchDtype == "fp8";
   stack.fusedCrossEntropy = crossEntropy == "fused";
   stack.offloadSynchronizerV2 = offload == "te-v2";
   stack.cudaGraphs = *parseCudaGraphs(graphs);

@@ -12,6 +12,7 @@
 #include "lib/CostModel/Flops.h"
 #include "lib/CostModel/Memory.h"
 #include "lib/CostModel/Operators.h"
+#include "lib/CostModel/SoftwareStack.h"
 
 #include "gtest/gtest.h"
 
@@ -776,6 +777,51 @@ TEST(CostModelFlops, MoeLayerByHand) {
   EXPECT_DOUBLE_EQ(s.forwardTerms.expertParallel, 2 * (bytes * 3 / 4) / 100e9);
   // Experts on this device: 8 / 4 of them.
   EXPECT_DOUBLE_EQ(s.expertParameters, 8.0 / 4 * 3 * 1024 * 512);
+}
+
+/// Under FP8 the expert dispatch moves BF16 rows unless the stack
+/// quantizes before it (docs/cost-model.md, "Expert dispatch dtype"):
+/// Megatron-Core's dispatchers send the layer's BF16 activations and the
+/// experts cast what they receive; DeepSeek-V3 quantizes first. By hand on
+/// the layer above: 2048 tokens x (4 x 13/28 ranks) rows of 1024, 3/4 of
+/// them to the 3 other members, at 100 GB/s.
+TEST(CostModelCollectives, ExpertDispatchDtypeByStack) {
+  ClusterSpec c = ideal(cluster("h100-ib"));
+  c.domainBandwidth = 100e9;
+  TrainingSpec t = training(4, 2048, 2048 * 4);
+  t.precision = Precision::FP8;
+  Layout layout;
+  layout.dp = 4;
+  layout.ep = 4;
+  const double rows = 2048.0 * (4 * 13.0 / 28) * 1024 * 3 / 4;
+  const double bf16 = rows * 2 / 100e9;
+  const double fp8 = rows * 1 / 100e9;
+  ASSERT_FALSE(t.fp8ExpertDispatch);
+  EXPECT_EQ(t.expertDispatchBytes(), 2);
+  StageEstimate bf16Dispatch = CostModel(parse(kMoe), c, t).stages(layout)[0];
+  // Dispatch and combine, forward and backward, all BF16.
+  EXPECT_DOUBLE_EQ(bf16Dispatch.forwardTerms.expertParallel, 2 * bf16);
+  EXPECT_DOUBLE_EQ(bf16Dispatch.backwardTerms.expertParallel, 2 * bf16);
+  // Quantized first: the forward's dispatch in FP8; the combine and the
+  // backward's exchanges of gradients stay BF16.
+  t.fp8ExpertDispatch = true;
+  EXPECT_EQ(t.expertDispatchBytes(), 1);
+  StageEstimate fp8Dispatch = CostModel(parse(kMoe), c, t).stages(layout)[0];
+  EXPECT_DOUBLE_EQ(fp8Dispatch.forwardTerms.expertParallel, fp8 + bf16);
+  EXPECT_DOUBLE_EQ(fp8Dispatch.backwardTerms.expertParallel, 2 * bf16);
+  // Under BF16 training the fact changes nothing.
+  t.precision = Precision::BF16;
+  EXPECT_EQ(t.expertDispatchBytes(), 2);
+  // The stacks: Megatron-Core sends BF16, DeepSeek-V3 FP8.
+  TrainingSpec core, deepseek;
+  for (const SoftwareStack &stack : builtinStacks()) {
+    if (stack.name == "megatron-core")
+      stack.apply(core);
+    if (stack.name == "deepseek-v3")
+      stack.apply(deepseek);
+  }
+  EXPECT_FALSE(core.fp8ExpertDispatch);
+  EXPECT_TRUE(deepseek.fp8ExpertDispatch);
 }
 
 /// An MoE block launched eagerly after its host read waits on the host

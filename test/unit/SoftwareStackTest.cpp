@@ -147,6 +147,15 @@ TEST(SoftwareStack, DeepSeekV3AsItsReportStatesIt) {
     }
   }
   EXPECT_EQ(ds.moeDispatcher, MoeDispatcher::Flex);
+  // It quantizes before the dispatch (3.3.2); every other stack sends the
+  // layer's BF16 activations (Megatron-Core's dispatchers to core_v0.19.0).
+  EXPECT_TRUE(ds.fp8ExpertDispatch);
+  for (const SoftwareStack &s : builtinStacks())
+    if (s.name != "deepseek-v3")
+      EXPECT_FALSE(applied(s).fp8ExpertDispatch) << s.name;
+  EXPECT_NE(loadError(R"({"name": "x", "moe_dispatch_dtype": "fp4"})")
+                .find("moe_dispatch_dtype: expected bf16 or fp8, got 'fp4'"),
+            std::string::npos);
   EXPECT_NE(loadError(R"({"name": "x", "moe_dispatcher": "nccl"})")
                 .find("moe_dispatcher: expected flex or alltoall"),
             std::string::npos);
