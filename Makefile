@@ -59,7 +59,7 @@ run: build
 	@mkdir -p $(BUILD_DIR)/plans
 	$(BUILD_DIR)/bin/schedc plan --model deepseek-v3 \
 	  --cluster h800-ib,gb200-nvl72 --devices 2048 --precision fp8 \
-	  --optimizer-moments bf16 --top 5 \
+	  --optimizer-moments bf16 --moe-dispatch-dtype fp8 --top 5 \
 	  --write-plan $(BUILD_DIR)/plans/deepseek-v3
 
 # A test that runs past 20 minutes fails instead of hanging the run (lit's

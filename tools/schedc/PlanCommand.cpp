@@ -126,6 +126,14 @@ static cl::opt<std::string> optimizerMomentsFlag(
              "DeepSeek-V3 trains) or mu-bf16 (the first in bf16, the "
              "second in fp32: optax's mu_dtype, as MaxText recipes set)"),
     cl::init("fp32"));
+static cl::opt<std::string> moeDispatchDtypeFlag(
+    "moe-dispatch-dtype", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("What the expert dispatch moves under --precision fp8: bf16 "
+             "(the layer's activations, quantized by the experts after the "
+             "exchange: Megatron-Core's dispatchers; default) or fp8 "
+             "(quantized before it, as DeepSeek-V3 trains); the combine is "
+             "bf16 either way"),
+    cl::init("bf16"));
 static cl::opt<std::string> moeDispatcherFlag(
     "moe-dispatcher", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("How MoE tokens reach their experts: flex (DeepEP/HybridEP: "
@@ -709,6 +717,9 @@ static std::string checkPlanFlags() {
     if (*flag != "on" && *flag != "off")
       return "--" + flag->ArgStr.str() + " must be on or off, got '" +
              llvm::StringRef(*flag).take_front(64).str() + "'";
+  if (moeDispatchDtypeFlag != "bf16" && moeDispatchDtypeFlag != "fp8")
+    return "--moe-dispatch-dtype must be bf16 or fp8, got '" +
+           clipForMessage(moeDispatchDtypeFlag) + "'";
   if (!parseMoeDispatcher(moeDispatcherFlag))
     return "--moe-dispatcher must be flex or alltoall, got '" +
            clipForMessage(moeDispatcherFlag) + "'";
@@ -1128,6 +1139,8 @@ int sched::runPlan() {
   if (sets(optimizerMomentsFlag))
     training.optimizerMomentBytes =
         *parseOptimizerMoments(optimizerMomentsFlag);
+  if (sets(moeDispatchDtypeFlag))
+    training.fp8ExpertDispatch = moeDispatchDtypeFlag == "fp8";
   if (stack && scheduleFlag.getNumOccurrences() &&
       !training.runsSchedule(scheduleFlag))
     return usageError(llvm::formatv("--strategy {0}: stack {1} does not run "
