@@ -9,38 +9,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Verify/Z3/Z3Prover.h"
+#include "test/unit/Z3QueryTestSupport.h"
 
 #include "gtest/gtest.h"
 
 #include <thread>
 
 using namespace sched;
+using namespace sched::test;
 
 namespace {
-
-/// Nodes 0 -> 1 -> ... -> n-1, each after the one before: satisfiable.
-Z3Query chain(uint32_t n) {
-  Z3Query query;
-  query.numNodes = n;
-  for (uint32_t i = 0; i + 1 < n; ++i)
-    query.edges.emplace_back(i, i + 1);
-  return query;
-}
-
-/// The chain closed into a cycle: unsatisfiable.
-Z3Query cycle(uint32_t n) {
-  Z3Query query = chain(n);
-  query.edges.emplace_back(n - 1, 0);
-  return query;
-}
-
-/// The chain with its candidate times 0, 1, ..., n-1 (the witness path).
-Z3Query chainWithWitness(uint32_t n) {
-  Z3Query query = chain(n);
-  for (uint32_t i = 0; i < n; ++i)
-    query.witness.push_back(i);
-  return query;
-}
 
 TEST(Z3ContextReuse, AnswersDoNotCarryOver) {
   for (int round = 0; round < 3; ++round) {

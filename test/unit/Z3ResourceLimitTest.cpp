@@ -14,35 +14,15 @@
 #include "lib/Planner/Planner.h"
 #include "lib/Verify/Verifier.h"
 #include "lib/Verify/Z3/Z3Prover.h"
+#include "test/unit/Z3QueryTestSupport.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "gtest/gtest.h"
 
 using namespace sched;
+using namespace sched::test;
 
 namespace {
-
-/// Nodes 0 -> 1 -> ... -> n-1 -> 0: unsatisfiable, which only Z3's search
-/// (not its simplifier) finds.
-Z3Query cycle(uint32_t n) {
-  Z3Query query;
-  query.numNodes = n;
-  for (uint32_t i = 0; i < n; ++i)
-    query.edges.emplace_back(i, (i + 1) % n);
-  return query;
-}
-
-/// A chain with its candidate times 0, 1, ..., n-1: the witness path, which
-/// Z3's simplifier decides.
-Z3Query chainWithWitness(uint32_t n) {
-  Z3Query query;
-  query.numNodes = n;
-  for (uint32_t i = 0; i + 1 < n; ++i)
-    query.edges.emplace_back(i, i + 1);
-  for (uint32_t i = 0; i < n; ++i)
-    query.witness.push_back(i);
-  return query;
-}
 
 TEST(Z3ResourceLimit, ASolvePastItsLimitIsUnknownEveryTime) {
   const Z3Outcome unlimited = solveWithZ3(cycle(500), 0);

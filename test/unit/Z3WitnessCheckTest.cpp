@@ -11,10 +11,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Verify/Z3/Z3Prover.h"
+#include "test/unit/Z3QueryTestSupport.h"
 
 #include "gtest/gtest.h"
 
 using namespace sched;
+using namespace sched::test;
 
 namespace {
 
@@ -22,13 +24,7 @@ namespace {
 /// (values 3, 0, 3, 0, ...): 2 * cycles steps over two distinct levels,
 /// with a chain of as many nodes and its times as the witness.
 Z3Query oscillation(size_t cycles) {
-  Z3Query query;
-  const uint32_t nodes = static_cast<uint32_t>(2 * cycles);
-  query.numNodes = nodes;
-  for (uint32_t i = 0; i + 1 < nodes; ++i)
-    query.edges.emplace_back(i, i + 1);
-  for (uint32_t i = 0; i < nodes; ++i)
-    query.witness.push_back(i);
+  Z3Query query = chainWithWitness(static_cast<uint32_t>(2 * cycles));
   MemoryChain chain;
   for (size_t k = 0; k < cycles; ++k) {
     chain.steps.push_back(3);
