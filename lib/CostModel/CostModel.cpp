@@ -364,6 +364,7 @@ struct CostModel::LayerCost {
   StageTerms backward;
   /// Backward split: the weight-gradient GEMMs.
   double backwardWeight = 0;
+  ExpertOverlapTerms expertOverlap;
   double activationBytes = 0;
   /// Kept in host memory (a saved-name policy's `=offload` tensors).
   double hostBytes = 0;
@@ -561,12 +562,17 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout, bool moeLayer,
     const double element = training.expertDispatchBytes();
     // The backward sends the combine's gradient out as a dispatch (BF16)
     // and the dispatched copies' gradients back as a combine.
-    cost.forward.expertParallel =
-        expertAllToAllTime(local, element, layout, /*dispatch=*/true) +
+    ExpertOverlapTerms &x = cost.expertOverlap;
+    x.dispatchForward =
+        expertAllToAllTime(local, element, layout, /*dispatch=*/true);
+    x.combineForward =
         expertAllToAllTime(local, kBf16, layout, /*dispatch=*/false);
-    cost.backward.expertParallel =
-        expertAllToAllTime(local, kBf16, layout, /*dispatch=*/true) +
+    x.dispatchBackward =
+        expertAllToAllTime(local, kBf16, layout, /*dispatch=*/true);
+    x.combineBackward =
         expertAllToAllTime(local, kBf16, layout, /*dispatch=*/false);
+    cost.forward.expertParallel = x.dispatchForward + x.combineForward;
+    cost.backward.expertParallel = x.dispatchBackward + x.combineBackward;
   }
   if (moeLayer && layout.etp > 1) {
     // Expert tensor parallelism: the etp ranks of an expert slice gather
@@ -579,16 +585,25 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout, bool moeLayer,
     const double element = training.expertDispatchBytes();
     const double gather = reduceScatterTime(copies * element, layout.etp, 1);
     const double scatter = reduceScatterTime(copies * kBf16, layout.etp, 1);
+    const double backward = reduceScatterTime(copies * kBf16, layout.etp, 1);
     cost.forward.expertParallel += gather + scatter;
-    cost.backward.expertParallel += 2 * reduceScatterTime(copies * kBf16,
-                                                          layout.etp, 1);
+    cost.backward.expertParallel += 2 * backward;
+    cost.expertOverlap.dispatchForward += gather;
+    cost.expertOverlap.combineForward += scatter;
+    cost.expertOverlap.dispatchBackward += backward;
+    cost.expertOverlap.combineBackward += backward;
   }
 
   if (moeLayer) {
     // What the device runs of the block meanwhile: its kernels and its
     // all-to-all.
-    StageTerms block;
+    StageTerms block, blockInput, blockWeight;
     addOperators(block, ops.forward, layout, Recompute::Moe);
+    addOperators(blockInput, ops.backwardInput, layout, Recompute::Moe);
+    addOperators(blockWeight, ops.backwardWeight, layout, Recompute::Moe);
+    cost.expertOverlap.blockForward = computeSum(block);
+    cost.expertOverlap.blockBackwardInput = computeSum(blockInput);
+    cost.expertOverlap.blockBackwardWeight = computeSum(blockWeight);
     cost.forward.host =
         moeHostWait(layout, computeSum(block) + cost.forward.expertParallel);
   }
@@ -640,6 +655,17 @@ double CostModel::moeHostWait(const Layout &layout, double device) const {
       moeHostForward(training, static_cast<double>(model.moe->experts) /
                                    static_cast<double>(layout.ep));
   return std::max(0.0, host - device);
+}
+
+static void add(ExpertOverlapTerms &into, const ExpertOverlapTerms &t,
+                double times = 1) {
+  into.blockForward += times * t.blockForward;
+  into.blockBackwardInput += times * t.blockBackwardInput;
+  into.blockBackwardWeight += times * t.blockBackwardWeight;
+  into.dispatchForward += times * t.dispatchForward;
+  into.combineForward += times * t.combineForward;
+  into.dispatchBackward += times * t.dispatchBackward;
+  into.combineBackward += times * t.combineBackward;
 }
 
 static void add(StageTerms &into, const StageTerms &t, double times = 1) {
@@ -969,6 +995,7 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
       const double times = static_cast<double>(count);
       add(stage.forwardTerms, cost->forward, times);
       add(stage.backwardTerms, cost->backward, times);
+      add(stage.expertOverlap, cost->expertOverlap, times);
       weightPart += times * cost->backwardWeight;
       stage.activationBytes += times * cost->activationBytes;
       stage.denseParameters += times * cost->denseParams;
@@ -1017,6 +1044,7 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
       weightPart += sum(headWeight);
       add(stage.forwardTerms, mtpLayer.forward, mtp);
       add(stage.backwardTerms, mtpLayer.backward, mtp);
+      add(stage.expertOverlap, mtpLayer.expertOverlap, mtp);
       weightPart += mtp * mtpLayer.backwardWeight;
       stage.activationBytes += headActivation + mtp * mtpLayer.activationBytes;
       stage.denseParameters += headParams + mtp * mtpLayer.denseParams;

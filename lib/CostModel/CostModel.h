@@ -58,6 +58,22 @@ struct StageTerms {
   double host = 0;
 };
 
+/// What an overlap pair (Megatron-Core's combined 1F1B, DeepSeek's
+/// DualPipe) sets side by side in an MoE layer, per microbatch, summed over
+/// a stage's MoE layers: the MoE block's own kernels (router, permute,
+/// experts, unpermute, shared experts) in F, I and W, and its four
+/// exchanges (with expert tensor parallelism, its gathers go with the
+/// dispatches and its reduce-scatters with the combines).
+struct ExpertOverlapTerms {
+  double blockForward = 0;
+  double blockBackwardInput = 0;
+  double blockBackwardWeight = 0;
+  double dispatchForward = 0;
+  double combineForward = 0;
+  double dispatchBackward = 0;
+  double combineBackward = 0;
+};
+
 /// One pipeline stage on one device, per microbatch.
 struct StageEstimate {
   /// Layers [firstLayer, firstLayer + numLayers); the first stage holds
@@ -69,6 +85,8 @@ struct StageEstimate {
   double backwardWeight = 0;
   StageTerms forwardTerms;
   StageTerms backwardTerms;
+  /// The MoE layers' blocks and exchanges, for the overlap pairs.
+  ExpertOverlapTerms expertOverlap;
   /// Bytes kept from F until B (or I); weightGradBytes of them until W.
   double activationBytes = 0;
   double weightGradBytes = 0;

@@ -120,10 +120,12 @@ public:
     ops.forward.push_back(forward);
     Operator data = gemmOp(name, m, k, n, groups, f);
     data.grouped = groups > 1;
+    data.modules = current;
     ops.backwardInput.push_back(data);
     Operator weight = gemmOp(name, k, n, m, groups, f);
     weight.grouped = groups > 1;
     weight.accumulates = true;
+    weight.modules = current;
     ops.backwardWeight.push_back(weight);
     if (f != Precision::BF16) {
       const double bytes = castBytes(f);
@@ -144,6 +146,7 @@ public:
     Operator a = gemmOp(name, m, k, n, groups, Precision::BF16);
     Operator b = gemmOp(name, k, n, m, groups, Precision::BF16);
     a.attentionCore = b.attentionCore = true;
+    a.modules = b.modules = current;
     ops.backwardInput.push_back(a);
     ops.backwardInput.push_back(b);
   }

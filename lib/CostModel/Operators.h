@@ -58,8 +58,10 @@ struct Operator {
   double workRatio = 1;
   /// Memory-bound: bytes read plus written.
   double bytes = 0;
-  /// The recompute modules this forward operator belongs to (a
-  /// Recompute::Module set; 0: only a full recomputation runs it again).
+  /// The recompute modules this operator belongs to (a Recompute::Module
+  /// set; 0: only a full recomputation runs it again). A backward operator
+  /// carries its forward's (what the overlap pairs set beside an
+  /// exchange: ExpertOverlapTerms).
   uint8_t modules = 0;
   /// The tensors it makes (a Recompute::Checkpoint set): a saved-name
   /// policy runs it again when it drops one of them.

@@ -39,14 +39,47 @@ static double pairedShare(const Schedule &schedule) {
   return compute ? static_cast<double>(paired) / compute : 0;
 }
 
+double sched::overlapPairExposed(const OverlapPairTimes &t) {
+  // The compute stream, in issue order: the previous layer's attention
+  // weight gradients and this forward's attention side, then the MoE
+  // block's data gradient (after the backward's combine), its weight
+  // gradient, its forward (after the forward's dispatch), and the
+  // attention side's data gradient (after the backward's dispatch). The
+  // communication stream: the backward's combine, the forward's dispatch
+  // (once the router has run), the backward's dispatch (once the block's
+  // data gradient is made) and the forward's combine (once the block's
+  // forward is done).
+  const double attention = t.attentionWeight + t.attentionForward;
+  const double combineBackward = t.combineBackward;
+  const double blockInputEnd =
+      std::max(combineBackward, attention) + t.blockBackwardInput;
+  const double dispatchForwardEnd =
+      std::max(combineBackward, attention) + t.dispatchForward;
+  const double blockWeightEnd = blockInputEnd + t.blockBackwardWeight;
+  const double dispatchBackwardEnd =
+      std::max(dispatchForwardEnd, blockInputEnd) + t.dispatchBackward;
+  const double blockForwardEnd =
+      std::max(blockWeightEnd, dispatchForwardEnd) + t.blockForward;
+  const double combineForwardEnd =
+      std::max(dispatchBackwardEnd, blockForwardEnd) + t.combineForward;
+  const double attentionInputEnd =
+      std::max(dispatchBackwardEnd, blockForwardEnd) + t.attentionInput;
+  const double end = std::max(combineForwardEnd, attentionInputEnd);
+  const double compute = attention + t.blockBackwardInput +
+                         t.blockBackwardWeight + t.blockForward +
+                         t.attentionInput;
+  return end - compute;
+}
+
 /// Stage times as `strategy` runs them, by one rule for every schedule
 /// with overlap pairs (DualPipe, DualPipe-V, combined 1F1B and its
-/// interleaved variant): the expert all-to-all of an action in a pair hides
-/// under as much compute of its partner, taken to be as long as its own;
-/// `paired` is the share of actions in pairs (1 for a bound, the
-/// schedule's own share once it is generated). While it hides, the
-/// all-to-all kernels hold SMs the partner's compute lacks
-/// (Efficiency::computeShareBeside).
+/// interleaved variant): a pair is timed as overlapPairExposed, its
+/// forward and backward taken from the action's own stage (the partner
+/// as long as its own), and what it hides is split between the two in
+/// proportion to their exchanges. `paired` is the share of actions in
+/// pairs (1 for a bound, the schedule's own share once it is generated);
+/// while an exchange hides its kernels hold SMs the partner's compute
+/// lacks (Efficiency::computeShareBeside).
 std::vector<StageEstimate> sched::stagesAsRun(const CostModel &model,
                                               std::vector<StageEstimate> stages,
                                               Strategy strategy,
@@ -56,16 +89,39 @@ std::vector<StageEstimate> sched::stagesAsRun(const CostModel &model,
   const Efficiency &eff = model.getCluster().efficiency;
   const double share = eff.computeShareBeside(eff.allToAllMultiprocessors);
   for (StageEstimate &stage : stages) {
-    auto hide = [share, paired](double &time, StageTerms &terms) {
-      const double comm = terms.expertParallel;
-      const double hidden = paired * std::min(comm, time - comm);
-      const double slower = hidden * (1 / share - 1);
-      terms.expertParallel -= hidden;
+    const ExpertOverlapTerms &x = stage.expertOverlap;
+    const double forwardComm = stage.forwardTerms.expertParallel;
+    const double backwardComm = stage.backwardTerms.expertParallel;
+    if (forwardComm + backwardComm <= 0)
+      continue;
+    // The compute stream's time of each pass, and its attention side (all
+    // but the MoE block's kernels).
+    OverlapPairTimes t;
+    t.blockForward = x.blockForward;
+    t.blockBackwardInput = x.blockBackwardInput;
+    t.blockBackwardWeight = x.blockBackwardWeight;
+    t.attentionForward =
+        std::max(0.0, stage.forward - forwardComm - x.blockForward);
+    t.attentionInput = std::max(0.0, stage.backwardInput - backwardComm -
+                                         x.blockBackwardInput);
+    t.attentionWeight =
+        std::max(0.0, stage.backwardWeight - x.blockBackwardWeight);
+    t.dispatchForward = x.dispatchForward;
+    t.combineForward = x.combineForward;
+    t.dispatchBackward = x.dispatchBackward;
+    t.combineBackward = x.combineBackward;
+    const double comm = forwardComm + backwardComm;
+    const double hidden =
+        paired * std::clamp(comm - overlapPairExposed(t), 0.0, comm);
+    auto hide = [share](double &time, StageTerms &terms, double part) {
+      const double slower = part * (1 / share - 1);
+      terms.expertParallel -= part;
       terms.matmul += slower;
-      time += slower - hidden;
+      time += slower - part;
     };
-    hide(stage.forward, stage.forwardTerms);
-    hide(stage.backwardInput, stage.backwardTerms);
+    hide(stage.forward, stage.forwardTerms, hidden * forwardComm / comm);
+    hide(stage.backwardInput, stage.backwardTerms,
+         hidden * backwardComm / comm);
   }
   return stages;
 }

@@ -31,10 +31,31 @@ namespace sched {
 /// under the other's compute (DeepSeek-V3 report, section 3.2.1).
 bool overlapsCommunication(Strategy strategy);
 
+/// One overlap pair of an MoE layer: a forward and a backward (of another
+/// microbatch) on two streams, per microbatch: the attention side (all but
+/// the MoE block) and the MoE block's kernels in each pass, and the four
+/// exchanges.
+struct OverlapPairTimes {
+  double attentionForward = 0, attentionInput = 0, attentionWeight = 0;
+  double blockForward = 0, blockBackwardInput = 0, blockBackwardWeight = 0;
+  double dispatchForward = 0, combineForward = 0;
+  double dispatchBackward = 0, combineBackward = 0;
+};
+
+/// What a pair adds to its compute: the exchanges that do not hide, with
+/// each exchange beside the compute Megatron-Core's schedule sets next to
+/// it and waiting for what it needs (TransformerLayerSchedulePlan.run,
+/// megatron/core/models/common/model_chunk_schedule_plan.py,
+/// core_v0.14.0; the DeepSeek-V3 report's Figure 4 pairs the same):
+///   comm:  combine_bwd     | dispatch_fwd -> dispatch_bwd  | combine_fwd
+///   comp:  attn_fwd (+dw)  | mlp_bwd -> mlp_dw -> mlp_fwd  | attn_bwd
+double overlapPairExposed(const OverlapPairTimes &times);
+
 /// Stage times as `strategy` runs them, by one rule for every schedule
-/// with overlap pairs: the expert all-to-all of an action in a pair hides
-/// under as much compute of its partner; `paired` is the share of actions
-/// in pairs (1 for a bound, the schedule's own share once generated).
+/// with overlap pairs: each pair is timed by overlapPairExposed, the
+/// partner taken as long as the action's own stage; `paired` is the share
+/// of actions in pairs (1 for a bound, the schedule's own share once
+/// generated).
 std::vector<StageEstimate> stagesAsRun(const CostModel &model,
                                        std::vector<StageEstimate> stages,
                                        Strategy strategy, double paired = 1);
