@@ -120,10 +120,12 @@ public:
     ops.forward.push_back(forward);
     Operator data = gemmOp(name, m, k, n, groups, f);
     data.grouped = groups > 1;
+    data.backward = true;
     ops.backwardInput.push_back(data);
     Operator weight = gemmOp(name, k, n, m, groups, f);
     weight.grouped = groups > 1;
     weight.accumulates = true;
+    weight.backward = true;
     ops.backwardWeight.push_back(weight);
     if (f != Precision::BF16) {
       const double bytes = castBytes(f);
@@ -575,7 +577,12 @@ static void moeMlp(LayerBuilder &b, const ModelSpec &model,
   const double slice = width / etp;
   const double gated = model.mlp == MlpKind::Gated ? 2 : 1;
   b.keep("dispatched tokens", copies * h * b.linearInput(), block, unnamed);
-  b.gemm("experts fc1", rows, gated * slice, h, true, groups);
+  if (gated == 2 && training.separateExpertProjections) {
+    b.gemm("experts w0", rows, slice, h, true, groups);
+    b.gemm("experts w1", rows, slice, h, true, groups);
+  } else {
+    b.gemm("experts fc1", rows, gated * slice, h, true, groups);
+  }
   // DeepSeek-V3 and Kimi K2 keep the SwiGLU input in FP8 and make its
   // output again in the backward (DeepSeek-V3 report section 3.3.2, Kimi
   // K2 report section 2.4.3); Transformer Engine keeps fc1's BF16 output.

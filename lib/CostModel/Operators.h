@@ -47,10 +47,11 @@ struct Operator {
   /// One grouped GEMM over several experts' rows (not a batched GEMM of
   /// the unfused attention core): runs at the grouped ceiling.
   bool grouped = false;
-  /// Attention: FLOPs, and whether it is latent attention (MLA heads) and
-  /// the backward.
+  /// Attention: FLOPs, and whether it is latent attention (MLA heads).
   double flops = 0;
   bool latent = false;
+  /// Attention or a weight GEMM's gradient (data or, with `accumulates`,
+  /// weight): the backward.
   bool backward = false;
   /// Attention: the kernel's work per FLOP counted beyond what the causal
   /// curve measures (a sliding window's band visits whole key tiles, a

@@ -752,6 +752,74 @@ TEST(Roofline, GroupedExpertGemmsReproduceGroupedKernels) {
   EXPECT_EQ(gemmCeiling(batched, ironwood), 0.829);
 }
 
+/// Ironwood's grouped expert GEMMs at DeepSeek-V3's shape as MaxText's
+/// DeepSeek-V3 recipe runs it (16 sequences of 4,096 a chip, top-8 of 256
+/// experts, the maxtext stack's separate w0 and w1): each of the chip's two
+/// TensorCores runs 8 x 4096 x 8 = 262,144 rows, which tokamax timed at
+/// 13.087 ms forward (with residuals), 13.238 ms for the data gradient and
+/// 15.624 ms for the weight gradient (pallas_mosaic_tpu_ragged_dot.json
+/// @0a69d97): the chip's w0 and w1 take exactly those. fc2's shape (k 2048,
+/// n 7168 at 262,144 rows) was not timed: it keeps the roofline at the
+/// table's median fraction, by hand.
+TEST(Roofline, IronwoodGroupedGemmsTakeTokamaxTimings) {
+  std::optional<ClusterSpec> ironwood = clusterPreset("tpu7x");
+  ASSERT_TRUE(ironwood.has_value());
+  ModelSpec v3 = preset("deepseek-v3");
+  TrainingSpec training;
+  training.seqLen = 4096;
+  training.separateExpertProjections = true;
+  Layout layout;
+  layout.microbatchSize = 16;
+  LayerOperators layer = layerOperators(v3, training, layout, true);
+  auto find = [](const std::vector<Operator> &ops, llvm::StringRef name) {
+    auto it = llvm::find_if(ops, [&](const Operator &op) {
+      return llvm::StringRef(op.name) == name;
+    });
+    EXPECT_NE(it, ops.end()) << name.str();
+    return it == ops.end() ? Operator() : *it;
+  };
+  for (llvm::StringRef half : {"experts w0", "experts w1"}) {
+    const Operator forward = find(layer.forward, half);
+    EXPECT_EQ(forward.m, 16 * 4096 * 8 / 256);
+    EXPECT_EQ(forward.n, 2048);
+    EXPECT_EQ(forward.k, 7168);
+    EXPECT_DOUBLE_EQ(operatorTime(forward, *ironwood, 4096), 13.087e-3);
+    EXPECT_DOUBLE_EQ(
+        operatorTime(find(layer.backwardInput, half), *ironwood, 4096),
+        13.238e-3);
+    EXPECT_DOUBLE_EQ(
+        operatorTime(find(layer.backwardWeight, half), *ironwood, 4096),
+        15.624e-3);
+  }
+  const Operator fc2 = find(layer.forward, "experts fc2");
+  const double rows = 16 * 4096 * 8, bandwidth = 7.38e12 * 0.87;
+  const double compute = 2 * rows * 2048 * 7168 / (2307e12 * 0.685);
+  const double operands = 256 * (2048.0 * 2048 + 2048.0 * 7168) * 2;
+  const double output = rows * 7168 * 2;
+  EXPECT_NEAR(operatorTime(fc2, *ironwood, 4096),
+              std::max(compute, operands / bandwidth) + output / bandwidth,
+              1e-12);
+  // The same shape in FP8 was not timed, nor on a device of one core (the
+  // rows are then a core's 524,288, another entry: 22.702 ms).
+  Operator forward = find(layer.forward, "experts w0");
+  forward.precision = Precision::FP8;
+  EXPECT_NE(operatorTime(forward, *ironwood, 4096), 13.087e-3);
+  forward.precision = Precision::BF16;
+  ironwood->efficiency.coresPerDevice = 1;
+  EXPECT_DOUBLE_EQ(operatorTime(forward, *ironwood, 4096), 22.702e-3);
+  // Fused, fc1 over both halves (n 4096) matches no timed shape.
+  training.separateExpertProjections = false;
+  LayerOperators fused = layerOperators(v3, training, layout, true);
+  const Operator fc1 = find(fused.forward, "experts fc1");
+  EXPECT_EQ(fc1.n, 2 * 2048);
+  EXPECT_DOUBLE_EQ(operatorFlops(fc1), 2 * operatorFlops(forward));
+  EXPECT_EQ(llvm::count_if(fused.forward,
+                           [](const Operator &op) {
+                             return llvm::StringRef(op.name) == "experts w0";
+                           }),
+            0);
+}
+
 TEST(Roofline, MeasuredGemmsOverrideTheRoofline) {
   std::optional<ClusterSpec> h100 = clusterPreset("h100-ib");
   ASSERT_TRUE(h100.has_value());
