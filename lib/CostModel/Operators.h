@@ -85,9 +85,6 @@ struct SavedTensor {
   /// Which tensor it is to a saved-name policy (a Recompute::Checkpoint
   /// set): kept when the policy names every one of them.
   uint16_t checkpoint = 0;
-  /// Needed by no gradient: kept only where a saved-name policy names it
-  /// (MaxText's `mlpwo`).
-  bool onlyNamed = false;
   /// Kept in host memory (a saved-name policy's `=offload`).
   bool onHost = false;
 };
