@@ -806,6 +806,29 @@ TEST(Roofline, IronwoodGroupedGemmsTakeTokamaxTimings) {
   forward.precision = Precision::BF16;
   ironwood->efficiency.coresPerDevice = 1;
   EXPECT_DOUBLE_EQ(operatorTime(forward, *ironwood, 4096), 22.702e-3);
+  // A cluster file's own BF16 grouped figure replaces the timings too.
+  llvm::Expected<ClusterSpec> own = parseClusterSpec(R"json({
+      "name": "i", "device": {"name": "TPU7x (Ironwood)",
+        "peak_flops": {"bf16": 2.307e15, "fp8": 4.614e15},
+        "hbm_bytes": 206e9, "hbm_bandwidth": 7.38e12},
+      "domain_size": 256, "domain_bandwidth": 6e11,
+      "scale_out_bandwidth": 1.25e10,
+      "efficiency": {"grouped_matmul": 0.5}})json");
+  ASSERT_TRUE(bool(own)) << llvm::toString(own.takeError());
+  EXPECT_FALSE(parseClusterSpec(R"json({
+      "name": "i", "device": {"name": "TPU7x (Ironwood)",
+        "peak_flops": {"bf16": 2.307e15}, "hbm_bytes": 206e9,
+        "hbm_bandwidth": 7.38e12},
+      "domain_size": 256, "domain_bandwidth": 6e11,
+      "scale_out_bandwidth": 1.25e10})json")
+                   ->efficiency.groupedGemms.empty());
+  EXPECT_TRUE(own->efficiency.groupedGemms.empty());
+  // w0 at the file's 0.5: 2 x 524,288 x 7168 x 2048 FLOPs, then its BF16
+  // output (524,288 x 2048) at 0.87 of the HBM.
+  EXPECT_NEAR(operatorTime(forward, *own, 4096),
+              2 * rows * 7168 * 2048 / (2.307e15 * 0.5) +
+                  rows * 2048 * 2 / bandwidth,
+              1e-12);
   // Fused, fc1 over both halves (n 4096) matches no timed shape.
   training.separateExpertProjections = false;
   LayerOperators fused = layerOperators(v3, training, layout, true);
