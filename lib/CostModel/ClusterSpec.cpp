@@ -369,7 +369,12 @@ llvm::Expected<ClusterSpec> sched::parseClusterSpec(llvm::StringRef jsonText) {
         e.fraction("grouped_matmul_fp8", out.groupedMatmulFp8);
     out.groupedMatmulFp8Weight =
         e.fraction("grouped_matmul_fp8_weight", out.groupedMatmulFp8Weight);
-    out.groupedMatmul = e.fraction("grouped_matmul", out.groupedMatmul);
+    if (e.has("grouped_matmul")) {
+      // The user's BF16 grouped figure replaces the profile's per-shape
+      // timings too.
+      out.groupedMatmul = e.fraction("grouped_matmul", out.groupedMatmul);
+      out.groupedGemms.clear();
+    }
     if (e.has("attention")) {
       // One measured fraction for every sequence length, forward and
       // backward alike.

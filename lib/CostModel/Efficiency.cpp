@@ -144,6 +144,44 @@ static std::vector<AttentionPoint> ironwoodLatentAttention() {
           {131072, 0.412, 0.455}};
 }
 
+/// TPU7x (Ironwood) grouped expert GEMMs, BF16: tokamax's Pallas Mosaic
+/// `ragged_dot` (the kernel MaxText's `use_tokamax_gmm` calls, moe.py
+/// `sparse_matmul` @a0fceb5) timed on one TensorCore at every balanced
+/// shape of its autotuning table (openxla/tokamax data/autotuning/tpu7x/
+/// pallas_mosaic_tpu_ragged_dot.json @0a69d97): the best configuration's
+/// median device time, in seconds, for the forward as a gradient runs it
+/// (`return_residuals`, tokamax ops/op.py `fwd_res`), the data gradient
+/// (the output gradient times the weights, contracted on n) and the weight
+/// gradient (the k-by-n product over the rows). Rows, k, n, groups; 0: not
+/// timed. A shape with no timed pass keeps the table's median fraction.
+static std::vector<MeasuredGroupedGemm> ironwoodGroupedGemms() {
+  return {{8192, 4096, 14336, 8, 1.701e-3, 0, 0},
+          {65536, 7168, 2048, 256, 5.421e-3, 6.365e-3, 7.26e-3},
+          {131072, 512, 7168, 256, 3.55e-3, 2.418e-3, 2.634e-3},
+          {131072, 1024, 7168, 256, 5.19e-3, 6.4e-3, 5.193e-3},
+          {131072, 1536, 4096, 128, 3.281e-3, 3.574e-3, 3.126e-3},
+          {131072, 2048, 768, 128, 0.984e-3, 1.625e-3, 0.963e-3},
+          {131072, 4096, 1536, 128, 2.795e-3, 3.382e-3, 3.148e-3},
+          {131072, 7168, 512, 256, 2.174e-3, 2.461e-3, 2.651e-3},
+          {131072, 7168, 1024, 256, 4.006e-3, 6.527e-3, 5.196e-3},
+          {131072, 7168, 2048, 128, 6.549e-3, 7.132e-3, 7.82e-3},
+          {131072, 7168, 2048, 256, 7.984e-3, 8.714e-3, 10.121e-3},
+          {262144, 256, 7168, 256, 4.804e-3, 4.329e-3, 2.076e-3},
+          {262144, 512, 7168, 256, 6.026e-3, 3.322e-3, 4.048e-3},
+          {262144, 1024, 7168, 256, 8.764e-3, 9.574e-3, 8.06e-3},
+          {262144, 1536, 4096, 128, 5.819e-3, 5.91e-3, 5.299e-3},
+          {262144, 4096, 1536, 128, 4.906e-3, 5.501e-3, 5.339e-3},
+          {262144, 7168, 512, 256, 3.432e-3, 3.703e-3, 4.089e-3},
+          {262144, 7168, 1024, 256, 6.561e-3, 9.213e-3, 8.068e-3},
+          {262144, 7168, 2048, 256, 13.087e-3, 13.238e-3, 15.624e-3},
+          {327680, 2880, 2880, 128, 16.751e-3, 15.71e-3, 16.641e-3},
+          {393216, 768, 2048, 128, 2.932e-3, 1.925e-3, 2.053e-3},
+          {393216, 2048, 768, 128, 2.268e-3, 1.949e-3, 2.058e-3},
+          {524288, 1536, 4096, 128, 10.868e-3, 9.79e-3, 9.593e-3},
+          {524288, 4096, 1536, 128, 9.13e-3, 9.471e-3, 9.667e-3},
+          {524288, 7168, 2048, 256, 22.702e-3, 23.485e-3, 25.905e-3}};
+}
+
 /// TPU v5p flash attention forward (tokamax's Pallas Mosaic kernel, the
 /// autotuner's device-timed best), causal, head dimension 128: 29.7% at
 /// 2k (batch 8), 40.6% at 4k (batch 4), 68.7% at 16k (batch 1) of 459e12
@@ -511,6 +549,12 @@ Efficiency sched::efficiencyForDevice(llvm::StringRef deviceName) {
       e.groupedMatmul = 0.685;
       e.groupedMatmulFp8 = 0.685;
       e.groupedMatmulFp8Weight = 0.685;
+      // The timings themselves, at each shape tokamax timed: a grouped
+      // BF16 GEMM of one of them runs as long as its pass did. Each of a
+      // chip's two TensorCores is a JAX device (MaxText's
+      // per_device_batch_size counts them) and takes half of its rows.
+      e.groupedGemms = ironwoodGroupedGemms();
+      e.coresPerDevice = 2;
       e.attention = ironwoodAttention();
       e.latentAttention = ironwoodLatentAttention();
       // An 8 GiB copy at 6421 GB/s per chip of 7380 (Ironwood/guides/hbm/

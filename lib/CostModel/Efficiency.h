@@ -51,6 +51,17 @@ struct MeasuredGemm {
   double fraction = 0;
 };
 
+/// A grouped expert GEMM timed on one core of the device at one shape: the
+/// forward `rows x k` by `groups` experts' `k x n` weights (rows split
+/// evenly over the groups) and the kernels of its two gradients, in
+/// seconds (0: that pass was not timed). The rows are one core's: a device
+/// of several cores that each run as their own accelerator (TPU7x's two
+/// TensorCores) times each core on its share of the device's rows.
+struct MeasuredGroupedGemm {
+  double rows = 0, k = 0, n = 0, groups = 0;
+  double forward = 0, data = 0, weight = 0;
+};
+
 /// A measured expert dispatcher inside one NVLink domain at one group size:
 /// its "algorithm bandwidth" (the bytes of the token copies each rank
 /// receives, one per token and destination rank, its own included, over
@@ -93,6 +104,13 @@ struct Efficiency {
   /// GEMMs measured on the user's machine: a GEMM of the same shape and
   /// precision runs at its measured fraction instead of the roofline's.
   std::vector<MeasuredGemm> gemms;
+  /// BF16 grouped expert GEMMs timed at their shapes (the profile's
+  /// kernel, docs/cost-model.md "Efficiencies"): a grouped GEMM of one of
+  /// these shapes takes the timed pass instead of `groupedMatmul`.
+  std::vector<MeasuredGroupedGemm> groupedGemms;
+  /// Cores of one device that each run as their own accelerator and split
+  /// its rows (TPU7x: two TensorCores, two JAX devices); 1 elsewhere.
+  double coresPerDevice = 1;
   /// Flash attention by sequence length, for standard heads (d = 128) and
   /// for multi-head latent attention (d_qk 192, d_v 128); interpolated in
   /// log(seq), clamped at the ends.

@@ -357,6 +357,11 @@ struct StackFacts {
   /// halves run as separate GEMMs (torchtitan's wq, wk, wv and w1, w3),
   /// not as Megatron's fused linear_qkv and linear_fc1.
   bool separateProjections = false;
+  /// A gated MoE block's two expert input halves run as two grouped GEMMs
+  /// (MaxText's sparse_matmul calls its grouped GEMM for `w0` and for
+  /// `w1`), not as one over both halves (Megatron-Core's fused
+  /// linear_fc1 of TEGroupedMLP).
+  bool separateExpertProjections = false;
   /// ZeRO-3's gathers and reduce-scatters run beside compute (FSDP2,
   /// Megatron-FSDP, DeepSpeed from 0.6); DeepSpeed 0.3-0.5 synchronized
   /// the device before every parameter's gather, so they add to it.

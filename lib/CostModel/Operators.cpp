@@ -91,12 +91,6 @@ public:
     t.checkpoint = checkpoint;
     ops.saved.push_back(t);
   }
-  /// A tensor no gradient needs, kept only where a saved-name policy names
-  /// it.
-  void keepIfNamed(const char *name, double bytes, uint16_t checkpoint) {
-    keep(name, bytes, Recompute::kAllModules, checkpoint);
-    ops.saved.back().onlyNamed = true;
-  }
 
   /// Bytes of a kept linear-layer input: Transformer Engine keeps the
   /// quantized copy a low-precision GEMM casts its input to, BF16
@@ -121,11 +115,13 @@ public:
     Operator data = gemmOp(name, m, k, n, groups, f);
     data.grouped = groups > 1;
     data.modules = current;
+    data.backward = true;
     ops.backwardInput.push_back(data);
     Operator weight = gemmOp(name, k, n, m, groups, f);
     weight.grouped = groups > 1;
     weight.accumulates = true;
     weight.modules = current;
+    weight.backward = true;
     ops.backwardWeight.push_back(weight);
     if (f != Precision::BF16) {
       const double bytes = castBytes(f);
@@ -200,21 +196,18 @@ public:
       if (recompute.isFull() || (op.modules & modules))
         ops.recompute.push_back(op);
     llvm::erase_if(ops.saved, [&](const SavedTensor &t) {
-      if (t.onlyNamed)
-        return true;
       return recompute.isFull() ? !t.layerInput : (t.droppedBy & modules) != 0;
     });
   }
 
   /// A saved-name policy: a tensor stays when the policy names all it is
   /// (in host memory when it names it `=offload`); an operator runs again
-  /// when it makes a tensor the backward needs and the policy drops. The
-  /// backward needs every saved tensor but those kept only when named.
+  /// when it makes a tensor the backward needs and the policy drops.
   void finishNamed(Recompute recompute) {
     const uint16_t saved = recompute.savedNames();
     uint16_t dropped = 0;
     for (const SavedTensor &t : ops.saved)
-      if (!t.onlyNamed && (t.checkpoint & saved) != t.checkpoint)
+      if ((t.checkpoint & saved) != t.checkpoint)
         dropped |= t.checkpoint;
     ops.recompute.clear();
     for (const Operator &op : ops.forward)
@@ -241,7 +234,7 @@ public:
       if (op.kind == OperatorClass::MemoryBound || op.evenCall)
         ops.recompute.push_back(op);
     llvm::erase_if(ops.saved, [&](const SavedTensor &t) {
-      return t.onlyNamed || (t.checkpoint & ~kept) != 0;
+      return (t.checkpoint & ~kept) != 0;
     });
   }
 
@@ -534,10 +527,11 @@ static void denseMlp(LayerBuilder &b, const ModelSpec &model, const Tokens &t,
          modules | Recompute::Dots,
          named ? R::ActivationOutput : R::Unnamed);
   b.inModules(modules);
+  // fc2's output is mlpwo, which no gradient needs and nothing the
+  // backward recomputes reads (the residual add is linear): JAX saves only
+  // residuals, a policy chooses among them, so naming mlpwo keeps nothing.
   b.making(named ? R::MlpWo : R::Unnamed);
   b.gemm(fc2, t.full, h, width);
-  if (named)
-    b.keepIfNamed("mlp output", t.local * h * kBf16, R::MlpWo);
 }
 
 static void moeMlp(LayerBuilder &b, const ModelSpec &model,
@@ -578,7 +572,12 @@ static void moeMlp(LayerBuilder &b, const ModelSpec &model,
   const double slice = width / etp;
   const double gated = model.mlp == MlpKind::Gated ? 2 : 1;
   b.keep("dispatched tokens", copies * h * b.linearInput(), block, unnamed);
-  b.gemm("experts fc1", rows, gated * slice, h, true, groups);
+  if (gated == 2 && training.separateExpertProjections) {
+    b.gemm("experts w0", rows, slice, h, true, groups);
+    b.gemm("experts w1", rows, slice, h, true, groups);
+  } else {
+    b.gemm("experts fc1", rows, gated * slice, h, true, groups);
+  }
   // DeepSeek-V3 and Kimi K2 keep the SwiGLU input in FP8 and make its
   // output again in the backward (DeepSeek-V3 report section 3.3.2, Kimi
   // K2 report section 2.4.3); Transformer Engine keeps fc1's BF16 output.

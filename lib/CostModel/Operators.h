@@ -47,10 +47,11 @@ struct Operator {
   /// One grouped GEMM over several experts' rows (not a batched GEMM of
   /// the unfused attention core): runs at the grouped ceiling.
   bool grouped = false;
-  /// Attention: FLOPs, and whether it is latent attention (MLA heads) and
-  /// the backward.
+  /// Attention: FLOPs, and whether it is latent attention (MLA heads).
   double flops = 0;
   bool latent = false;
+  /// Attention or a weight GEMM's gradient (data or, with `accumulates`,
+  /// weight): the backward.
   bool backward = false;
   /// Attention: the kernel's work per FLOP counted beyond what the causal
   /// curve measures (a sliding window's band visits whole key tiles, a
@@ -86,9 +87,6 @@ struct SavedTensor {
   /// Which tensor it is to a saved-name policy (a Recompute::Checkpoint
   /// set): kept when the policy names every one of them.
   uint16_t checkpoint = 0;
-  /// Needed by no gradient: kept only where a saved-name policy names it
-  /// (MaxText's `mlpwo`).
-  bool onlyNamed = false;
   /// Kept in host memory (a saved-name policy's `=offload`).
   bool onHost = false;
 };

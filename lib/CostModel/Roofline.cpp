@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 using namespace sched;
 
@@ -70,12 +71,45 @@ double sched::gemmCeiling(const Operator &op, const Efficiency &efficiency) {
   return efficiency.matmulFp8;
 }
 
+/// A BF16 grouped GEMM timed at this shape (one core's share of the rows),
+/// as the seconds of its pass scaled to the operator's FLOPs; none where the
+/// profile timed no such shape or not this pass. The operator's shape is
+/// its pass's: the forward's (rows/groups x k)(k x n), the data
+/// gradient's (rows/groups x n)(n x k), the weight gradient's
+/// (k x rows/groups)(rows/groups x n).
+static std::optional<double> measuredGroupedTime(const Operator &op,
+                                                 const Efficiency &efficiency) {
+  if (!op.grouped || op.precision != Precision::BF16)
+    return std::nullopt;
+  const bool weight = op.accumulates, data = op.backward && !weight;
+  const double perGroup = weight ? op.k : op.m;
+  const double k = weight ? op.m : data ? op.n : op.k;
+  const double n = weight ? op.n : data ? op.k : op.n;
+  const double rows = perGroup * op.groups / efficiency.coresPerDevice;
+  auto close = [](double a, double b) {
+    return std::abs(a - b) <= 0.01 * std::max(a, b);
+  };
+  for (const MeasuredGroupedGemm &g : efficiency.groupedGemms) {
+    if (!close(g.rows, rows) || !close(g.k, k) || !close(g.n, n) ||
+        !close(g.groups, op.groups))
+      continue;
+    const double seconds = weight ? g.weight : data ? g.data : g.forward;
+    if (seconds <= 0)
+      return std::nullopt;
+    const double timed = 2 * g.rows * g.k * g.n * efficiency.coresPerDevice;
+    return seconds * operatorFlops(op) / timed;
+  }
+  return std::nullopt;
+}
+
 static double gemmTime(const Operator &op, const ClusterSpec &cluster) {
   const Efficiency &eff = cluster.efficiency;
   const double peak = cluster.peak(op.precision);
   const double flops = operatorFlops(op);
   if (const MeasuredGemm *g = measured(op, eff))
     return flops / (peak * g->fraction);
+  if (std::optional<double> seconds = measuredGroupedTime(op, eff))
+    return *seconds;
   const double ceiling = gemmCeiling(op, eff);
   const double compute =
       flops / (peak * ceiling * waveEfficiency(op.m, op.n, op.groups, eff));

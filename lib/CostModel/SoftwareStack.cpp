@@ -138,6 +138,10 @@ static const std::vector<SoftwareStack> &stacks() {
     // 3eb77db3c9 and a0fceb5): FP32 parameters that AdamW updates, cast
     // to BF16 at each use; no BF16 copy, no master copy.
     maxtext.fp32Weights = true;
+    // The sparse-matmul MoE block calls its grouped GEMM three times per
+    // layer, `w0` and `w1` apart (moe.py `sparse_matmul`, layer_w0 and
+    // layer_w1 @a0fceb5): Pallas kernels XLA does not merge.
+    maxtext.separateExpertProjections = true;
     s.push_back(maxtext);
 
     // DeepSeek's own framework (HAI-LLM) as the DeepSeek-V3 report states
@@ -249,6 +253,7 @@ llvm::json::Object SoftwareStack::toJson() const {
       {"cpu_offload", offloadSynchronizerV2 ? "te-v2" : "te-v1"},
       {"offload_alone", offloadAlone},
       {"projections", separateProjections ? "separate" : "fused"},
+      {"expert_projections", separateExpertProjections ? "separate" : "fused"},
       {"zero3_overlap", shardedOverlap},
       {"selective_recompute",
        selectiveRecompute.isPerOperator() ? "op" : "core_attn"}};
@@ -390,6 +395,9 @@ readStackFile(const llvm::json::Object &object) {
   std::string projections =
       readChoice(reader, "projections", {"fused", "separate"},
                  stack.separateProjections ? "separate" : "fused");
+  std::string expertProjections =
+      readChoice(reader, "expert_projections", {"fused", "separate"},
+                 stack.separateExpertProjections ? "separate" : "fused");
   std::string selective =
       readChoice(reader, "selective_recompute", {"core_attn", "op"},
                  stack.selectiveRecompute.isPerOperator() ? "op" : "core_attn");
@@ -409,6 +417,7 @@ readStackFile(const llvm::json::Object &object) {
   stack.offloadSynchronizerV2 = offload == "te-v2";
   stack.cudaGraphs = *parseCudaGraphs(graphs);
   stack.separateProjections = projections == "separate";
+  stack.separateExpertProjections = expertProjections == "separate";
   stack.selectiveRecompute =
       selective == "op" ? Recompute::perOperator() : Recompute::Selective;
   return stack;

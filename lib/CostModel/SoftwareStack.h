@@ -63,6 +63,7 @@ std::string cudnnReleaseName(double release);
 /// `activation_caching` ("transformer-engine"/"deepseek-v3"/"kimi-k2"),
 /// `moe_dispatcher` ("flex"/"alltoall"), `cross_entropy` ("fused"/
 /// "unfused"), `cpu_offload` ("te-v1"/"te-v2"), `offload_alone` (bool),
+/// `projections` and `expert_projections` ("fused"/"separate"),
 /// `cuda_graphs`
 /// ("none"/"moe-router"/"layer"/"step"), `moe_host_forward` (an object of
 /// seconds: `router`, `dispatch`, `combine`, `per_local_expert`). Errors name

@@ -104,6 +104,11 @@ TEST(SoftwareStack, KernelsAllocatorAndSchedulesAsStated) {
   EXPECT_TRUE(titan.separateProjections);
   EXPECT_EQ(titan.selectiveRecompute, Recompute::perOperator());
   EXPECT_FALSE(core.separateProjections);
+  // MaxText's sparse-matmul MoE block calls its grouped GEMM for w0 and w1
+  // apart (moe.py); Megatron's TEGroupedMLP fuses them.
+  EXPECT_TRUE(applied(stack("maxtext")).separateExpertProjections);
+  EXPECT_FALSE(core.separateExpertProjections);
+  EXPECT_FALSE(titan.separateExpertProjections);
   // ZeRO-3 overlaps its collectives except DeepSpeed's of 2021, which is
   // also the ZeRO-3 of Megatron-LM's 2021-22 runs.
   EXPECT_TRUE(core.shardedOverlap);
@@ -197,6 +202,7 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
               "main_grads": "bf16", "optimizer_moments": "bf16",
               "allocator": "expandable", "blocking_p2p": "all",
               "projections": "separate", "selective_recompute": "op",
+              "expert_projections": "separate",
               "zero3_overlap": false, "weights": "fp32",
               "cpu_offload": "te-v1", "offload_alone": false})";
   }
@@ -210,6 +216,8 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
   EXPECT_TRUE(t.expandableSegments);
   EXPECT_TRUE(t.blocksPipelineSends("interleaved-1f1b"));
   EXPECT_TRUE(t.separateProjections);
+  EXPECT_TRUE(t.separateExpertProjections);
+  EXPECT_EQ(s->toJson().getString("expert_projections"), "separate");
   EXPECT_TRUE(t.selectiveRecompute.isPerOperator());
   EXPECT_FALSE(t.shardedOverlap);
   EXPECT_TRUE(t.fp32Weights);
