@@ -1043,15 +1043,26 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
   return stages;
 }
 
+PrecisionRecipe CostModel::precisionRecipe() const {
+  const PrecisionRecipe recipe =
+      sched::precisionRecipe(training.fp32Weights, training.mainGradientBytes,
+                             training.optimizerMomentBytes);
+  if (training.precision != Precision::FP8)
+    return recipe;
+  // Transformer Engine transposes a tensorwise FP8 weight after its gather
+  // unless the GEMMs take non-TN FP8 layouts (compute capability 10.x and
+  // 13+: utils.py is_non_tn_fp8_gemm_supported, TE 2.12), i.e. on Hopper.
+  return withFp8Params(recipe, training.fp8Params,
+                       deviceGeneration(cluster.deviceName) == "hopper");
+}
+
 void CostModel::shard(std::vector<StageEstimate> &stages,
                       const Layout &layout) const {
   // ZeRO shards span the shard groups (every data-parallel rank, or an
   // HSDP group).
   const double denseGroup = static_cast<double>(layout.denseShardGroup());
   const double expertGroup = static_cast<double>(layout.expertShardGroup());
-  const PrecisionRecipe recipe =
-      precisionRecipe(training.fp32Weights, training.mainGradientBytes,
-                      training.optimizerMomentBytes);
+  const PrecisionRecipe recipe = precisionRecipe();
   for (StageEstimate &stage : stages) {
     const double params = stage.denseParameters + stage.expertParameters;
     const double sharded = stage.denseParameters / denseGroup +
@@ -1065,7 +1076,8 @@ void CostModel::shard(std::vector<StageEstimate> &stages,
       // FSDP gathers one layer at a time and prefetches the next, and
       // holds a layer's unsharded gradient until it is reduce-scattered.
       stage.weightBytes +=
-          2 * recipe.gatheredWeightBytes * stage.layerParameters;
+          2 * (recipe.gatheredWeightBytes + recipe.transposeBytes) *
+          stage.layerParameters;
       stage.workingSetBytes += recipe.mainGradientBytes * stage.layerParameters;
     }
   }
@@ -1093,9 +1105,7 @@ CostModel::dataParallel(const Layout &layout,
   }
   // Gradients are reduced in FP32 and weights gathered in BF16, in buckets
   // of max(40M, 1M x dp) parameters (Megatron-Core's DDP default).
-  const PrecisionRecipe recipe =
-      precisionRecipe(training.fp32Weights, training.mainGradientBytes,
-                      training.optimizerMomentBytes);
+  const PrecisionRecipe recipe = precisionRecipe();
   const double bucket = std::max(
       40e6, 1e6 * static_cast<double>(layout.dp * layout.cp));
   auto pass = [&](double bytesPerParam) {

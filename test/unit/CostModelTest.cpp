@@ -380,6 +380,85 @@ TEST(CostModelMemory, Fp32WeightsAsMaxTextKeepsThem) {
   EXPECT_DOUBLE_EQ(fp32WeightsRecipe(4, 3).optimizerTraffic, 24);
 }
 
+// Megatron's --fp8-param-gather (Megatron-Bridge's FP8 current-scaling and
+// MXFP8 precision configs set it): the weights are Transformer Engine FP8
+// tensors. Tensorwise: one byte a parameter, stored and gathered
+// (Megatron-FSDP's uint8 buffers), and on Hopper, which lacks non-TN FP8
+// GEMMs, a transpose beside every unsharded weight. MXFP8: row-wise and
+// column-wise bytes and a scale per 32 of each, gathered as the two data
+// buffers. The FP32 master, the gradients and Adam's moments do not
+// change, nor anything under BF16.
+TEST(CostModelMemory, Fp8ParamsKeepAndGatherTheRecipesBytes) {
+  ModelSpec m = parse(kDense);
+  const double layerParams = 4.0 * 1024 * 1024 + 3.0 * 1024 * 4096 + 2 * 1024;
+  const double params = 2 * layerParams + 2 * 1024.0 * 1000 + 1024;
+  auto stage = [&](llvm::StringRef device, Fp8Params fp8Params, int zero,
+                   Precision precision = Precision::FP8) {
+    TrainingSpec t = training(4, 2048, 2048 * 4);
+    t.precision = precision;
+    t.fp8Params = fp8Params;
+    CostModel model(m, cluster(device), t);
+    Layout layout;
+    layout.dp = 4;
+    layout.zero = zero;
+    EXPECT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+    return model.stages(layout)[0];
+  };
+  // FSDP on a B200: the shard and the two gathered layers.
+  const StageEstimate bf16 = stage("b200-ib", Fp8Params::None, 3);
+  EXPECT_DOUBLE_EQ(bf16.weightBytes, 2 * params / 4 + 2 * 2 * layerParams);
+  const StageEstimate tensorwise = stage("b200-ib", Fp8Params::Tensorwise, 3);
+  EXPECT_DOUBLE_EQ(tensorwise.weightBytes, params / 4 + 2 * layerParams);
+  EXPECT_DOUBLE_EQ(tensorwise.gradientBytes, bf16.gradientBytes);
+  EXPECT_DOUBLE_EQ(tensorwise.optimizerBytes, bf16.optimizerBytes);
+  EXPECT_DOUBLE_EQ(tensorwise.workingSetBytes, bf16.workingSetBytes);
+  EXPECT_DOUBLE_EQ(stage("b200-ib", Fp8Params::Mxfp8, 3).weightBytes,
+                   2.0625 * params / 4 + 2 * 2 * layerParams);
+  // On an H100 each gathered layer also holds its transpose; under ZeRO-1
+  // every weight does.
+  EXPECT_DOUBLE_EQ(stage("h100-ib", Fp8Params::Tensorwise, 3).weightBytes,
+                   params / 4 + 2 * 2 * layerParams);
+  EXPECT_DOUBLE_EQ(stage("h100-ib", Fp8Params::Tensorwise, 1).weightBytes,
+                   2 * params);
+  EXPECT_DOUBLE_EQ(stage("b200-ib", Fp8Params::Tensorwise, 1).weightBytes,
+                   params);
+  // BF16 training has no FP8 parameters.
+  EXPECT_DOUBLE_EQ(
+      stage("b200-ib", Fp8Params::Tensorwise, 3, Precision::BF16).weightBytes,
+      bf16.weightBytes);
+
+  // The gathers move what they hold: ZeRO-1's all-gather of 400M updated
+  // weights over 8 ranks of one node (900 GB/s) takes half as long in one
+  // byte; MXFP8's two gathered buffers move as much as BF16.
+  auto dataParallel = [&](Fp8Params fp8Params) {
+    TrainingSpec t = training(8, 2048, 2048 * 8);
+    t.precision = Precision::FP8;
+    t.fp8Params = fp8Params;
+    CostModel model(m, ideal(cluster("b200-ib")), t);
+    Layout layout;
+    layout.dp = 8;
+    layout.zero = 1;
+    EXPECT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+    StageEstimate s = model.stages(layout)[0];
+    s.denseParameters = 400e6;
+    s.expertParameters = 0;
+    return model.dataParallel(layout, {&s}, 10, 10).total;
+  };
+  const double reduce = 7.0 / 8 * 4 * 400e6 / 900e9;
+  EXPECT_NEAR(dataParallel(Fp8Params::None),
+              reduce + 7.0 / 8 * 2 * 400e6 / 900e9, 1e-12);
+  EXPECT_NEAR(dataParallel(Fp8Params::Tensorwise),
+              reduce + 7.0 / 8 * 1 * 400e6 / 900e9, 1e-12);
+  EXPECT_NEAR(dataParallel(Fp8Params::Mxfp8), dataParallel(Fp8Params::None),
+              1e-12);
+  // The flag's names.
+  EXPECT_EQ(parseFp8Params("tensorwise"), Fp8Params::Tensorwise);
+  EXPECT_EQ(parseFp8Params("mxfp8"), Fp8Params::Mxfp8);
+  EXPECT_EQ(parseFp8Params("off"), Fp8Params::None);
+  EXPECT_FALSE(parseFp8Params("blockwise").has_value());
+  EXPECT_EQ(fp8ParamsName(Fp8Params::Mxfp8), "mxfp8");
+}
+
 TEST(CostModelMemory, ActivationsByHand) {
   CostModel model(parse(kDense), cluster("h100-ib"), training(1, 2048, 2048));
   Layout layout;
