@@ -1135,7 +1135,8 @@ CostModel::dataParallel(const Layout &layout,
   const double reduceInGroup = pass(recipe.mainGradientBytes);
   const double reduceAcross = acrossReplicas(recipe.mainGradientBytes);
   const double reduce = reduceInGroup + reduceAcross;
-  const double gather = pass(recipe.gatheredWeightBytes);
+  const double gather = pass(layout.zero >= 3 ? recipe.gatheredWeightBytes
+                                              : recipe.updateGatherBytes);
   // Communication that hides under compute holds SMs the compute then
   // lacks (NCCL's channels, one CTA each): the hidden part costs
   // hidden x (1 / share - 1) of compute time.

@@ -18,13 +18,18 @@
 namespace sched {
 
 struct PrecisionRecipe {
-  /// Bytes of a stored weight: BF16 beside the optimizer's FP32 master
-  /// copy (Megatron), or the FP32 parameter itself (MaxText).
+  /// Bytes of a stored weight, sharded under ZeRO-3: BF16 beside the
+  /// optimizer's FP32 master copy (Megatron), or the FP32 parameter itself
+  /// (MaxText).
   double weightBytes = 2;
-  /// Bytes of a weight as it is gathered (ZeRO-1's all-gather of the
-  /// updated weights, FSDP's of each layer) and held while gathered: BF16
-  /// in both recipes, less with FP8 parameters (withFp8Params).
+  /// Bytes per weight every rank keeps whatever the sharding (MXFP8
+  /// parameters' scales, withFp8Params).
+  double unshardedWeightBytes = 0;
+  /// Bytes of a weight as FSDP gathers it for a pass and holds it while
+  /// gathered: BF16 in both recipes, less with FP8 parameters.
   double gatheredWeightBytes = 2;
+  /// Bytes of a weight as ZeRO-1 and ZeRO-2 all-gather it after the update.
+  double updateGatherBytes = 2;
   /// Bytes of a transposed copy kept beside every unsharded weight: FP8
   /// tensorwise parameters on a device without non-TN FP8 GEMMs (Hopper).
   double transposeBytes = 0;
@@ -101,10 +106,13 @@ enum class Fp8Params : uint8_t {
   /// (`post_all_gather_processing`), one byte more beside it.
   Tensorwise,
   /// An `MXFP8Tensor`: row-wise and column-wise data (1 + 1 bytes) and an
-  /// E8M0 scale per 32 elements of each (2/32). Megatron-FSDP gathers both
-  /// data buffers (its transpose buffer); the distributed optimizer gathers
-  /// BF16 in the gradient buffer and quantizes after it
-  /// (`reuse_grad_buf_for_mxfp8_param_ag`): 2 bytes moved either way.
+  /// E8M0 scale per 32 elements of each (2/32), the scales whole on every
+  /// rank (TE's `_cast_master_weights_to_fp8_mxfp8_scaling` all-reduces
+  /// their amaxes). Megatron-FSDP shards both data buffers and gathers the
+  /// row-wise one for the forward and the column-wise one (its transpose
+  /// buffer) for the backward, one byte each; the distributed optimizer
+  /// gathers BF16 in the gradient buffer and quantizes after it
+  /// (`reuse_grad_buf_for_mxfp8_param_ag`).
   Mxfp8,
 };
 
@@ -119,11 +127,14 @@ inline PrecisionRecipe withFp8Params(PrecisionRecipe recipe, Fp8Params params,
   case Fp8Params::Tensorwise:
     recipe.weightBytes = 1;
     recipe.gatheredWeightBytes = 1;
+    recipe.updateGatherBytes = 1;
     recipe.transposeBytes = transposeOnGather ? 1 : 0;
     break;
   case Fp8Params::Mxfp8:
-    recipe.weightBytes = 2 + 2.0 / 32;
-    recipe.gatheredWeightBytes = 2;
+    recipe.weightBytes = 2;
+    recipe.unshardedWeightBytes = 2.0 / 32;
+    recipe.gatheredWeightBytes = 1;
+    recipe.updateGatherBytes = 2;
     break;
   }
   return recipe;
@@ -143,8 +154,9 @@ inline StaticBytes staticBytes(const PrecisionRecipe &recipe, int zero,
                                double parameters, double sharded) {
   StaticBytes bytes;
   bytes.weights =
-      zero >= 3 ? recipe.weightBytes * sharded
-                : (recipe.weightBytes + recipe.transposeBytes) * parameters;
+      recipe.unshardedWeightBytes * parameters +
+      (zero >= 3 ? recipe.weightBytes * sharded
+                 : (recipe.weightBytes + recipe.transposeBytes) * parameters);
   bytes.gradients =
       recipe.mainGradientBytes * (zero >= 2 ? sharded : parameters);
   bytes.optimizer = recipe.optimizerBytes * (zero >= 1 ? sharded : parameters);

@@ -385,9 +385,10 @@ TEST(CostModelMemory, Fp32WeightsAsMaxTextKeepsThem) {
 // tensors. Tensorwise: one byte a parameter, stored and gathered
 // (Megatron-FSDP's uint8 buffers), and on Hopper, which lacks non-TN FP8
 // GEMMs, a transpose beside every unsharded weight. MXFP8: row-wise and
-// column-wise bytes and a scale per 32 of each, gathered as the two data
-// buffers. The FP32 master, the gradients and Adam's moments do not
-// change, nor anything under BF16.
+// column-wise bytes (sharded under FSDP) and a scale per 32 of each (whole
+// on every rank); FSDP gathers one of the two data buffers a pass, the
+// distributed optimizer BF16. The FP32 master, the gradients and Adam's
+// moments do not change, nor anything under BF16.
 TEST(CostModelMemory, Fp8ParamsKeepAndGatherTheRecipesBytes) {
   ModelSpec m = parse(kDense);
   const double layerParams = 4.0 * 1024 * 1024 + 3.0 * 1024 * 4096 + 2 * 1024;
@@ -413,7 +414,9 @@ TEST(CostModelMemory, Fp8ParamsKeepAndGatherTheRecipesBytes) {
   EXPECT_DOUBLE_EQ(tensorwise.optimizerBytes, bf16.optimizerBytes);
   EXPECT_DOUBLE_EQ(tensorwise.workingSetBytes, bf16.workingSetBytes);
   EXPECT_DOUBLE_EQ(stage("b200-ib", Fp8Params::Mxfp8, 3).weightBytes,
-                   2.0625 * params / 4 + 2 * 2 * layerParams);
+                   2 * params / 4 + 2.0 / 32 * params + 2 * layerParams);
+  EXPECT_DOUBLE_EQ(stage("b200-ib", Fp8Params::Mxfp8, 1).weightBytes,
+                   2.0625 * params);
   // On an H100 each gathered layer also holds its transpose; under ZeRO-1
   // every weight does.
   EXPECT_DOUBLE_EQ(stage("h100-ib", Fp8Params::Tensorwise, 3).weightBytes,
@@ -429,15 +432,17 @@ TEST(CostModelMemory, Fp8ParamsKeepAndGatherTheRecipesBytes) {
 
   // The gathers move what they hold: ZeRO-1's all-gather of 400M updated
   // weights over 8 ranks of one node (900 GB/s) takes half as long in one
-  // byte; MXFP8's two gathered buffers move as much as BF16.
-  auto dataParallel = [&](Fp8Params fp8Params) {
+  // byte, and MXFP8's (BF16, in the gradient buffer) as long as BF16's;
+  // FSDP's two gathers a microbatch move one byte each under either FP8
+  // recipe.
+  auto dataParallel = [&](Fp8Params fp8Params, int zero = 1) {
     TrainingSpec t = training(8, 2048, 2048 * 8);
     t.precision = Precision::FP8;
     t.fp8Params = fp8Params;
     CostModel model(m, ideal(cluster("b200-ib")), t);
     Layout layout;
     layout.dp = 8;
-    layout.zero = 1;
+    layout.zero = zero;
     EXPECT_FALSE(static_cast<bool>(model.checkLayout(layout)));
     StageEstimate s = model.stages(layout)[0];
     s.denseParameters = 400e6;
@@ -451,6 +456,12 @@ TEST(CostModelMemory, Fp8ParamsKeepAndGatherTheRecipesBytes) {
               reduce + 7.0 / 8 * 1 * 400e6 / 900e9, 1e-12);
   EXPECT_NEAR(dataParallel(Fp8Params::Mxfp8), dataParallel(Fp8Params::None),
               1e-12);
+  const double oneByte = 7.0 / 8 * 400e6 / 900e9;
+  EXPECT_NEAR(dataParallel(Fp8Params::None, 3), 2 * 2 * oneByte + reduce,
+              1e-12);
+  EXPECT_NEAR(dataParallel(Fp8Params::Tensorwise, 3), 2 * oneByte + reduce,
+              1e-12);
+  EXPECT_NEAR(dataParallel(Fp8Params::Mxfp8, 3), 2 * oneByte + reduce, 1e-12);
   // The flag's names.
   EXPECT_EQ(parseFp8Params("tensorwise"), Fp8Params::Tensorwise);
   EXPECT_EQ(parseFp8Params("mxfp8"), Fp8Params::Mxfp8);

@@ -140,7 +140,8 @@ static cl::opt<std::string> fp8ParamGatherFlag(
              "parameters are kept and gathered as the FP8 recipe's tensors: "
              "off (BF16; default), tensorwise (current or delayed scaling: 1 "
              "byte, and its transpose on Hopper) or mxfp8 (row- and "
-             "column-wise with their scales: 2.06 bytes, gathered as 2)"),
+             "column-wise data and their scales: 2.06 bytes; FSDP gathers "
+             "one byte a pass, ZeRO-1 BF16)"),
     cl::init("off"));
 static cl::opt<std::string> moeDispatcherFlag(
     "moe-dispatcher", cl::sub(planCommand), cl::cat(schedcOptions),
