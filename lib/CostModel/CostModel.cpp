@@ -983,6 +983,7 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
     // Engine's version 2 offload, which frees an offloaded layer as a kept
     // one starts and reloads it as one ends (Layout.h,
     // offloadSynchronizerV2).
+    double stagedLayer = 0;
     auto offloadCopies = [&](int64_t from, int64_t to, bool whole) {
       const double link = cluster.efficiency.hostBandwidth;
       double staged = 0;
@@ -1002,6 +1003,8 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
       }
       if (!whole || !training.offloadSynchronizerV2)
         stage.activationBytes += staged;
+      if (whole && !training.offloadSynchronizerV2)
+        stagedLayer = staged;
     };
     const int64_t offloaded =
         std::min(layout.offloadLayers, std::max<int64_t>(0, stage.numLayers - 1));
@@ -1018,7 +1021,15 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
       add(stage.forwardTerms, mtpLayer.forward, mtp);
       add(stage.backwardTerms, mtpLayer.backward, mtp);
       weightPart += mtp * mtpLayer.backwardWeight;
-      stage.activationBytes += headActivation + mtp * mtpLayer.activationBytes;
+      const double headTensors =
+          headActivation + mtp * mtpLayer.activationBytes;
+      // Transformer Engine's version 1 offload frees its staged layer at the
+      // commit of the stage's last forward layer, before the head runs, and
+      // reloads it at that layer's backward commit, after the head's
+      // backward has freed the logits (cpu_offload.py @v2.7,
+      // synchronize_on_group_commit_forward and on_group_commit_backward,
+      // layer_window_map[N - 1] is L - 1): the two are never held together.
+      stage.activationBytes += headTensors - std::min(stagedLayer, headTensors);
       stage.denseParameters += headParams + mtp * mtpLayer.denseParams;
       stage.expertParameters += mtp * mtpLayer.expertParams;
     }

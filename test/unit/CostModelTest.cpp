@@ -641,7 +641,8 @@ TEST(CostModelMemory, OffloadV2HoldsOnlyTheKeptLayers) {
   // layers' tensors are on the device. Version 1 (TE 2.7,
   // AsyncDoubleBufferGroupOffloadHandler, layer_window_map) frees the last
   // offloaded layer after the last forward and reloads it before the last
-  // layer's backward: one layer more.
+  // layer's backward: one layer more, but never beside the head's logits,
+  // which come after the one and are freed before the other.
   ModelSpec m = parse(kDense);
   m.layers = 4;
   ClusterSpec c = cluster("h100-ib");
@@ -663,7 +664,23 @@ TEST(CostModelMemory, OffloadV2HoldsOnlyTheKeptLayers) {
   const double perLayer =
       tokens * (2 * 2 * h + 3 * h + f + 6 * h + 4 * heads + 2 * h + 4 * f);
   const double kept = activations(t, layout);
-  EXPECT_DOUBLE_EQ(kept - activations(t, offloaded), perLayer);
+  // The FP32 logits of the unfused loss, 4 bytes by 2,048 tokens by a
+  // vocabulary of 1,000, are smaller than the staged layer: it stands in
+  // their place.
+  const double logits = 4 * tokens * 1000;
+  ASSERT_LT(logits, perLayer);
+  EXPECT_DOUBLE_EQ(kept - activations(t, offloaded), perLayer + logits);
+  // A vocabulary of 100,000 makes the logits (819 MB) the larger: the
+  // staged layer then adds nothing to the peak, as under version 2.
+  ModelSpec wide = m;
+  wide.vocab = 100000;
+  CostModel wideModel(wide, c, t);
+  Layout wideKept = layout, wideOffloaded = offloaded;
+  ASSERT_FALSE(static_cast<bool>(wideModel.checkLayout(wideKept)));
+  ASSERT_FALSE(static_cast<bool>(wideModel.checkLayout(wideOffloaded)));
+  EXPECT_DOUBLE_EQ(wideModel.stages(wideKept)[0].activationBytes -
+                       wideModel.stages(wideOffloaded)[0].activationBytes,
+                   2 * perLayer);
   t.offloadSynchronizerV2 = true;
   EXPECT_DOUBLE_EQ(kept - activations(t, offloaded), 2 * perLayer);
   // Offloading no layer keeps them all, either way.
@@ -672,7 +689,8 @@ TEST(CostModelMemory, OffloadV2HoldsOnlyTheKeptLayers) {
 
 TEST(CostModelMemory, OffloadMovesLayersToTheHost) {
   // Four layers on one stage; offload=2 sends layers 0 and 1 to the host
-  // and stages one layer's worth on the device.
+  // and stages one layer's worth on the device, which is never there with
+  // the head's FP32 logits (4 bytes by 2,048 tokens by 1,000 words).
   ModelSpec m = parse(kDense);
   m.layers = 4;
   ClusterSpec c = cluster("h100-ib");
@@ -686,7 +704,8 @@ TEST(CostModelMemory, OffloadMovesLayersToTheHost) {
   const double h = 1024, f = 4096, heads = 8, tokens = 2048;
   const double perLayer =
       2 * tokens * (6 * h + 2 * h + 3 * f) + 4 * tokens * heads;
-  EXPECT_DOUBLE_EQ(kept.activationBytes - off.activationBytes, perLayer);
+  EXPECT_DOUBLE_EQ(kept.activationBytes - off.activationBytes,
+                   perLayer + 4 * tokens * 1000);
   // PCIe Gen5 (64 GB/s) moves a layer's 70 MB in 1.1 ms, longer than its
   // forward or backward on an H100: the rest is exposed, each way.
   const double copy = perLayer / 64e9;
