@@ -1114,8 +1114,9 @@ CostModel::dataParallel(const Layout &layout,
                                stage->expertParameters / expertGroup
                          : stage->denseParameters + stage->expertParameters;
   }
-  // Gradients are reduced in FP32 and weights gathered in BF16, in buckets
-  // of max(40M, 1M x dp) parameters (Megatron-Core's DDP default).
+  // Gradients are reduced in their dtype and weights gathered in the
+  // recipe's bytes (BF16, or the run's FP8 parameters), in buckets of
+  // max(40M, 1M x dp) parameters (Megatron-Core's DDP default).
   const PrecisionRecipe recipe = precisionRecipe();
   const double bucket = std::max(
       40e6, 1e6 * static_cast<double>(layout.dp * layout.cp));
