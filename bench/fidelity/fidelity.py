@@ -112,7 +112,8 @@ def plan_command(schedc: str, run: dict, model: Path, cluster: Path) -> list[str
                       ("main_grads", "--main-grads"),
                       ("optimizer_moments", "--optimizer-moments"),
                       ("moe_dispatcher", "--moe-dispatcher"),
-                      ("cuda_graphs", "--cuda-graphs")):
+                      ("cuda_graphs", "--cuda-graphs"),
+                      ("fp8_param_gather", "--fp8-param-gather")):
         if key in run:
             cmd += [flag, str(run[key])]
     return cmd
@@ -121,9 +122,19 @@ def plan_command(schedc: str, run: dict, model: Path, cluster: Path) -> list[str
 # What a recipe adds to a published layout; --layout-only drops it.
 RECIPE_KEYS = ("recompute", "microbatch_size", "attention", "tp_overlap",
                "allocator", "p2p_overlap", "main_grads", "optimizer_moments",
-               "sp", "zero", "moe_dispatcher", "cuda_graphs")
+               "sp", "zero", "moe_dispatcher", "cuda_graphs",
+               "fp8_param_gather")
 # Recipe fields of the layout string itself (stage split, offload).
 RECIPE_LAYOUT_FIELDS = ("first", "last", "split", "offload")
+
+
+# Megatron-Bridge's FP8 precision configs keep and gather the parameters in
+# FP8 (`fp8_param_gather = True`) under current scaling and MXFP8, not under
+# blockwise scaling (src/megatron/bridge/training/mixed_precision.py at every
+# tag v0.1.0rc3-v0.4.2; the performance scripts' get_precision_config leaves
+# it): the recipe's `fp8_recipe` -> `schedc plan --fp8-param-gather`.
+FP8_PARAM_GATHER = {"tensorwise": "tensorwise", "mxfp8": "mxfp8",
+                    "blockwise": "off"}
 
 
 # Stacks whose framework splits the layers evenly when a run names no split.
@@ -274,6 +285,9 @@ def apply_recipe(run: dict, recipe: dict) -> dict:
         merged["cuda_graphs"] = cuda_graphs(recipe["cuda_graphs"])
     if recipe.get("moe_dispatcher") == "alltoall":
         merged["moe_dispatcher"] = "alltoall"
+    if run.get("precision") == "fp8" and \
+            recipe.get("fp8_recipe") in FP8_PARAM_GATHER:
+        merged["fp8_param_gather"] = FP8_PARAM_GATHER[recipe["fp8_recipe"]]
     if recipe.get("a2a_overlap") and run["schedule"] in COMBINED:
         merged["published_schedule"] = run["schedule"]
         merged["schedule"] = COMBINED[run["schedule"]]

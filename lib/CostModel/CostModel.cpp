@@ -1010,6 +1010,7 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
     // Engine's version 2 offload, which frees an offloaded layer as a kept
     // one starts and reloads it as one ends (Layout.h,
     // offloadSynchronizerV2).
+    double stagedLayer = 0;
     auto offloadCopies = [&](int64_t from, int64_t to, bool whole) {
       const double link = cluster.efficiency.hostBandwidth;
       double staged = 0;
@@ -1029,6 +1030,8 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
       }
       if (!whole || !training.offloadSynchronizerV2)
         stage.activationBytes += staged;
+      if (whole && !training.offloadSynchronizerV2)
+        stagedLayer = staged;
     };
     const int64_t offloaded =
         std::min(layout.offloadLayers, std::max<int64_t>(0, stage.numLayers - 1));
@@ -1046,7 +1049,15 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
       add(stage.backwardTerms, mtpLayer.backward, mtp);
       add(stage.expertOverlap, mtpLayer.expertOverlap, mtp);
       weightPart += mtp * mtpLayer.backwardWeight;
-      stage.activationBytes += headActivation + mtp * mtpLayer.activationBytes;
+      const double headTensors =
+          headActivation + mtp * mtpLayer.activationBytes;
+      // Transformer Engine's version 1 offload frees its staged layer at the
+      // commit of the stage's last forward layer, before the head runs, and
+      // reloads it at that layer's backward commit, after the head's
+      // backward has freed the logits (cpu_offload.py @v2.7,
+      // synchronize_on_group_commit_forward and on_group_commit_backward,
+      // layer_window_map[N - 1] is L - 1): the two are never held together.
+      stage.activationBytes += headTensors - std::min(stagedLayer, headTensors);
       stage.denseParameters += headParams + mtp * mtpLayer.denseParams;
       stage.expertParameters += mtp * mtpLayer.expertParams;
     }
@@ -1071,15 +1082,26 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
   return stages;
 }
 
+PrecisionRecipe CostModel::precisionRecipe() const {
+  const PrecisionRecipe recipe =
+      sched::precisionRecipe(training.fp32Weights, training.mainGradientBytes,
+                             training.optimizerMomentBytes);
+  if (training.precision != Precision::FP8)
+    return recipe;
+  // Transformer Engine transposes a tensorwise FP8 weight after its gather
+  // unless the GEMMs take non-TN FP8 layouts (compute capability 10.x and
+  // 13+: utils.py is_non_tn_fp8_gemm_supported, TE 2.12), i.e. on Hopper.
+  return withFp8Params(recipe, training.fp8Params,
+                       deviceGeneration(cluster.deviceName) == "hopper");
+}
+
 void CostModel::shard(std::vector<StageEstimate> &stages,
                       const Layout &layout) const {
   // ZeRO shards span the shard groups (every data-parallel rank, or an
   // HSDP group).
   const double denseGroup = static_cast<double>(layout.denseShardGroup());
   const double expertGroup = static_cast<double>(layout.expertShardGroup());
-  const PrecisionRecipe recipe =
-      precisionRecipe(training.fp32Weights, training.mainGradientBytes,
-                      training.optimizerMomentBytes);
+  const PrecisionRecipe recipe = precisionRecipe();
   for (StageEstimate &stage : stages) {
     const double params = stage.denseParameters + stage.expertParameters;
     const double sharded = stage.denseParameters / denseGroup +
@@ -1093,7 +1115,8 @@ void CostModel::shard(std::vector<StageEstimate> &stages,
       // FSDP gathers one layer at a time and prefetches the next, and
       // holds a layer's unsharded gradient until it is reduce-scattered.
       stage.weightBytes +=
-          2 * recipe.gatheredWeightBytes * stage.layerParameters;
+          2 * (recipe.gatheredWeightBytes + recipe.transposeBytes) *
+          stage.layerParameters;
       stage.workingSetBytes += recipe.mainGradientBytes * stage.layerParameters;
     }
   }
@@ -1119,11 +1142,10 @@ CostModel::dataParallel(const Layout &layout,
                                stage->expertParameters / expertGroup
                          : stage->denseParameters + stage->expertParameters;
   }
-  // Gradients are reduced in FP32 and weights gathered in BF16, in buckets
-  // of max(40M, 1M x dp) parameters (Megatron-Core's DDP default).
-  const PrecisionRecipe recipe =
-      precisionRecipe(training.fp32Weights, training.mainGradientBytes,
-                      training.optimizerMomentBytes);
+  // Gradients are reduced in their dtype and weights gathered in the
+  // recipe's bytes (BF16, or the run's FP8 parameters), in buckets of
+  // max(40M, 1M x dp) parameters (Megatron-Core's DDP default).
+  const PrecisionRecipe recipe = precisionRecipe();
   const double bucket = std::max(
       40e6, 1e6 * static_cast<double>(layout.dp * layout.cp));
   auto pass = [&](double bytesPerParam) {
@@ -1153,7 +1175,8 @@ CostModel::dataParallel(const Layout &layout,
   const double reduceInGroup = pass(recipe.mainGradientBytes);
   const double reduceAcross = acrossReplicas(recipe.mainGradientBytes);
   const double reduce = reduceInGroup + reduceAcross;
-  const double gather = pass(recipe.gatheredWeightBytes);
+  const double gather = pass(layout.zero >= 3 ? recipe.gatheredWeightBytes
+                                              : recipe.updateGatherBytes);
   // Communication that hides under compute holds SMs the compute then
   // lacks (NCCL's channels, one CTA each): the hidden part costs
   // hidden x (1 / share - 1) of compute time.

@@ -169,6 +169,10 @@ public:
   /// search reuses one layout's stages for its other ZeRO stages.
   void shard(std::vector<StageEstimate> &stages, const Layout &layout) const;
 
+  /// What a device keeps per parameter: the stack's weights, gradients
+  /// and moments, with the run's FP8 parameters (Memory.h).
+  PrecisionRecipe precisionRecipe() const;
+
   /// One point-to-point transfer between adjacent stages.
   double p2pTime(const Layout &layout, double bytes) const;
 

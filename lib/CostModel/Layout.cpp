@@ -227,6 +227,26 @@ std::optional<MoeDispatcher> sched::parseMoeDispatcher(llvm::StringRef name) {
       .Default(std::nullopt);
 }
 
+llvm::StringRef sched::fp8ParamsName(Fp8Params params) {
+  switch (params) {
+  case Fp8Params::None:
+    return "off";
+  case Fp8Params::Tensorwise:
+    return "tensorwise";
+  case Fp8Params::Mxfp8:
+    return "mxfp8";
+  }
+  llvm_unreachable("unknown Fp8Params");
+}
+
+std::optional<Fp8Params> sched::parseFp8Params(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<Fp8Params>>(name)
+      .Case("off", Fp8Params::None)
+      .Case("tensorwise", Fp8Params::Tensorwise)
+      .Case("mxfp8", Fp8Params::Mxfp8)
+      .Default(std::nullopt);
+}
+
 llvm::StringRef sched::cudaGraphsName(CudaGraphs graphs) {
   switch (graphs) {
   case CudaGraphs::None:

@@ -12,6 +12,7 @@
 #define LIB_COSTMODEL_LAYOUT_H
 
 #include "lib/CostModel/ClusterSpec.h"
+#include "lib/CostModel/Memory.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -246,6 +247,10 @@ enum class MoeDispatcher : uint8_t { Flex, AllToAll };
 llvm::StringRef moeDispatcherName(MoeDispatcher dispatcher);
 std::optional<MoeDispatcher> parseMoeDispatcher(llvm::StringRef name);
 
+/// `--fp8-param-gather`'s names: off, tensorwise, mxfp8.
+llvm::StringRef fp8ParamsName(Fp8Params params);
+std::optional<Fp8Params> parseFp8Params(llvm::StringRef name);
+
 /// What a run captures in CUDA graphs (a run's or stack's fact;
 /// docs/cost-model.md, "Host time of an eager MoE block"). None: every
 /// kernel is launched as the host reaches it. MoeRouter: the MoE router
@@ -381,6 +386,10 @@ struct TrainingSpec : StackFacts {
   int64_t seqLen = 4096;
   int64_t globalBatchTokens = 0;
   Precision precision = Precision::BF16;
+  /// FP8 parameters, stored and gathered in the recipe's FP8 format
+  /// (Megatron's `--fp8-param-gather`, a run's recipe fact; only under
+  /// FP8 precision): Memory.h, withFp8Params.
+  Fp8Params fp8Params = Fp8Params::None;
   /// The software stack the facts came from (SoftwareStack.h; empty: none
   /// named, the flags' defaults).
   std::string stack;

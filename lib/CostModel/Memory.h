@@ -13,14 +13,26 @@
 #ifndef LIB_COSTMODEL_MEMORY_H
 #define LIB_COSTMODEL_MEMORY_H
 
+#include <cstdint>
+
 namespace sched {
 
 struct PrecisionRecipe {
-  /// Bytes of a stored weight: BF16 beside the optimizer's FP32 master
-  /// copy (Megatron), or the FP32 parameter itself (MaxText).
+  /// Bytes of a stored weight, sharded under ZeRO-3: BF16 beside the
+  /// optimizer's FP32 master copy (Megatron), or the FP32 parameter itself
+  /// (MaxText).
   double weightBytes = 2;
-  /// Bytes of a weight as FSDP gathers it: BF16 in both recipes.
+  /// Bytes per weight every rank keeps whatever the sharding (MXFP8
+  /// parameters' scales, withFp8Params).
+  double unshardedWeightBytes = 0;
+  /// Bytes of a weight as FSDP gathers it for a pass and holds it while
+  /// gathered: BF16 in both recipes, less with FP8 parameters.
   double gatheredWeightBytes = 2;
+  /// Bytes of a weight as ZeRO-1 and ZeRO-2 all-gather it after the update.
+  double updateGatherBytes = 2;
+  /// Bytes of a transposed copy kept beside every unsharded weight: FP8
+  /// tensorwise parameters on a device without non-TN FP8 GEMMs (Hopper).
+  double transposeBytes = 0;
   double mainGradientBytes = 4;
   /// FP32 master weights (4) and Adam's two moments (4 + 4, or 2 + 2 when
   /// kept in BF16).
@@ -33,7 +45,8 @@ struct PrecisionRecipe {
 };
 
 /// Megatron's mixed-precision recipe (BF16 and FP8 training alike: FP8
-/// GEMMs cast their inputs, the stored weights stay BF16), with the main
+/// GEMMs cast their inputs; the weights stay BF16 unless they are FP8
+/// parameters, withFp8Params), with the main
 /// gradients and Adam's moments in the dtypes the run keeps them in:
 /// FP32 by default; BF16 under Megatron's precision-aware optimizer
 /// (--main-grads-dtype, --exp-avg-dtype, --exp-avg-sq-dtype bf16) as
@@ -77,6 +90,56 @@ inline PrecisionRecipe precisionRecipe(bool fp32Weights,
                      : megatronRecipe(mainGradientBytes, momentBytes);
 }
 
+/// Megatron's `--fp8-param-gather` (Megatron-Bridge's FP8 precision
+/// configs set it for current scaling and MXFP8, not for blockwise
+/// scaling: `mixed_precision.py` at every tag v0.1.0rc3-v0.4.2): the
+/// parameters are Transformer Engine FP8 tensors (`quantized_model_init`),
+/// stored and gathered as such; the optimizer's FP32 master copy is
+/// unchanged (docs/cost-model.md, "FP8 parameters").
+enum class Fp8Params : uint8_t {
+  /// BF16 parameters (Megatron's default).
+  None,
+  /// A `Float8Tensor` (current or delayed scaling): one byte a parameter,
+  /// gathered as one (Megatron-FSDP's uint8 buffers; the distributed
+  /// optimizer's uint8 param buffer). Without non-TN FP8 GEMMs (Hopper)
+  /// Transformer Engine adds the transpose after each gather
+  /// (`post_all_gather_processing`), one byte more beside it.
+  Tensorwise,
+  /// An `MXFP8Tensor`: row-wise and column-wise data (1 + 1 bytes) and an
+  /// E8M0 scale per 32 elements of each (2/32), the scales whole on every
+  /// rank (TE's `_cast_master_weights_to_fp8_mxfp8_scaling` all-reduces
+  /// their amaxes). Megatron-FSDP shards both data buffers and gathers the
+  /// row-wise one for the forward and the column-wise one (its transpose
+  /// buffer) for the backward, one byte each; the distributed optimizer
+  /// gathers BF16 in the gradient buffer and quantizes after it
+  /// (`reuse_grad_buf_for_mxfp8_param_ag`).
+  Mxfp8,
+};
+
+/// `recipe` with its weights kept as `params` (a Megatron recipe's BF16
+/// weights otherwise); `transposeOnGather`: the device lacks non-TN FP8
+/// GEMMs, so a tensorwise weight keeps its transpose while unsharded.
+inline PrecisionRecipe withFp8Params(PrecisionRecipe recipe, Fp8Params params,
+                                     bool transposeOnGather) {
+  switch (params) {
+  case Fp8Params::None:
+    break;
+  case Fp8Params::Tensorwise:
+    recipe.weightBytes = 1;
+    recipe.gatheredWeightBytes = 1;
+    recipe.updateGatherBytes = 1;
+    recipe.transposeBytes = transposeOnGather ? 1 : 0;
+    break;
+  case Fp8Params::Mxfp8:
+    recipe.weightBytes = 2;
+    recipe.unshardedWeightBytes = 2.0 / 32;
+    recipe.gatheredWeightBytes = 1;
+    recipe.updateGatherBytes = 2;
+    break;
+  }
+  return recipe;
+}
+
 /// Static bytes of `parameters` on one device: all of them held, and the
 /// share `sharded` of them when sharded over the data-parallel group.
 struct StaticBytes {
@@ -90,7 +153,10 @@ struct StaticBytes {
 inline StaticBytes staticBytes(const PrecisionRecipe &recipe, int zero,
                                double parameters, double sharded) {
   StaticBytes bytes;
-  bytes.weights = recipe.weightBytes * (zero >= 3 ? sharded : parameters);
+  bytes.weights =
+      recipe.unshardedWeightBytes * parameters +
+      (zero >= 3 ? recipe.weightBytes * sharded
+                 : (recipe.weightBytes + recipe.transposeBytes) * parameters);
   bytes.gradients =
       recipe.mainGradientBytes * (zero >= 2 ? sharded : parameters);
   bytes.optimizer = recipe.optimizerBytes * (zero >= 1 ? sharded : parameters);

@@ -59,6 +59,9 @@ struct LaunchPlan {
   /// it: "bf16", "fp8" or "fp4" (NVFP4, Transformer Engine's
   /// NVFP4BlockScaling on every layer).
   std::string precision = "bf16";
+  /// FP8 parameters, as `schedc plan --fp8-param-gather` names them:
+  /// "off", "tensorwise" or "mxfp8".
+  std::string fp8ParamGather = "off";
   bool tensorParallelOverlap = true;
   /// Main gradients and Adam's moments in bf16 (else fp32); or only the
   /// first moment in bf16 (`--optimizer-moments mu-bf16`).

@@ -168,6 +168,8 @@ llvm::Error sched::writeMegatronArgs(llvm::raw_ostream &os,
   add("--bf16");
   if (plan.precision == "fp8")
     add("--fp8-format e4m3");
+  if (plan.fp8ParamGather != "off")
+    add(fmt::format("--fp8-recipe {} --fp8-param-gather", plan.fp8ParamGather));
   if (plan.precision == "fp4")
     add("--fp4-format e2m1 --fp4-recipe nvfp4");
 

@@ -202,6 +202,7 @@ LaunchPlan sched::launchPlan(const CostModel &model, const Candidate &c) {
   }
   plan.offloadLayers = layout.offloadLayers;
   plan.precision = precisionName(training.precision).str();
+  plan.fp8ParamGather = fp8ParamsName(training.fp8Params).str();
   plan.tensorParallelOverlap = training.tensorParallelOverlap;
   plan.bf16MainGrads = training.mainGradientBytes == 2;
   plan.bf16Moments = training.optimizerMomentBytes == 2;
@@ -254,11 +255,12 @@ bool sched::gathersParameters(const Candidate &candidate) {
 /// static bytes on one device, or for a ZeRO-3 stage what its UNSHARD
 /// gathers (the stage's weights in the gather's precision), which the
 /// verifier and the executor read as the full size of a sharded stage.
-static int64_t writtenParameters(const Candidate &c, const StageEstimate &s,
+static int64_t writtenParameters(const CostModel &model, const Candidate &c,
+                                 const StageEstimate &s,
                                  const StageCost &planned) {
   if (!gathersParameters(c))
     return planned.parameters;
-  return std::llround(megatronRecipe().gatheredWeightBytes *
+  return std::llround(model.precisionRecipe().gatheredWeightBytes *
                       (s.denseParameters + s.expertParameters));
 }
 
@@ -301,12 +303,12 @@ static OwningOpRef<ModuleOp> buildPipeline(MLIRContext &context,
                         llvm::ArrayRef(stages).take_front(numStages), hybrid);
   for (size_t s = 0; s < static_cast<size_t>(numStages); ++s) {
     const StageCost &cost = planned.stageCosts[s];
-    StageOp::create(builder, loc, s, stages[s].numLayers,
-                    llvm::APFloat(cost.forward),
-                    llvm::APFloat(cost.backwardInput),
-                    llvm::APFloat(cost.backwardWeight), cost.activation,
-                    cost.weightGrad, writtenParameters(c, stages[s], cost),
-                    builder.getI64IntegerAttr(cost.output));
+    StageOp::create(
+        builder, loc, s, stages[s].numLayers, llvm::APFloat(cost.forward),
+        llvm::APFloat(cost.backwardInput), llvm::APFloat(cost.backwardWeight),
+        cost.activation, cost.weightGrad,
+        writtenParameters(model, c, stages[s], cost),
+        builder.getI64IntegerAttr(cost.output));
   }
   return module;
 }

@@ -380,6 +380,96 @@ TEST(CostModelMemory, Fp32WeightsAsMaxTextKeepsThem) {
   EXPECT_DOUBLE_EQ(fp32WeightsRecipe(4, 3).optimizerTraffic, 24);
 }
 
+// Megatron's --fp8-param-gather (Megatron-Bridge's FP8 current-scaling and
+// MXFP8 precision configs set it): the weights are Transformer Engine FP8
+// tensors. Tensorwise: one byte a parameter, stored and gathered
+// (Megatron-FSDP's uint8 buffers), and on Hopper, which lacks non-TN FP8
+// GEMMs, a transpose beside every unsharded weight. MXFP8: row-wise and
+// column-wise bytes (sharded under FSDP) and a scale per 32 of each (whole
+// on every rank); FSDP gathers one of the two data buffers a pass, the
+// distributed optimizer BF16. The FP32 master, the gradients and Adam's
+// moments do not change, nor anything under BF16.
+TEST(CostModelMemory, Fp8ParamsKeepAndGatherTheRecipesBytes) {
+  ModelSpec m = parse(kDense);
+  const double layerParams = 4.0 * 1024 * 1024 + 3.0 * 1024 * 4096 + 2 * 1024;
+  const double params = 2 * layerParams + 2 * 1024.0 * 1000 + 1024;
+  auto stage = [&](llvm::StringRef device, Fp8Params fp8Params, int zero,
+                   Precision precision = Precision::FP8) {
+    TrainingSpec t = training(4, 2048, 2048 * 4);
+    t.precision = precision;
+    t.fp8Params = fp8Params;
+    CostModel model(m, cluster(device), t);
+    Layout layout;
+    layout.dp = 4;
+    layout.zero = zero;
+    EXPECT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+    return model.stages(layout)[0];
+  };
+  // FSDP on a B200: the shard and the two gathered layers.
+  const StageEstimate bf16 = stage("b200-ib", Fp8Params::None, 3);
+  EXPECT_DOUBLE_EQ(bf16.weightBytes, 2 * params / 4 + 2 * 2 * layerParams);
+  const StageEstimate tensorwise = stage("b200-ib", Fp8Params::Tensorwise, 3);
+  EXPECT_DOUBLE_EQ(tensorwise.weightBytes, params / 4 + 2 * layerParams);
+  EXPECT_DOUBLE_EQ(tensorwise.gradientBytes, bf16.gradientBytes);
+  EXPECT_DOUBLE_EQ(tensorwise.optimizerBytes, bf16.optimizerBytes);
+  EXPECT_DOUBLE_EQ(tensorwise.workingSetBytes, bf16.workingSetBytes);
+  EXPECT_DOUBLE_EQ(stage("b200-ib", Fp8Params::Mxfp8, 3).weightBytes,
+                   2 * params / 4 + 2.0 / 32 * params + 2 * layerParams);
+  EXPECT_DOUBLE_EQ(stage("b200-ib", Fp8Params::Mxfp8, 1).weightBytes,
+                   2.0625 * params);
+  // On an H100 each gathered layer also holds its transpose; under ZeRO-1
+  // every weight does.
+  EXPECT_DOUBLE_EQ(stage("h100-ib", Fp8Params::Tensorwise, 3).weightBytes,
+                   params / 4 + 2 * 2 * layerParams);
+  EXPECT_DOUBLE_EQ(stage("h100-ib", Fp8Params::Tensorwise, 1).weightBytes,
+                   2 * params);
+  EXPECT_DOUBLE_EQ(stage("b200-ib", Fp8Params::Tensorwise, 1).weightBytes,
+                   params);
+  // BF16 training has no FP8 parameters.
+  EXPECT_DOUBLE_EQ(
+      stage("b200-ib", Fp8Params::Tensorwise, 3, Precision::BF16).weightBytes,
+      bf16.weightBytes);
+
+  // The gathers move what they hold: ZeRO-1's all-gather of 400M updated
+  // weights over 8 ranks of one node (900 GB/s) takes half as long in one
+  // byte, and MXFP8's (BF16, in the gradient buffer) as long as BF16's;
+  // FSDP's two gathers a microbatch move one byte each under either FP8
+  // recipe.
+  auto dataParallel = [&](Fp8Params fp8Params, int zero = 1) {
+    TrainingSpec t = training(8, 2048, 2048 * 8);
+    t.precision = Precision::FP8;
+    t.fp8Params = fp8Params;
+    CostModel model(m, ideal(cluster("b200-ib")), t);
+    Layout layout;
+    layout.dp = 8;
+    layout.zero = zero;
+    EXPECT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+    StageEstimate s = model.stages(layout)[0];
+    s.denseParameters = 400e6;
+    s.expertParameters = 0;
+    return model.dataParallel(layout, {&s}, 10, 10).total;
+  };
+  const double reduce = 7.0 / 8 * 4 * 400e6 / 900e9;
+  EXPECT_NEAR(dataParallel(Fp8Params::None),
+              reduce + 7.0 / 8 * 2 * 400e6 / 900e9, 1e-12);
+  EXPECT_NEAR(dataParallel(Fp8Params::Tensorwise),
+              reduce + 7.0 / 8 * 1 * 400e6 / 900e9, 1e-12);
+  EXPECT_NEAR(dataParallel(Fp8Params::Mxfp8), dataParallel(Fp8Params::None),
+              1e-12);
+  const double oneByte = 7.0 / 8 * 400e6 / 900e9;
+  EXPECT_NEAR(dataParallel(Fp8Params::None, 3), 2 * 2 * oneByte + reduce,
+              1e-12);
+  EXPECT_NEAR(dataParallel(Fp8Params::Tensorwise, 3), 2 * oneByte + reduce,
+              1e-12);
+  EXPECT_NEAR(dataParallel(Fp8Params::Mxfp8, 3), 2 * oneByte + reduce, 1e-12);
+  // The flag's names.
+  EXPECT_EQ(parseFp8Params("tensorwise"), Fp8Params::Tensorwise);
+  EXPECT_EQ(parseFp8Params("mxfp8"), Fp8Params::Mxfp8);
+  EXPECT_EQ(parseFp8Params("off"), Fp8Params::None);
+  EXPECT_FALSE(parseFp8Params("blockwise").has_value());
+  EXPECT_EQ(fp8ParamsName(Fp8Params::Mxfp8), "mxfp8");
+}
+
 TEST(CostModelMemory, ActivationsByHand) {
   CostModel model(parse(kDense), cluster("h100-ib"), training(1, 2048, 2048));
   Layout layout;
@@ -551,7 +641,8 @@ TEST(CostModelMemory, OffloadV2HoldsOnlyTheKeptLayers) {
   // layers' tensors are on the device. Version 1 (TE 2.7,
   // AsyncDoubleBufferGroupOffloadHandler, layer_window_map) frees the last
   // offloaded layer after the last forward and reloads it before the last
-  // layer's backward: one layer more.
+  // layer's backward: one layer more, but never beside the head's logits,
+  // which come after the one and are freed before the other.
   ModelSpec m = parse(kDense);
   m.layers = 4;
   ClusterSpec c = cluster("h100-ib");
@@ -573,7 +664,23 @@ TEST(CostModelMemory, OffloadV2HoldsOnlyTheKeptLayers) {
   const double perLayer =
       tokens * (2 * 2 * h + 3 * h + f + 6 * h + 4 * heads + 2 * h + 4 * f);
   const double kept = activations(t, layout);
-  EXPECT_DOUBLE_EQ(kept - activations(t, offloaded), perLayer);
+  // The FP32 logits of the unfused loss, 4 bytes by 2,048 tokens by a
+  // vocabulary of 1,000, are smaller than the staged layer: it stands in
+  // their place.
+  const double logits = 4 * tokens * 1000;
+  ASSERT_LT(logits, perLayer);
+  EXPECT_DOUBLE_EQ(kept - activations(t, offloaded), perLayer + logits);
+  // A vocabulary of 100,000 makes the logits (819 MB) the larger: the
+  // staged layer then adds nothing to the peak, as under version 2.
+  ModelSpec wide = m;
+  wide.vocab = 100000;
+  CostModel wideModel(wide, c, t);
+  Layout wideKept = layout, wideOffloaded = offloaded;
+  ASSERT_FALSE(static_cast<bool>(wideModel.checkLayout(wideKept)));
+  ASSERT_FALSE(static_cast<bool>(wideModel.checkLayout(wideOffloaded)));
+  EXPECT_DOUBLE_EQ(wideModel.stages(wideKept)[0].activationBytes -
+                       wideModel.stages(wideOffloaded)[0].activationBytes,
+                   2 * perLayer);
   t.offloadSynchronizerV2 = true;
   EXPECT_DOUBLE_EQ(kept - activations(t, offloaded), 2 * perLayer);
   // Offloading no layer keeps them all, either way.
@@ -582,7 +689,8 @@ TEST(CostModelMemory, OffloadV2HoldsOnlyTheKeptLayers) {
 
 TEST(CostModelMemory, OffloadMovesLayersToTheHost) {
   // Four layers on one stage; offload=2 sends layers 0 and 1 to the host
-  // and stages one layer's worth on the device.
+  // and stages one layer's worth on the device, which is never there with
+  // the head's FP32 logits (4 bytes by 2,048 tokens by 1,000 words).
   ModelSpec m = parse(kDense);
   m.layers = 4;
   ClusterSpec c = cluster("h100-ib");
@@ -596,7 +704,8 @@ TEST(CostModelMemory, OffloadMovesLayersToTheHost) {
   const double h = 1024, f = 4096, heads = 8, tokens = 2048;
   const double perLayer =
       2 * tokens * (6 * h + 2 * h + 3 * f) + 4 * tokens * heads;
-  EXPECT_DOUBLE_EQ(kept.activationBytes - off.activationBytes, perLayer);
+  EXPECT_DOUBLE_EQ(kept.activationBytes - off.activationBytes,
+                   perLayer + 4 * tokens * 1000);
   // PCIe Gen5 (64 GB/s) moves a layer's 70 MB in 1.1 ms, longer than its
   // forward or backward on an H100: the rest is exposed, each way.
   const double copy = perLayer / 64e9;

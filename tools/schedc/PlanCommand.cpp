@@ -134,6 +134,15 @@ static cl::opt<std::string> moeDispatchDtypeFlag(
              "(quantized before it, as DeepSeek-V3 trains); the combine is "
              "bf16 either way"),
     cl::init("bf16"));
+static cl::opt<std::string> fp8ParamGatherFlag(
+    "fp8-param-gather", cl::sub(planCommand), cl::cat(schedcOptions),
+    cl::desc("Megatron's --fp8-param-gather under --precision fp8: the "
+             "parameters are kept and gathered as the FP8 recipe's tensors: "
+             "off (BF16; default), tensorwise (current or delayed scaling: 1 "
+             "byte, and its transpose on Hopper) or mxfp8 (row- and "
+             "column-wise data and their scales: 2.06 bytes; FSDP gathers "
+             "one byte a pass, ZeRO-1 BF16)"),
+    cl::init("off"));
 static cl::opt<std::string> moeDispatcherFlag(
     "moe-dispatcher", cl::sub(planCommand), cl::cat(schedcOptions),
     cl::desc("How MoE tokens reach their experts: flex (DeepEP/HybridEP: "
@@ -378,17 +387,17 @@ static void printJson(llvm::raw_ostream &os, const CostModel &model,
       {"global_batch_tokens", model.getTraining().globalBatchTokens},
       {"seq_len", model.getTraining().seqLen},
       {"precision", precisionName(model.getTraining().precision)},
+      {"fp8_param_gather", fp8ParamsName(model.getTraining().fp8Params)},
       {"stack", model.getTraining().stack.empty()
                     ? llvm::json::Value(nullptr)
                     : llvm::json::Value(model.getTraining().stack)},
       {"error_class", errorClass.toJson()},
       {"band_source", errorBandSource()},
       {"candidates", std::move(candidates)},
-      {"recommended",
-       result.recommended >= 0
-           ? llvm::json::Value(
-                 candidateJson(result.ranked[result.recommended], band))
-           : llvm::json::Value(nullptr)},
+      {"recommended", result.recommended >= 0
+                          ? llvm::json::Value(candidateJson(
+                                result.ranked[result.recommended], band))
+                          : llvm::json::Value(nullptr)},
       {"recommended_index", result.recommended},
       {"fewer_devices", fewer ? llvm::json::Value(llvm::json::Object{
                                     {"devices", fewer->devices},
@@ -720,6 +729,13 @@ static std::string checkPlanFlags() {
   if (moeDispatchDtypeFlag != "bf16" && moeDispatchDtypeFlag != "fp8")
     return "--moe-dispatch-dtype must be bf16 or fp8, got '" +
            clipForMessage(moeDispatchDtypeFlag) + "'";
+  if (!parseFp8Params(fp8ParamGatherFlag))
+    return "--fp8-param-gather must be off, tensorwise or mxfp8, got '" +
+           clipForMessage(fp8ParamGatherFlag) + "'";
+  if (*parseFp8Params(fp8ParamGatherFlag) != Fp8Params::None &&
+      parsePrecision(precisionFlag) != Precision::FP8)
+    return "--fp8-param-gather " + fp8ParamGatherFlag +
+           " needs --precision fp8";
   if (!parseMoeDispatcher(moeDispatcherFlag))
     return "--moe-dispatcher must be flex or alltoall, got '" +
            clipForMessage(moeDispatcherFlag) + "'";
@@ -1107,6 +1123,7 @@ int sched::runPlan() {
                     : model->seqLen > 0            ? model->seqLen
                                                    : 4096;
   training.precision = *parsePrecision(precisionFlag);
+  training.fp8Params = *parseFp8Params(fp8ParamGatherFlag);
   std::optional<SoftwareStack> stack;
   if (stackFlag.getNumOccurrences()) {
     llvm::Expected<SoftwareStack> loaded = loadStack();
