@@ -343,6 +343,28 @@ sched::translateHuggingFaceConfig(const llvm::json::Object &config,
     // states it; every gpt_oss model has them).
     out["attention_sinks"] = true;
     mapped.push_back("model_type gpt_oss -> attention_sinks");
+    // GptOssExperts' gate_up_proj_bias and down_proj_bias (every gpt_oss
+    // model has them) and the clamp of its gated activation.
+    out["expert_bias"] = true;
+    mapped.push_back("model_type gpt_oss -> expert_bias");
+    if (std::optional<double> limit = config.getNumber("swiglu_limit");
+        limit && *limit > 0) {
+      in.use("swiglu_limit");
+      out["activation_clamp"] = *limit;
+      mapped.push_back("swiglu_limit -> activation_clamp");
+    }
+  }
+  // A YaRN-scaled rotary embedding (rope_scaling's rope_type, or the
+  // older `type`), which Megatron-Core cannot fuse (mscale != 1).
+  if (const llvm::json::Object *rope = config.getObject("rope_scaling")) {
+    std::optional<llvm::StringRef> type = rope->getString("rope_type");
+    if (!type)
+      type = rope->getString("type");
+    if (type == std::optional<llvm::StringRef>("yarn")) {
+      in.use("rope_scaling");
+      out["rope_scaling"] = "yarn";
+      mapped.push_back("rope_scaling.rope_type yarn -> rope_scaling");
+    }
   }
   if (!moe.empty()) {
     // The load-balancing loss: DeepSeek-V3's bias balancing without a loss

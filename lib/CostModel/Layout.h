@@ -367,6 +367,19 @@ struct StackFacts {
   /// `w1`), not as one over both halves (Megatron-Core's fused
   /// linear_fc1 of TEGroupedMLP).
   bool separateExpertProjections = false;
+  /// Three pieces of GPT-OSS's layer that the stack runs as separate
+  /// PyTorch elementwise kernels rather than inside a fused one
+  /// (docs/cost-model.md, "GPT-OSS's eager pieces"): the experts' second
+  /// bias, weighted by each copy's probability (Megatron-Core's
+  /// TEGroupedMLP._apply_bias: a mul, an add and a cat per local expert);
+  /// the clamp of the gated activation's input (two clamps and a cat
+  /// before the fused weighted GEGLU); YaRN's rotary embedding (fusion
+  /// refused for a scaled rotary, _apply_rotary_pos_emb_bshd). They cost
+  /// only on a model that has them (ModelSpec::expertBias,
+  /// activationClamp, yarnRope).
+  bool eagerExpertBias = false;
+  bool eagerActivationClamp = false;
+  bool eagerYarnRope = false;
   /// ZeRO-3's gathers and reduce-scatters run beside compute (FSDP2,
   /// Megatron-FSDP, DeepSpeed from 0.6); DeepSpeed 0.3-0.5 synchronized
   /// the device before every parameter's gather, so they add to it.

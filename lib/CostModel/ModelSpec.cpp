@@ -70,6 +70,11 @@ static ModelSpec gptOss(llvm::StringRef name, int64_t layers, int64_t experts) {
   model.slidingWindow = 128;
   model.fullAttentionEvery = 2;
   model.attentionSinks = true;
+  // GptOssExperts' gate_up_proj_bias and down_proj_bias, swiglu_limit 7.0,
+  // rope_scaling {"rope_type": "yarn", "factor": 32.0} (config.json).
+  model.expertBias = true;
+  model.activationClamp = 7;
+  model.yarnRope = true;
   // router_aux_loss_coef 0.9: a load-balancing loss over each forward's
   // tokens.
   model.auxLoss = AuxLossScope::Microbatch;
@@ -205,6 +210,18 @@ llvm::Expected<ModelSpec> sched::parseModelSpec(llvm::StringRef jsonText) {
             "needs sliding_window (the layers between the full ones are "
             "windowed)");
   model.attentionSinks = in.boolean("attention_sinks", false);
+  model.expertBias = in.boolean("expert_bias", false);
+  model.activationClamp =
+      in.number("activation_clamp", 0, {1e-6, 1e6, /*allowZero=*/true});
+  {
+    const std::string rope = in.string("rope_scaling", "none");
+    if (in.ok() && rope != "none" && rope != "yarn")
+      in.fail("rope_scaling", "expected none or yarn, got '" +
+                                  llvm::StringRef(rope).take_front(32) + "'");
+    model.yarnRope = rope == "yarn";
+  }
+  if (in.ok() && model.expertBias && !model.moe)
+    in.fail("expert_bias", "needs moe (the experts' biases)");
   if (in.ok() && model.mla && model.slidingWindow > 0)
     in.fail("sliding_window", "not modelled with mla");
   if (const llvm::json::Object *aux = in.nested("aux_loss")) {

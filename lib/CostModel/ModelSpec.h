@@ -73,6 +73,14 @@ struct ModelSpec {
   /// Learned per-head attention sinks (GPT-OSS): a logit each head adds to
   /// its softmax's denominator. Heads parameters per layer; no GEMM.
   bool attentionSinks = false;
+  /// GPT-OSS's extra elementwise work: its experts' linear layers carry
+  /// biases (the second one weighted by each copy's routing probability),
+  /// its gated activation clamps its input (`swiglu_limit`, 7; 0: no
+  /// clamp), and its rotary embedding is YaRN-scaled (mscale != 1). What
+  /// they cost depends on the stack (StackFacts::eagerExpertBias, ...).
+  bool expertBias = false;
+  double activationClamp = 0;
+  bool yarnRope = false;
   /// The auxiliary (load-balancing) loss, if the model has one.
   std::optional<AuxLossScope> auxLoss;
   /// The sequence length and global batch (tokens) the model was trained

@@ -63,6 +63,26 @@ static double castBytes(Precision precision) {
                                      : (bytes(2.335) + bytes(1.823)) / 2;
 }
 
+/// Bytes per BF16 element that GPT-OSS's eager pieces move, kernel by
+/// kernel as PyTorch runs them (docs/cost-model.md, "GPT-OSS's eager
+/// pieces"; each kernel reads and writes 2 bytes an element unless noted).
+/// YaRN's _apply_rotary_pos_emb_bshd over Q and K: t * cos (4), -x2 over
+/// half (2), the cat of rotate_half (4), * sin (4), the add (read 4, write
+/// 2), the cat with the empty pass-through (4); backward: * sin (4), the
+/// neg (2), chunk's cat (4), * cos (4), the sum of the two gradients (6),
+/// the slice's zero-filled copy (6).
+static constexpr double kEagerRopeForward = 24, kEagerRopeBackward = 26;
+/// The clamp before the fused GEGLU, per element of fc1's output (both
+/// halves): two clamps (4) and the cat that joins them (4); backward: each
+/// clamp's mask (read the gradient and the input, write: 6) and chunk's
+/// cat (4).
+static constexpr double kEagerClampForward = 8, kEagerClampBackward = 10;
+/// fc2's bias times each copy's probability, per element of fc2's output:
+/// the bias-times-probability product (write 2), the add (read 4, write 2)
+/// and the cat of the local experts (4); backward: the product's two
+/// gradients, each a mul and a sum (6 + 6), and split's cat (4).
+static constexpr double kEagerBiasForward = 12, kEagerBiasBackward = 16;
+
 namespace {
 /// Appends operators and their backward counterparts to a LayerOperators.
 class LayerBuilder {
@@ -401,7 +421,12 @@ static void attentionBlock(LayerBuilder &b, const ModelSpec &model,
       b.making(R::QueryProj | R::KeyProj | R::ValueProj);
       b.gemm("qkv", t.full, (heads + 2 * kvHeads) * d, h);
     }
-    b.memory("rotary", t.full * (heads + kvHeads) * d * kBf16 * 2);
+    const double rotated = t.full * (heads + kvHeads) * d;
+    if (model.yarnRope && training.eagerYarnRope)
+      b.memory("rotary (yarn, eager)", rotated * kEagerRopeForward,
+               rotated * kEagerRopeBackward);
+    else
+      b.memory("rotary", rotated * kBf16 * 2);
     b.keep("q", t.full * heads * d * kBf16, 0, R::QueryProj);
     b.keep("k", t.full * kvHeads * d * kBf16, 0, R::KeyProj);
     b.keep("v", t.full * kvHeads * d * kBf16, 0, R::ValueProj);
@@ -587,6 +612,15 @@ static void moeMlp(LayerBuilder &b, const ModelSpec &model,
   if (fp8Swiglu)
     b.alwaysRecompute(Recompute::MoeActivation);
   b.inModules(block | Recompute::MoeActivation | Recompute::Dots);
+  if (model.activationClamp > 0 && training.eagerActivationClamp) {
+    // The clamped copy is what the fused GEGLU keeps for its backward,
+    // beside fc1's output that the clamps keep.
+    const double fc1Elements = copies * gated * slice;
+    b.memory("activation clamp", fc1Elements * kEagerClampForward,
+             fc1Elements * kEagerClampBackward);
+    b.keep("clamped fc1 output", fc1Elements * kBf16,
+           block | Recompute::MoeActivation | Recompute::Dots, unnamed);
+  }
   b.memory(model.mlp == MlpKind::Gated ? "swiglu" : "gelu",
            copies * (gated + 1) * slice * kBf16);
   b.keep("experts fc2 input", copies * slice * b.linearInput(),
@@ -598,6 +632,9 @@ static void moeMlp(LayerBuilder &b, const ModelSpec &model,
   b.keep("routing probabilities", t.routed * topK * 4, block, unnamed);
   b.inModules(block);
   b.gemm("experts fc2", rows, h, slice, true, groups);
+  if (model.expertBias && training.eagerExpertBias)
+    b.memory("expert bias", copies * h * kEagerBiasForward,
+             copies * h * kEagerBiasBackward);
   b.memory("unpermute", t.routed * h * (topK + 1) * kBf16);
   if (moe.sharedExperts > 0) {
     if (fp8)

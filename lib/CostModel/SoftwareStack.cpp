@@ -66,6 +66,18 @@ static const std::vector<SoftwareStack> &stacks() {
     core.moeHost.dispatch = 2.62e-3;
     core.moeHost.combine = 0.54e-3;
     core.moeHost.perLocalExpert = 2.19e-3 / 16;
+    // GPT-OSS's pieces outside the fused kernels (Megatron-Core b0cc2706,
+    // the core_r0.16 of Megatron-Bridge 26.02, and every submodule commit
+    // from v0.2.0 to v0.6.0): TEGroupedMLP._apply_bias adds fc2's bias
+    // times each copy's probability per local expert (a mul, an add, a
+    // cat); weighted_bias_quick_geglu_impl clamps both halves and cats
+    // them before the fused GEGLU (fused_bias_geglu.py); Megatron-Bridge
+    // turns rope fusion off for position_embedding_type "yarn"
+    // (utils/fusions.py), and Megatron-Core's fused path refuses mscale
+    // != 1 anyway (rope_utils.py), so YaRN runs _apply_rotary_pos_emb_bshd.
+    core.eagerExpertBias = true;
+    core.eagerActivationClamp = true;
+    core.eagerYarnRope = true;
     s.push_back(core);
 
     // Megatron-LM of 2021-22 (v3.0; Narayanan et al. 2021, Korthikanti et
@@ -254,6 +266,9 @@ llvm::json::Object SoftwareStack::toJson() const {
       {"offload_alone", offloadAlone},
       {"projections", separateProjections ? "separate" : "fused"},
       {"expert_projections", separateExpertProjections ? "separate" : "fused"},
+      {"expert_bias", eagerExpertBias ? "eager" : "fused"},
+      {"activation_clamp", eagerActivationClamp ? "eager" : "fused"},
+      {"yarn_rope", eagerYarnRope ? "eager" : "fused"},
       {"zero3_overlap", shardedOverlap},
       {"selective_recompute",
        selectiveRecompute.isPerOperator() ? "op" : "core_attn"}};
@@ -398,6 +413,14 @@ readStackFile(const llvm::json::Object &object) {
   std::string expertProjections =
       readChoice(reader, "expert_projections", {"fused", "separate"},
                  stack.separateExpertProjections ? "separate" : "fused");
+  auto eager = [&](llvm::StringRef key, bool fallback) {
+    return readChoice(reader, key, {"fused", "eager"},
+                      fallback ? "eager" : "fused") == "eager";
+  };
+  const bool expertBias = eager("expert_bias", stack.eagerExpertBias);
+  const bool activationClamp =
+      eager("activation_clamp", stack.eagerActivationClamp);
+  const bool yarnRope = eager("yarn_rope", stack.eagerYarnRope);
   std::string selective =
       readChoice(reader, "selective_recompute", {"core_attn", "op"},
                  stack.selectiveRecompute.isPerOperator() ? "op" : "core_attn");
@@ -418,6 +441,9 @@ readStackFile(const llvm::json::Object &object) {
   stack.cudaGraphs = *parseCudaGraphs(graphs);
   stack.separateProjections = projections == "separate";
   stack.separateExpertProjections = expertProjections == "separate";
+  stack.eagerExpertBias = expertBias;
+  stack.eagerActivationClamp = activationClamp;
+  stack.eagerYarnRope = yarnRope;
   stack.selectiveRecompute =
       selective == "op" ? Recompute::perOperator() : Recompute::Selective;
   return stack;

@@ -64,6 +64,7 @@ std::string cudnnReleaseName(double release);
 /// `moe_dispatcher` ("flex"/"alltoall"), `cross_entropy` ("fused"/
 /// "unfused"), `cpu_offload` ("te-v1"/"te-v2"), `offload_alone` (bool),
 /// `projections` and `expert_projections` ("fused"/"separate"),
+/// `expert_bias`, `activation_clamp` and `yarn_rope` ("fused"/"eager"),
 /// `cuda_graphs`
 /// ("none"/"moe-router"/"layer"/"step"), `moe_host_forward` (an object of
 /// seconds: `router`, `dispatch`, `combine`, `per_local_expert`). Errors name
