@@ -627,6 +627,70 @@ TEST(Operators, FusedCrossEntropyKeepsTheBf16Gradient) {
                    logits * 2);
 }
 
+/// GPT-OSS's eager pieces in Megatron-Core by hand (docs/cost-model.md,
+/// "GPT-OSS's eager pieces"): one MoE layer of gpt-oss-120b at 4,096
+/// tokens, ep 8, top-4, so 16,384 expert copies. fc2's bias times each
+/// copy's probability (_apply_bias) moves 12 bytes an element of fc2's
+/// output forward and 16 backward; the clamp before the fused GEGLU 8 and
+/// 10 an element of fc1's output (2 x 2,880 wide) and keeps the clamped
+/// copy; YaRN's unfused rotary 24 and 26 an element of Q and K (64 + 8
+/// heads of 64) where the fused one moves 4 and 8. Stacks that fuse them,
+/// and models without them, get none of it.
+TEST(Operators, GptOssEagerPiecesByHand) {
+  ModelSpec oss = preset("gpt-oss-120b");
+  TrainingSpec training;
+  training.seqLen = 4096;
+  Layout layout;
+  layout.ep = 8;
+  auto bytes = [](const LayerOperators &ops, llvm::StringRef name,
+                  bool backward) {
+    double sum = 0;
+    for (const Operator &op : backward ? ops.backwardInput : ops.forward)
+      if (name == op.name)
+        sum += op.bytes;
+    return sum;
+  };
+  const double copies = 4096.0 * 4, h = 2880, fc1 = copies * 2 * 2880;
+  const double qk = 4096.0 * (64 + 8) * 64;
+  const LayerOperators fused = layerOperators(oss, training, layout, true);
+  EXPECT_DOUBLE_EQ(bytes(fused, "expert bias", false), 0);
+  EXPECT_DOUBLE_EQ(bytes(fused, "activation clamp", false), 0);
+  EXPECT_DOUBLE_EQ(bytes(fused, "rotary", false), qk * 4);
+  EXPECT_DOUBLE_EQ(bytes(fused, "rotary", true), qk * 8);
+  training.eagerExpertBias = training.eagerActivationClamp =
+      training.eagerYarnRope = true;
+  const LayerOperators eager = layerOperators(oss, training, layout, true);
+  EXPECT_DOUBLE_EQ(bytes(eager, "expert bias", false), copies * h * 12);
+  EXPECT_DOUBLE_EQ(bytes(eager, "expert bias", true), copies * h * 16);
+  EXPECT_DOUBLE_EQ(bytes(eager, "activation clamp", false), fc1 * 8);
+  EXPECT_DOUBLE_EQ(bytes(eager, "activation clamp", true), fc1 * 10);
+  EXPECT_DOUBLE_EQ(bytes(eager, "rotary", false), 0);
+  EXPECT_DOUBLE_EQ(bytes(eager, "rotary (yarn, eager)", false), qk * 24);
+  EXPECT_DOUBLE_EQ(bytes(eager, "rotary (yarn, eager)", true), qk * 26);
+  EXPECT_DOUBLE_EQ(saved(eager, "clamped fc1 output"), fc1 * 2);
+  EXPECT_DOUBLE_EQ(eager.savedBytes() - fused.savedBytes(), fc1 * 2);
+  // Recomputing moe_act runs the clamp again and drops its copy; the bias
+  // is outside the checkpointed activation.
+  layout.recompute = llvm::cantFail(parseRecompute("moe_act"));
+  const LayerOperators again = layerOperators(oss, training, layout, true);
+  std::vector<std::string> names;
+  for (const Operator &op : again.recompute)
+    names.push_back(op.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"activation clamp", "swiglu"}));
+  EXPECT_DOUBLE_EQ(saved(again, "clamped fc1 output"), 0);
+  // A model without the pieces costs the same on either stack.
+  layout.recompute = Recompute();
+  ModelSpec plain = oss;
+  plain.expertBias = plain.yarnRope = false;
+  plain.activationClamp = 0;
+  TrainingSpec none = training;
+  none.eagerExpertBias = none.eagerActivationClamp = none.eagerYarnRope = false;
+  const LayerOperators a = layerOperators(plain, training, layout, true);
+  const LayerOperators b = layerOperators(plain, none, layout, true);
+  ASSERT_EQ(a.forward.size(), b.forward.size());
+  EXPECT_DOUBLE_EQ(a.savedBytes(), b.savedBytes());
+}
+
 /// Expert tensor parallelism by hand: DeepSeek-V3 at tp=2 routes 4096 / 2
 /// tokens per rank; with ep=8, etp=2 each rank holds 256 / 8 = 32 experts'
 /// halves (FFN 2048 / 2) and computes the copies its etp pair received:

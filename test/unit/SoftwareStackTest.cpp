@@ -109,6 +109,14 @@ TEST(SoftwareStack, KernelsAllocatorAndSchedulesAsStated) {
   EXPECT_TRUE(applied(stack("maxtext")).separateExpertProjections);
   EXPECT_FALSE(core.separateExpertProjections);
   EXPECT_FALSE(titan.separateExpertProjections);
+  // GPT-OSS's expert bias loop, activation clamp and YaRN rotary run as
+  // separate PyTorch kernels in Megatron-Core (experts.py _apply_bias,
+  // fused_bias_geglu.py, rope_utils.py); no other stack states them.
+  EXPECT_TRUE(core.eagerExpertBias);
+  EXPECT_TRUE(core.eagerActivationClamp);
+  EXPECT_TRUE(core.eagerYarnRope);
+  EXPECT_FALSE(titan.eagerExpertBias || titan.eagerActivationClamp ||
+               titan.eagerYarnRope);
   // ZeRO-3 overlaps its collectives except DeepSpeed's of 2021, which is
   // also the ZeRO-3 of Megatron-LM's 2021-22 runs.
   EXPECT_TRUE(core.shardedOverlap);
@@ -202,7 +210,7 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
               "main_grads": "bf16", "optimizer_moments": "bf16",
               "allocator": "expandable", "blocking_p2p": "all",
               "projections": "separate", "selective_recompute": "op",
-              "expert_projections": "separate",
+              "expert_projections": "separate", "yarn_rope": "fused",
               "zero3_overlap": false, "weights": "fp32",
               "cpu_offload": "te-v1", "offload_alone": false})";
   }
@@ -218,6 +226,11 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
   EXPECT_TRUE(t.separateProjections);
   EXPECT_TRUE(t.separateExpertProjections);
   EXPECT_EQ(s->toJson().getString("expert_projections"), "separate");
+  // yarn_rope overridden, the other two kept from the base.
+  EXPECT_FALSE(t.eagerYarnRope);
+  EXPECT_TRUE(t.eagerExpertBias);
+  EXPECT_EQ(s->toJson().getString("yarn_rope"), "fused");
+  EXPECT_EQ(s->toJson().getString("activation_clamp"), "eager");
   EXPECT_TRUE(t.selectiveRecompute.isPerOperator());
   EXPECT_FALSE(t.shardedOverlap);
   EXPECT_TRUE(t.fp32Weights);
@@ -313,6 +326,9 @@ TEST(SoftwareStack, ErrorsNameTheField) {
        "projections: expected fused or separate"},
       {R"({"name": "x", "selective_recompute": "full"})",
        "selective_recompute: expected core_attn or op"},
+      {R"({"name": "x", "expert_bias": "unfused"})",
+       "expert_bias: expected fused or eager, got 'unfused'"},
+      {R"({"name": "x", "yarn_rope": true})", "yarn_rope"},
       {R"({"name": "x", "cpu_offload": "te-v3"})",
        "cpu_offload: expected te-v1 or te-v2, got 'te-v3'"},
       {R"({"name": "x", "cudnn": "nine"})",
