@@ -199,8 +199,7 @@ double CostModel::expertAllToAllTime(double tokens, double elementBytes,
          cluster.latency;
 }
 
-double CostModel::p2pLinkTime(bool inside, int64_t stride,
-                               double bytes) const {
+double CostModel::p2pLinkTime(bool inside, int64_t stride, double bytes) const {
   const Efficiency &eff = cluster.efficiency;
   const double bandwidth =
       inside ? domainBandwidth(2, stride) * eff.domainCollective *
