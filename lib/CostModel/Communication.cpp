@@ -199,11 +199,7 @@ double CostModel::expertAllToAllTime(double tokens, double elementBytes,
          cluster.latency;
 }
 
-double CostModel::p2pTime(const Layout &layout, double bytes) const {
-  if (layout.pp <= 1)
-    return 0;
-  const int64_t stride = layout.tp * layout.cp * layout.dp;
-  const bool inside = membersPerDomain(layout.pp, stride) > 1;
+double CostModel::p2pLinkTime(bool inside, int64_t stride, double bytes) const {
   const Efficiency &eff = cluster.efficiency;
   const double bandwidth =
       inside ? domainBandwidth(2, stride) * eff.domainCollective *
@@ -211,4 +207,32 @@ double CostModel::p2pTime(const Layout &layout, double bytes) const {
              : cluster.scaleOutBandwidth * eff.scaleOutCollective *
                    messageShare(bytes, eff.scaleOutHalfBytes);
   return bytes / bandwidth + cluster.latency;
+}
+
+double CostModel::p2pTime(const Layout &layout, double bytes) const {
+  if (layout.pp <= 1)
+    return 0;
+  const int64_t stride = layout.tp * layout.cp * layout.dp;
+  return p2pLinkTime(membersPerDomain(layout.pp, stride) > 1, stride, bytes);
+}
+
+std::vector<double> CostModel::p2pBoundaryTimes(const Layout &layout,
+                                                double bytes) const {
+  if (layout.pp <= 1)
+    return {};
+  // Megatron-Core orders ranks tp, cp, ep, dp, pp (pp outermost), so stage
+  // p holds ranks from p x stride; the launcher places the group evenly,
+  // `held` consecutive stages on each domain (membersPerDomain). Boundary
+  // p -> p + 1 (and the last stage's back to the first, which interleaved
+  // schedules use) crosses domains where the two stages sit on different
+  // ones.
+  const int64_t stride = layout.tp * layout.cp * layout.dp;
+  const int64_t held = membersPerDomain(layout.pp, stride);
+  const double inside = p2pLinkTime(true, stride, bytes);
+  const double outside = p2pLinkTime(false, stride, bytes);
+  std::vector<double> times(static_cast<size_t>(layout.pp));
+  for (int64_t p = 0; p < layout.pp; ++p)
+    times[static_cast<size_t>(p)] =
+        p / held == ((p + 1) % layout.pp) / held ? inside : outside;
+  return times;
 }

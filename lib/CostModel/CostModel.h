@@ -173,8 +173,16 @@ public:
   /// and moments, with the run's FP8 parameters (Memory.h).
   PrecisionRecipe precisionRecipe() const;
 
-  /// One point-to-point transfer between adjacent stages.
+  /// One point-to-point transfer between adjacent stages: inside a domain
+  /// where the pipeline group has more than one stage on each, else across.
   double p2pTime(const Layout &layout, double bytes) const;
+  /// The same per boundary, indexed by the pipeline rank that sends
+  /// forward over it (the last rank's boundary leads back to rank 0): a
+  /// group spanning domains crosses the scale-out link only between the
+  /// stages placed on different domains (docs/cost-model.md, "Pipeline
+  /// transfers across domains"). Empty without PP.
+  std::vector<double> p2pBoundaryTimes(const Layout &layout,
+                                       double bytes) const;
 
   /// The data-parallel cost of a device holding `held` stages, given the
   /// time of one microbatch's forward and backward on it.
@@ -231,6 +239,9 @@ public:
   /// domain: the group goes on whole domains, the same number on each (the
   /// largest divisor of `size` that the domain's placed devices hold).
   int64_t membersPerDomain(int64_t size, int64_t stride) const;
+  /// One point-to-point transfer of `bytes` between ranks `stride` apart,
+  /// inside a domain or across.
+  double p2pLinkTime(bool inside, int64_t stride, double bytes) const;
   /// Bandwidth (bytes/s, one direction, per device) a group of `size`
   /// ranks `stride` apart gets inside a domain (the torus share).
   double domainBandwidth(int64_t size, int64_t stride) const;

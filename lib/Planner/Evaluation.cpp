@@ -836,6 +836,9 @@ CandidateEvaluator::simulateStep(Candidate &candidate,
   }
   SimulationOptions withComm;
   withComm.comm = p2p;
+  const std::vector<double> boundaries =
+      model.p2pBoundaryTimes(candidate.layout, stages.front().outputBytes);
+  withComm.boundaryComm = &boundaries;
   withComm.blockingSends =
       model.getTraining().blocksPipelineSends(candidate.scheduleName());
   withComm.stageCosts = &costs;

@@ -60,7 +60,13 @@ public:
                                       : schedule.stageCosts),
         comm(options.declaredTransfers && schedule.transferTime >= 0
                  ? schedule.transferTime
-                 : options.comm) {
+                 : options.comm),
+        boundaryComm(
+            !(options.declaredTransfers && schedule.transferTime >= 0) &&
+                    options.boundaryComm &&
+                    options.boundaryComm->size() == schedule.ranks.size()
+                ? options.boundaryComm
+                : nullptr) {
     dense.swap(reusedDense());
   }
   ~ListSimulator() { reusedDense().swap(dense); }
@@ -94,6 +100,9 @@ private:
   size_t bundleEnd(int32_t r, size_t pos) const;
   /// Whether `action`, run on rank `r`, sends its output to another rank.
   bool sendsAway(int32_t r, const Action &action) const;
+  /// How long the send of `action` from rank `r` takes (`comm` for a
+  /// lowered send, whose peer is its transfer's).
+  double sendTime(int32_t r, const Action &action) const;
   /// The time rank `r` is free after its actions [begin, end) finish at
   /// `finish`: a blocking send holds it until its transfer completes.
   double freeAfter(int32_t r, size_t begin, size_t end, double finish) const;
@@ -109,6 +118,19 @@ private:
   /// The time of one transfer between ranks: the schedule's declared one
   /// or SimulationOptions::comm.
   const double comm;
+  /// SimulationOptions::boundaryComm where it applies, else null.
+  const std::vector<double> *boundaryComm;
+  /// The time of a transfer from rank `from` to rank `to`.
+  double transfer(int32_t from, int32_t to) const {
+    if (!boundaryComm)
+      return comm;
+    const int32_t n = static_cast<int32_t>(boundaryComm->size());
+    if ((from + 1) % n == to)
+      return (*boundaryComm)[static_cast<size_t>(from)];
+    if ((to + 1) % n == from)
+      return (*boundaryComm)[static_cast<size_t>(to)];
+    return comm;
+  }
   Timeline timeline;
   bool lowered = false;
   std::vector<int32_t> stageRank;
@@ -218,6 +240,20 @@ ListSimulator::producerOf(const Action &a) const {
   }
 }
 
+double ListSimulator::sendTime(int32_t r, const Action &action) const {
+  if (lowered || !boundaryComm)
+    return comm;
+  switch (action.kind) {
+  case ActionKind::Forward:
+    return transfer(r, stageRank[action.stage + 1]);
+  case ActionKind::Backward:
+  case ActionKind::BackwardInput:
+    return transfer(r, stageRank[action.stage - 1]);
+  default:
+    return comm;
+  }
+}
+
 bool ListSimulator::sendsAway(int32_t r, const Action &action) const {
   if (lowered)
     return action.kind == ActionKind::Send;
@@ -261,9 +297,15 @@ double ListSimulator::freeAfter(int32_t r, size_t begin, size_t end,
                                 double finish) const {
   if (options.blockingSends) {
     const std::vector<Action> &actions = schedule.ranks[r].actions;
+    double held = 0;
+    bool sends = false;
     for (size_t i = begin; i < end; ++i)
-      if (sendsAway(r, actions[i]))
-        return finish + comm;
+      if (sendsAway(r, actions[i])) {
+        sends = true;
+        held = std::max(held, sendTime(r, actions[i]));
+      }
+    if (sends)
+      return finish + held;
   }
   return finish;
 }
@@ -297,14 +339,15 @@ std::optional<double> ListSimulator::inputsReady(int32_t r,
   const bool remote = stageRank[stage] != r;
   // In a lowered schedule a remote input travels by the producer's send,
   // `comm` after the send is posted.
+  const double delay = remote ? transfer(stageRank[stage], r) : 0.0;
   if (remote && lowered)
     return waitFor(r,
                    eventKey(action.kind == ActionKind::Forward
                                 ? EventSlot::SendForward
                                 : EventSlot::SendBackward,
                             stage, action.microbatch),
-                   comm);
-  return waitFor(r, key, remote ? comm : 0.0);
+                   delay);
+  return waitFor(r, key, delay);
 }
 
 std::optional<double> ListSimulator::collectiveReady(int32_t r,
@@ -459,7 +502,9 @@ void ListSimulator::advanceComputes(int32_t r) {
         pos[r] = begin;
         return;
       }
-      start = std::max(start, event.time + (stageRank[from] != r ? comm : 0.0));
+      start = std::max(start, event.time + (stageRank[from] != r
+                                                ? transfer(stageRank[from], r)
+                                                : 0.0));
     }
     double compute = 0;
     for (size_t i = begin; i < end; ++i)

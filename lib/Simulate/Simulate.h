@@ -25,6 +25,13 @@ struct SimulationOptions {
   bool unitSteps = false;
   /// Time of one point-to-point transfer between ranks.
   double comm = 0;
+  /// Per rank r, the time of a transfer between rank r and rank r + 1
+  /// (the last rank's: to rank 0), either way, in place of `comm` on that
+  /// boundary: a pipeline group that spans NVLink domains crosses the
+  /// slower link only at the boundaries between them
+  /// (CostModel::p2pBoundaryTimes). Used when it has one entry per rank
+  /// and the schedule's declared transfer time is not taken.
+  const std::vector<double> *boundaryComm = nullptr;
   /// Take the schedule's declared transfer time (Schedule::transferTime),
   /// where it declares one, instead of `comm`: a written plan carries the
   /// time its planner simulated transfers with.

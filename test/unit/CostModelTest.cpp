@@ -1030,6 +1030,49 @@ TEST(CostModelCollectives, ExpertAllToAllAcrossDomainsByHand) {
                    std::max(inside, 1000 * row * 0.5 / 50e9));
 }
 
+/// Pipeline transfers by hand, boundary by boundary: Megatron-Core puts pp
+/// outermost (stage p holds ranks from p x tp x cp x dp), so Llama 3.1
+/// 405B at dp 2, tp 4, cp 2, pp 8 on 128 GB200 holds 16 ranks a stage and
+/// the 128 ranks go on two racks of 64: stages 0-3 on one, 4-7 on the
+/// other. Only boundaries 3 -> 4 and 7 -> 0 cross the NIC; the others stay
+/// on NVLink. One rack's worth of stages crosses nothing; domains of one
+/// stage each (HGX nodes of 8 at a stride of 16) cross at every boundary.
+TEST(CostModelCollectives, PipelineBoundariesCrossOnlyBetweenDomains) {
+  ClusterSpec rack = ideal(cluster("gb200-nvl72"));
+  CostModel model(preset("llama3-405b"), rack, training(128, 8192, 8192 * 64));
+  Layout layout;
+  layout.dp = 2;
+  layout.tp = 4;
+  layout.cp = 2;
+  layout.pp = 8;
+  const double bytes = 32e6;
+  const double nvlink = bytes / 900e9;
+  const double nic = bytes / 50e9;
+  const std::vector<double> times = model.p2pBoundaryTimes(layout, bytes);
+  ASSERT_EQ(times.size(), 8u);
+  for (size_t p = 0; p < times.size(); ++p)
+    EXPECT_DOUBLE_EQ(times[p], p == 3 || p == 7 ? nic : nvlink) << p;
+  // The single figure keeps the inside link (more than one stage a domain).
+  EXPECT_DOUBLE_EQ(model.p2pTime(layout, bytes), nvlink);
+
+  // Four stages of 16 fit one rack of 72: no boundary crosses.
+  CostModel four(preset("llama3-405b"), rack, training(64, 8192, 8192 * 64));
+  layout.pp = 4;
+  for (double t : four.p2pBoundaryTimes(layout, bytes))
+    EXPECT_DOUBLE_EQ(t, nvlink);
+
+  // HGX B200 nodes of 8 hold no whole stage of 16: every boundary crosses.
+  CostModel hgx(preset("llama3-405b"), ideal(cluster("b200-ib")),
+                training(128, 8192, 8192 * 64));
+  layout.pp = 8;
+  for (double t : hgx.p2pBoundaryTimes(layout, bytes))
+    EXPECT_DOUBLE_EQ(t, nic);
+  EXPECT_DOUBLE_EQ(hgx.p2pTime(layout, bytes), nic);
+
+  layout.pp = 1;
+  EXPECT_TRUE(model.p2pBoundaryTimes(layout, bytes).empty());
+}
+
 /// Megatron-Core's all-to-all dispatcher by hand: every one of a token's
 /// top_k copies goes to its expert's rank (token_dispatcher.py permutes the
 /// copies, then all_to_all_single), so at ep = 16 over domains of 8 a rank

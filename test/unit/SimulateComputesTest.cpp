@@ -96,20 +96,29 @@ TEST(SimulateComputes, EveryStrategyRunsAsOnTheGeneralPath) {
               << llvm::toString(order.takeError());
           const std::vector<StageCost> costs =
               unevenCosts(order->numStages, static_cast<uint32_t>(compared));
+          // Per-boundary transfer times (a pipeline spanning domains):
+          // the last boundary, back to rank 0, the slowest.
+          std::vector<double> boundaries;
+          for (int32_t r = 0; r < pp; ++r)
+            boundaries.push_back(0.11 * (r + 1));
           for (double comm : {0.0, 0.37})
-            for (bool blocking : {false, true}) {
-              SimulationOptions options;
-              options.stageCosts = &costs;
-              options.comm = comm;
-              options.blockingSends = blocking;
-              expectSameTimes(*order, options,
-                              strategyName(strategy).str() +
-                                  " pp=" + std::to_string(pp) +
-                                  " vpp=" + std::to_string(vpp) +
-                                  " m=" + std::to_string(microbatches) +
-                                  " comm=" + std::to_string(comm) +
-                                  (blocking ? " blocking" : ""));
-            }
+            for (bool blocking : {false, true})
+              for (bool perBoundary : {false, true}) {
+                SimulationOptions options;
+                options.stageCosts = &costs;
+                options.comm = comm;
+                options.blockingSends = blocking;
+                if (perBoundary)
+                  options.boundaryComm = &boundaries;
+                expectSameTimes(*order, options,
+                                strategyName(strategy).str() +
+                                    " pp=" + std::to_string(pp) +
+                                    " vpp=" + std::to_string(vpp) +
+                                    " m=" + std::to_string(microbatches) +
+                                    " comm=" + std::to_string(comm) +
+                                    (blocking ? " blocking" : "") +
+                                    (perBoundary ? " per-boundary" : ""));
+              }
           ++compared;
         }
   // Each strategy at some shape.
@@ -138,6 +147,45 @@ TEST(SimulateComputes, AStuckScheduleIsReportedAsOnTheGeneralPath) {
   EXPECT_EQ(directError, llvm::toString(general.takeError()));
   EXPECT_NE(directError.find("rank 1 is stuck at action 0"), std::string::npos)
       << directError;
+}
+
+/// One microbatch through four stages (GPipe): its forward crosses
+/// boundaries 0, 1 and 2, its backward the same three back, each at its
+/// own time; the wrap-around boundary 3 (last rank back to rank 0) is never
+/// used. So the makespan is the computes plus twice (1 + 5 + 2), where one
+/// transfer time for every boundary would add six of it.
+TEST(SimulateComputes, EachBoundaryTakesItsOwnTransferTime) {
+  PipelineShape shape;
+  shape.pp = 4;
+  shape.microbatches = 1;
+  llvm::Expected<Schedule> order = generateSchedule(Strategy::GPipe, shape);
+  ASSERT_TRUE(static_cast<bool>(order)) << llvm::toString(order.takeError());
+  std::vector<StageCost> costs(4);
+  for (StageCost &cost : costs) {
+    cost.forward = 1;
+    cost.backwardInput = 2;
+    cost.backwardWeight = 0;
+  }
+  SimulationOptions none;
+  none.stageCosts = &costs;
+  llvm::Expected<Timeline> computes = simulate(*order, none);
+  ASSERT_TRUE(static_cast<bool>(computes))
+      << llvm::toString(computes.takeError());
+  const std::vector<double> boundaries = {1, 5, 2, 9};
+  SimulationOptions perBoundary = none;
+  perBoundary.comm = 0.5;
+  perBoundary.boundaryComm = &boundaries;
+  llvm::Expected<Timeline> crossing = simulate(*order, perBoundary);
+  ASSERT_TRUE(static_cast<bool>(crossing))
+      << llvm::toString(crossing.takeError());
+  EXPECT_DOUBLE_EQ(crossing->makespan, computes->makespan + 2 * (1 + 5 + 2));
+  // A vector of the wrong length is not used: `comm` on every boundary.
+  const std::vector<double> wrong = {1, 5};
+  perBoundary.boundaryComm = &wrong;
+  llvm::Expected<Timeline> uniform = simulate(*order, perBoundary);
+  ASSERT_TRUE(static_cast<bool>(uniform))
+      << llvm::toString(uniform.takeError());
+  EXPECT_DOUBLE_EQ(uniform->makespan, computes->makespan + 6 * 0.5);
 }
 
 } // namespace
