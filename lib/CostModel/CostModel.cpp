@@ -1060,7 +1060,11 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
       stage.activationBytes += headTensors - std::min(stagedLayer, headTensors);
       stage.denseParameters += headParams + mtp * mtpLayer.denseParams;
       stage.expertParameters += mtp * mtpLayer.expertParams;
+      stage.headBytes = headTensors;
+      stage.headParameters =
+          headParams + mtp * (mtpLayer.denseParams + mtpLayer.expertParams);
     }
+    stage.stagedBytes = stagedLayer;
     stage.forward = sum(stage.forwardTerms);
     stage.backwardInput = sum(stage.backwardTerms);
     stage.backwardWeight = weightPart;
@@ -1110,15 +1114,31 @@ void CostModel::shard(std::vector<StageEstimate> &stages,
     stage.weightBytes = bytes.weights;
     stage.gradientBytes = bytes.gradients;
     stage.optimizerBytes = bytes.optimizer;
-    stage.workingSetBytes = stage.recomputedBytes;
-    if (layout.zero >= 3) {
-      // FSDP gathers one layer at a time and prefetches the next, and
-      // holds a layer's unsharded gradient until it is reduce-scattered.
+    // FSDP gathers one layer at a time and prefetches the next, and holds
+    // a layer's unsharded gradient until it is reduce-scattered.
+    const bool fsdp = layout.zero >= 3;
+    if (fsdp)
       stage.weightBytes +=
           2 * (recipe.gatheredWeightBytes + recipe.transposeBytes) *
           stage.layerParameters;
-      stage.workingSetBytes += recipe.mainGradientBytes * stage.layerParameters;
-    }
+    const double unshardedGradient = fsdp ? recipe.mainGradientBytes : 0;
+    // Two moments of the backward peak on the last stage: the head's
+    // backward, with its kept tensors (and under FSDP its unsharded
+    // gradient), and the last layer's, with that layer's working set (and
+    // any staged offloaded layer) after the loss and output layer's
+    // backward have freed the logits (Megatron-Core's cross-entropy turns
+    // its saved softmax into the gradient in place, Transformer Engine's
+    // fused one its saved gradient; MaxText's loss VJP keeps its residuals
+    // only until the output layer's transpose, which the layers' backward
+    // scan depends on). activationBytes holds the larger of the head's
+    // tensors and the staged layer, so the working set is what either
+    // moment holds beyond it (docs/cost-model.md, "Activations").
+    const double kept = std::max(stage.headBytes, stage.stagedBytes);
+    const double lastLayer = stage.stagedBytes + stage.recomputedBytes +
+                             unshardedGradient * stage.layerParameters;
+    const double head =
+        stage.headBytes + unshardedGradient * stage.headParameters;
+    stage.workingSetBytes = std::max(lastLayer, head) - kept;
   }
 }
 

@@ -361,7 +361,9 @@ TEST(CostModelMemory, Fp32WeightsAsMaxTextKeepsThem) {
   EXPECT_DOUBLE_EQ(s.weightBytes, 4 * params / 4 + 2 * 2 * layerParams);
   EXPECT_DOUBLE_EQ(s.gradientBytes, 4 * params / 4);
   EXPECT_DOUBLE_EQ(s.optimizerBytes, 8 * params / 4);
-  EXPECT_DOUBLE_EQ(s.workingSetBytes, 4 * layerParams);
+  // The layer's gradient, less the FP32 logits (4 x 2,048 x 1,000) the
+  // head's backward frees first (LogitsAreFreedBeforeTheLastLayersBackward).
+  EXPECT_DOUBLE_EQ(s.workingSetBytes, 4 * layerParams - 4 * 2048 * 1000);
   // The same layout under Megatron's recipe keeps 2 bytes more per
   // sharded parameter.
   CostModel megatron(m, c, training(4, 2048, 2048 * 4));
@@ -846,13 +848,79 @@ TEST(CostModelMemory, WorkingSetOfRecomputationAndFsdp) {
   EXPECT_EQ(model.stages(layout)[0].workingSetBytes, 0);
   layout.recompute = llvm::cantFail(parseRecompute("block:2"));
   EXPECT_DOUBLE_EQ(model.stages(layout)[0].workingSetBytes, layer);
-  // FSDP, no recomputation, one stage of four layers over dp = 2.
+  // FSDP, no recomputation, the first of two stages over dp = 2 (the
+  // last one's is LogitsAreFreedBeforeTheLastLayersBackward's).
+  CostModel sharded(m, cluster("h100-ib"), training(4, 2048, 2048 * 8));
+  Layout fsdp = layout;
+  fsdp.recompute = Recompute::None;
+  fsdp.dp = 2;
+  fsdp.zero = 3;
+  ASSERT_FALSE(static_cast<bool>(sharded.checkLayout(fsdp)));
+  const double layerParams = 4.0 * 1024 * 1024 + 3.0 * 1024 * 4096 + 2 * 1024;
+  EXPECT_DOUBLE_EQ(sharded.stages(fsdp)[0].workingSetBytes, 4 * layerParams);
+}
+
+/// The loss and the output layer run their backward, and free the logits,
+/// before the stage's last layer starts its own (Megatron-Core's
+/// cross-entropy returns its saved softmax as the gradient, and the output
+/// layer's backward consumes it; MaxText's loss VJP keeps its residuals
+/// until the output layer's transpose, which the layers' scan needs): the
+/// last stage's peak holds the logits or that layer's working set, the
+/// larger. Under FSDP the head's moment also holds the output layer's
+/// unsharded gradient. By hand on kDense (2 layers, h 1,024, f 4,096, 8
+/// heads, 2,048 tokens, unfused loss: FP32 logits).
+TEST(CostModelMemory, LogitsAreFreedBeforeTheLastLayersBackward) {
+  const double h = 1024, f = 4096, heads = 8, tokens = 2048;
+  // A layer's tensors (ActivationsByHand) less its input, which full
+  // recomputation keeps: 79,757,312 bytes made again.
+  const double perLayer =
+      2 * tokens * (6 * h + 2 * h + 3 * f) + 4 * tokens * heads;
+  const double recomputed = perLayer - 2 * tokens * h;
+  ASSERT_DOUBLE_EQ(recomputed, 79757312);
+  auto lastStage = [&](double vocab, Layout layout) {
+    ModelSpec m = parse(kDense);
+    m.vocab = static_cast<int64_t>(vocab);
+    CostModel model(m, cluster("h100-ib"),
+                    training(layout.dp * layout.pp, 2048, 2048 * 8));
+    EXPECT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+    return model.stages(layout).back();
+  };
+  Layout full;
+  full.recompute = Recompute::Full;
+  // Vocabulary 1,000: 8,192,000 bytes of logits, under a layer: the peak
+  // takes the layer's moment, which the logits are not part of.
+  const double small = 4 * tokens * 1000;
+  StageEstimate s = lastStage(1000, full);
+  EXPECT_DOUBLE_EQ(s.headBytes, small);
+  EXPECT_DOUBLE_EQ(s.workingSetBytes, recomputed - small);
+  EXPECT_DOUBLE_EQ(s.activationBytes + s.workingSetBytes,
+                   2 * 2 * tokens * h + recomputed);
+  // Vocabulary 100,000: 819,200,000 bytes of logits, more than the layer:
+  // the head's moment is the peak and the layer adds nothing to it.
+  s = lastStage(100000, full);
+  EXPECT_DOUBLE_EQ(s.headBytes, 4 * tokens * 100000);
+  EXPECT_DOUBLE_EQ(s.workingSetBytes, 0);
+  // The last of two stages alike (the first keeps its layer's working set
+  // whole: WorkingSetOfRecomputationAndFsdp).
+  Layout twoStages = full;
+  twoStages.pp = 2;
+  s = lastStage(1000, twoStages);
+  EXPECT_DOUBLE_EQ(s.workingSetBytes, recomputed - small);
+  // FSDP over dp = 2, no recomputation: the layer's moment holds its
+  // unsharded FP32 gradient (4 x 16,779,264 parameters), the head's the
+  // logits and the output layer's (4 x (1,000 x 1,024 + 1,024 for the
+  // final norm)); the layer's is the larger.
   Layout fsdp;
   fsdp.dp = 2;
   fsdp.zero = 3;
-  ASSERT_FALSE(static_cast<bool>(model.checkLayout(fsdp)));
-  const double layerParams = 4.0 * 1024 * 1024 + 3.0 * 1024 * 4096 + 2 * 1024;
-  EXPECT_DOUBLE_EQ(model.stages(fsdp)[0].workingSetBytes, 4 * layerParams);
+  const double layerParams = 4 * h * h + 3 * h * f + 2 * h;
+  s = lastStage(1000, fsdp);
+  EXPECT_DOUBLE_EQ(s.headParameters, 1000 * h + h);
+  EXPECT_DOUBLE_EQ(s.workingSetBytes, 4 * layerParams - small);
+  // With 100,000 words the head's gradient (409.6 MB) is the larger: the
+  // working set is that gradient beside the logits.
+  s = lastStage(100000, fsdp);
+  EXPECT_DOUBLE_EQ(s.workingSetBytes, 4 * (100000 * h + h));
 }
 
 // An MoE layer by hand: 8 experts of FFN 512, top-2, one shared expert.
