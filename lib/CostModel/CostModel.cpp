@@ -1087,9 +1087,11 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
 }
 
 PrecisionRecipe CostModel::precisionRecipe() const {
-  const PrecisionRecipe recipe =
+  PrecisionRecipe recipe =
       sched::precisionRecipe(training.fp32Weights, training.mainGradientBytes,
                              training.optimizerMomentBytes);
+  if (training.bf16GradientReduction)
+    recipe = withBf16GradientReduction(recipe);
   if (training.precision != Precision::FP8)
     return recipe;
   // Transformer Engine transposes a tensorwise FP8 weight after its gather
@@ -1121,7 +1123,7 @@ void CostModel::shard(std::vector<StageEstimate> &stages,
       stage.weightBytes +=
           2 * (recipe.gatheredWeightBytes + recipe.transposeBytes) *
           stage.layerParameters;
-    const double unshardedGradient = fsdp ? recipe.mainGradientBytes : 0;
+    const double unshardedGradient = fsdp ? recipe.reducedGradientBytes : 0;
     // Two moments of the backward peak on the last stage: the head's
     // backward, with its kept tensors (and under FSDP its unsharded
     // gradient), and the last layer's, with that layer's working set (and
@@ -1162,7 +1164,8 @@ CostModel::dataParallel(const Layout &layout,
                                stage->expertParameters / expertGroup
                          : stage->denseParameters + stage->expertParameters;
   }
-  // Gradients are reduced in their dtype and weights gathered in the
+  // Gradients are reduced in their dtype (BF16 where the stack reduces the
+  // GEMM's output) and weights gathered in the
   // recipe's bytes (BF16, or the run's FP8 parameters), in buckets of
   // max(40M, 1M x dp) parameters (Megatron-Core's DDP default).
   const PrecisionRecipe recipe = precisionRecipe();
@@ -1192,8 +1195,8 @@ CostModel::dataParallel(const Layout &layout,
   };
   // Within the shard groups, and (HSDP) across the replicas once a step,
   // after the last microbatch's reduction.
-  const double reduceInGroup = pass(recipe.mainGradientBytes);
-  const double reduceAcross = acrossReplicas(recipe.mainGradientBytes);
+  const double reduceInGroup = pass(recipe.reducedGradientBytes);
+  const double reduceAcross = acrossReplicas(recipe.reducedGradientBytes);
   const double reduce = reduceInGroup + reduceAcross;
   const double gather = pass(layout.zero >= 3 ? recipe.gatheredWeightBytes
                                               : recipe.updateGatherBytes);

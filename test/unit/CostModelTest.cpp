@@ -1350,6 +1350,56 @@ TEST(DataParallel, BucketsExposeTheirLastCollective) {
               hidden.exposed, 1e-12);
 }
 
+/// MaxText reduces gradients in BF16 (the `gradient_reduction` fact): each
+/// layer casts its FP32 kernel to BF16 before its GEMM, so the kernel's
+/// cotangent is the GEMM's BF16 output, which the FSDP gather's transpose
+/// reduce-scatters before the cast's transpose widens it. The reduction
+/// moves 2 bytes a parameter, as the gather does, and ZeRO-3 holds a
+/// layer's unsharded gradient in 2; the sharded gradient the optimizer
+/// reads stays FP32.
+TEST(DataParallel, Bf16GradientReductionMovesAndHoldsTwoBytes) {
+  ClusterSpec c = ideal(cluster("h100-ib"));
+  ModelSpec m = parse(kDense);
+  m.layers = 4;
+  TrainingSpec t = training(16, 2048, 2048 * 16);
+  t.fp32Weights = true;
+  t.bf16GradientReduction = true;
+  CostModel model(m, c, t);
+  EXPECT_DOUBLE_EQ(model.precisionRecipe().reducedGradientBytes, 2);
+  EXPECT_DOUBLE_EQ(model.precisionRecipe().mainGradientBytes, 4);
+  // Without the fact the reduction takes the main gradients' bytes.
+  CostModel fp32(m, c, [&] {
+    TrainingSpec f = t;
+    f.bf16GradientReduction = false;
+    return f;
+  }());
+  EXPECT_DOUBLE_EQ(fp32.precisionRecipe().reducedGradientBytes, 4);
+  // FSDP over 8 ranks, two stages: stage 0 is no last stage, so its
+  // working set is the layer's unsharded gradient alone.
+  Layout fsdp;
+  fsdp.dp = 8;
+  fsdp.pp = 2;
+  fsdp.zero = 3;
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(fsdp)));
+  ASSERT_FALSE(static_cast<bool>(fp32.checkLayout(fsdp)));
+  const double layerParams = 4.0 * 1024 * 1024 + 3.0 * 1024 * 4096 + 2 * 1024;
+  StageEstimate s = model.stages(fsdp)[0];
+  EXPECT_DOUBLE_EQ(s.workingSetBytes, 2 * layerParams);
+  EXPECT_DOUBLE_EQ(fp32.stages(fsdp)[0].workingSetBytes, 4 * layerParams);
+  EXPECT_DOUBLE_EQ(s.gradientBytes, fp32.stages(fsdp)[0].gradientBytes);
+  // 400e6 parameters over 4 layers, each of the two microbatches (16
+  // sequences over dp = 8) with two BF16 gathers and a BF16
+  // reduce-scatter, 7/8 of 2 x 400e6 bytes each at 450 GB/s; an FP32
+  // reduction moves twice that.
+  ASSERT_EQ(fsdp.microbatches, 2);
+  s.denseParameters = 400e6;
+  s.expertParameters = 0;
+  s.numLayers = 4;
+  const double pass = 7.0 / 8 * 2 * 400e6 / 450e9;
+  EXPECT_NEAR(model.dataParallel(fsdp, {&s}, 0, 0).total, 2 * 3 * pass, 1e-12);
+  EXPECT_NEAR(fp32.dataParallel(fsdp, {&s}, 0, 0).total, 2 * 4 * pass, 1e-12);
+}
+
 TEST(ScalingBook, DataParallelThresholds) {
   // "How to Scale Your Model": C / W.
   ClusterSpec v5p = cluster("tpu-v5p");
