@@ -1060,7 +1060,11 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
       stage.activationBytes += headTensors - std::min(stagedLayer, headTensors);
       stage.denseParameters += headParams + mtp * mtpLayer.denseParams;
       stage.expertParameters += mtp * mtpLayer.expertParams;
+      stage.headBytes = headTensors;
+      stage.headParameters =
+          headParams + mtp * (mtpLayer.denseParams + mtpLayer.expertParams);
     }
+    stage.stagedBytes = stagedLayer;
     stage.forward = sum(stage.forwardTerms);
     stage.backwardInput = sum(stage.backwardTerms);
     stage.backwardWeight = weightPart;
@@ -1083,9 +1087,11 @@ std::vector<StageEstimate> CostModel::stages(const Layout &layout) const {
 }
 
 PrecisionRecipe CostModel::precisionRecipe() const {
-  const PrecisionRecipe recipe =
+  PrecisionRecipe recipe =
       sched::precisionRecipe(training.fp32Weights, training.mainGradientBytes,
                              training.optimizerMomentBytes);
+  if (training.bf16GradientReduction)
+    recipe = withBf16GradientReduction(recipe);
   if (training.precision != Precision::FP8)
     return recipe;
   // Transformer Engine transposes a tensorwise FP8 weight after its gather
@@ -1110,15 +1116,31 @@ void CostModel::shard(std::vector<StageEstimate> &stages,
     stage.weightBytes = bytes.weights;
     stage.gradientBytes = bytes.gradients;
     stage.optimizerBytes = bytes.optimizer;
-    stage.workingSetBytes = stage.recomputedBytes;
-    if (layout.zero >= 3) {
-      // FSDP gathers one layer at a time and prefetches the next, and
-      // holds a layer's unsharded gradient until it is reduce-scattered.
+    // FSDP gathers one layer at a time and prefetches the next, and holds
+    // a layer's unsharded gradient until it is reduce-scattered.
+    const bool fsdp = layout.zero >= 3;
+    if (fsdp)
       stage.weightBytes +=
           2 * (recipe.gatheredWeightBytes + recipe.transposeBytes) *
           stage.layerParameters;
-      stage.workingSetBytes += recipe.mainGradientBytes * stage.layerParameters;
-    }
+    const double unshardedGradient = fsdp ? recipe.reducedGradientBytes : 0;
+    // Two moments of the backward peak on the last stage: the head's
+    // backward, with its kept tensors (and under FSDP its unsharded
+    // gradient), and the last layer's, with that layer's working set (and
+    // any staged offloaded layer) after the loss and output layer's
+    // backward have freed the logits (Megatron-Core's cross-entropy turns
+    // its saved softmax into the gradient in place, Transformer Engine's
+    // fused one its saved gradient; MaxText's loss VJP keeps its residuals
+    // only until the output layer's transpose, which the layers' backward
+    // scan depends on). activationBytes holds the larger of the head's
+    // tensors and the staged layer, so the working set is what either
+    // moment holds beyond it (docs/cost-model.md, "Activations").
+    const double kept = std::max(stage.headBytes, stage.stagedBytes);
+    const double lastLayer = stage.stagedBytes + stage.recomputedBytes +
+                             unshardedGradient * stage.layerParameters;
+    const double head =
+        stage.headBytes + unshardedGradient * stage.headParameters;
+    stage.workingSetBytes = std::max(lastLayer, head) - kept;
   }
 }
 
@@ -1142,7 +1164,8 @@ CostModel::dataParallel(const Layout &layout,
                                stage->expertParameters / expertGroup
                          : stage->denseParameters + stage->expertParameters;
   }
-  // Gradients are reduced in their dtype and weights gathered in the
+  // Gradients are reduced in their dtype (BF16 where the stack reduces the
+  // GEMM's output) and weights gathered in the
   // recipe's bytes (BF16, or the run's FP8 parameters), in buckets of
   // max(40M, 1M x dp) parameters (Megatron-Core's DDP default).
   const PrecisionRecipe recipe = precisionRecipe();
@@ -1172,8 +1195,8 @@ CostModel::dataParallel(const Layout &layout,
   };
   // Within the shard groups, and (HSDP) across the replicas once a step,
   // after the last microbatch's reduction.
-  const double reduceInGroup = pass(recipe.mainGradientBytes);
-  const double reduceAcross = acrossReplicas(recipe.mainGradientBytes);
+  const double reduceInGroup = pass(recipe.reducedGradientBytes);
+  const double reduceAcross = acrossReplicas(recipe.reducedGradientBytes);
   const double reduce = reduceInGroup + reduceAcross;
   const double gather = pass(layout.zero >= 3 ? recipe.gatheredWeightBytes
                                               : recipe.updateGatherBytes);

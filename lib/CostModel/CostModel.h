@@ -103,6 +103,15 @@ struct StageEstimate {
   /// parameters of the largest layer (ZeRO-3 gathers and reduces by layer).
   double recomputedBytes = 0;
   double layerParameters = 0;
+  /// The last stage's output layer, loss and MTP modules: the tensors of
+  /// them activationBytes keeps and their parameters. Their backward runs
+  /// and frees them before the stage's last layer starts its own, so that
+  /// layer's working set never sits beside them (CostModel::shard).
+  double headBytes = 0;
+  double headParameters = 0;
+  /// An offloaded layer staged on the device (Transformer Engine's version
+  /// 1 offload): activationBytes keeps the larger of it and headBytes.
+  double stagedBytes = 0;
   double staticBytes() const {
     return weightBytes + gradientBytes + optimizerBytes + workingSetBytes;
   }

@@ -321,6 +321,13 @@ struct StackFacts {
   /// beside an FP32 master copy (Megatron's mixed precision):
   /// Memory.h, fp32WeightsRecipe.
   bool fp32Weights = false;
+  /// Gradients are reduced (reduce-scattered, all-reduced) and, under
+  /// ZeRO-3, held unsharded before it in BF16, the dtype of the weight
+  /// GEMM's output, rather than in the main gradients' dtype: MaxText,
+  /// where each layer casts its FP32 kernel to BF16 before use, so the
+  /// kernel's cotangent is the BF16 GEMM output until the transposed cast
+  /// (docs/cost-model.md, "Gradient reduction dtype").
+  bool bf16GradientReduction = false;
   /// How FP8 activations are kept (no effect under BF16).
   ActivationCaching activationCaching = ActivationCaching::TransformerEngine;
   /// The expert dispatcher of MoE layers.

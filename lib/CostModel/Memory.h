@@ -34,6 +34,12 @@ struct PrecisionRecipe {
   /// tensorwise parameters on a device without non-TN FP8 GEMMs (Hopper).
   double transposeBytes = 0;
   double mainGradientBytes = 4;
+  /// Bytes of a gradient as the data-parallel group reduces it, and as
+  /// ZeRO-3 holds a layer's unsharded before its reduce-scatter: the main
+  /// gradients' (Megatron's DDP and FSDP, FSDP2's `reduce_dtype`), or BF16
+  /// where a framework reduces the GEMM's output before casting it
+  /// (MaxText: withBf16GradientReduction).
+  double reducedGradientBytes = 4;
   /// FP32 master weights (4) and Adam's two moments (4 + 4, or 2 + 2 when
   /// kept in BF16).
   double optimizerBytes = 12;
@@ -56,6 +62,7 @@ inline PrecisionRecipe megatronRecipe(double mainGradientBytes = 4,
                                       double momentBytes = 4) {
   PrecisionRecipe recipe;
   recipe.mainGradientBytes = mainGradientBytes;
+  recipe.reducedGradientBytes = mainGradientBytes;
   recipe.optimizerBytes = 4 + 2 * momentBytes;
   recipe.optimizerTraffic =
       mainGradientBytes + 4 + 2 * momentBytes + 4 + 2 * momentBytes + 2;
@@ -76,6 +83,7 @@ inline PrecisionRecipe fp32WeightsRecipe(double mainGradientBytes = 4,
   PrecisionRecipe recipe;
   recipe.weightBytes = 4;
   recipe.mainGradientBytes = mainGradientBytes;
+  recipe.reducedGradientBytes = mainGradientBytes;
   recipe.optimizerBytes = 2 * momentBytes;
   recipe.optimizerTraffic =
       mainGradientBytes + 4 + 2 * momentBytes + 4 + 2 * momentBytes;
@@ -88,6 +96,18 @@ inline PrecisionRecipe precisionRecipe(bool fp32Weights,
                                        double momentBytes) {
   return fp32Weights ? fp32WeightsRecipe(mainGradientBytes, momentBytes)
                      : megatronRecipe(mainGradientBytes, momentBytes);
+}
+
+/// `recipe` with its gradients reduced in BF16 (MaxText: each layer casts
+/// its FP32 kernel to BF16 before its GEMM, `jnp.asarray(kernel,
+/// self.dtype)` in linears.py @a0fceb5, so autodiff gives the kernel a BF16
+/// cotangent that the FSDP gather's transpose reduce-scatters before the
+/// cast's transpose widens it to FP32; docs/cost-model.md, "Gradient
+/// reduction dtype"). The sharded gradient the optimizer reads keeps the
+/// main gradients' bytes.
+inline PrecisionRecipe withBf16GradientReduction(PrecisionRecipe recipe) {
+  recipe.reducedGradientBytes = 2;
+  return recipe;
 }
 
 /// Megatron's `--fp8-param-gather` (Megatron-Bridge's FP8 precision

@@ -150,6 +150,10 @@ static const std::vector<SoftwareStack> &stacks() {
     // 3eb77db3c9 and a0fceb5): FP32 parameters that AdamW updates, cast
     // to BF16 at each use; no BF16 copy, no master copy.
     maxtext.fp32Weights = true;
+    // The cast's transpose (jax convert_element_type) comes after the
+    // reduction the FSDP gather's transpose makes: gradients are
+    // reduce-scattered as the BF16 weight GEMM wrote them.
+    maxtext.bf16GradientReduction = true;
     // The sparse-matmul MoE block calls its grouped GEMM three times per
     // layer, `w0` and `w1` apart (moe.py `sparse_matmul`, layer_w0 and
     // layer_w1 @a0fceb5): Pallas kernels XLA does not merge.
@@ -252,6 +256,7 @@ llvm::json::Object SoftwareStack::toJson() const {
       {"main_grads", dtype(mainGradientBytes)},
       {"optimizer_moments", momentsName(optimizerMomentBytes)},
       {"weights", fp32Weights ? "fp32" : "bf16"},
+      {"gradient_reduction", bf16GradientReduction ? "bf16" : "main"},
       {"activation_caching", activationCachingName(activationCaching)},
       {"moe_dispatcher", moeDispatcherName(moeDispatcher)},
       {"moe_dispatch_dtype", fp8ExpertDispatch ? "fp8" : "bf16"},
@@ -370,6 +375,9 @@ readStackFile(const llvm::json::Object &object) {
                  momentsName(stack.optimizerMomentBytes));
   std::string weights = readChoice(reader, "weights", {"bf16", "fp32"},
                                    stack.fp32Weights ? "fp32" : "bf16");
+  std::string reduction =
+      readChoice(reader, "gradient_reduction", {"main", "bf16"},
+                 stack.bf16GradientReduction ? "bf16" : "main");
   std::string caching =
       readChoice(reader, "activation_caching",
                  {"transformer-engine", "deepseek-v3", "kimi-k2"},
@@ -433,6 +441,7 @@ readStackFile(const llvm::json::Object &object) {
   stack.mainGradientBytes = grads == "bf16" ? 2 : 4;
   stack.optimizerMomentBytes = *parseOptimizerMoments(moments);
   stack.fp32Weights = weights == "fp32";
+  stack.bf16GradientReduction = reduction == "bf16";
   stack.activationCaching = *parseActivationCaching(caching);
   stack.moeDispatcher = *parseMoeDispatcher(dispatcher);
   stack.fp8ExpertDispatch = dispatchDtype == "fp8";

@@ -60,6 +60,7 @@ std::string cudnnReleaseName(double release);
 /// `main_grads` ("fp32"/"bf16"), `optimizer_moments` ("fp32"/"bf16"/
 /// "mu-bf16"), `weights`
 /// ("bf16": beside an FP32 master copy; "fp32": the parameters themselves),
+/// `gradient_reduction` ("main": in the main gradients' dtype; "bf16"),
 /// `activation_caching` ("transformer-engine"/"deepseek-v3"/"kimi-k2"),
 /// `moe_dispatcher` ("flex"/"alltoall"), `cross_entropy` ("fused"/
 /// "unfused"), `cpu_offload` ("te-v1"/"te-v2"), `offload_alone` (bool),

@@ -104,7 +104,8 @@ static void declareDataParallel(OpBuilder &builder, Location loc,
                                 llvm::ArrayRef<StageEstimate> stages,
                                 ReplicaAxes hybrid) {
   const Layout &layout = c.layout;
-  const double gradientBytes = model.getTraining().mainGradientBytes;
+  // Gradients travel in the bytes the stack reduces them in (Memory.h).
+  const double gradientBytes = model.precisionRecipe().reducedGradientBytes;
   if (hybrid.shard == 0) {
     MeshOp::create(builder, loc, builder.getStrArrayAttr({kDataParallelAxis, "pp"}),
                    builder.getDenseI64ArrayAttr({layout.dp, layout.pp}));

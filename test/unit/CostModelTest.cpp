@@ -361,7 +361,9 @@ TEST(CostModelMemory, Fp32WeightsAsMaxTextKeepsThem) {
   EXPECT_DOUBLE_EQ(s.weightBytes, 4 * params / 4 + 2 * 2 * layerParams);
   EXPECT_DOUBLE_EQ(s.gradientBytes, 4 * params / 4);
   EXPECT_DOUBLE_EQ(s.optimizerBytes, 8 * params / 4);
-  EXPECT_DOUBLE_EQ(s.workingSetBytes, 4 * layerParams);
+  // The layer's gradient, less the FP32 logits (4 x 2,048 x 1,000) the
+  // head's backward frees first (LogitsAreFreedBeforeTheLastLayersBackward).
+  EXPECT_DOUBLE_EQ(s.workingSetBytes, 4 * layerParams - 4 * 2048 * 1000);
   // The same layout under Megatron's recipe keeps 2 bytes more per
   // sharded parameter.
   CostModel megatron(m, c, training(4, 2048, 2048 * 4));
@@ -846,13 +848,79 @@ TEST(CostModelMemory, WorkingSetOfRecomputationAndFsdp) {
   EXPECT_EQ(model.stages(layout)[0].workingSetBytes, 0);
   layout.recompute = llvm::cantFail(parseRecompute("block:2"));
   EXPECT_DOUBLE_EQ(model.stages(layout)[0].workingSetBytes, layer);
-  // FSDP, no recomputation, one stage of four layers over dp = 2.
+  // FSDP, no recomputation, the first of two stages over dp = 2 (the
+  // last one's is LogitsAreFreedBeforeTheLastLayersBackward's).
+  CostModel sharded(m, cluster("h100-ib"), training(4, 2048, 2048 * 8));
+  Layout fsdp = layout;
+  fsdp.recompute = Recompute::None;
+  fsdp.dp = 2;
+  fsdp.zero = 3;
+  ASSERT_FALSE(static_cast<bool>(sharded.checkLayout(fsdp)));
+  const double layerParams = 4.0 * 1024 * 1024 + 3.0 * 1024 * 4096 + 2 * 1024;
+  EXPECT_DOUBLE_EQ(sharded.stages(fsdp)[0].workingSetBytes, 4 * layerParams);
+}
+
+/// The loss and the output layer run their backward, and free the logits,
+/// before the stage's last layer starts its own (Megatron-Core's
+/// cross-entropy returns its saved softmax as the gradient, and the output
+/// layer's backward consumes it; MaxText's loss VJP keeps its residuals
+/// until the output layer's transpose, which the layers' scan needs): the
+/// last stage's peak holds the logits or that layer's working set, the
+/// larger. Under FSDP the head's moment also holds the output layer's
+/// unsharded gradient. By hand on kDense (2 layers, h 1,024, f 4,096, 8
+/// heads, 2,048 tokens, unfused loss: FP32 logits).
+TEST(CostModelMemory, LogitsAreFreedBeforeTheLastLayersBackward) {
+  const double h = 1024, f = 4096, heads = 8, tokens = 2048;
+  // A layer's tensors (ActivationsByHand) less its input, which full
+  // recomputation keeps: 79,757,312 bytes made again.
+  const double perLayer =
+      2 * tokens * (6 * h + 2 * h + 3 * f) + 4 * tokens * heads;
+  const double recomputed = perLayer - 2 * tokens * h;
+  ASSERT_DOUBLE_EQ(recomputed, 79757312);
+  auto lastStage = [&](double vocab, Layout layout) {
+    ModelSpec m = parse(kDense);
+    m.vocab = static_cast<int64_t>(vocab);
+    CostModel model(m, cluster("h100-ib"),
+                    training(layout.dp * layout.pp, 2048, 2048 * 8));
+    EXPECT_FALSE(static_cast<bool>(model.checkLayout(layout)));
+    return model.stages(layout).back();
+  };
+  Layout full;
+  full.recompute = Recompute::Full;
+  // Vocabulary 1,000: 8,192,000 bytes of logits, under a layer: the peak
+  // takes the layer's moment, which the logits are not part of.
+  const double small = 4 * tokens * 1000;
+  StageEstimate s = lastStage(1000, full);
+  EXPECT_DOUBLE_EQ(s.headBytes, small);
+  EXPECT_DOUBLE_EQ(s.workingSetBytes, recomputed - small);
+  EXPECT_DOUBLE_EQ(s.activationBytes + s.workingSetBytes,
+                   2 * 2 * tokens * h + recomputed);
+  // Vocabulary 100,000: 819,200,000 bytes of logits, more than the layer:
+  // the head's moment is the peak and the layer adds nothing to it.
+  s = lastStage(100000, full);
+  EXPECT_DOUBLE_EQ(s.headBytes, 4 * tokens * 100000);
+  EXPECT_DOUBLE_EQ(s.workingSetBytes, 0);
+  // The last of two stages alike (the first keeps its layer's working set
+  // whole: WorkingSetOfRecomputationAndFsdp).
+  Layout twoStages = full;
+  twoStages.pp = 2;
+  s = lastStage(1000, twoStages);
+  EXPECT_DOUBLE_EQ(s.workingSetBytes, recomputed - small);
+  // FSDP over dp = 2, no recomputation: the layer's moment holds its
+  // unsharded FP32 gradient (4 x 16,779,264 parameters), the head's the
+  // logits and the output layer's (4 x (1,000 x 1,024 + 1,024 for the
+  // final norm)); the layer's is the larger.
   Layout fsdp;
   fsdp.dp = 2;
   fsdp.zero = 3;
-  ASSERT_FALSE(static_cast<bool>(model.checkLayout(fsdp)));
-  const double layerParams = 4.0 * 1024 * 1024 + 3.0 * 1024 * 4096 + 2 * 1024;
-  EXPECT_DOUBLE_EQ(model.stages(fsdp)[0].workingSetBytes, 4 * layerParams);
+  const double layerParams = 4 * h * h + 3 * h * f + 2 * h;
+  s = lastStage(1000, fsdp);
+  EXPECT_DOUBLE_EQ(s.headParameters, 1000 * h + h);
+  EXPECT_DOUBLE_EQ(s.workingSetBytes, 4 * layerParams - small);
+  // With 100,000 words the head's gradient (409.6 MB) is the larger: the
+  // working set is that gradient beside the logits.
+  s = lastStage(100000, fsdp);
+  EXPECT_DOUBLE_EQ(s.workingSetBytes, 4 * (100000 * h + h));
 }
 
 // An MoE layer by hand: 8 experts of FFN 512, top-2, one shared expert.
@@ -1323,6 +1391,56 @@ TEST(DataParallel, BucketsExposeTheirLastCollective) {
   // ZeRO-1's bucketed reduction is not DeepSpeed's stage 3: unchanged.
   EXPECT_NEAR(deepspeed.dataParallel(layout, {&s}, 10, 10).exposed,
               hidden.exposed, 1e-12);
+}
+
+/// MaxText reduces gradients in BF16 (the `gradient_reduction` fact): each
+/// layer casts its FP32 kernel to BF16 before its GEMM, so the kernel's
+/// cotangent is the GEMM's BF16 output, which the FSDP gather's transpose
+/// reduce-scatters before the cast's transpose widens it. The reduction
+/// moves 2 bytes a parameter, as the gather does, and ZeRO-3 holds a
+/// layer's unsharded gradient in 2; the sharded gradient the optimizer
+/// reads stays FP32.
+TEST(DataParallel, Bf16GradientReductionMovesAndHoldsTwoBytes) {
+  ClusterSpec c = ideal(cluster("h100-ib"));
+  ModelSpec m = parse(kDense);
+  m.layers = 4;
+  TrainingSpec t = training(16, 2048, 2048 * 16);
+  t.fp32Weights = true;
+  t.bf16GradientReduction = true;
+  CostModel model(m, c, t);
+  EXPECT_DOUBLE_EQ(model.precisionRecipe().reducedGradientBytes, 2);
+  EXPECT_DOUBLE_EQ(model.precisionRecipe().mainGradientBytes, 4);
+  // Without the fact the reduction takes the main gradients' bytes.
+  CostModel fp32(m, c, [&] {
+    TrainingSpec f = t;
+    f.bf16GradientReduction = false;
+    return f;
+  }());
+  EXPECT_DOUBLE_EQ(fp32.precisionRecipe().reducedGradientBytes, 4);
+  // FSDP over 8 ranks, two stages: stage 0 is no last stage, so its
+  // working set is the layer's unsharded gradient alone.
+  Layout fsdp;
+  fsdp.dp = 8;
+  fsdp.pp = 2;
+  fsdp.zero = 3;
+  ASSERT_FALSE(static_cast<bool>(model.checkLayout(fsdp)));
+  ASSERT_FALSE(static_cast<bool>(fp32.checkLayout(fsdp)));
+  const double layerParams = 4.0 * 1024 * 1024 + 3.0 * 1024 * 4096 + 2 * 1024;
+  StageEstimate s = model.stages(fsdp)[0];
+  EXPECT_DOUBLE_EQ(s.workingSetBytes, 2 * layerParams);
+  EXPECT_DOUBLE_EQ(fp32.stages(fsdp)[0].workingSetBytes, 4 * layerParams);
+  EXPECT_DOUBLE_EQ(s.gradientBytes, fp32.stages(fsdp)[0].gradientBytes);
+  // 400e6 parameters over 4 layers, each of the two microbatches (16
+  // sequences over dp = 8) with two BF16 gathers and a BF16
+  // reduce-scatter, 7/8 of 2 x 400e6 bytes each at 450 GB/s; an FP32
+  // reduction moves twice that.
+  ASSERT_EQ(fsdp.microbatches, 2);
+  s.denseParameters = 400e6;
+  s.expertParameters = 0;
+  s.numLayers = 4;
+  const double pass = 7.0 / 8 * 2 * 400e6 / 450e9;
+  EXPECT_NEAR(model.dataParallel(fsdp, {&s}, 0, 0).total, 2 * 3 * pass, 1e-12);
+  EXPECT_NEAR(fp32.dataParallel(fsdp, {&s}, 0, 0).total, 2 * 4 * pass, 1e-12);
 }
 
 TEST(ScalingBook, DataParallelThresholds) {

@@ -132,6 +132,15 @@ TEST(SoftwareStack, KernelsAllocatorAndSchedulesAsStated) {
   EXPECT_TRUE(titan.fp32Weights);
   EXPECT_FALSE(core.fp32Weights);
   EXPECT_FALSE(lm.fp32Weights);
+  // MaxText reduces the BF16 cotangent of its cast weights; FSDP2 reduces
+  // in torchtitan's reduce_dtype float32, Megatron in the main gradients'.
+  EXPECT_TRUE(applied(stack("maxtext")).bf16GradientReduction);
+  EXPECT_FALSE(titan.bf16GradientReduction);
+  EXPECT_FALSE(core.bf16GradientReduction);
+  EXPECT_FALSE(lm.bf16GradientReduction);
+  EXPECT_EQ(*stack("maxtext").toJson().getString("gradient_reduction"), "bf16");
+  EXPECT_EQ(*stack("megatron-core").toJson().getString("gradient_reduction"),
+            "main");
   // No stack: any schedule, nothing blocks.
   TrainingSpec none;
   EXPECT_TRUE(none.runsSchedule("dualpipe"));
@@ -212,6 +221,7 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
               "projections": "separate", "selective_recompute": "op",
               "expert_projections": "separate", "yarn_rope": "fused",
               "zero3_overlap": false, "weights": "fp32",
+              "gradient_reduction": "bf16",
               "cpu_offload": "te-v1", "offload_alone": false})";
   }
   llvm::Expected<SoftwareStack> s = loadSoftwareStack(path);
@@ -234,6 +244,7 @@ TEST(SoftwareStack, FileStartsFromItsBaseAndOverrides) {
   EXPECT_TRUE(t.selectiveRecompute.isPerOperator());
   EXPECT_FALSE(t.shardedOverlap);
   EXPECT_TRUE(t.fp32Weights);
+  EXPECT_TRUE(t.bf16GradientReduction);
   EXPECT_FALSE(t.offloadSynchronizerV2);
   EXPECT_FALSE(t.offloadAlone);
   EXPECT_EQ(s->toJson().getString("cpu_offload"), "te-v1");
