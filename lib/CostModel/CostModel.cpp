@@ -584,14 +584,14 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout, bool moeLayer,
                           static_cast<double>(layout.etp);
     const double element = training.expertDispatchBytes();
     const double gather = reduceScatterTime(copies * element, layout.etp, 1);
+    // The backward moves BF16 copies both ways: a scatter's time each.
     const double scatter = reduceScatterTime(copies * kBf16, layout.etp, 1);
-    const double backward = reduceScatterTime(copies * kBf16, layout.etp, 1);
     cost.forward.expertParallel += gather + scatter;
-    cost.backward.expertParallel += 2 * backward;
+    cost.backward.expertParallel += 2 * scatter;
     cost.expertOverlap.dispatchForward += gather;
     cost.expertOverlap.combineForward += scatter;
-    cost.expertOverlap.dispatchBackward += backward;
-    cost.expertOverlap.combineBackward += backward;
+    cost.expertOverlap.dispatchBackward += scatter;
+    cost.expertOverlap.combineBackward += scatter;
   }
 
   if (moeLayer) {
@@ -604,8 +604,8 @@ CostModel::LayerCost CostModel::layerCost(const Layout &layout, bool moeLayer,
     cost.expertOverlap.blockForward = computeSum(block);
     cost.expertOverlap.blockBackwardInput = computeSum(blockInput);
     cost.expertOverlap.blockBackwardWeight = computeSum(blockWeight);
-    cost.forward.host =
-        moeHostWait(layout, computeSum(block) + cost.forward.expertParallel);
+    cost.forward.host = moeHostWait(layout, cost.expertOverlap.blockForward +
+                                                cost.forward.expertParallel);
   }
 
   StageTerms again;

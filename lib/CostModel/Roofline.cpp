@@ -38,16 +38,19 @@ double sched::waveEfficiency(double m, double n, double groups,
   return best;
 }
 
+/// Whether a measured dimension stands for the operator's: within 1%.
+static bool sameDimension(double a, double b) {
+  return std::abs(a - b) <= 0.01 * std::max(a, b);
+}
+
 /// A GEMM measured on this machine with the same shape and precision, if
 /// calibration recorded one.
 static const MeasuredGemm *measured(const Operator &op,
                                     const Efficiency &efficiency) {
-  auto close = [](double a, double b) {
-    return std::abs(a - b) <= 0.01 * std::max(a, b);
-  };
   for (const MeasuredGemm &g : efficiency.gemms)
     if (op.precision == (g.fp8 ? Precision::FP8 : Precision::BF16) &&
-        close(g.m, op.m) && close(g.n, op.n) && close(g.k, op.k))
+        sameDimension(g.m, op.m) && sameDimension(g.n, op.n) &&
+        sameDimension(g.k, op.k))
       return &g;
   return nullptr;
 }
@@ -86,12 +89,9 @@ static std::optional<double> measuredGroupedTime(const Operator &op,
   const double k = weight ? op.m : data ? op.n : op.k;
   const double n = weight ? op.n : data ? op.k : op.n;
   const double rows = perGroup * op.groups / efficiency.coresPerDevice;
-  auto close = [](double a, double b) {
-    return std::abs(a - b) <= 0.01 * std::max(a, b);
-  };
   for (const MeasuredGroupedGemm &g : efficiency.groupedGemms) {
-    if (!close(g.rows, rows) || !close(g.k, k) || !close(g.n, n) ||
-        !close(g.groups, op.groups))
+    if (!sameDimension(g.rows, rows) || !sameDimension(g.k, k) ||
+        !sameDimension(g.n, n) || !sameDimension(g.groups, op.groups))
       continue;
     const double seconds = weight ? g.weight : data ? g.data : g.forward;
     if (seconds <= 0)

@@ -52,18 +52,23 @@ inline bool computes(ActionKind kind) {
   return static_cast<uint8_t>(kind) <= 3;
 }
 
+/// Whether transfers take the schedule's declared time
+/// (SimulationOptions::declaredTransfers) rather than the options' times.
+static bool takesDeclared(const Schedule &schedule,
+                          const SimulationOptions &options) {
+  return options.declaredTransfers && schedule.transferTime >= 0;
+}
+
 class ListSimulator {
 public:
   ListSimulator(const Schedule &schedule, const SimulationOptions &options)
       : schedule(schedule), options(options),
         stageCosts(options.stageCosts ? *options.stageCosts
                                       : schedule.stageCosts),
-        comm(options.declaredTransfers && schedule.transferTime >= 0
-                 ? schedule.transferTime
-                 : options.comm),
+        comm(takesDeclared(schedule, options) ? schedule.transferTime
+                                              : options.comm),
         boundaryComm(
-            !(options.declaredTransfers && schedule.transferTime >= 0) &&
-                    options.boundaryComm &&
+            !takesDeclared(schedule, options) && options.boundaryComm &&
                     options.boundaryComm->size() == schedule.ranks.size()
                 ? options.boundaryComm
                 : nullptr) {

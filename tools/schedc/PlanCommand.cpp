@@ -729,10 +729,11 @@ static std::string checkPlanFlags() {
   if (moeDispatchDtypeFlag != "bf16" && moeDispatchDtypeFlag != "fp8")
     return "--moe-dispatch-dtype must be bf16 or fp8, got '" +
            clipForMessage(moeDispatchDtypeFlag) + "'";
-  if (!parseFp8Params(fp8ParamGatherFlag))
+  const std::optional<Fp8Params> fp8Params = parseFp8Params(fp8ParamGatherFlag);
+  if (!fp8Params)
     return "--fp8-param-gather must be off, tensorwise or mxfp8, got '" +
            clipForMessage(fp8ParamGatherFlag) + "'";
-  if (*parseFp8Params(fp8ParamGatherFlag) != Fp8Params::None &&
+  if (*fp8Params != Fp8Params::None &&
       parsePrecision(precisionFlag) != Precision::FP8)
     return "--fp8-param-gather " + fp8ParamGatherFlag +
            " needs --precision fp8";
